@@ -1,0 +1,1 @@
+"""The ``geoeval`` command line (Typer), one module per command, thin."""

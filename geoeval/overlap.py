@@ -1,0 +1,288 @@
+"""Sparse overlap between reference and submission objects, and its components.
+
+``C_ij = |R_i ∩ O_j|`` (``SPEC.md`` §1; Özdemir et al. 2010, §4) is built
+
+* from label co-occurrence when both inputs are labelled rasters on one grid
+  (a joint histogram of the pixels where both sides hold an object), or
+* from an R-tree (shapely's STRtree) and vectorised polygon intersections
+  otherwise (vector layers, boxes, a raster against a vector layer: the raster
+  is vectorised along pixel edges so its areas are exact).
+
+Never as a dense ``Nr × No`` array. This module also holds the vectorised box
+IoU that every box challenge uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from geoeval.errors import InputError
+from geoeval.objects import ObjectSet
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The sparse overlap matrix ``C`` and object areas.
+
+    Attributes
+    ----------
+    reference, submission : ObjectSet
+    rows, cols : numpy.ndarray
+        Reference and submission *indices* of every pair with ``C_ij > 0``,
+        sorted by (row, col).
+    values : numpy.ndarray
+        ``C_ij`` of each pair (square CRS units).
+    union_area : float
+        Area of the union of all objects of both sides (``|I| − C_00`` for
+        rasters), the denominator of the BGM score.
+    method : str
+        ``co-occurrence`` or ``rtree``.
+    """
+
+    reference: ObjectSet
+    submission: ObjectSet
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+    union_area: float
+    method: str
+
+    @property
+    def n_reference(self) -> int:
+        return len(self.reference)
+
+    @property
+    def n_submission(self) -> int:
+        return len(self.submission)
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.values.size)
+
+    @property
+    def ref_area(self) -> np.ndarray:
+        return self.reference.areas
+
+    @property
+    def sub_area(self) -> np.ndarray:
+        return self.submission.areas
+
+    @cached_property
+    def iou(self) -> np.ndarray:
+        """Intersection over union of every pair."""
+        union = self.ref_area[self.rows] + self.sub_area[self.cols] - self.values
+        return np.divide(self.values, union, out=np.zeros_like(self.values), where=union > 0)
+
+    def matrix(self):
+        """``C`` as a ``scipy.sparse.csr_matrix`` of shape ``(Nr, No)``."""
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix(
+            (self.values, (self.rows, self.cols)), shape=(self.n_reference, self.n_submission)
+        )
+
+    @cached_property
+    def _components(self) -> tuple[int, np.ndarray, np.ndarray]:
+        from geoeval.matching.assignment import edge_components
+
+        return edge_components(self.rows, self.cols, self.n_reference, self.n_submission)
+
+    @property
+    def n_components(self) -> int:
+        """Components of the bipartite overlap graph that hold at least one pair."""
+        if self.n_pairs == 0:
+            return 0
+        return int(np.unique(self._components[2]).size)
+
+    @property
+    def edge_component(self) -> np.ndarray:
+        """Component label of each pair."""
+        return self._components[2]
+
+    @property
+    def node_component(self) -> np.ndarray:
+        """Component label of each object, references first then submissions."""
+        return self._components[1]
+
+    def restrict(self, keep: np.ndarray) -> Overlap:
+        """The same overlap with only the pairs where ``keep`` is true."""
+        return Overlap(
+            self.reference,
+            self.submission,
+            self.rows[keep],
+            self.cols[keep],
+            self.values[keep],
+            self.union_area,
+            self.method,
+        )
+
+
+def compute_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
+    """Build the sparse overlap of two object sets in one coordinate system.
+
+    Parameters
+    ----------
+    reference, submission : ObjectSet
+        Already in the same CRS (the readers see to that).
+
+    Returns
+    -------
+    Overlap
+
+    Notes
+    -----
+    ``C_ij = |R_i ∩ O_j|`` (Özdemir et al. 2010, §4). Both labelled rasters on
+    one grid: joint histogram of the pixels labelled on both sides. Otherwise an
+    STRtree query for intersecting pairs and ``shapely.intersection`` areas of
+    those pairs only; touching pairs (zero area) are dropped.
+
+    Examples
+    --------
+    >>> from shapely import box
+    >>> ref = ObjectSet.from_geometries([box(0, 0, 2, 2)])
+    >>> sub = ObjectSet.from_geometries([box(1, 0, 3, 2), box(5, 5, 6, 6)])
+    >>> ov = compute_overlap(ref, sub)
+    >>> ov.rows.tolist(), ov.cols.tolist(), ov.values.tolist(), ov.union_area
+    ([0], [0], [2.0], 7.0)
+    """
+    rg, sg = reference.grid, submission.grid
+    if rg is not None and sg is not None and rg.same_grid(sg):
+        return _cooccurrence(reference, submission)
+    return _vector_overlap(reference, submission)
+
+
+def _label_index(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Position of each label value in the sorted id array."""
+    return np.searchsorted(ids, values)
+
+
+def _cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
+    rg, sg = reference.grid, submission.grid
+    assert rg is not None and sg is not None
+    lr = rg.labels.ravel()
+    ls = sg.labels.ravel()
+    mr = lr != rg.background
+    ms = ls != sg.background
+    both = mr & ms
+    n_s = max(len(submission), 1)
+    ri = _label_index(reference.ids, lr[both]).astype(np.int64)
+    si = _label_index(submission.ids, ls[both]).astype(np.int64)
+    key = ri * n_s + si
+    pair_count = len(reference) * n_s
+    if pair_count <= max(4 * key.size, 1 << 20):
+        counts = np.bincount(key, minlength=pair_count)
+        keys = np.flatnonzero(counts)
+        counts = counts[keys]
+    else:
+        keys, counts = np.unique(key, return_counts=True)
+    pa = rg.pixel_area
+    union = float(np.count_nonzero(mr | ms)) * pa
+    return Overlap(
+        reference,
+        submission,
+        keys // n_s,
+        keys % n_s,
+        counts.astype(float) * pa,
+        union,
+        "co-occurrence",
+    )
+
+
+def _vector_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
+    import shapely
+
+    gr = reference.polygons
+    gs = submission.polygons
+    empty = np.zeros(0, dtype=np.int64)
+    if len(gr) == 0 or len(gs) == 0:
+        rows, cols, vals = empty, empty, np.zeros(0)
+    else:
+        tree = shapely.STRtree(gs)
+        rows, cols = tree.query(gr, predicate="intersects")
+        vals = shapely.area(shapely.intersection(gr[rows], gs[cols]))
+        keep = vals > 0
+        rows, cols, vals = rows[keep], cols[keep], vals[keep]
+        order = np.lexsort((cols, rows))
+        rows, cols, vals = rows[order].astype(np.int64), cols[order].astype(np.int64), vals[order]
+    total = float(reference.areas.sum() + submission.areas.sum() - vals.sum())
+    if _self_overlapping(gr) or _self_overlapping(gs):
+        geoms = np.concatenate([gr, gs])
+        total = float(shapely.area(shapely.union_all(geoms))) if geoms.size else 0.0
+    return Overlap(reference, submission, rows, cols, vals.astype(float), total, "rtree")
+
+
+def _self_overlapping(geoms: np.ndarray) -> bool:
+    """True if two objects of one side share area (then the union needs a real union)."""
+    import shapely
+
+    if len(geoms) < 2:
+        return False
+    tree = shapely.STRtree(geoms)
+    a, b = tree.query(geoms, predicate="intersects")
+    keep = a < b
+    if not keep.any():
+        return False
+    inter = shapely.area(shapely.intersection(geoms[a[keep]], geoms[b[keep]]))
+    return bool(np.any(inter > 0))
+
+
+# --- boxes -------------------------------------------------------------------
+
+def _check_boxes(boxes: np.ndarray, name: str) -> np.ndarray:
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    if np.any(b[:, 2] < b[:, 0]) or np.any(b[:, 3] < b[:, 1]):
+        raise InputError(f"{name}: boxes must have right >= left and bottom >= top")
+    return b
+
+
+def box_area(boxes: np.ndarray, *, plus_one: bool = False) -> np.ndarray:
+    """Area of axis-aligned boxes ``(x1, y1, x2, y2)``.
+
+    With ``plus_one`` the PASCAL VOC devkit's pixel-inclusive convention
+    ``(x2 − x1 + 1)(y2 − y1 + 1)`` is used.
+    """
+    b = _check_boxes(boxes, "boxes")
+    e = 1.0 if plus_one else 0.0
+    return (b[:, 2] - b[:, 0] + e) * (b[:, 3] - b[:, 1] + e)
+
+
+def box_intersection(a: np.ndarray, b: np.ndarray, *, plus_one: bool = False) -> np.ndarray:
+    """Dense ``len(a) × len(b)`` intersection areas of two small box arrays (one image)."""
+    a = _check_boxes(a, "a")
+    b = _check_boxes(b, "b")
+    e = 1.0 if plus_one else 0.0
+    w = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]) + e
+    h = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]) + e
+    return np.clip(w, 0, None) * np.clip(h, 0, None)
+
+
+def box_iou(a: np.ndarray, b: np.ndarray, *, plus_one: bool = False) -> np.ndarray:
+    """Dense ``len(a) × len(b)`` IoU of two box arrays ``(x1, y1, x2, y2)`` of one image.
+
+    Notes
+    -----
+    ``IoU = |A ∩ B| / (|A| + |B| − |A ∩ B|)``; 0 where the union is empty.
+    Dense because it is used per image / frame / class, where both sides are
+    small; whole scenes go through :func:`compute_overlap`.
+    """
+    inter = box_intersection(a, b, plus_one=plus_one)
+    union = box_area(a, plus_one=plus_one)[:, None] + box_area(b, plus_one=plus_one)[None, :]
+    union = union - inter
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
+def box_iou_pairs(
+    a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, plus_one: bool = False
+) -> np.ndarray:
+    """IoU of the box pairs ``(a[ia[k]], b[ib[k]])`` only (sparse form)."""
+    a = _check_boxes(a, "a")[np.asarray(ia, dtype=np.int64)]
+    b = _check_boxes(b, "b")[np.asarray(ib, dtype=np.int64)]
+    e = 1.0 if plus_one else 0.0
+    w = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]) + e, 0, None)
+    h = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]) + e, 0, None)
+    inter = w * h
+    union = box_area(a, plus_one=plus_one) + box_area(b, plus_one=plus_one) - inter
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
