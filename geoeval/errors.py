@@ -25,3 +25,9 @@ class CRSMismatchError(InputError):
 
 class SolverError(GeoevalError):
     """An optimisation solver failed or returned a non-optimal status."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (for one-line errors)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

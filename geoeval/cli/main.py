@@ -14,7 +14,7 @@ import sys
 import typer
 
 # command modules of geoeval.cli, each with register(app)
-COMMANDS: tuple[str, ...] = ("score",)
+COMMANDS: tuple[str, ...] = ("score", "boxes")
 
 app = typer.Typer(
     name="geoeval",

@@ -1,0 +1,172 @@
+"""Hoover et al. (1996) thresholded classes, as in Özdemir et al. (2010), §4.1.2.
+
+Candidate instances at threshold ``0.5 < T ≤ 1`` (``SPEC.md`` §2):
+
+* correct detection ``(R_i, O_j)``: ``C_ij ≥ T|O_j|`` and ``C_ij ≥ T|R_i|``;
+  ``s1 = C_ij/|O_j|``, ``s2 = C_ij/|R_i|``;
+* over-detection ``R_i`` with all outputs ``O_j`` having ``C_ij ≥ T|O_j|``,
+  when there are two or more and ``Σ C_ij ≥ T|R_i|``;
+  ``s1 = Σ C_ij / Σ |O_j|``, ``s2 = Σ C_ij / |R_i|``;
+* under-detection, symmetrically.
+
+Each candidate scores ``(s1 + s2)/2``. An object may sit in up to three
+candidates; they are accepted greedily by decreasing score (ties: correct,
+over, under, then smallest ids), skipping any that shares an object with an
+accepted one. Only candidates that actually conflict go through that loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from geoeval.errors import InputError
+from geoeval.matching.build import from_instances
+from geoeval.matching.result import Instance, Matching, instance_kind
+from geoeval.overlap import Overlap
+
+_EPS = 1e-12  # ratios equal to T must survive floating-point rounding
+CORRECT, OVER, UNDER = 0, 1, 2
+
+
+def match_hoover(overlap: Overlap, *, threshold: float = 0.6) -> Matching:
+    """Hoover matching at threshold ``T``.
+
+    Parameters
+    ----------
+    overlap : Overlap
+    threshold : float
+        ``0.5 < T ≤ 1``; 0.6 as in Özdemir et al. (2010).
+
+    Returns
+    -------
+    Matching
+        Instances with ``score = (s1 + s2)/2``; eq. 2 is their mean.
+    """
+    t = float(threshold)
+    if not 0.5 < t <= 1:
+        raise InputError(f"Hoover threshold must satisfy 0.5 < T <= 1, got {threshold}")
+    rows, cols, c = overlap.rows, overlap.cols, overlap.values
+    ar, ao = overlap.ref_area, overlap.sub_area
+    nr, no = overlap.n_reference, overlap.n_submission
+    thr = t * (1 - _EPS)
+    in_sub = c / ao[cols] >= thr  # C_ij >= T |O_j|
+    in_ref = c / ar[rows] >= thr  # C_ij >= T |R_i|
+
+    cand_score: list[np.ndarray] = []
+    cand_overlap: list[np.ndarray] = []
+    cand_kind: list[np.ndarray] = []
+    member_cand: list[np.ndarray] = []  # (candidate, side, index) memberships
+    member_side: list[np.ndarray] = []
+    member_obj: list[np.ndarray] = []
+    n_cand = 0
+
+    # correct detections: one candidate per qualifying pair
+    corr = np.flatnonzero(in_sub & in_ref)
+    k = corr.size
+    cid = np.arange(n_cand, n_cand + k)
+    cand_score.append((c[corr] / ao[cols[corr]] + c[corr] / ar[rows[corr]]) / 2)
+    cand_kind.append(np.full(k, CORRECT))
+    cand_overlap.append(c[corr])
+    member_cand += [cid, cid]
+    member_side += [np.zeros(k, np.int64), np.ones(k, np.int64)]
+    member_obj += [rows[corr], cols[corr]]
+    n_cand += k
+
+    # over- and under-detections: one candidate per centre object
+    for kind, centre, leaf, qualifies, a_centre, a_leaf, n_centre, side_centre in (
+        (OVER, rows, cols, in_sub, ar, ao, nr, 0),
+        (UNDER, cols, rows, in_ref, ao, ar, no, 1),
+    ):
+        e = np.flatnonzero(qualifies)
+        cnt = np.bincount(centre[e], minlength=n_centre)
+        sum_c = np.bincount(centre[e], weights=c[e], minlength=n_centre)
+        sum_leaf = np.bincount(centre[e], weights=a_leaf[leaf[e]], minlength=n_centre)
+        ok = (cnt >= 2) & (sum_c / np.where(a_centre > 0, a_centre, np.inf) >= thr)
+        centres = np.flatnonzero(ok)
+        k = centres.size
+        cid_of = np.full(n_centre, -1, dtype=np.int64)
+        cid_of[centres] = np.arange(n_cand, n_cand + k)
+        s1 = sum_c[centres] / sum_leaf[centres]  # Σ C / Σ |leaf|
+        s2 = sum_c[centres] / a_centre[centres]  # Σ C / |centre|
+        # for OVER, s1 is over outputs and s2 over the reference: (s1 + s2)/2 is symmetric
+        cand_score.append((s1 + s2) / 2)
+        cand_kind.append(np.full(k, kind))
+        cand_overlap.append(sum_c[centres])
+        leaf_edges = e[ok[centre[e]]]
+        member_cand += [cid_of[centres], cid_of[centre[leaf_edges]]]
+        member_side += [np.full(k, side_centre), np.full(leaf_edges.size, 1 - side_centre)]
+        member_obj += [centres, leaf[leaf_edges]]
+        n_cand += k
+
+    score = np.concatenate(cand_score)
+    kinds = np.concatenate(cand_kind)
+    overlaps = np.concatenate(cand_overlap)
+    m_cand = np.concatenate(member_cand).astype(np.int64)
+    m_side = np.concatenate(member_side).astype(np.int64)
+    m_obj = np.concatenate(member_obj).astype(np.int64)
+    accepted = _resolve(score, kinds, m_cand, m_side, m_obj, overlap)
+
+    instances = []
+    order = np.argsort(m_cand, kind="stable")
+    m_cand, m_side, m_obj = m_cand[order], m_side[order], m_obj[order]
+    starts = np.searchsorted(m_cand, np.arange(n_cand + 1))
+    for cand in accepted:
+        sl = slice(starts[cand], starts[cand + 1])
+        ref = tuple(sorted(int(v) for v in m_obj[sl][m_side[sl] == 0]))
+        sub = tuple(sorted(int(v) for v in m_obj[sl][m_side[sl] == 1]))
+        instances.append(Instance(ref, sub, float(overlaps[cand]),
+                                  instance_kind(len(ref), len(sub)), float(score[cand])))
+    instances.sort(key=lambda inst: (inst.reference[0], inst.submission[0]))
+    return from_instances(overlap, instances, "hoover", params={"threshold": t})
+
+
+def _resolve(
+    score: np.ndarray,
+    kinds: np.ndarray,
+    m_cand: np.ndarray,
+    m_side: np.ndarray,
+    m_obj: np.ndarray,
+    overlap: Overlap,
+) -> np.ndarray:
+    """Greedy conflict resolution; returns accepted candidate indices (sorted)."""
+    n_cand = score.size
+    if n_cand == 0:
+        return np.zeros(0, dtype=np.int64)
+    key = m_side * max(overlap.n_reference, 1) + m_obj  # one key per object
+    uniq, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    shared = cnt[inv] > 1
+    conflicted = np.zeros(n_cand, dtype=bool)
+    conflicted[m_cand[shared]] = True
+    accepted = [np.flatnonzero(~conflicted)]
+    hard = np.flatnonzero(conflicted)
+    if hard.size:
+        ref_rank = _rank(overlap.reference.ids)
+        sub_rank = _rank(overlap.submission.ids)
+        big = np.iinfo(np.int64).max
+        min_ref = np.full(n_cand, big, dtype=np.int64)
+        min_sub = np.full(n_cand, big, dtype=np.int64)
+        r = m_side == 0
+        np.minimum.at(min_ref, m_cand[r], ref_rank[m_obj[r]])
+        np.minimum.at(min_sub, m_cand[~r], sub_rank[m_obj[~r]])
+        order = hard[np.lexsort((min_sub[hard], min_ref[hard], kinds[hard], -score[hard]))]
+        members: dict[int, list[int]] = {}
+        for cnd, obj in zip(m_cand, inv, strict=True):
+            if conflicted[cnd]:
+                members.setdefault(int(cnd), []).append(int(obj))
+        taken = np.zeros(uniq.size, dtype=bool)
+        chosen = []
+        for cnd in order:
+            objs = members[int(cnd)]
+            if not taken[objs].any():
+                taken[objs] = True
+                chosen.append(cnd)
+        accepted.append(np.asarray(chosen, dtype=np.int64))
+    return np.sort(np.concatenate(accepted))
+
+
+def _rank(ids: np.ndarray) -> np.ndarray:
+    """Rank of each id in sorted order (so ties break on the user's ids)."""
+    order = np.argsort(ids, kind="stable")
+    rank = np.empty(ids.size, dtype=np.int64)
+    rank[order] = np.arange(ids.size)
+    return rank

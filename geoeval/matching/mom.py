@@ -1,0 +1,280 @@
+"""Multi-object maximum overlap matching (MOM), Özdemir et al. (2010), §4.1.3.
+
+Choose pairs ``z_ij ∈ {0, 1}`` maximising ``Σ C_ij z_ij`` (eq. 3) such that no
+chosen pair joins a reference with two or more chosen partners to an output
+with two or more (eq. 4), pairs overlapping (eq. 5). The chosen pairs form a
+*star forest*: one-to-one, one-to-many (over-detection) and many-to-one
+(under-detection) instances. Maximum-weight star forest is NP-hard in general
+but overlap components are small, so each component is solved exactly
+(``SPEC.md`` §2):
+
+1. a component that is already a star forest is taken whole (vectorised);
+2. a component without a cycle by a tree dynamic programme;
+3. a component with few possible star centres by enumerating the centres
+   (vectorised over all subsets; every other object joins its heaviest centre
+   neighbour);
+4. the rest by an integer programme in the centre (facility-location)
+   formulation, solved by HiGHS through PuLP (CBC if HiGHS is missing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from geoeval.errors import InputError, SolverError
+from geoeval.matching.assignment import edge_components
+from geoeval.matching.build import from_edges
+from geoeval.matching.result import Matching
+from geoeval.overlap import Overlap
+
+#: Components with at most this many possible centres (degree ≥ 2) are enumerated.
+ENUMERATION_LIMIT = 12
+METHODS = ("auto", "tree", "enumerate", "ilp")
+
+
+def match_mom(
+    overlap: Overlap,
+    *,
+    min_overlap: float | None = None,
+    method: str = "auto",
+    enumeration_limit: int = ENUMERATION_LIMIT,
+) -> Matching:
+    """Maximum-weight star forest on the overlap graph.
+
+    Parameters
+    ----------
+    overlap : Overlap
+    min_overlap : float, optional
+        Keep only pairs with ``C_ij ≥ min_overlap · min(|R_i|, |O_j|)``
+        (replaces eq. 5 as the paper allows); ``0 ≤ min_overlap ≤ 1``.
+    method : {'auto', 'tree', 'enumerate', 'ilp'}
+        Exact method for components that are not star forests. ``auto`` picks
+        the tree DP for acyclic components, enumeration when at most
+        ``enumeration_limit`` objects can be centres, else the ILP. The others
+        force one method (``tree`` falls back to ``auto`` on a cycle); all are
+        exact, the switch is for cross-checking.
+    enumeration_limit : int
+
+    Returns
+    -------
+    Matching
+        ``solver_stats`` counts components by how they were solved:
+        ``taken_whole``, ``tree_dp``, ``enumerated``, ``ilp``.
+
+    Notes
+    -----
+    Centre formulation (``SPEC.md`` §2): ``y_v`` = v is a centre; per pair
+    ``e = (i, j)``: ``p_e ≤ y_i``, ``q_e ≤ y_j``; per object v,
+    ``Σ_{e: v leaf} + y_v ≤ 1``; maximise ``Σ C_e (p_e + q_e)``.
+    """
+    if method not in METHODS:
+        raise InputError(f"unknown MOM method {method!r} (choose from {', '.join(METHODS)})")
+    params: dict[str, Any] = {"min_overlap": min_overlap}
+    keep = None
+    if min_overlap is not None:
+        if not 0 <= min_overlap <= 1:
+            raise InputError(f"minimum overlap must be in [0, 1], got {min_overlap}")
+        smaller = np.minimum(overlap.ref_area[overlap.rows], overlap.sub_area[overlap.cols])
+        keep = overlap.values >= min_overlap * smaller * (1 - 1e-12)
+    edge_index = np.arange(overlap.n_pairs) if keep is None else np.flatnonzero(keep)
+    rows, cols = overlap.rows[edge_index], overlap.cols[edge_index]
+    w = overlap.values[edge_index]
+    nr, no = overlap.n_reference, overlap.n_submission
+    stats = {"taken_whole": 0, "tree_dp": 0, "enumerated": 0, "ilp": 0}
+    if rows.size == 0:
+        return from_edges(overlap, edge_index, "mom", params=params, solver_stats=stats)
+
+    deg_r = np.bincount(rows, minlength=nr)
+    deg_c = np.bincount(cols, minlength=no)
+    _, _, comp = edge_components(rows, cols, nr, no)
+    bad = (deg_r[rows] > 1) & (deg_c[cols] > 1)  # an edge between two hubs
+    hard = np.zeros(comp.max() + 1, dtype=bool)
+    hard[comp[bad]] = True
+    easy_edges = ~hard[comp]
+    stats["taken_whole"] = int(np.unique(comp[easy_edges]).size)
+    chosen = [edge_index[easy_edges]]
+    hard_edges = np.flatnonzero(~easy_edges)
+    if hard_edges.size:
+        order = hard_edges[np.argsort(comp[hard_edges], kind="stable")]
+        for group in np.split(order, np.flatnonzero(np.diff(comp[order])) + 1):
+            picked, how = solve_component(rows[group], cols[group], w[group],
+                                          method=method, enumeration_limit=enumeration_limit)
+            stats[how] += 1
+            chosen.append(edge_index[group[picked]])
+    return from_edges(overlap, np.sort(np.concatenate(chosen)), "mom", params=params,
+                      solver_stats=stats)
+
+
+def solve_component(
+    rows: np.ndarray,
+    cols: np.ndarray,
+    weights: np.ndarray,
+    *,
+    method: str = "auto",
+    enumeration_limit: int = ENUMERATION_LIMIT,
+) -> tuple[np.ndarray, str]:
+    """Maximum-weight star forest of one connected bipartite component.
+
+    Parameters
+    ----------
+    rows, cols : array of int
+        Pair end points (any integer labels; rows and columns are two sides).
+    weights : array of float
+        Positive pair weights.
+
+    Returns
+    -------
+    chosen : numpy.ndarray
+        Positions of the chosen pairs.
+    how : str
+        ``tree_dp``, ``enumerated`` or ``ilp``.
+    """
+    ur, ri = np.unique(rows, return_inverse=True)
+    uc, ci = np.unique(cols, return_inverse=True)
+    n = ur.size + uc.size
+    u = ri.astype(np.int64)
+    v = (ci + ur.size).astype(np.int64)
+    w = np.asarray(weights, dtype=float)
+    acyclic = w.size == n - 1
+    deg = np.bincount(np.concatenate([u, v]), minlength=n)
+    n_centres = int(np.count_nonzero(deg >= 2))
+    if acyclic and method in ("auto", "tree"):
+        return _tree_dp(u, v, w, n), "tree_dp"
+    if method == "enumerate" or method != "ilp" and n_centres <= enumeration_limit:
+        return _enumerate_centres(u, v, w, n, deg), "enumerated"
+    return _ilp(u, v, w, n), "ilp"
+
+
+def _enumerate_centres(
+    u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int, deg: np.ndarray
+) -> np.ndarray:
+    """Try every set of centres among objects of degree ≥ 2 (vectorised).
+
+    A degree-one object never needs to be a centre: its neighbour as centre
+    gains the same pair and possibly more.
+    """
+    cand = np.flatnonzero(deg >= 2)
+    k = cand.size
+    subsets = np.arange(1 << k, dtype=np.int64)
+    is_centre = np.zeros((subsets.size, n), dtype=bool)
+    is_centre[:, cand] = (subsets[:, None] >> np.arange(k)) & 1 == 1
+    # each pair used in two directions: (centre, leaf) = (u, v) and (v, u)
+    centre = np.concatenate([u, v])
+    leaf = np.concatenate([v, u])
+    ww = np.concatenate([w, w])
+    order = np.argsort(leaf, kind="stable")
+    centre, leaf, ww = centre[order], leaf[order], ww[order]
+    gain = np.where(is_centre[:, centre] & ~is_centre[:, leaf], ww[None, :], 0.0)
+    starts = np.flatnonzero(np.r_[True, leaf[1:] != leaf[:-1]])
+    best = np.maximum.reduceat(gain, starts, axis=1)  # per subset, per leaf object
+    total = best.sum(axis=1)
+    s = int(np.argmax(total))
+    # reconstruct: each non-centre leaf takes its heaviest centre neighbour
+    g = gain[s]
+    ends = np.r_[starts[1:], g.size]
+    arg = np.array([a + int(np.argmax(g[a:b])) for a, b in zip(starts, ends, strict=True)])
+    pos = order[arg[best[s] > 0]]
+    m = w.size
+    return np.unique(np.where(pos >= m, pos - m, pos))
+
+
+def _tree_dp(u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
+    """Exact maximum-weight star forest of a tree by dynamic programming.
+
+    States of object x (rooted tree): ``C`` x is a centre (its children may be
+    its leaves); ``P`` x will be a leaf of its parent (children do not use x);
+    ``L`` x is a leaf of one of its children, which is then a centre. Being
+    unmatched is a centre without leaves. ``free(c) = max(C, L)`` is a child
+    that does not use its parent edge.
+    """
+    adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for e, (a, b) in enumerate(zip(u.tolist(), v.tolist(), strict=True)):
+        adj[a].append((b, e))
+        adj[b].append((a, e))
+    parent = [-1] * n
+    parent_edge = [-1] * n
+    order = [0]
+    seen = [False] * n
+    seen[0] = True
+    for x in order:  # BFS; order grows while iterating
+        for y, e in adj[x]:
+            if not seen[y]:
+                seen[y] = True
+                parent[y], parent_edge[y] = x, e
+                order.append(y)
+    wl = w.tolist()
+    C = [0.0] * n
+    P = [0.0] * n
+    L = [0.0] * n
+    best_child = [-1] * n
+    for x in reversed(order):
+        children = [y for y, _ in adj[x] if parent[y] == x]
+        free = [max(C[y], L[y]) for y in children]
+        base = sum(free)
+        P[x] = base
+        C[x] = sum(max(f, P[y] + wl[parent_edge[y]]) for y, f in zip(children, free, strict=True))
+        L[x] = float("-inf")
+        for y, f in zip(children, free, strict=True):
+            cand = base - f + C[y] + wl[parent_edge[y]]
+            if cand > L[x]:
+                L[x], best_child[x] = cand, y
+    chosen: list[int] = []
+    state = [""] * n
+    state[0] = "C" if C[0] >= L[0] else "L"
+    for x in order:
+        children = [y for y, _ in adj[x] if parent[y] == x]
+        for y in children:
+            e = parent_edge[y]
+            if state[x] == "C":
+                if P[y] + wl[e] > max(C[y], L[y]):
+                    state[y] = "P"
+                    chosen.append(e)
+                else:
+                    state[y] = "C" if C[y] >= L[y] else "L"
+            elif state[x] == "L" and y == best_child[x]:
+                state[y] = "C"
+                chosen.append(e)
+            else:  # x is P, or L through another child: y must not use the edge to x
+                state[y] = "C" if C[y] >= L[y] else "L"
+    return np.unique(np.asarray(chosen, dtype=np.int64))
+
+
+def _ilp(u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
+    """Centre (facility-location) ILP of ``SPEC.md`` §2, solved by HiGHS via PuLP."""
+    import pulp
+
+    m = w.size
+    prob = pulp.LpProblem("mom_component", pulp.LpMaximize)
+    y = [pulp.LpVariable(f"y{k}", cat="Binary") for k in range(n)]
+    p = [pulp.LpVariable(f"p{e}", cat="Binary") for e in range(m)]  # u centre, v leaf
+    q = [pulp.LpVariable(f"q{e}", cat="Binary") for e in range(m)]  # v centre, u leaf
+    prob += pulp.lpSum(float(w[e]) * (p[e] + q[e]) for e in range(m))
+    leaf_terms: list[list[Any]] = [[] for _ in range(n)]
+    for e in range(m):
+        a, b = int(u[e]), int(v[e])
+        prob += p[e] <= y[a]
+        prob += q[e] <= y[b]
+        leaf_terms[b].append(p[e])
+        leaf_terms[a].append(q[e])
+    for k in range(n):
+        if leaf_terms[k]:
+            prob += pulp.lpSum(leaf_terms[k]) + y[k] <= 1
+    solver = _solver()
+    status = prob.solve(solver)
+    if pulp.LpStatus[status] != "Optimal":
+        raise SolverError(f"MOM component ILP ended with status {pulp.LpStatus[status]}")
+    val = np.array([(p[e].value() or 0) + (q[e].value() or 0) for e in range(m)])
+    return np.flatnonzero(val > 0.5)
+
+
+def _solver():
+    import pulp
+
+    available = pulp.listSolvers(onlyAvailable=True)
+    if "HiGHS" in available:
+        return pulp.HiGHS(msg=False, gapRel=0.0)
+    if "PULP_CBC_CMD" in available:
+        return pulp.PULP_CBC_CMD(msg=False, gapRel=0.0)
+    raise SolverError("no MILP solver available: install highspy (HiGHS) or PuLP's CBC")

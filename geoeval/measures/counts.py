@@ -1,0 +1,52 @@
+"""Counts and the matchers' own scores: precision, recall, F1, BGM, Hoover, mean IoU.
+
+Özdemir et al. (2010): precision ``= (No − FA)/No`` (eq. 14), recall
+``= (Nr − MD)/Nr`` (eq. 15), BGM score eq. 1, Hoover score eq. 2. Undefined
+ratios (a side with no objects, no instances) are ``None``, never guessed.
+"""
+
+from __future__ import annotations
+
+from geoeval.matching.result import Matching
+
+
+def precision(m: Matching) -> float | None:
+    """``(No − FA)/No`` (eq. 14); ``None`` when there are no submitted objects."""
+    if m.n_submission == 0:
+        return None
+    return (m.n_submission - m.false_alarms.size) / m.n_submission
+
+
+def recall(m: Matching) -> float | None:
+    """``(Nr − MD)/Nr`` (eq. 15); ``None`` when there are no reference objects."""
+    if m.n_reference == 0:
+        return None
+    return (m.n_reference - m.missed.size) / m.n_reference
+
+
+def f1(p: float | None, r: float | None) -> float | None:
+    """Harmonic mean ``2PR/(P + R)``; ``None`` if either is undefined, 0 if both are 0."""
+    if p is None or r is None:
+        return None
+    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+
+
+def bgm_score(m: Matching, union_area: float) -> float | None:
+    """BGM accuracy (eq. 1): matched overlap ``w`` over the union of all objects.
+
+    ``w / (|I| − C_00)``; ``None`` when both sides are empty (no union).
+    """
+    if union_area <= 0:
+        return None
+    return m.matched_overlap / union_area
+
+
+def mean_instance_score(m: Matching) -> float | None:
+    """Mean of the instances' own scores: Hoover eq. 2, or the IoU matcher's mean IoU.
+
+    ``(1/H) Σ (s_i1 + s_i2)/2`` for Hoover; ``None`` with no instance.
+    """
+    scores = [inst.score for inst in m.instances if inst.score is not None]
+    if not scores:
+        return None
+    return float(sum(scores) / len(scores))

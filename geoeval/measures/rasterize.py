@@ -1,0 +1,206 @@
+"""Per-object pixel masks on one working grid, for pixel-based measures (Mallows).
+
+A pixel measure needs both sides of a match instance on one grid (``SPEC.md`` §3:
+"vector inputs are rasterised for this score, on the reference grid, or at a
+stated resolution"). This module chooses that grid and cuts each object's mask
+in its own bounding-box window, so no stage ever holds a full-raster array per
+object:
+
+* a labelled raster already on the working grid: ``labels[window] == label``,
+  with the windows of all labels found in one pass (``scipy.ndimage.find_objects``);
+* anything else (vector layers, or a raster on another grid, vectorised along
+  its pixel edges): ``rasterio.features.rasterize`` of the polygon in its own
+  window (a pixel belongs to the object when its centre is inside).
+
+Window coordinates are integer ``(row, col)`` indices of the working grid; for a
+grid built from a resolution they may be negative (the grid is unbounded and
+anchored at CRS coordinates ``(0, 0)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from geoeval.errors import InputError
+from geoeval.objects import LabelGrid, ObjectSet
+
+# (row0, col0, mask): an object's mask cropped to its bounding box.
+Window = tuple[int, int, np.ndarray]
+
+
+@dataclass(frozen=True)
+class WorkGrid:
+    """The grid a pixel measure works on.
+
+    Attributes
+    ----------
+    transform : affine.Affine
+        Pixel-corner to CRS transform (rasterio convention).
+    shape : tuple of int or None
+        ``(rows, cols)`` of a bounded grid (a raster); ``None`` for the unbounded
+        grid built from a resolution.
+    source : str
+        ``reference``, ``submission`` or ``resolution``.
+    """
+
+    transform: Any
+    shape: tuple[int, int] | None
+    source: str
+
+    @property
+    def sampling(self) -> tuple[float, float]:
+        """Length of one step along rows and along columns, in CRS units."""
+        t = self.transform
+        return (float(np.hypot(t.b, t.e)), float(np.hypot(t.a, t.d)))
+
+    def matches(self, grid: LabelGrid) -> bool:
+        """True when ``grid`` is this very grid (same transform and shape)."""
+        return self.shape == tuple(grid.labels.shape) and tuple(self.transform) == tuple(
+            grid.transform
+        )
+
+
+def choose_grid(
+    reference: ObjectSet, submission: ObjectSet, resolution: float | None = None
+) -> WorkGrid:
+    """The working grid: the reference grid, else the submission grid, else a resolution grid.
+
+    Parameters
+    ----------
+    reference, submission : ObjectSet
+    resolution : float, optional
+        Pixel size (CRS units) of the grid used when neither side is a raster;
+        ignored when one is (``SPEC.md`` §3 rasterises onto the reference grid).
+
+    Raises
+    ------
+    InputError
+        Both sides are vector layers and no (positive) resolution is given, or
+        the grid is sheared (its row and column steps are not perpendicular).
+    """
+    from affine import Affine
+
+    if reference.grid is not None:
+        g = reference.grid
+        wg = WorkGrid(g.transform, tuple(g.labels.shape), "reference")  # type: ignore[arg-type]
+    elif submission.grid is not None:
+        g = submission.grid
+        wg = WorkGrid(g.transform, tuple(g.labels.shape), "submission")  # type: ignore[arg-type]
+    else:
+        if resolution is None:
+            raise InputError(
+                "both inputs are vector layers: the Mallows score rasterises them and "
+                "needs a grid step (--resolution, in CRS units)",
+                reference.path,
+            )
+        if not np.isfinite(resolution) or resolution <= 0:
+            raise InputError(f"resolution must be a positive number, got {resolution}")
+        r = float(resolution)
+        wg = WorkGrid(Affine(r, 0.0, 0.0, 0.0, -r, 0.0), None, "resolution")
+    t = wg.transform
+    rs, cs = wg.sampling
+    if rs == 0 or cs == 0 or abs(t.a * t.b + t.d * t.e) > 1e-9 * rs * cs:
+        path = reference.path if wg.source == "reference" else submission.path
+        raise InputError("the raster grid is sheared or degenerate; pixel measures need "
+                         "perpendicular row and column steps", path)
+    return wg
+
+
+def label_boxes(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
+    """Bounding box ``(row0, row1, col0, col1)`` (ends exclusive) of each label in ``ids``.
+
+    One pass over the raster (``scipy.ndimage.find_objects``); labels absent
+    from the raster get an empty box ``(0, 0, 0, 0)``.
+    """
+    from scipy import ndimage
+
+    labels = grid.labels
+    ids = np.asarray(ids)
+    boxes = np.zeros((ids.size, 4), dtype=np.int64)
+    if ids.size == 0 or labels.size == 0:
+        return boxes
+    lo, hi = int(labels.min()), int(labels.max())
+    if grid.background == 0 and lo >= 0 and hi <= max(4 * labels.size, 1 << 16):
+        # labels are small non-negative integers: find_objects on them directly
+        slices = ndimage.find_objects(labels)
+        pos = ids.astype(np.int64) - 1
+    else:
+        fg = labels != grid.background
+        index = np.zeros(labels.shape, dtype=np.intp)
+        index[fg] = np.searchsorted(ids, labels[fg]) + 1
+        slices = ndimage.find_objects(index, max_label=ids.size)
+        pos = np.arange(ids.size)
+    for k, p in enumerate(pos.tolist()):
+        s = slices[p] if 0 <= p < len(slices) else None
+        if s is not None:
+            boxes[k] = (s[0].start, s[0].stop, s[1].start, s[1].stop)
+    return boxes
+
+
+class GridMasks:
+    """Masks of the objects of a labelled raster that lies on the working grid."""
+
+    def __init__(self, objects: ObjectSet) -> None:
+        assert objects.grid is not None
+        self.labels = objects.grid.labels
+        self.ids = objects.ids
+        self.boxes = label_boxes(objects.grid, objects.ids)
+
+    def window(self, k: int) -> Window:
+        r0, r1, c0, c1 = (int(v) for v in self.boxes[k])
+        return r0, c0, self.labels[r0:r1, c0:c1] == self.ids[k]
+
+
+class PolygonMasks:
+    """Masks of polygons rasterised on the working grid (pixel centre inside).
+
+    On a bounded grid the windows are clipped to it: the part of an object
+    outside the raster is dropped, so its boundary lies on the raster's edge.
+    """
+
+    def __init__(self, objects: ObjectSet, grid: WorkGrid) -> None:
+        import shapely
+
+        self.geoms = objects.polygons
+        self.grid = grid
+        self.bounds = shapely.bounds(self.geoms) if len(self.geoms) else np.zeros((0, 4))
+        self.inverse = ~grid.transform
+
+    def window(self, k: int) -> Window:
+        from affine import Affine
+        from rasterio.features import rasterize
+
+        minx, miny, maxx, maxy = self.bounds[k]
+        if not np.all(np.isfinite(self.bounds[k])):  # empty geometry
+            return 0, 0, np.zeros((0, 0), dtype=bool)
+        inv = self.inverse
+        corners = [inv * (x, y) for x in (minx, maxx) for y in (miny, maxy)]
+        cols = [c for c, _ in corners]
+        rows = [r for _, r in corners]
+        r0, r1 = int(np.floor(min(rows))), int(np.ceil(max(rows)))
+        c0, c1 = int(np.floor(min(cols))), int(np.ceil(max(cols)))
+        if self.grid.shape is not None:
+            h, w = self.grid.shape
+            r0, r1, c0, c1 = max(r0, 0), min(r1, h), max(c0, 0), min(c1, w)
+        if r1 <= r0 or c1 <= c0:
+            return 0, 0, np.zeros((0, 0), dtype=bool)
+        transform = self.grid.transform * Affine.translation(c0, r0)
+        mask = rasterize(
+            [(self.geoms[k], 1)],
+            out_shape=(r1 - r0, c1 - c0),
+            transform=transform,
+            fill=0,
+            all_touched=False,
+            dtype="uint8",
+        ).astype(bool)
+        return r0, c0, mask
+
+
+def mask_source(objects: ObjectSet, grid: WorkGrid) -> GridMasks | PolygonMasks:
+    """The mask cutter for one side: label windows if on ``grid``, else rasterised polygons."""
+    if objects.grid is not None and grid.matches(objects.grid):
+        return GridMasks(objects)
+    return PolygonMasks(objects, grid)
