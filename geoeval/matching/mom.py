@@ -137,7 +137,8 @@ def solve_component(
     u = ri.astype(np.int64)
     v = (ci + ur.size).astype(np.int64)
     w = np.asarray(weights, dtype=float)
-    acyclic = w.size == n - 1
+    n_parts = edge_components(u, v - ur.size, ur.size, uc.size)[0]
+    acyclic = w.size == n - n_parts  # a forest (one tree when called per component)
     deg = np.bincount(np.concatenate([u, v]), minlength=n)
     n_centres = int(np.count_nonzero(deg >= 2))
     if acyclic and method in ("auto", "tree"):
@@ -160,6 +161,8 @@ def _enumerate_centres(
     subsets = np.arange(1 << k, dtype=np.int64)
     is_centre = np.zeros((subsets.size, n), dtype=bool)
     is_centre[:, cand] = (subsets[:, None] >> np.arange(k)) & 1 == 1
+    lone = (deg[u] == 1) & (deg[v] == 1)  # an isolated pair: either end is its centre
+    is_centre[:, u[lone]] = True
     # each pair used in two directions: (centre, leaf) = (u, v) and (v, u)
     centre = np.concatenate([u, v])
     leaf = np.concatenate([v, u])
@@ -195,15 +198,22 @@ def _tree_dp(u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
         adj[b].append((a, e))
     parent = [-1] * n
     parent_edge = [-1] * n
-    order = [0]
+    order: list[int] = []
     seen = [False] * n
-    seen[0] = True
-    for x in order:  # BFS; order grows while iterating
-        for y, e in adj[x]:
-            if not seen[y]:
-                seen[y] = True
-                parent[y], parent_edge[y] = x, e
-                order.append(y)
+    for root in range(n):  # one BFS per tree of the forest
+        if seen[root]:
+            continue
+        seen[root] = True
+        head = len(order)
+        order.append(root)
+        while head < len(order):  # BFS: order grows while we walk it
+            x = order[head]
+            head += 1
+            for y, e in adj[x]:
+                if not seen[y]:
+                    seen[y] = True
+                    parent[y], parent_edge[y] = x, e
+                    order.append(y)
     wl = w.tolist()
     C = [0.0] * n
     P = [0.0] * n
@@ -222,8 +232,9 @@ def _tree_dp(u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
                 L[x], best_child[x] = cand, y
     chosen: list[int] = []
     state = [""] * n
-    state[0] = "C" if C[0] >= L[0] else "L"
     for x in order:
+        if parent[x] < 0:  # a root
+            state[x] = "C" if C[x] >= L[x] else "L"
         children = [y for y, _ in adj[x] if parent[y] == x]
         for y in children:
             e = parent_edge[y]
@@ -247,9 +258,14 @@ def _ilp(u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
 
     m = w.size
     prob = pulp.LpProblem("mom_component", pulp.LpMaximize)
-    y = [pulp.LpVariable(f"y{k}", cat="Binary") for k in range(n)]
-    p = [pulp.LpVariable(f"p{e}", cat="Binary") for e in range(m)]  # u centre, v leaf
-    q = [pulp.LpVariable(f"q{e}", cat="Binary") for e in range(m)]  # v centre, u leaf
+    def var(name: str) -> Any:
+        if hasattr(prob, "add_variable"):  # PuLP >= 3.3
+            return prob.add_variable(name, 0, 1, cat="Binary")
+        return pulp.LpVariable(name, 0, 1, cat="Binary")
+
+    y = [var(f"y{k}") for k in range(n)]
+    p = [var(f"p{e}") for e in range(m)]  # u centre, v leaf
+    q = [var(f"q{e}") for e in range(m)]  # v centre, u leaf
     prob += pulp.lpSum(float(w[e]) * (p[e] + q[e]) for e in range(m))
     leaf_terms: list[list[Any]] = [[] for _ in range(n)]
     for e in range(m):
