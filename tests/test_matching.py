@@ -120,7 +120,8 @@ def test_iou_matcher_cardinality_first():
     ref = objs((0, 0, 10, 10), (20, 0, 30, 10))
     sub = objs((4, 0, 24, 10), (-13, 0, 0.5, 10))
     ov = compute_overlap(ref, sub)
-    iou = dict(zip(zip(ov.rows.tolist(), ov.cols.tolist()), ov.iou.tolist(), strict=True))
+    keys = zip(ov.rows.tolist(), ov.cols.tolist(), strict=True)
+    iou = dict(zip(keys, ov.iou.tolist(), strict=True))
     assert iou[(0, 0)] > iou[(0, 1)] and iou[(0, 0)] > iou[(1, 0)]
     m = match(ov, "iou", threshold=0.01)
     assert sorted((i.reference, i.submission) for i in m.instances) == [((0,), (1,)), ((1,), (0,))]

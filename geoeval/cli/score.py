@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -23,22 +23,24 @@ class MatcherChoice(str, Enum):
 
 def score_command(
     reference: Annotated[Path, typer.Argument(help="Reference: labelled raster or vector layer.")],
-    submission: Annotated[Path, typer.Argument(help="Submission: labelled raster or vector layer.")],
-    matcher: Annotated[list[MatcherChoice], typer.Option(
-        "--matcher", "-m", help="Matcher(s) to run; repeat the option for several.")] = None,  # type: ignore[assignment]
-    hoover_threshold: Annotated[float, typer.Option(help="Hoover threshold T, 0.5 < T <= 1.")] = 0.6,
+    submission: Annotated[Path, typer.Argument(
+        help="Submission: labelled raster or vector layer.")],
+    matcher: Annotated[list[MatcherChoice] | None, typer.Option(
+        "--matcher", "-m", help="Matcher(s) to run; repeat the option for several.")] = None,
+    hoover_threshold: Annotated[float, typer.Option(
+        help="Hoover threshold T, 0.5 < T <= 1.")] = 0.6,
     iou_threshold: Annotated[float, typer.Option(help="IoU matcher threshold.")] = 0.5,
-    min_overlap: Annotated[Optional[float], typer.Option(  # noqa: UP045 (typer needs Optional)
+    min_overlap: Annotated[float | None, typer.Option(
         help="MOM: minimum overlap as a fraction of the smaller object.")] = None,
     band: Annotated[int, typer.Option(help="Raster band holding the labels.")] = 1,
     background: Annotated[int, typer.Option(help="Raster background label.")] = 0,
-    layer: Annotated[Optional[str], typer.Option(help="Vector layer (both inputs).")] = None,  # noqa: UP045
-    ref_layer: Annotated[Optional[str], typer.Option(help="Reference layer.")] = None,  # noqa: UP045
-    sub_layer: Annotated[Optional[str], typer.Option(help="Submission layer.")] = None,  # noqa: UP045
-    id_field: Annotated[Optional[str], typer.Option(help="Vector field with object ids.")] = None,  # noqa: UP045
-    class_field: Annotated[Optional[str], typer.Option(  # noqa: UP045
+    layer: Annotated[str | None, typer.Option(help="Vector layer (both inputs).")] = None,
+    ref_layer: Annotated[str | None, typer.Option(help="Reference layer.")] = None,
+    sub_layer: Annotated[str | None, typer.Option(help="Submission layer.")] = None,
+    id_field: Annotated[str | None, typer.Option(help="Vector field with object ids.")] = None,
+    class_field: Annotated[str | None, typer.Option(
         help="Vector field with object classes.")] = None,
-    json_path: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    json_path: Annotated[Path | None, typer.Option(
         "--json", help="Write the JSON report here.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")] = False,
 ) -> None:

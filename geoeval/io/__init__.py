@@ -124,6 +124,8 @@ def read_pair(
 
 
 def _same_crs(a: Any, b: Any) -> bool:
+    if type(a) is type(b) and a == b:  # cheap path, no pyproj import
+        return True
     from pyproj import CRS
 
     try:

@@ -11,7 +11,6 @@ component only, never of the whole problem).
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 
 def edge_components(
@@ -104,6 +103,8 @@ def _solve_block(
     rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, cardinality_first: bool
 ) -> np.ndarray:
     """Hungarian on one component; returns positions (into the block's edges) chosen."""
+    from scipy.optimize import linear_sum_assignment  # lazy: ~0.4 s to import
+
     ur, ri = np.unique(rows, return_inverse=True)
     uc, ci = np.unique(cols, return_inverse=True)
     w = weights
