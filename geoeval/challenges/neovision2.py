@@ -1,0 +1,638 @@
+"""The DARPA Neovision2 protocol: NMOTDA, detection-only score, ROC and Az.
+
+Follows Ekambaram et al., *Neovision2 Performance Evaluation Protocol* v3.0
+(2012), ``seeds/001``; choices where it is silent are stated in
+``docs/neovision2.md``. The whole data set is scored at once: pairs are found
+per frame and class with one STRtree query (:mod:`._box_groups`), IoU comes
+from :func:`geoeval.overlap.box_iou_pairs`, and the one-to-one assignment of
+every frame and class is one call to
+:func:`geoeval.matching.assignment.max_weight_matching` (Hungarian per
+connected component; no Python loop over frames).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from geoeval.challenges._box_groups import (
+    group_codes,
+    overlapping_pairs,
+    pair_intersection,
+)
+from geoeval.errors import InputError
+from geoeval.io.neovision2 import (
+    KIND_DCF,
+    KIND_DCO,
+    KIND_DCR,
+    KIND_OBJECT,
+    Neovision2Boxes,
+    read_neovision2,
+)
+
+#: Confidence thresholds of the ROC curve (§3.5): 0.95, 0.85, …, 0.05.
+ROC_THRESHOLDS: tuple[float, ...] = tuple(round(0.95 - 0.1 * k, 2) for k in range(10))
+DETECTION_ONLY = "detection_only"
+
+
+@dataclass(frozen=True)
+class NmotdaScore:
+    """NMOTDA and its counts for one class (or detection only) and one domain.
+
+    ``nmotda = 1 − (c_m · missed + c_f · false_positives) / ground_truth``
+    (eq. 2), ``None`` when there is no ground truth. ``ignored`` counts the
+    detections matched to don't-care objects (neither TP nor FP, §3.7).
+    """
+
+    ground_truth: int
+    detections: int
+    true_positives: int
+    missed: int
+    false_positives: int
+    ignored: int
+    nmotda: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class RocCurve:
+    """ROC points at the confidence thresholds (§3.5) and the area ``Az`` (§3.6).
+
+    ``detection_rate`` = TP / ground truth (a fraction; × 100 for the protocol's
+    percentage), ``false_positives_per_frame`` = FP / evaluated frames. ``az``
+    is the area under detection rate as a function of FPPF on
+    ``[0, fppf_max]`` divided by ``fppf_max`` (see ``docs/neovision2.md``).
+    """
+
+    thresholds: tuple[float, ...]
+    true_positives: tuple[int, ...]
+    false_positives: tuple[int, ...]
+    detection_rate: tuple[float | None, ...]
+    false_positives_per_frame: tuple[float | None, ...]
+    az: float | None
+    fppf_max: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class Neovision2Scores:
+    """Scores of one domain (or of all domains pooled)."""
+
+    n_frames: int
+    classes: dict[str, NmotdaScore]
+    detection_only: NmotdaScore
+    weighted_mean: float | None
+    roc: dict[str, RocCurve]
+    roc_detection_only: RocCurve
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n_frames": self.n_frames,
+            "classes": {c: s.to_dict() for c, s in self.classes.items()},
+            "detection_only": self.detection_only.to_dict(),
+            "weighted_mean": self.weighted_mean,
+            "roc": {
+                "classes": {c: r.to_dict() for c, r in self.roc.items()},
+                DETECTION_ONLY: self.roc_detection_only.to_dict(),
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Neovision2Result:
+    """Result of :func:`evaluate_neovision2`; ``to_dict()`` is the JSON report."""
+
+    overall: Neovision2Scores
+    domains: dict[str, Neovision2Scores]
+    settings: dict[str, Any]
+    dont_care: dict[str, int]
+    ground_truth_path: str
+    detections_path: str
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def classes(self) -> dict[str, NmotdaScore]:
+        return self.overall.classes
+
+    @property
+    def detection_only(self) -> NmotdaScore:
+        return self.overall.detection_only
+
+    @property
+    def weighted_mean(self) -> float | None:
+        return self.overall.weighted_mean
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "protocol": "neovision2",
+            "ground_truth": self.ground_truth_path,
+            "detections": self.detections_path,
+            "settings": dict(self.settings),
+            "dont_care": dict(self.dont_care),
+        }
+        out.update(self.overall.to_dict())
+        out["domains"] = {d: s.to_dict() for d, s in self.domains.items()}
+        out["warnings"] = list(self.warnings)
+        return out
+
+
+# --- public entry -------------------------------------------------------------
+
+
+def evaluate_neovision2(
+    ground_truth: str | Path | Neovision2Boxes,
+    detections: str | Path | Neovision2Boxes,
+    *,
+    iou_threshold: float = 0.2,
+    dcr_threshold: float = 0.2,
+    merge_threshold: float = 0.2,
+    cost_miss: float = 1.0,
+    cost_false_positive: float = 1.0,
+    thresholds: tuple[float, ...] = ROC_THRESHOLDS,
+    roc_max_fppf: float | None = None,
+) -> Neovision2Result:
+    """Score Neovision2 detections against ground truth (NMOTDA, detection only, ROC).
+
+    Parameters
+    ----------
+    ground_truth, detections : path or Neovision2Boxes
+        CSV file or folder of per-sequence CSV files (:func:`read_neovision2`).
+        Sequences are paired by their key (path relative to the folder); two
+        single files are paired whatever their names. A ground-truth sequence
+        without a detection file has no detections.
+    iou_threshold : float
+        A ground truth and a detection can match when ``IoU ≥ iou_threshold``
+        (eq. 1, §3.1: 0.2).
+    dcr_threshold : float
+        A detection with more than this fraction of its area inside the
+        don't-care regions of its frame is dropped (§3.7: 0.2).
+    merge_threshold : float
+        Detection only: detections of a frame overlapping with
+        ``IoU > merge_threshold`` (or identical) are merged (§3.3: 0.2).
+    cost_miss, cost_false_positive : float
+        ``c_m`` and ``c_f`` of eq. 2 (1 and 1).
+    thresholds : tuple of float
+        ROC confidence thresholds; a detection is kept when
+        ``confidence ≥ threshold`` (§3.5). Detections without a confidence are
+        kept at every threshold.
+    roc_max_fppf : float, optional
+        Right end of the FPPF axis for ``Az``; by default the largest FPPF of
+        each curve. Give one value to compare several systems.
+
+    Returns
+    -------
+    Neovision2Result
+
+    Notes
+    -----
+    Per frame and class the assignment maximises ``2·TP + D`` where ``D`` is
+    the number of detections matched to don't-care objects: this minimises
+    ``misses + false positives`` and so maximises NMOTDA, as §3.2 requires;
+    without don't-care objects it is the maximum number of matched pairs.
+    Ties are broken by the largest total IoU.
+
+    ``NMOTDA = 1 − Σ_t (c_m m_t + c_f f_t) / Σ_t N_G(t)`` (eq. 2), summed over
+    the evaluated frames of all sequences (§3.3), per class and per domain.
+    The weighted mean is ``Σ_c N_G(c)·NMOTDA_c / Σ_c N_G(c)`` over the classes
+    with ground truth (§3.4).
+
+    References
+    ----------
+    Ekambaram, Goldgof, Kasturi, Ran, Zheng, *Neovision2 Performance Evaluation
+    Protocol* v3.0 (2012), §3.1–3.7 and Table 4.
+
+    Examples
+    --------
+    >>> r = evaluate_neovision2("gt_folder", "det_folder")  # doctest: +SKIP
+    >>> r.classes["Car"].nmotda  # doctest: +SKIP
+    """
+    for name, value in (("iou_threshold", iou_threshold), ("dcr_threshold", dcr_threshold),
+                        ("merge_threshold", merge_threshold)):
+        if not 0.0 < value <= 1.0 and not (name != "iou_threshold" and value == 0.0):
+            raise InputError(f"{name} must be in (0, 1], got {value}")
+    if roc_max_fppf is not None and not roc_max_fppf > 0:
+        raise InputError(f"roc_max_fppf must be positive, got {roc_max_fppf}")
+    gt = ground_truth if isinstance(ground_truth, Neovision2Boxes) else read_neovision2(
+        ground_truth, dont_care=True)
+    det = detections if isinstance(detections, Neovision2Boxes) else read_neovision2(
+        detections, dont_care=False)
+    data = _prepare(gt, det, dcr_threshold)
+    thresholds = tuple(float(t) for t in thresholds)
+    domain_names = data.domain_names
+    per_domain = len(domain_names) > 1 or domain_names[0] is not None
+    cache = _all_counts(data, iou_threshold, merge_threshold, thresholds)
+    overall = _scores(data, None, cost_miss, cost_false_positive, thresholds, roc_max_fppf,
+                      cache)
+    domains = {}
+    if per_domain:
+        for k, name in enumerate(domain_names):
+            domains[name if name is not None else "(none)"] = _scores(
+                data, k, cost_miss, cost_false_positive, thresholds, roc_max_fppf, cache)
+    settings = {
+        "iou_threshold": iou_threshold,
+        "dcr_threshold": dcr_threshold,
+        "merge_threshold": merge_threshold,
+        "cost_miss": cost_miss,
+        "cost_false_positive": cost_false_positive,
+        "roc_thresholds": list(thresholds),
+        "roc_max_fppf": roc_max_fppf,
+    }
+    return Neovision2Result(
+        overall=overall,
+        domains=domains,
+        settings=settings,
+        dont_care=data.dont_care,
+        ground_truth_path=gt.path,
+        detections_path=det.path,
+        warnings=tuple(data.warnings),
+    )
+
+
+# --- preparation: pairing sequences, don't-care frames and regions ------------
+
+
+@dataclass
+class _Data:
+    classes: list[str]
+    domain_names: list[str | None]
+    frames_per_domain: np.ndarray
+    # ground truth objects and don't-care objects
+    g_frame: np.ndarray
+    g_class: np.ndarray  # class index, -1 for class-less don't-care objects
+    g_boxes: np.ndarray
+    g_care: np.ndarray  # True: a real object; False: a don't-care object
+    g_domain: np.ndarray
+    # detections kept after don't-care frames and regions
+    d_frame: np.ndarray
+    d_class: np.ndarray
+    d_boxes: np.ndarray
+    d_conf: np.ndarray
+    d_domain: np.ndarray
+    dont_care: dict[str, int]
+    warnings: list[str]
+
+
+def _prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) -> _Data:
+    warnings: list[str] = list(gt.warnings) + list(det.warnings)
+    # pair the sequences of the detections with those of the ground truth
+    if len(gt.sequences) == 1 and len(det.sequences) == 1:
+        det_seq = np.zeros(len(det), dtype=np.int64)
+    else:
+        index = {k: i for i, k in enumerate(gt.sequences)}
+        unknown = [k for k in det.sequences if k not in index]
+        if unknown:
+            f = det.files[det.sequences.index(unknown[0])]
+            raise InputError(f"sequence {unknown[0]!r} has no ground-truth file in {gt.path}", f)
+        det_seq = np.array([index[k] for k in det.sequences], dtype=np.int64)[det.sequence]
+        absent = sorted(set(gt.sequences) - set(det.sequences))
+        if absent:
+            warnings.append(f"{len(absent)} ground-truth sequence(s) without detections "
+                            f"(scored as all missed): {', '.join(absent[:5])}")
+    n_seq = len(gt.sequences)
+    domain_names = sorted(set(gt.domains), key=lambda d: (d is None, d or ""))
+    seq_domain = np.array([domain_names.index(d) for d in gt.domains], dtype=np.int64)
+
+    # frame codes shared by both sides; don't-care frames
+    seq_all = np.concatenate([gt.sequence, det_seq])
+    frame_all = np.concatenate([gt.frame, det.frame])
+    fcode, _ = group_codes(seq_all, frame_all)
+    g_fc, d_fc = fcode[: len(gt)], fcode[len(gt):]
+    dcf = np.unique(g_fc[gt.kind == KIND_DCF])
+    g_in = ~np.isin(g_fc, dcf)
+    d_in = ~np.isin(d_fc, dcf)
+    # evaluated frames per sequence: 0 .. last frame seen, minus don't-care frames
+    last = np.full(n_seq, -1, dtype=np.int64)
+    np.maximum.at(last, seq_all, frame_all)
+    dcf_seq = np.zeros(n_seq, dtype=np.int64)
+    if dcf.size:
+        first_row = np.unique(g_fc[gt.kind == KIND_DCF], return_index=True)[1]
+        np.add.at(dcf_seq, gt.sequence[gt.kind == KIND_DCF][first_row], 1)
+    frames_seq = np.maximum(last + 1 - dcf_seq, 0)
+    frames_per_domain = np.bincount(seq_domain, weights=frames_seq,
+                                    minlength=len(domain_names)).astype(np.int64)
+
+    # don't-care regions: drop detections with > dcr_threshold of their area inside
+    is_dcr = (gt.kind == KIND_DCR) & g_in
+    frac = _inside_fraction(d_fc, det.boxes, g_fc[is_dcr], gt.boxes[is_dcr])
+    d_keep = d_in & ~(frac > dcr_threshold)
+
+    # classes: of real ground-truth objects first, then of detections
+    obj = (gt.kind == KIND_OBJECT) & g_in
+    dco = (gt.kind == KIND_DCO) & g_in
+    g_labels = gt.label[obj | (dco & ~gt.all_classes)].astype(str)
+    d_labels = det.label[d_keep].astype(str)
+    classes = sorted(set(g_labels.tolist()) | set(d_labels.tolist()))
+    cls_index = {c: i for i, c in enumerate(classes)}
+    extra = sorted(set(d_labels.tolist()) - set(gt.label[obj].astype(str).tolist()))
+    if extra:
+        warnings.append(f"detection class(es) absent from the ground truth: {', '.join(extra)}")
+
+    g_sel = obj | dco
+    g_class = np.array([cls_index.get(str(s), -1) for s in gt.label[g_sel]], dtype=np.int64)
+    g_class[gt.all_classes[g_sel]] = -1
+    conf = det.confidence[d_keep]
+    n_no_conf = int(np.isnan(conf).sum())
+    if n_no_conf:
+        warnings.append(f"{n_no_conf} detection(s) without confidence: kept at every "
+                        "ROC threshold")
+    dont_care = {
+        "frames": int(dcf.size),
+        "regions": int(is_dcr.sum()),
+        "objects": int(dco.sum()),
+        "detections_in_frames": int((~d_in).sum()),
+        "detections_in_regions": int((d_in & ~d_keep).sum()),
+    }
+    return _Data(
+        classes=classes,
+        domain_names=domain_names,
+        frames_per_domain=frames_per_domain,
+        g_frame=g_fc[g_sel],
+        g_class=g_class,
+        g_boxes=gt.boxes[g_sel],
+        g_care=obj[g_sel],
+        g_domain=seq_domain[gt.sequence[g_sel]],
+        d_frame=d_fc[d_keep],
+        d_class=np.array([cls_index[s] for s in d_labels], dtype=np.int64),
+        d_boxes=det.boxes[d_keep],
+        d_conf=np.where(np.isnan(conf), np.inf, conf),
+        d_domain=seq_domain[det_seq[d_keep]],
+        dont_care=dont_care,
+        warnings=warnings,
+    )
+
+
+def _inside_fraction(
+    d_frame: np.ndarray, d_boxes: np.ndarray, r_frame: np.ndarray, r_boxes: np.ndarray
+) -> np.ndarray:
+    """Fraction of each detection's area inside the union of its frame's regions.
+
+    A zero-area detection touching a region counts as wholly inside.
+    """
+    from geoeval.overlap import box_area
+
+    frac = np.zeros(d_frame.size)
+    if r_frame.size == 0 or d_frame.size == 0:
+        return frac
+    i, j = overlapping_pairs(d_frame, d_boxes, r_frame, r_boxes)
+    if i.size == 0:
+        return frac
+    inter = np.zeros(d_frame.size)
+    np.add.at(inter, i, pair_intersection(d_boxes, r_boxes, i, j))
+    # several regions over one detection may overlap each other: exact union there
+    n_hit = np.bincount(i, minlength=d_frame.size)
+    multi = np.flatnonzero(n_hit > 1)
+    if multi.size:
+        import shapely
+
+        starts = np.searchsorted(i, multi)
+        for d, s in zip(multi, starts, strict=True):  # only detections under ≥ 2 regions
+            regions = shapely.union_all(shapely.box(*r_boxes[j[s:s + n_hit[d]]].T))
+            inter[d] = shapely.area(shapely.intersection(shapely.box(*d_boxes[d]), regions))
+    area = box_area(d_boxes)
+    touched = n_hit > 0
+    frac[touched & (area > 0)] = inter[touched & (area > 0)] / area[touched & (area > 0)]
+    frac[touched & (area == 0)] = 1.0
+    return frac
+
+
+# --- matching -----------------------------------------------------------------
+
+
+def _candidates(
+    g_group: np.ndarray, g_boxes: np.ndarray, d_group: np.ndarray, d_boxes: np.ndarray,
+    iou_threshold: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs of one group with ``IoU ≥ iou_threshold`` and their IoU."""
+    from geoeval.overlap import box_iou_pairs
+
+    i, j = overlapping_pairs(g_group, g_boxes, d_group, d_boxes)
+    iou = box_iou_pairs(g_boxes, d_boxes, i, j)
+    keep = (iou >= iou_threshold) & (iou > 0)
+    return i[keep], j[keep], iou[keep]
+
+
+def _assign(
+    i: np.ndarray, j: np.ndarray, iou: np.ndarray, care: np.ndarray, n_g: int, n_d: int,
+    d_group: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One-to-one assignment maximising ``2·TP + D`` then total IoU.
+
+    Returns ``gt_hit`` (each ground-truth row matched) and ``det_state`` (0 false
+    positive, 1 true positive, 2 matched to a don't-care object).
+    """
+    from geoeval.matching.assignment import max_weight_matching
+
+    gt_hit = np.zeros(n_g, dtype=bool)
+    state = np.zeros(n_d, dtype=np.int8)
+    if i.size == 0:
+        return gt_hit, state
+    # L exceeds the total IoU of any matching inside one group, so the integer
+    # part (2 per true positive, 1 per don't-care match) always decides first
+    big = float(np.bincount(d_group[j]).max()) + 1.0
+    w = np.where(care[i], 2.0 * big, big) + iou
+    chosen = max_weight_matching(i, j, w, n_g, n_d)
+    ci, cj = i[chosen], j[chosen]
+    gt_hit[ci] = True
+    state[cj] = np.where(care[ci], 1, 2)
+    return gt_hit, state
+
+
+def _count(
+    gt_hit: np.ndarray, state: np.ndarray, g_key: np.ndarray, g_care: np.ndarray,
+    d_key: np.ndarray, n_keys: int,
+) -> np.ndarray:
+    """Counts per key: ground truth, detections, TP, FP, ignored (rows of a 5 × K array)."""
+    care_key = g_key[g_care]
+    return np.stack([
+        np.bincount(care_key, minlength=n_keys),
+        np.bincount(d_key, minlength=n_keys),
+        np.bincount(care_key, weights=gt_hit[g_care], minlength=n_keys),
+        np.bincount(d_key, weights=state == 0, minlength=n_keys),
+        np.bincount(d_key, weights=state == 2, minlength=n_keys),
+    ]).astype(np.int64)
+
+
+def _merge(
+    frame: np.ndarray, boxes: np.ndarray, conf: np.ndarray, merge_threshold: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Detection only (§3.3): merge identical boxes and boxes with IoU > threshold.
+
+    The merged boxes are the connected components of the graph linking two
+    detections of one frame that are identical or overlap with
+    ``IoU > merge_threshold`` (one pass); each component becomes the envelope
+    of its boxes, with the largest confidence of its members.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from geoeval.overlap import box_iou_pairs
+
+    n = frame.size
+    if n == 0:
+        return frame, boxes, conf
+    i, j = overlapping_pairs(frame, boxes, frame, boxes)
+    keep = i < j
+    i, j = i[keep], j[keep]
+    iou = box_iou_pairs(boxes, boxes, i, j)
+    link = (iou > merge_threshold) | np.all(boxes[i] == boxes[j], axis=1)
+    adj = coo_matrix((np.ones(int(link.sum())), (i[link], j[link])), shape=(n, n))
+    _, comp = connected_components(adj, directed=False)
+    order = np.argsort(comp, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(comp[order]) != 0])
+    b = boxes[order]
+    merged = np.stack([
+        np.minimum.reduceat(b[:, 0], starts), np.minimum.reduceat(b[:, 1], starts),
+        np.maximum.reduceat(b[:, 2], starts), np.maximum.reduceat(b[:, 3], starts),
+    ], axis=1)
+    return frame[order][starts], merged, np.maximum.reduceat(conf[order], starts)
+
+
+def _score_counts(
+    data: _Data, min_conf: float | None, iou_threshold: float, merge_threshold: float,
+    cand: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts per (domain, class) and per domain (detection only) at one threshold."""
+    n_dom, n_cls = len(data.domain_names), len(data.classes)
+    keep_d = np.ones(data.d_frame.size, dtype=bool) if min_conf is None else (
+        data.d_conf >= min_conf)
+    # class-aware: ground truth rows expanded so class-less don't-care objects
+    # join every class, groups = (frame, class)
+    gi, dj, iou, ge_class, ge_row = cand
+    e_keep = keep_d[dj]
+    care = data.g_care[ge_row]
+    hit, state = _assign(gi[e_keep], dj[e_keep], iou[e_keep], care, ge_row.size,
+                         data.d_frame.size, data.d_frame)
+    g_key = data.g_domain[ge_row] * n_cls + ge_class
+    d_key = data.d_domain * n_cls + data.d_class
+    counts = _count(hit, state[keep_d], g_key, care, d_key[keep_d], n_dom * n_cls)
+    # detection only: labels ignored, boxes merged per frame
+    mf, mb, _ = _merge(data.d_frame[keep_d], data.d_boxes[keep_d], data.d_conf[keep_d],
+                       merge_threshold)
+    m_dom = _frame_domain(data, mf)
+    i, j, iou2 = _candidates(data.g_frame, data.g_boxes, mf, mb, iou_threshold)
+    hit2, state2 = _assign(i, j, iou2, data.g_care, data.g_frame.size, mf.size, mf)
+    det_only = _count(hit2, state2, data.g_domain, data.g_care, m_dom, n_dom)
+    return counts, det_only
+
+
+def _frame_domain(data: _Data, frames: np.ndarray) -> np.ndarray:
+    """Domain of each frame code (frames of one sequence share its domain)."""
+    lut = np.zeros(int(max(data.g_frame.max(initial=-1), data.d_frame.max(initial=-1))) + 1,
+                   dtype=np.int64)
+    lut[data.g_frame] = data.g_domain
+    lut[data.d_frame] = data.d_domain
+    return lut[frames]
+
+
+def _class_candidates(
+    data: _Data, iou_threshold: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Candidate pairs per (frame, class), with class-less don't-care objects expanded."""
+    n_cls = len(data.classes)
+    own = np.flatnonzero(data.g_class >= 0)
+    anyc = np.flatnonzero(data.g_class < 0)
+    ge_row = np.concatenate([own, np.repeat(anyc, n_cls)])
+    ge_class = np.concatenate([data.g_class[own], np.tile(np.arange(n_cls), anyc.size)])
+    n_f = int(max(data.g_frame.max(initial=-1), data.d_frame.max(initial=-1))) + 1
+    g_group = data.g_frame[ge_row] + n_f * ge_class
+    d_group = data.d_frame + n_f * data.d_class
+    i, j, iou = _candidates(g_group, data.g_boxes[ge_row], d_group, data.d_boxes, iou_threshold)
+    return i, j, iou, ge_class.astype(np.int64), ge_row.astype(np.int64)
+
+
+# --- scores ---------------------------------------------------------------------
+
+
+def _nmotda(c: np.ndarray, cost_miss: float, cost_fp: float) -> NmotdaScore:
+    n_g, n_d, tp, fp, ign = (int(x) for x in c)
+    missed = n_g - tp
+    value = None if n_g == 0 else 1.0 - (cost_miss * missed + cost_fp * fp) / n_g
+    return NmotdaScore(n_g, n_d, tp, missed, fp, ign, value)
+
+
+def _az(fppf: list[float | None], rate: list[float | None], fmax: float | None) -> tuple:
+    """Normalised area under detection rate vs FPPF, from (0, 0) through the points."""
+    pts = [(f, r) for f, r in zip(fppf, rate, strict=True) if f is not None and r is not None]
+    if not pts:
+        return None, None
+    x = np.array([0.0] + [p[0] for p in pts])
+    y = np.array([0.0] + [p[1] for p in pts])
+    order = np.lexsort((y, x))
+    x, y = x[order], y[order]
+    top = float(x.max()) if fmax is None else float(fmax)
+    if top <= 0:
+        return float(y.max()), 0.0
+    if x[-1] < top:  # hold the last detection rate up to the end of the axis
+        x, y = np.r_[x, top], np.r_[y, y[-1]]
+    inside = x <= top
+    xi, yi = x[inside], y[inside]
+    if xi[-1] < top:  # clip: interpolate at the end of the axis
+        k = np.searchsorted(x, top)
+        yt = y[k - 1] + (y[k] - y[k - 1]) * (top - x[k - 1]) / (x[k] - x[k - 1])
+        xi, yi = np.r_[xi, top], np.r_[yi, yt]
+    area = float(np.sum((xi[1:] - xi[:-1]) * (yi[1:] + yi[:-1]) / 2.0))
+    return area / top, top
+
+
+def _roc(
+    thresholds: tuple[float, ...], rows: list[np.ndarray], n_frames: int,
+    roc_max_fppf: float | None,
+) -> RocCurve:
+    """ROC of one class/domain from its count vectors at each threshold."""
+    tp = tuple(int(r[2]) for r in rows)
+    fp = tuple(int(r[3]) for r in rows)
+    n_g = int(rows[0][0]) if rows else 0
+    rate = tuple(None if n_g == 0 else t / n_g for t in tp)
+    fppf = tuple(None if n_frames == 0 else f / n_frames for f in fp)
+    az, top = _az(list(fppf), list(rate), roc_max_fppf)
+    return RocCurve(thresholds, tp, fp, rate, fppf, az, top)
+
+
+def _scores(
+    data: _Data, domain: int | None, cost_miss: float, cost_fp: float,
+    thresholds: tuple[float, ...],
+    roc_max_fppf: float | None, cache: dict[str, Any],
+) -> Neovision2Scores:
+    n_dom, n_cls = len(data.domain_names), len(data.classes)
+    doms = list(range(n_dom)) if domain is None else [domain]
+
+    def cls_counts(c: np.ndarray) -> np.ndarray:  # (5, n_dom * n_cls) -> (5, n_cls)
+        return c.reshape(5, n_dom, n_cls)[:, doms, :].sum(axis=1)
+
+    def det_counts(c: np.ndarray) -> np.ndarray:
+        return c[:, doms].sum(axis=1)
+
+    main_c, main_d = cache["main"]
+    per_class = cls_counts(main_c)
+    classes = {name: _nmotda(per_class[:, k], cost_miss, cost_fp)
+               for k, name in enumerate(data.classes)}
+    det_only = _nmotda(det_counts(main_d), cost_miss, cost_fp)
+    n_g = sum(s.ground_truth for s in classes.values() if s.nmotda is not None)
+    weighted = None if n_g == 0 else sum(
+        s.ground_truth * s.nmotda for s in classes.values() if s.nmotda is not None) / n_g
+    n_frames = int(data.frames_per_domain[doms].sum())
+    sweeps = cache["roc"]
+    roc = {name: _roc(thresholds, [cls_counts(c)[:, k] for c, _ in sweeps], n_frames,
+                      roc_max_fppf)
+           for k, name in enumerate(data.classes)}
+    roc_det = _roc(thresholds, [det_counts(d) for _, d in sweeps], n_frames, roc_max_fppf)
+    return Neovision2Scores(n_frames, classes, det_only, weighted, roc, roc_det)
+
+
+def _all_counts(
+    data: _Data, iou_threshold: float, merge_threshold: float, thresholds: tuple[float, ...]
+) -> dict[str, Any]:
+    """Counts of every (domain, class) cell: all detections, then each ROC threshold."""
+    cand = _class_candidates(data, iou_threshold)
+    return {
+        "main": _score_counts(data, None, iou_threshold, merge_threshold, cand),
+        "roc": [_score_counts(data, t, iou_threshold, merge_threshold, cand)
+                for t in thresholds],
+    }

@@ -1,0 +1,64 @@
+"""``geoeval boxes neovision2 GT DET``: the DARPA Neovision2 protocol.
+
+$ geoeval boxes neovision2 truth/ results/ --json neovision2.json
+$ geoeval boxes neovision2 truth/TowerF/001.csv results/TowerF/001.csv
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:.4f}"
+
+
+def neovision2_command(
+    ground_truth: Annotated[Path, typer.Argument(
+        help="Ground truth: a CSV file or a folder of per-sequence CSV files.")],
+    detections: Annotated[Path, typer.Argument(
+        help="System output: a CSV file or a folder laid out like the ground truth.")],
+    iou_threshold: Annotated[float, typer.Option(help="Match when IoU ≥ this.")] = 0.2,
+    roc_max_fppf: Annotated[float | None, typer.Option(
+        help="Right end of the FPPF axis for Az (default: each curve's largest FPPF).")
+    ] = None,
+    json_path: Annotated[Path | None, typer.Option(
+        "--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Neovision2: NMOTDA per class and domain, detection only, ROC and Az."""
+    from rich.console import Console
+    from rich.table import Table
+
+    import geoeval
+
+    result = geoeval.evaluate_neovision2(ground_truth, detections, iou_threshold=iou_threshold,
+                                         roc_max_fppf=roc_max_fppf)
+    err = Console(stderr=True)
+    for w in result.warnings:
+        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+    if json_path is not None:
+        from geoeval.report.json import write_json
+
+        write_json(json_path, result.to_dict())
+    scopes = {"all": result.overall, **result.domains}
+    out = Console()
+    for name, scores in scopes.items():
+        table = Table(title=f"Neovision2 — {name} ({scores.n_frames} frames)")
+        for col in ("class", "NMOTDA", "ground truth", "missed", "false positives", "Az"):
+            table.add_column(col, justify="left" if col == "class" else "right")
+        for cls, s in scores.classes.items():
+            table.add_row(cls, _fmt(s.nmotda), str(s.ground_truth), str(s.missed),
+                          str(s.false_positives), _fmt(scores.roc[cls].az))
+        d = scores.detection_only
+        table.add_row("detection only", _fmt(d.nmotda), str(d.ground_truth), str(d.missed),
+                      str(d.false_positives), _fmt(scores.roc_detection_only.az))
+        out.print(table)
+        out.print(f"weighted mean NMOTDA {_fmt(scores.weighted_mean)}", highlight=False)
+
+
+def register(boxes_app: typer.Typer) -> None:
+    """Add ``neovision2`` to ``geoeval boxes``."""
+    boxes_app.command("neovision2")(neovision2_command)

@@ -1,0 +1,155 @@
+"""``geoeval boxes robin`` and ``geoeval boxes robin-categories``: the ROBIN protocol.
+
+$ geoeval boxes robin groundtruths/ detections/ --preset precise --json robin.json
+$ geoeval boxes robin gt/ run1/ run2/ run3/ run4/ run5/        # five operating points
+$ geoeval boxes robin-categories gt/ labels/ --known-categories car,truck,tank
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+class Preset(str, Enum):
+    rough = "rough"
+    precise = "precise"
+
+
+GtArg = Annotated[Path, typer.Argument(help="Ground truth: folder of text/VOC files, "
+                                            "COCO JSON, or YOLO folder.")]
+Eps1 = Annotated[float | None, typer.Option("--eps1", help="Localisation threshold ε1 "
+                                                           "(overrides the preset).")]
+Eps2 = Annotated[float | None, typer.Option("--eps2", help="Completeness threshold ε2.")]
+Eps3 = Annotated[float | None, typer.Option("--eps3", help="Correctness threshold ε3.")]
+PresetOpt = Annotated[Preset, typer.Option(help="Thresholds: rough 0.15/0.5/0.15, "
+                                                "precise 0.05/0.2/0.05.")]
+FmtOpt = Annotated[str | None, typer.Option("--format", help="text, voc, coco or yolo "
+                                                             "(default: detected).")]
+BoxFmtOpt = Annotated[str, typer.Option("--box-format", help="Text files: xyrb or xywh.")]
+SizeOpt = Annotated[str | None, typer.Option("--image-size", help="W,H for relative "
+                                                                  "coordinates.")]
+JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
+
+
+def _reader(fmt: str | None, box_format: str, image_size: str | None) -> dict[str, Any]:
+    from geoeval.errors import InputError
+
+    opts: dict[str, Any] = {"fmt": fmt, "box_format": box_format}
+    if image_size is not None:
+        try:
+            w, h = (float(v) for v in image_size.split(","))
+        except ValueError as exc:
+            raise InputError(f"--image-size must be W,H, got {image_size!r}") from exc
+        opts["image_size"] = (w, h)
+    return opts
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:.4f}"
+
+
+def robin_command(
+    ground_truth: GtArg,
+    detections: Annotated[list[Path], typer.Argument(
+        help="Detections: one run (with confidences: a full sweep) or several runs.")],
+    preset: PresetOpt = Preset.rough,
+    eps1: Eps1 = None,
+    eps2: Eps2 = None,
+    eps3: Eps3 = None,
+    points: Annotated[bool, typer.Option(
+        "--points", help="Detections are access points (box centres): G uses m1 only.")] = False,
+    difficult_alpha: Annotated[float, typer.Option(
+        help="Significance level of the difficult-image test.")] = 0.05,
+    fmt: FmtOpt = None,
+    box_format: BoxFmtOpt = "xyrb",
+    image_size: SizeOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """ROBIN detection: criterion G, precision/recall over all images, R*, P*, EER, AUC."""
+    from rich.console import Console
+    from rich.table import Table
+
+    import geoeval
+
+    result = geoeval.evaluate_robin(
+        ground_truth, detections, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
+        points=points, difficult_alpha=difficult_alpha,
+        **_reader(fmt, box_format, image_size))
+    err = Console(stderr=True)
+    for w in result.warnings:
+        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+    if json_path is not None:
+        from geoeval.report.json import write_json
+
+        write_json(json_path, result.to_dict())
+    table = Table(title=f"ROBIN detection (ε = {', '.join(f'{e:g}' for e in result.eps)})")
+    for col in ("run", "TP", "N", "N*", "precision", "recall", "difficult images"):
+        table.add_column(col, justify="right" if col != "run" else "left")
+    for run in result.runs:
+        table.add_row(run.path, str(run.tp), str(run.n), str(run.n_star), _fmt(run.precision),
+                      _fmt(run.recall), str(int(run.difficult.sum())))
+    out = Console()
+    out.print(table)
+    out.print(f"R* {_fmt(result.r_star)}   P* {_fmt(result.p_star)}   EER {_fmt(result.eer)}"
+              f"   AUC {_fmt(result.auc)}   (from {result.curve_source}, "
+              f"{len(result.curve)} point(s))", highlight=False)
+
+
+def robin_categories_command(
+    ground_truth: GtArg,
+    outputs: Annotated[list[Path], typer.Argument(
+        help="Categoriser outputs (labelled boxes): one run or several runs.")],
+    preset: PresetOpt = Preset.rough,
+    eps1: Eps1 = None,
+    eps2: Eps2 = None,
+    eps3: Eps3 = None,
+    known_categories: Annotated[str | None, typer.Option(
+        help="Comma-separated categories of the learning database; others are 'Other'.")
+    ] = None,
+    fmt: FmtOpt = None,
+    box_format: BoxFmtOpt = "xyrb",
+    image_size: SizeOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """ROBIN categorisation: confusion matrix η, D, U, D*, U*, EDU, rejection, ERR."""
+    from rich.console import Console
+    from rich.table import Table
+
+    import geoeval
+
+    known = None if known_categories is None else [
+        c.strip() for c in known_categories.split(",") if c.strip()]
+    result = geoeval.robin_categories(
+        ground_truth, outputs, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
+        known_categories=known, **_reader(fmt, box_format, image_size))
+    err = Console(stderr=True)
+    for w in result.warnings:
+        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+    if json_path is not None:
+        from geoeval.report.json import write_json
+
+        write_json(json_path, result.to_dict())
+    run = result.runs[0]
+    table = Table(title="η(c, c*): rows ground truth c*, columns output c")
+    table.add_column("c* \\ c")
+    for o in run.outputs:
+        table.add_column(o, justify="right")
+    for c in run.categories:
+        table.add_row(c, *(f"{run.confusion[c][o]:.3f}" for o in run.outputs))
+    out = Console()
+    out.print(table)
+    out.print(f"D {_fmt(result.discrimination)}   U {_fmt(result.uncertainty)}   "
+              f"D* {_fmt(result.d_star)}   U* {_fmt(result.u_star)}   EDU {_fmt(result.edu)}",
+              highlight=False)
+    out.print(f"rejection {_fmt(run.rejection)}   false rejection {_fmt(run.false_rejection)}"
+              f"   ERR {_fmt(result.err)}", highlight=False)
+
+
+def register(boxes_app: typer.Typer) -> None:
+    """Add ``robin`` and ``robin-categories`` to ``geoeval boxes``."""
+    boxes_app.command("robin")(robin_command)
+    boxes_app.command("robin-categories")(robin_categories_command)
