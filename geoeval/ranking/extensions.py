@@ -26,8 +26,10 @@ comparable. The proposal is symmetric, so the chain is uniform on linear
 extensions. Every step is counted (a lazy or rejected step repeats the state),
 the occupation times of each item at each rank are accumulated exactly, and the
 standard errors come from batch means. The number of linear extensions is
-estimated by peeling maximal items: ``e(P) = e(P − m) / Pr_P(m has rank 1)``,
-one chain per peeled item, until the rest is small enough to count exactly.
+estimated by peeling maximal items: ``e(P) = e(P − m) · E[s]``, where ``s`` is
+the number of places where ``m`` can be inserted into a uniform linear
+extension of ``P − m`` (one chain per peeled item), until the rest is small
+enough to count exactly.
 """
 
 from __future__ import annotations
@@ -231,10 +233,26 @@ def _bit(a: int, dtype: type | np.dtype) -> object:
     return np.uint64(1 << a) if dtype == np.uint64 else 1 << a
 
 
+def width(poset: Poset) -> int:
+    """Size of the largest antichain (Dilworth: ``n`` minus a maximum matching
+    of the bipartite graph of strict relations)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    if poset.n == 0:
+        return 0
+    match = maximum_bipartite_matching(csr_matrix(poset.better), perm_type="column")
+    return poset.n - int((match >= 0).sum())
+
+
 def _forward(
     poset: Poset, counter: _Counter, max_states: int
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     n = poset.n
+    # every subset of an antichain generates a distinct up-set: 2^width states at least
+    w = width(poset)
+    if w >= 63 or 2**w > max_states:
+        raise TooManyStates(max_states)
     mdtype = np.uint64 if n <= 64 else object
     up = _up_masks(poset, mdtype)
     levels = [np.zeros(1, dtype=mdtype)]
@@ -243,12 +261,18 @@ def _forward(
     for _ in range(n):
         masks, counts = levels[-1], forward[-1]
         kids, contrib = [], []
+        generated = 0
         for a in range(n):
             bit = _bit(a, mdtype)
             sel = ((masks & bit) == 0) & ((masks & up[a]) == up[a])
             if sel.any():
                 kids.append(masks[sel] | bit)
                 contrib.append(counts[sel])
+                # each up-set of size k + 1 arises at most k + 1 <= n times: a
+                # lower bound on the new states, checked before memory grows
+                generated += kids[-1].size
+                if total + -(-generated // n) > max_states:
+                    raise TooManyStates(max_states)
         children = np.concatenate(kids)
         values = np.concatenate(contrib)
         order = np.argsort(children, kind="stable")
@@ -361,10 +385,20 @@ def default_samples(n: int) -> int:
 
 
 def _run_chain(
-    poset: Poset, samples: int, burn_in: int, batches: int, rng: np.random.Generator
-) -> tuple[np.ndarray, int]:
-    """Run the chain; return per-batch occupation counts ``(batches, n, n)``
-    (item, rank) over the counted steps, and the number of accepted swaps."""
+    poset: Poset,
+    samples: int,
+    burn_in: int,
+    batches: int,
+    rng: np.random.Generator,
+    track: int = 0,
+) -> tuple[np.ndarray, int, np.ndarray]:
+    """Run the chain.
+
+    Returns per-batch occupation counts ``(batches, n, n)`` (item, rank) over
+    the counted steps, the number of accepted swaps, and per batch the mean of
+    ``1 + min position of the items in the bitmask track`` (``n + 1`` if none),
+    the number of places above all of them.
+    """
     n = poset.n
     comp = [0] * n
     rel = poset.better | poset.better.T
@@ -377,16 +411,23 @@ def _run_chain(
     pos = [0] * n
     for i, a in enumerate(order):
         pos[a] = i
+    tracked = [bool((track >> a) & 1) for a in range(n)]
     occ = np.zeros((batches, n, n), dtype=np.int64)
+    slots = np.zeros(batches, dtype=float)
+    batch_len = samples // batches
+    top_now = min((pos[a] for a in range(n) if tracked[a]), default=n)
     if n < 2:
-        occ[:, 0, 0] = samples // batches
-        return occ, 0
+        occ[:, 0, 0] = batch_len
+        slots[:] = top_now + 1
+        return occ, 0, slots
     weights = np.array([i * (n - i) for i in range(1, n)], dtype=float)
     weights /= weights.sum()
-    batch_len = samples // batches
     chunk = 1 << 16
+    # mutable chain state shared with advance(): [top position of tracked items,
+    # step since which it holds, accumulated slot-steps]
+    top = [top_now, 1, 0]
 
-    def advance(steps: int, record: list[int] | None, since: list[int], start: int) -> int:
+    def advance(steps: int, record: list[int] | None, since: list[int]) -> int:
         """Run ``steps`` steps; record occupation in ``record`` (flat n*n) if given."""
         accepted = 0
         done = 0
@@ -410,25 +451,41 @@ def _run_chain(
                 pos[y] = i
                 accepted += 1
                 if record is not None:
-                    now = start + done + t + 1  # state after this step starts here
+                    now = done + t + 1  # the state after this step starts here
                     record[x * n + i] += now - since[x]
                     record[y * n + i + 1] += now - since[y]
                     since[x] = now
                     since[y] = now
+                    if track and tracked[x] != tracked[y]:
+                        new = top[0]
+                        if tracked[x] and top[0] == i:
+                            new = i + 1
+                        elif tracked[y] and top[0] == i + 1:
+                            new = i
+                        if new != top[0]:
+                            top[2] += (top[0] + 1) * (now - top[1])
+                            top[0], top[1] = new, now
+                elif track and tracked[x] != tracked[y]:
+                    if tracked[x] and top[0] == i:
+                        top[0] = i + 1
+                    elif tracked[y] and top[0] == i + 1:
+                        top[0] = i
             done += m
         return accepted
 
-    advance(burn_in, None, [0] * n, 0)
+    advance(burn_in, None, [0] * n)
     accepted = 0
     for b in range(batches):
         record = [0] * (n * n)
         # steps are numbered 1..batch_len; the state after step s is observed at s
         since = [1] * n
-        accepted += advance(batch_len, record, since, 0)
+        top[1], top[2] = 1, 0
+        accepted += advance(batch_len, record, since)
         for x in range(n):
             record[x * n + pos[x]] += batch_len + 1 - since[x]
         occ[b] = np.array(record, dtype=np.int64).reshape(n, n)
-    return occ, accepted
+        slots[b] = (top[2] + (top[0] + 1) * (batch_len + 1 - top[1])) / batch_len
+    return occ, accepted, slots
 
 
 def _symmetrise(prob: np.ndarray, ties: tuple[tuple[int, ...], ...]) -> np.ndarray:
@@ -496,8 +553,9 @@ def sample_rank_frequencies(
         Seed of the numpy generator: same seed, same numbers.
     estimate_count : bool
         Also estimate ``e(P)`` by peeling maximal items (one more chain per
-        peeled item, with ``samples // 4`` steps each, until the rest has at
-        most ``max_states`` up-sets and is counted exactly).
+        peeled item, with ``samples`` steps each, until the rest has at
+        most ``max_states`` up-sets and is counted exactly; see
+        :func:`_estimate_count`).
     max_states : int
         Up-set cap for the exact tail of the count estimate.
     try_exact_first : bool
@@ -524,16 +582,14 @@ def sample_rank_frequencies(
         raise ValueError(f"need burn_in >= 0 and samples >= batches, got {burn}, {steps}")
     steps -= steps % batches
     rng = np.random.default_rng(seed)
-    occ, accepted = _run_chain(poset, steps, burn, batches, rng)
+    occ, accepted, _ = _run_chain(poset, steps, burn, batches, rng)
     prob, se, er_se = _batch_estimates(occ, poset.ties)
     notes: list[str] = []
     estimate = rse = None
     if estimate_count:
         estimate, rse, peeled = _estimate_count(
             poset,
-            prob,
-            se,
-            max(steps // 4, batches),
+            steps,
             burn,
             batches,
             rng,
@@ -562,10 +618,17 @@ def sample_rank_frequencies(
     )
 
 
+def _peel_choice(poset: Poset) -> int:
+    """The maximal item to peel, chosen from the order alone (never from noisy
+    estimates): one with nothing below first (its factor is exact), else the
+    one with the most items below; first in input order on ties."""
+    maximal = [i for i in range(poset.n) if not poset.better[i].any()]
+    below = poset.better.sum(axis=0)
+    return max(maximal, key=lambda i: (int(below[i]) == 0, int(below[i]), -i))
+
+
 def _estimate_count(
     poset: Poset,
-    prob: np.ndarray,
-    se: np.ndarray,
     steps: int,
     burn: int,
     batches: int,
@@ -573,29 +636,42 @@ def _estimate_count(
     max_states: int,
     try_exact_first: bool,
 ) -> tuple[float, float, int]:
-    """``e(P) = e(P − m) / Pr(m first)``, peeling the maximal item most often first."""
+    """Estimate ``e(P)`` by peeling maximal items one by one.
+
+    For a maximal ``m``, ``e(P) = e(P − m) · E[s(ω')]`` over uniform linear
+    extensions ``ω'`` of ``P − m``, where ``s(ω')`` is the number of places
+    above every item below ``m`` (the best rank among them, or ``|P|`` if ``m``
+    has nothing below): each extension of ``P`` is one ``ω'`` with ``m``
+    inserted in one of those places. One chain per peeled item estimates the
+    mean (batch means for its standard error), until the rest has at most
+    ``max_states`` up-sets and is counted exactly. Returns the estimate, its
+    relative standard error (delta method) and the number of items peeled.
+    """
     sub = poset
-    log_est = 0.0
+    estimate = 1.0
     var = 0.0
     peeled = 0
     while True:
-        exact = None
         if peeled > 0 or try_exact_first:
             try:
                 exact = count_linear_extensions(sub, max_states)
             except TooManyStates:
                 pass
-        if exact is not None:
-            return math.exp(log_est) * exact, math.sqrt(var), peeled
-        if peeled > 0:
-            occ, _ = _run_chain(sub, steps - steps % batches, burn, batches, rng)
-            prob, se, _ = _batch_estimates(occ, sub.ties)
-        maximal = [i for i in range(sub.n) if not sub.better[i].any()]
-        m = max(maximal, key=lambda i: prob[i, 0])
-        p, s = float(prob[m, 0]), float(se[m, 0])
-        log_est -= math.log(p)
-        var += (s / p) ** 2
-        sub = _sub_poset(sub, [i for i in range(sub.n) if i != m])
+            else:
+                return estimate * exact, math.sqrt(var), peeled
+        m = _peel_choice(sub)
+        rest = [i for i in range(sub.n) if i != m]
+        below = sub.better[rest, m]
+        sub = _sub_poset(sub, rest)
+        track = sum(1 << i for i in np.flatnonzero(below).tolist())
+        if track == 0:
+            factor, se = float(sub.n + 1), 0.0
+        else:
+            _, _, slots = _run_chain(sub, steps - steps % batches, burn, batches, rng, track)
+            factor = float(slots.mean())
+            se = float(slots.std(ddof=1)) / math.sqrt(batches)
+        estimate *= factor
+        var += (se / factor) ** 2
         peeled += 1
 
 

@@ -1,0 +1,153 @@
+"""Figures of a ranking: the Hasse diagram in levels and a rank-frequency heat map.
+
+matplotlib is imported inside the functions (it is slow to import and only
+needed here), and only its object-oriented API is used (no pyplot global state).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from geoeval.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+    from geoeval.ranking.api import RankingResult
+
+FORMATS = {".png": "png", ".svg": "svg"}
+
+
+def hasse_layout(result: RankingResult) -> dict[str, tuple[float, float]]:
+    """Node positions: one row per level (best at the top, ``y = −level``); in a
+    row, items ordered by the mean position of the items covering them
+    (barycentre heuristic, fewer crossings), then by final rank."""
+    poset = result.poset
+    final = result.final_rank
+    covers = poset.covers
+    pos: dict[int, tuple[float, float]] = {}
+    for depth, level in enumerate(poset.levels()):
+
+        def key(a: int) -> tuple[float, int]:
+            above = [pos[b][0] for b in np.flatnonzero(covers[a]).tolist() if b in pos]
+            return (float(np.mean(above)) if above else 0.0, final[poset.names[a]])
+
+        ordered = sorted(level, key=key) if depth else sorted(level, key=lambda a: key(a)[1])
+        m = len(ordered)
+        for i, a in enumerate(ordered):
+            pos[a] = (i - (m - 1) / 2.0, -float(depth))
+    return {poset.names[a]: xy for a, xy in pos.items()}
+
+
+def _label(result: RankingResult, name: str) -> str:
+    vals = []
+    for col in result.indicators:
+        v = result.values[name].get(col)
+        vals.append("–" if v is None else f"{v:.3g}")
+    return f"{name}\n{' / '.join(vals)}"
+
+
+def plot_hasse(result: RankingResult, ax: Axes) -> None:
+    """Draw the Hasse diagram of the indicator order on ``ax``: levels, best at
+    the top, one edge per cover, nodes labelled with name and indicators."""
+    xy = hasse_layout(result)
+    for worse, better in result.hasse_edges():
+        (x0, y0), (x1, y1) = xy[worse], xy[better]
+        ax.plot([x0, x1], [y0, y1], color="0.45", lw=1.2, zorder=1)
+    final = result.final_rank
+    for name, (x, y) in xy.items():
+        ax.text(
+            x,
+            y,
+            f"#{final[name]} {_label(result, name)}",
+            ha="center",
+            va="center",
+            fontsize=8,
+            zorder=2,
+            bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": "0.3"},
+        )
+    xs = [p[0] for p in xy.values()] or [0.0]
+    ys = [p[1] for p in xy.values()] or [0.0]
+    ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
+    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
+    ax.set_axis_off()
+    ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)}); #k = final rank", fontsize=9)
+
+
+def plot_rank_frequencies(result: RankingResult, ax: Axes) -> Any:
+    """Heat map of ``Pr(rank = r)`` (rows: submissions in final order; columns:
+    ranks 1..n) on ``ax``; returns the image (for a colour bar)."""
+    order = list(result.ranking)
+    index = {n: i for i, n in enumerate(result.names)}
+    prob = result.stats.probabilities()[[index[n] for n in order]]
+    n = len(order)
+    image = ax.imshow(prob, cmap="viridis", vmin=0.0, vmax=max(float(prob.max()), 1e-12))
+    ax.set_xticks(range(n), [str(r) for r in range(1, n + 1)], fontsize=7)
+    ax.set_yticks(range(n), order, fontsize=7)
+    ax.set_xlabel("rank")
+    method = "exact" if result.stats.exact else "sampled"
+    ax.set_title(f"Rank frequencies ({method}, share of linear extensions)", fontsize=9)
+    if n <= 12:
+        for i in range(n):
+            for j in range(n):
+                if prob[i, j] > 0:
+                    ax.text(
+                        j,
+                        i,
+                        f"{prob[i, j]:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=6,
+                        color="white" if prob[i, j] < 0.6 * prob.max() else "black",
+                    )
+    return image
+
+
+def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> Path:
+    """Save the Hasse diagram and the rank-frequency heat map side by side.
+
+    Parameters
+    ----------
+    result : RankingResult
+    path : path-like
+        ``.png`` or ``.svg``; written atomically (temp file, then ``os.replace``).
+
+    Returns
+    -------
+    Path
+    """
+    target = Path(path)
+    fmt = FORMATS.get(target.suffix.lower())
+    if fmt is None:
+        raise InputError("figure must be .png or .svg", target)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError("folder does not exist", folder)
+    from matplotlib.figure import Figure  # deferred: heavy, figures only
+
+    from geoeval.ranking.api import default_file_mode
+
+    n = len(result.names)
+    width = max(4.0, 1.6 * max(len(lv) for lv in result.levels()))
+    height = max(3.0, 1.1 * len(result.levels()), 0.35 * n + 1.5)
+    fig = Figure(figsize=(width + 0.45 * n + 3.0, height), layout="constrained")
+    ax_h, ax_f = fig.subplots(1, 2, width_ratios=[width, 0.45 * n + 2.0])
+    plot_hasse(result, ax_h)
+    image = plot_rank_frequencies(result, ax_f)
+    fig.colorbar(image, ax=ax_f, shrink=0.8)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=folder)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format=fmt, dpi=150)
+        os.chmod(tmp, default_file_mode())
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return target
