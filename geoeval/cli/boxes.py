@@ -11,7 +11,7 @@ import importlib
 import typer
 
 # protocol modules geoeval.cli.boxes_<name>, each with register(boxes_app)
-BOX_COMMANDS: tuple[str, ...] = ()
+BOX_COMMANDS: tuple[str, ...] = ("voc", "coco", "robin", "neovision2")
 
 boxes_app = typer.Typer(
     name="boxes",

@@ -1,0 +1,73 @@
+"""Precision × recall curves and average precision (every-point and 11-point).
+
+Shared by the box protocols (VOC here; ROBIN and Neovision2 may reuse it).
+Definitions from ``seeds/002`` ("Average Precision", "11-point interpolation",
+"Interpolating all points") and the PASCAL VOC devkit (``VOCap``, ``VOCevaldet``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Recall levels of the 11-point interpolation, exactly ``i / 10``.
+ELEVEN_LEVELS = np.arange(11) / 10.0
+
+
+def pr_curve(is_tp: np.ndarray, n_ground_truth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Precision and recall after each detection of a ranked list.
+
+    Parameters
+    ----------
+    is_tp : numpy.ndarray
+        Boolean, one entry per counted detection in decreasing confidence
+        (true positive or false positive; ignored detections left out).
+    n_ground_truth : int
+        Number of (non-ignored) ground-truth objects; must be positive.
+
+    Returns
+    -------
+    precision, recall : numpy.ndarray
+        ``P_k = TP_k / k`` and ``R_k = TP_k / n_ground_truth`` where ``TP_k``
+        counts the true positives among the first ``k`` detections.
+    """
+    if n_ground_truth <= 0:
+        raise ValueError("n_ground_truth must be positive")
+    tp = np.cumsum(np.asarray(is_tp, dtype=bool), dtype=np.int64)
+    k = np.arange(1, tp.size + 1, dtype=np.int64)
+    return tp / k, tp / n_ground_truth
+
+
+def ap_every_point(precision: np.ndarray, recall: np.ndarray) -> float:
+    """Average precision by interpolating all points (VOC 2010+, ``seeds/002``).
+
+    Notes
+    -----
+    ``AP = Σ_n (r_{n+1} − r_n) · p_interp(r_{n+1})`` with
+    ``p_interp(r) = max_{r' ≥ r} p(r')`` over the curve extended by
+    ``(0, 0)`` and ``(1, 0)`` (devkit ``VOCap``). An empty curve gives 0.
+    """
+    mrec = np.concatenate(([0.0], np.asarray(recall, float), [1.0]))
+    mpre = np.concatenate(([0.0], np.asarray(precision, float), [0.0]))
+    mpre = np.maximum.accumulate(mpre[::-1])[::-1]
+    step = np.flatnonzero(mrec[1:] != mrec[:-1])
+    return float(np.sum((mrec[step + 1] - mrec[step]) * mpre[step + 1]))
+
+
+def ap_eleven_point(precision: np.ndarray, recall: np.ndarray) -> float:
+    """Average precision by 11-point interpolation (VOC 2007, ``seeds/002``).
+
+    Notes
+    -----
+    ``AP = (1/11) Σ_{r ∈ {0, 0.1, …, 1}} max_{r' ≥ r} p(r')`` (0 where no point
+    reaches recall ``r``). The levels are exactly ``i / 10`` so that a recall
+    of ``3/10`` counts for the level 0.3 (``np.linspace`` would give
+    0.30000000000000004).
+    """
+    p = np.asarray(precision, float)
+    r = np.asarray(recall, float)
+    if p.size == 0:
+        return 0.0
+    env = np.maximum.accumulate(p[::-1])[::-1]  # max precision at recall >= r[i]
+    idx = np.searchsorted(r, ELEVEN_LEVELS, side="left")  # recall is non-decreasing
+    vals = np.where(idx < r.size, env[np.minimum(idx, r.size - 1)], 0.0)
+    return float(vals.sum() / 11.0)

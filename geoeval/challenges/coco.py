@@ -1,0 +1,444 @@
+"""COCO box detection protocol: the twelve standard numbers and per-class AP.
+
+Reproduces the official evaluator (``pycocotools.cocoeval.COCOeval`` with
+``iouType='bbox'`` and default parameters) number for number, with a
+vectorised implementation; pycocotools is never imported here.
+
+The protocol (``SPEC.md`` §5; COCOeval ``evaluateImg``/``accumulate``/``summarize``):
+
+* images are the ground truth's ``images``, categories its ``categories``;
+  results on other categories are dropped, results on unknown images refused;
+* per image and category, detections ranked by decreasing score (stable) and
+  cut to the 100 best; IoU of boxes ``[x, y, w, h]``, except that a crowd
+  ground truth (``iscrowd``) gives ``|D ∩ G| / |D|``;
+* for each IoU threshold ``t ∈ {.50, .55, …, .95}`` and area range (all
+  ``[0, 1e10]``, small ``[0, 32²]``, medium ``[32², 96²]``, large
+  ``[96², 1e10]``, bounds inclusive, applied to the annotation ``area``
+  field), ground truth is *ignored* if crowd or outside the range; each
+  detection in rank order takes, among the ground truths still free (a crowd
+  one is never used up) with IoU ≥ t, the best non-ignored one (highest IoU,
+  ties to the later one in file order), or else the best ignored one;
+  detections matched to ignored ground truth, and unmatched detections whose
+  own area ``w·h`` is outside the range, are ignored; the rest are TP or FP;
+* per category, area range, and maximum number of detections per image
+  (1, 10, 100), detections of all images ranked by score (stable; ties by
+  image id, then rank in image) give precision ``TP/(TP+FP+ε)`` and recall
+  ``TP/N`` (N = non-ignored ground truth), precision made non-increasing from
+  the right and read at the 101 recall levels ``0:.01:1`` (first point with
+  recall ≥ level; 0 past the end); recall is the final recall;
+* -1 marks an undefined value (no non-ignored ground truth); AP and AR are
+  means over the defined values.
+
+Vectorisation: all (detection, ground truth) pairs of each image × category
+are scored at once; the greedy assignment, sequential inside one image ×
+category, is run for the r-th ranked detection of *every* image × category
+simultaneously (at most 100 steps), over all thresholds and area ranges at
+once; accumulation is vectorised per category over thresholds, area ranges
+and detection limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from geoeval.challenges._pairs import group_pairs
+from geoeval.errors import InputError
+from geoeval.io.boxes import BoxSet, read_coco
+
+#: IoU thresholds .50:.05:.95, built exactly as the official evaluator builds them.
+IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
+#: Recall levels 0:.01:1 (101 points).
+REC_THRESHOLDS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+MAX_DETS = (1, 10, 100)
+AREA_RANGES = ((0.0**2, 1e5**2), (0.0**2, 32.0**2), (32.0**2, 96.0**2), (96.0**2, 1e5**2))
+AREA_LABELS = ("all", "small", "medium", "large")
+STAT_NAMES = ("AP", "AP50", "AP75", "APs", "APm", "APl",
+              "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")
+
+
+@dataclass(frozen=True)
+class CocoResult:
+    """COCO evaluation of one result set.
+
+    Attributes
+    ----------
+    stats : dict of str -> float
+        The twelve numbers ``AP AP50 AP75 APs APm APl AR1 AR10 AR100 ARs ARm
+        ARl``, each -1 when undefined (COCO's convention; :meth:`to_dict`
+        reports ``None``).
+    per_class : dict of str -> dict
+        Per category name: ``category_id``, ``ap`` (IoU .50:.95, all areas,
+        100 detections), ``ap50``, ``ap75``, ``n_ground_truth`` (non-crowd);
+        ``None`` where undefined.
+    precision : numpy.ndarray
+        ``[T, R, K, A, M]`` interpolated precision (COCOeval ``eval['precision']``).
+    recall : numpy.ndarray
+        ``[T, K, A, M]`` recall (COCOeval ``eval['recall']``).
+    category_ids : tuple of int
+        The ``K`` categories, sorted by id.
+    n_images, n_ground_truth, n_detections : int
+    """
+
+    stats: dict[str, float]
+    per_class: dict[str, dict[str, Any]]
+    precision: np.ndarray = field(repr=False)
+    recall: np.ndarray = field(repr=False)
+    category_ids: tuple[int, ...] = ()
+    n_images: int = 0
+    n_ground_truth: int = 0
+    n_detections: int = 0
+
+    @property
+    def stats_array(self) -> np.ndarray:
+        """The twelve numbers in COCOeval ``stats`` order (with -1)."""
+        return np.array([self.stats[k] for k in STAT_NAMES])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``stats`` (``None`` for COCO's -1) and ``per_class``."""
+        return {
+            "protocol": "coco-bbox",
+            "n_images": self.n_images,
+            "n_ground_truth": self.n_ground_truth,
+            "n_detections": self.n_detections,
+            "stats": {k: _defined(v) for k, v in self.stats.items()},
+            "per_class": self.per_class,
+        }
+
+
+def _defined(v: float) -> float | None:
+    return None if v == -1 else float(v)
+
+
+def evaluate_coco(
+    gt_json: str | Path | dict | BoxSet, dt_json: str | Path | list | BoxSet
+) -> CocoResult:
+    """Evaluate box detections with the COCO protocol (as ``COCOeval``, ``bbox``).
+
+    Parameters
+    ----------
+    gt_json : path, dict or BoxSet
+        COCO ground truth (``images``, ``annotations``, ``categories``).
+    dt_json : path, list or BoxSet
+        COCO results: ``[{image_id, category_id, bbox: [x, y, w, h], score}, …]``.
+
+    Returns
+    -------
+    CocoResult
+
+    Notes
+    -----
+    Lin et al., "Microsoft COCO: Common Objects in Context" (ECCV 2014) and
+    the detection evaluation page (cocodataset.org/#detection-eval); the
+    exact rules are those of ``pycocotools/cocoeval.py`` (see the module
+    docstring). Two quirks of the official code are kept so that numbers are
+    identical: a ground-truth annotation with id 0 cannot make a detection a
+    true positive (its match is recorded as "0 = no match"), and the
+    ``ignore`` field of annotations is overridden by ``iscrowd``.
+
+    Examples
+    --------
+    >>> gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "cat"}],
+    ...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+    ...                        "bbox": [0, 0, 10, 10], "area": 100, "iscrowd": 0}]}
+    >>> dt = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.9}]
+    >>> r = evaluate_coco(gt, dt)
+    >>> round(r.stats["AP"], 6), r.stats["APm"]
+    (1.0, -1.0)
+    """
+    gt = gt_json if isinstance(gt_json, BoxSet) else read_coco(gt_json, kind="gt")
+    if gt.fmt != "coco":
+        raise InputError("COCO evaluation needs COCO ground truth", gt.path)
+    dt = dt_json if isinstance(dt_json, BoxSet) else read_coco(dt_json, kind="det", like=gt)
+    if dt.scores is None or dt.wh is None or dt.class_ids is None:
+        raise InputError("COCO evaluation needs COCO results", dt.path)
+    if dt.images != gt.images:
+        raise InputError("results were not read against this ground truth "
+                         "(read them with like=gt)", dt.path)
+    return _evaluate(gt, dt)
+
+
+def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
+    cat_ids = np.array(sorted(gt.categories.values()), dtype=np.int64)
+    K, A, T, M = cat_ids.size, len(AREA_RANGES), IOU_THRESHOLDS.size, len(MAX_DETS)
+    n_img = len(gt.images)
+    if K == 0:
+        raise InputError("COCO ground truth lists no category", gt.path)
+    g_cat = np.searchsorted(cat_ids, gt.class_ids)
+    d_cat = np.minimum(np.searchsorted(cat_ids, dt.class_ids), K - 1)
+    d_known = cat_ids[d_cat] == dt.class_ids  # results on unknown categories are dropped
+
+    # --- detections: rank in image × category, keep the 100 best -----------------------
+    d_idx = np.flatnonzero(d_known)
+    d_key = dt.image[d_idx] * K + d_cat[d_idx]
+    scores = dt.scores[d_idx]
+    order = np.lexsort((d_idx, -scores, d_key))
+    d_idx, d_key = d_idx[order], d_key[order]
+    start = np.flatnonzero(np.r_[True, d_key[1:] != d_key[:-1]]) if d_key.size else d_key
+    rank = np.arange(d_key.size) - np.repeat(start, np.diff(np.r_[start, d_key.size]))
+    keep = rank < MAX_DETS[-1]
+    d_idx, d_key, rank = d_idx[keep], d_key[keep], rank[keep]
+    n_det = d_idx.size
+    d_score = dt.scores[d_idx]
+    d_area = dt.wh[d_idx, 0] * dt.wh[d_idx, 1]
+    d_box = np.column_stack([dt.boxes[d_idx, :2], dt.wh[d_idx]])
+
+    # --- ground truth ---------------------------------------------------------------------
+    g_key = gt.image * K + g_cat
+    g_crowd = gt.iscrowd.astype(bool)
+    lo = np.array([r[0] for r in AREA_RANGES])
+    hi = np.array([r[1] for r in AREA_RANGES])
+    g_ignore = g_crowd[:, None] | (gt.areas[:, None] < lo) | (gt.areas[:, None] > hi)  # [G, A]
+    d_out = (d_area[:, None] < lo) | (d_area[:, None] > hi)  # [D, A]
+    g_box = np.column_stack([gt.boxes[:, :2], gt.wh])
+
+    # --- candidate pairs (IoU >= .5) and the greedy assignment ---------------------------
+    pi, pg = group_pairs(d_key, g_key)
+    piou = _coco_iou(d_box[pi], g_box[pg], g_crowd[pg])
+    ok = piou >= IOU_THRESHOLDS[0]
+    pi, pg, piou = pi[ok], pg[ok], piou[ok]
+    cand, match = _assign(pi, pg, piou, d_key, g_ignore, g_crowd, n_det, gt_count=len(gt))
+
+    # --- per-detection status per (t, a): 1 TP, 0 FP, 2 ignored -------------------------
+    # unmatched: ignored if the detection's own area is outside the range, else FP
+    status = np.repeat(np.where(d_out, 2, 0).astype(np.int8)[:, None, :], T, axis=1)
+    if cand.size:
+        matched = match >= 0
+        m = np.maximum(match, 0)
+        m_ignored = matched & g_ignore[m, np.arange(A)[None, None, :]]
+        # a match to an annotation with id 0 is stored as "0 = unmatched" by COCOeval
+        dtm = matched & (gt.ids[m] != 0)
+        ign = m_ignored | (~dtm & d_out[cand][:, None, :])
+        status[cand] = np.where(ign, 2, np.where(dtm, 1, 0))
+
+    # --- accumulate -----------------------------------------------------------------------
+    d_c, d_img = d_key % K, d_key // K
+    npig = np.zeros((K, A), dtype=np.int64)
+    for a in range(A):
+        npig[:, a] = np.bincount(g_cat[~g_ignore[:, a]], minlength=K)
+    precision = -np.ones((T, REC_THRESHOLDS.size, K, A, M))
+    recall = -np.ones((T, K, A, M))
+    acc_order = np.lexsort((rank, d_img, -d_score, d_c))
+    bounds = np.searchsorted(d_c[acc_order], np.arange(K + 1))
+    max_dets = np.array(MAX_DETS)
+    for k in range(K):
+        sel = acc_order[bounds[k]:bounds[k + 1]]
+        if not np.any(npig[k] > 0):
+            continue
+        _accumulate_category(status[sel], rank[sel] < max_dets[:, None], npig[k],
+                             precision[:, :, k], recall[:, k])
+    stats = _summarize(precision, recall)
+    per_class = _per_class(gt, cat_ids, precision, npig)
+    return CocoResult(
+        stats=dict(zip(STAT_NAMES, (float(s) for s in stats), strict=True)),
+        per_class=per_class,
+        precision=precision,
+        recall=recall,
+        category_ids=tuple(int(c) for c in cat_ids),
+        n_images=n_img,
+        n_ground_truth=len(gt),
+        n_detections=int(n_det),
+    )
+
+
+def _coco_iou(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
+    """IoU of box pairs ``[x, y, w, h]`` with COCO's crowd rule, as ``maskApi.c`` ``bbIou``.
+
+    Not :func:`geoeval.overlap.box_iou_pairs`: the official evaluator takes the
+    areas as ``w·h`` of the boxes as written (not ``(x2 − x1)(y2 − y1)``) and
+    divides by the detection's area for crowd regions; the same floating-point
+    operations in the same order give bit-identical IoUs, so threshold
+    decisions agree with it exactly.
+    """
+    w = np.minimum(d[:, 2] + d[:, 0], g[:, 2] + g[:, 0]) - np.maximum(d[:, 0], g[:, 0])
+    h = np.minimum(d[:, 3] + d[:, 1], g[:, 3] + g[:, 1]) - np.maximum(d[:, 1], g[:, 1])
+    inter = w * h
+    da = d[:, 2] * d[:, 3]
+    ga = g[:, 2] * g[:, 3]
+    union = np.where(crowd, da, da + ga - inter)
+    pos = (w > 0) & (h > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(pos, inter / np.where(pos, union, 1.0), 0.0)
+
+
+def _assign(
+    pi: np.ndarray,
+    pg: np.ndarray,
+    piou: np.ndarray,
+    d_key: np.ndarray,
+    g_ignore: np.ndarray,
+    g_crowd: np.ndarray,
+    n_det: int,
+    gt_count: int,
+) -> np.ndarray:
+    """Greedy COCO matching.
+
+    Returns the detections that have at least one candidate pair (sorted
+    indices) and, for them, the ``[C, T, A]`` matched ground-truth index or -1.
+
+    Step ``r`` handles the ``r``-th detection (among those with a candidate)
+    of every image × category at once; within one step no two detections
+    share a ground truth, so the state update has no conflict.
+    """
+    T, A = IOU_THRESHOLDS.size, g_ignore.shape[1]
+    # candidate detections and their step (rank among candidates of their group)
+    cand = np.unique(pi)  # detections are ranked inside groups already (index order)
+    match = np.full((cand.size, T, A), -1, dtype=np.int64)
+    if pi.size == 0:
+        return cand, match
+    slot = np.zeros(n_det, dtype=np.int64)
+    slot[cand] = np.arange(cand.size)
+    c_key = d_key[cand]
+    c_start = np.flatnonzero(np.r_[True, c_key[1:] != c_key[:-1]])
+    c_step = np.arange(cand.size) - np.repeat(c_start, np.diff(np.r_[c_start, cand.size]))
+    step_of = np.zeros(n_det, dtype=np.int64)
+    step_of[cand] = c_step
+    # pairs sorted by (step, detection, IoU, ground-truth file order): the position
+    # in this order breaks IoU ties towards the later ground truth, as COCOeval does
+    order = np.lexsort((pg, piou, pi, step_of[pi]))
+    pi, pg, piou = pi[order], pg[order], piou[order]
+    n_pairs = pi.size
+    big = n_pairs + 1
+    step_bounds = np.searchsorted(step_of[pi], np.arange(int(c_step.max()) + 2))
+    taken = np.zeros((gt_count, T, A), dtype=bool)
+    thr = IOU_THRESHOLDS
+    for r in range(step_bounds.size - 1):
+        s, e = step_bounds[r], step_bounds[r + 1]
+        if s == e:
+            continue
+        di, gi, iou = pi[s:e], pg[s:e], piou[s:e]
+        elig = (iou[:, None] >= thr[None, :])[:, :, None] & (
+            g_crowd[gi][:, None, None] | ~taken[gi])  # [P, T, A]
+        pos = np.arange(s, e, dtype=np.int64) + 1
+        key = np.where(elig, (~g_ignore[gi]).astype(np.int64)[:, None, :] * big
+                       + pos[:, None, None], 0)
+        seg = np.flatnonzero(np.r_[True, di[1:] != di[:-1]])
+        best = np.maximum.reduceat(key, seg, axis=0)  # [nd, T, A]
+        got = best > 0
+        chosen = (best % big) - 1  # global pair position
+        dd, tt, aa = np.nonzero(got)
+        pair = chosen[dd, tt, aa]
+        gsel = pg[pair]
+        match[slot[di[seg][dd]], tt, aa] = gsel
+        hard = ~g_crowd[gsel]
+        taken[gsel[hard], tt[hard], aa[hard]] = True
+    return cand, match
+
+
+def _first_count(npig: np.ndarray) -> np.ndarray:
+    """For each area range and recall level, the least TP count ``c`` with
+    ``c / npig >= level`` in floating point (``npig + 1`` if none)."""
+    n = np.maximum(npig, 1).astype(float)[:, None]  # npig == 0: masked by the caller
+    c = np.ceil(REC_THRESHOLDS[None, :] * n).astype(np.int64)
+    for _ in range(4):  # fix floating-point rounding of the product, both ways
+        down = (c > 0) & ((c - 1) / n >= REC_THRESHOLDS[None, :])
+        up = (c / n < REC_THRESHOLDS[None, :]) & (c <= npig[:, None])
+        c = c - down + up
+    return c
+
+
+def _accumulate_category(
+    status: np.ndarray, within: np.ndarray, npig: np.ndarray,
+    precision: np.ndarray, recall: np.ndarray,
+) -> None:
+    """Fill ``precision[T, R, A, M]`` and ``recall[T, A, M]`` of one category.
+
+    ``status[n, T, A]`` of its detections in accumulation order; ``within[M, n]``
+    whether each detection is inside the per-image limit ``maxDets[m]``.
+
+    COCOeval computes ``p_i = TP_i / (FP_i + TP_i + ε)`` after every counted
+    detection, replaces it by ``max_{j ≥ i} p_j`` and reads it at the first
+    ``i`` whose recall ``TP_i / N`` reaches each level. Precision rises only
+    at a true positive, so that maximum is attained at a true positive, and
+    the first point reaching a level is a true positive (or the first point,
+    for level 0). Only the true positives are therefore needed: with
+    ``k = 1, 2, …`` and ``f_k`` the false positives ranked before the k-th
+    true positive, ``p_k = k / (f_k + k + ε)`` (the same floating-point
+    operations), and level ``r`` reads ``max_{k ≥ max(c_r, 1)} p_k`` where
+    ``c_r`` is the least count with ``c_r / N ≥ r`` (0 past the last one).
+    """
+    T, A = status.shape[1], status.shape[2]
+    M = within.shape[0]
+    R = REC_THRESHOLDS.size
+    st = status.transpose(1, 2, 0)[:, :, None, :]  # [T, A, 1, n]
+    tp = (st == 1) & within[None, None, :, :]  # [T, A, M, n]
+    fp = (st == 0) & within[None, None, :, :]
+    fpc = np.cumsum(fp, axis=-1, dtype=np.int32)
+    n_tp = np.count_nonzero(tp, axis=-1)  # [T, A, M]
+    valid_a = npig > 0
+    npig_f = np.maximum(npig, 1).astype(float)[None, :, None]
+    recall[...] = np.where(valid_a[None, :, None], n_tp / npig_f, -1.0)
+    q = np.zeros((T, A, M, R))
+    max_k = int(n_tp.max()) if n_tp.size else 0
+    if max_k:
+        t_i, a_i, m_i, pos = np.nonzero(tp)  # row-major: rows in order, positions ascending
+        row = (t_i * A + a_i) * M + m_i
+        n_rows = T * A * M
+        row_start = np.searchsorted(row, np.arange(n_rows))
+        k = np.arange(row.size) - row_start[row] + 1  # k-th true positive of its row
+        f = fpc[t_i, a_i, m_i, pos].astype(float)
+        kf = k.astype(float)
+        p = kf / (f + kf + np.spacing(1))
+        # suffix maximum over k, per row, on a padded [rows, max_k] table (pad 0)
+        table = np.zeros((n_rows, max_k + 1))
+        table[row, k - 1] = p
+        env = np.maximum.accumulate(table[:, ::-1], axis=1)[:, ::-1]
+        need = np.maximum(_first_count(npig), 1)  # [A, R]
+        cols = np.broadcast_to(need[None, :, None, :], (T, A, M, R)).reshape(n_rows, R)
+        reach = cols <= n_tp.reshape(n_rows, 1)
+        q = np.where(reach, np.take_along_axis(env, np.minimum(cols - 1, max_k), axis=1), 0.0)
+        q = q.reshape(T, A, M, R)
+    q = np.where(valid_a[None, :, None, None], q, -1.0)
+    precision[...] = q.transpose(0, 3, 1, 2)
+
+
+def _mean_defined(s: np.ndarray) -> float:
+    sel = s[s > -1]
+    return -1.0 if sel.size == 0 else float(np.mean(sel))
+
+
+def _summarize(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
+    """The twelve numbers, computed as ``COCOeval.summarize`` computes them."""
+
+    def one(ap: bool, iou: float | None = None, area: str = "all", max_det: int = 100) -> float:
+        a = AREA_LABELS.index(area)
+        m = MAX_DETS.index(max_det)
+        if ap:
+            s = precision
+            if iou is not None:
+                s = s[np.where(iou == IOU_THRESHOLDS)[0]]
+            s = s[:, :, :, [a], [m]]
+        else:
+            s = recall
+            if iou is not None:
+                s = s[np.where(iou == IOU_THRESHOLDS)[0]]
+            s = s[:, :, [a], [m]]
+        return _mean_defined(s)
+
+    return np.array([
+        one(True), one(True, iou=0.5), one(True, iou=0.75),
+        one(True, area="small"), one(True, area="medium"), one(True, area="large"),
+        one(False, max_det=1), one(False, max_det=10), one(False),
+        one(False, area="small"), one(False, area="medium"), one(False, area="large"),
+    ])
+
+
+def _per_class(gt: BoxSet, cat_ids: np.ndarray, precision: np.ndarray,
+               npig: np.ndarray) -> dict[str, dict[str, Any]]:
+    name_of = {v: k for k, v in gt.categories.items()}
+    t50 = np.where(0.5 == IOU_THRESHOLDS)[0]
+    t75 = np.where(0.75 == IOU_THRESHOLDS)[0]
+    out: dict[str, dict[str, Any]] = {}
+    for k, cid in enumerate(cat_ids.tolist()):
+        p = precision[:, :, k, 0, -1]
+        out[name_of[cid]] = {
+            "category_id": cid,
+            "ap": _defined(_mean_defined(p)),
+            "ap50": _defined(_mean_defined(p[t50])),
+            "ap75": _defined(_mean_defined(p[t75])),
+            "n_ground_truth": int(npig[k, 0]),
+        }
+    return out

@@ -1,0 +1,297 @@
+"""PASCAL VOC detection protocol: precision × recall per class, AP, mAP.
+
+Definitions (``SPEC.md`` §5; ``seeds/002``; the VOC devkit ``VOCevaldet.m``):
+per class, detections are ranked by decreasing confidence; each one takes the
+ground truth of its image and class with the highest IoU (over *all* of them,
+taken or not); it is a true positive if that IoU is at least the threshold and
+that ground truth has not been taken by a higher-ranked detection, else a
+false positive (so duplicates are false positives). A detection whose best
+ground truth is ``difficult`` is neither (devkit), and difficult objects do not
+count in the number of ground truths.
+
+Because a detection's choice does not depend on what is already taken, the
+whole assignment is vectorised: one IoU call over the (detection, ground
+truth) pairs of each image × class, a best-pair selection, and "first
+detection of each ground truth in ranked order" by ``numpy.unique``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from geoeval.challenges._pairs import group_pairs
+from geoeval.challenges._pr import ap_eleven_point, ap_every_point, pr_curve
+from geoeval.errors import InputError
+from geoeval.io.boxes import BoxSet, align_images, read_boxes
+from geoeval.overlap import box_iou_pairs
+
+
+@dataclass(frozen=True)
+class VocClassResult:
+    """Result of one class.
+
+    Attributes
+    ----------
+    name : str
+    ap, ap11 : float or None
+        Every-point and 11-point average precision; ``None`` when the class
+        has no (non-difficult) ground truth.
+    tp, fp : int
+        True and false positives over all detections of the class.
+    n_ground_truth : int
+        Non-difficult ground-truth boxes.
+    n_detections : int
+        All detections of the class (``tp + fp + ignored``).
+    ignored : int
+        Detections matched to a difficult ground truth (neither TP nor FP).
+    precision, recall : numpy.ndarray
+        The curve, one point per counted detection in ranked order (empty when
+        ``n_ground_truth`` is 0).
+    """
+
+    name: str
+    ap: float | None
+    ap11: float | None
+    tp: int
+    fp: int
+    n_ground_truth: int
+    n_detections: int
+    ignored: int
+    precision: np.ndarray
+    recall: np.ndarray
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ap": self.ap,
+            "ap11": self.ap11,
+            "tp": self.tp,
+            "fp": self.fp,
+            "n_ground_truth": self.n_ground_truth,
+            "n_detections": self.n_detections,
+            "ignored": self.ignored,
+            "precision": self.precision.tolist(),
+            "recall": self.recall.tolist(),
+        }
+
+
+@dataclass(frozen=True)
+class VocResult:
+    """PASCAL VOC evaluation of one detection set.
+
+    Attributes
+    ----------
+    classes : dict of str -> VocClassResult
+        Every class present in the ground truth or the detections.
+    map, map11 : float or None
+        Mean of ``ap`` / ``ap11`` over the classes that have ground truth
+        (``None`` if none has).
+    iou_threshold : float
+    plus_one : bool
+    outcome : numpy.ndarray
+        Per detection (in the order of the detection :class:`BoxSet`):
+        1 true positive, 0 false positive, -1 ignored (difficult).
+    matched : numpy.ndarray
+        Per detection, the index of its best ground truth (IoU ≥ threshold) in
+        the ground-truth :class:`BoxSet`, or -1.
+    gt, det : BoxSet
+        The inputs on a common image list.
+    """
+
+    classes: dict[str, VocClassResult]
+    map: float | None
+    map11: float | None
+    iou_threshold: float
+    plus_one: bool
+    outcome: np.ndarray = field(repr=False)
+    matched: np.ndarray = field(repr=False)
+    gt: BoxSet = field(repr=False)
+    det: BoxSet = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``classes.<name>.{ap, ap11, tp, fp, n_ground_truth, precision,
+        recall, …}``, ``map``, ``map11`` (undefined values are ``None``)."""
+        return {
+            "protocol": "pascal-voc",
+            "iou_threshold": self.iou_threshold,
+            "plus_one": self.plus_one,
+            "map": self.map,
+            "map11": self.map11,
+            "n_images": len(self.gt.images),
+            "classes": {k: v.to_dict() for k, v in self.classes.items()},
+        }
+
+
+def evaluate_voc(
+    gt: BoxSet | str | Path,
+    det: BoxSet | str | Path,
+    iou_threshold: float = 0.5,
+    plus_one: bool = False,
+    *,
+    box_format: str = "xyrb",
+    image_size: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
+    gt_fmt: str | None = None,
+    det_fmt: str | None = None,
+    class_names: Any = None,
+) -> VocResult:
+    """Evaluate detections with the PASCAL VOC protocol.
+
+    Parameters
+    ----------
+    gt, det : BoxSet or path
+        Ground truth and detections (paths are read with
+        :func:`geoeval.io.boxes.read_boxes`; the detections borrow the ground
+        truth's image sizes and COCO category names).
+    iou_threshold : float
+        Minimum IoU of a true positive, ``0 < t <= 1`` (VOC: 0.5).
+    plus_one : bool
+        Use the devkit's pixel-inclusive areas ``(x2 − x1 + 1)(y2 − y1 + 1)``.
+    box_format, image_size, gt_fmt, det_fmt, class_names
+        Reader options (see :func:`~geoeval.io.boxes.read_boxes`), for paths.
+
+    Returns
+    -------
+    VocResult
+
+    Notes
+    -----
+    Per class ``c`` with ``N_c`` non-difficult ground truths, detections
+    ranked by confidence (stable: ties keep reading order) give
+    ``P_k = TP_k / k`` and ``R_k = TP_k / N_c`` (``seeds/002``, "Precision x
+    Recall curve"). AP by every-point interpolation
+    ``Σ (r_{n+1} − r_n) max_{r ≥ r_{n+1}} p(r)`` and by 11-point interpolation
+    ``(1/11) Σ_{r∈{0,.1,…,1}} max_{r' ≥ r} p(r')`` (``seeds/002``; devkit).
+    mAP is the mean AP over classes with ``N_c > 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geoeval.io.boxes import BoxSet
+    >>> gt = BoxSet(boxes=np.array([[0., 0, 10, 10]]), image=np.array([0]),
+    ...             classes=np.array(["car"]), images=("a",))
+    >>> det = BoxSet(boxes=np.array([[0., 0, 10, 10], [1., 0, 10, 10]]),
+    ...              image=np.array([0, 0]), classes=np.array(["car", "car"]),
+    ...              images=("a",), scores=np.array([0.9, 0.8]))
+    >>> r = evaluate_voc(gt, det)
+    >>> r.classes["car"].tp, r.classes["car"].fp, r.map
+    (1, 1, 1.0)
+    """
+    if not 0 < iou_threshold <= 1:
+        raise InputError(f"iou_threshold must be in (0, 1], got {iou_threshold}")
+    if not isinstance(gt, BoxSet):
+        gt = read_boxes(gt, fmt=gt_fmt, kind="gt", box_format=box_format,
+                        image_size=image_size, class_names=class_names)
+    if not isinstance(det, BoxSet):
+        det = read_boxes(det, fmt=det_fmt, kind="det", box_format=box_format,
+                         image_size=image_size, class_names=class_names, like=gt)
+    if det.scores is None:
+        raise InputError("detections carry no confidence", det.path)
+    gt, det = align_images(gt, det)
+    return _evaluate(gt, det, float(iou_threshold), bool(plus_one))
+
+
+def _evaluate(gt: BoxSet, det: BoxSet, t: float, plus_one: bool) -> VocResult:
+    names, codes = np.unique(np.concatenate([gt.classes, det.classes]).astype(str),
+                             return_inverse=True)
+    g_cls, d_cls = codes[: len(gt)], codes[len(gt):]
+    n_img = max(len(gt.images), 1)
+    scores = det.scores
+    assert scores is not None
+    # ranked order: by class, then decreasing confidence, ties in reading order
+    order = np.lexsort((np.arange(len(det)), -scores, d_cls))
+
+    # best ground truth of each detection among those of its image and class
+    di, gi = group_pairs(d_cls * n_img + det.image, g_cls * n_img + gt.image)
+    iou = box_iou_pairs(det.boxes, gt.boxes, di, gi, plus_one=plus_one)
+    best = np.lexsort((gi, -iou, di))  # per detection: highest IoU, ties -> first gt
+    first = np.ones(best.size, dtype=bool)
+    first[1:] = di[best][1:] != di[best][:-1]
+    best = best[first]
+    ovmax = np.full(len(det), -np.inf)
+    jmax = np.full(len(det), -1, dtype=np.int64)
+    ovmax[di[best]] = iou[best]
+    jmax[di[best]] = gi[best]
+
+    hit = ovmax >= t
+    matched = np.where(hit, jmax, -1)
+    ignored = hit & gt.difficult[np.maximum(jmax, 0)]
+    cand = hit & ~ignored
+    # a candidate is a TP iff it is the first one, in ranked order, to claim its ground truth
+    ranked_cand = order[cand[order]]
+    _, first_claim = np.unique(jmax[ranked_cand], return_index=True)
+    outcome = np.zeros(len(det), dtype=np.int8)
+    outcome[ranked_cand[first_claim]] = 1
+    outcome[ignored] = -1
+
+    n_gt = np.bincount(g_cls[~gt.difficult], minlength=names.size)
+    counted = order[outcome[order] >= 0]  # ranked, ignored left out
+    bounds = np.searchsorted(d_cls[counted], np.arange(names.size + 1))
+    n_det = np.bincount(d_cls, minlength=names.size)
+    n_ign = np.bincount(d_cls[ignored], minlength=names.size)
+    classes: dict[str, VocClassResult] = {}
+    for c, name in enumerate(names.tolist()):
+        is_tp = outcome[counted[bounds[c]:bounds[c + 1]]] == 1
+        tp = int(is_tp.sum())
+        fp = int(is_tp.size - tp)
+        if n_gt[c] > 0:
+            prec, rec = pr_curve(is_tp, int(n_gt[c]))
+            ap, ap11 = ap_every_point(prec, rec), ap_eleven_point(prec, rec)
+        else:
+            prec, rec, ap, ap11 = np.zeros(0), np.zeros(0), None, None
+        classes[name] = VocClassResult(name, ap, ap11, tp, fp, int(n_gt[c]), int(n_det[c]),
+                                       int(n_ign[c]), prec, rec)
+    aps = [v.ap for v in classes.values() if v.ap is not None]
+    ap11s = [v.ap11 for v in classes.values() if v.ap11 is not None]
+    return VocResult(
+        classes=classes,
+        map=float(np.mean(aps)) if aps else None,
+        map11=float(np.mean(ap11s)) if ap11s else None,
+        iou_threshold=t,
+        plus_one=plus_one,
+        outcome=outcome,
+        matched=matched,
+        gt=gt,
+        det=det,
+    )
+
+
+def plot_voc(result: VocResult, folder: str | Path) -> list[Path]:
+    """Write one precision × recall plot per class (``<folder>/pr_<class>.png``).
+
+    Files are written atomically; classes without ground truth are skipped.
+    Returns the paths written.
+    """
+    import matplotlib  # deferred: only figures need it
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from geoeval.report.atomic import atomic_path
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, cr in result.classes.items():
+        if cr.ap is None:
+            continue
+        fig, ax = plt.subplots(figsize=(5, 4))
+        ax.plot(cr.recall, cr.precision, drawstyle="steps-post", label="precision")
+        if cr.precision.size:
+            env = np.maximum.accumulate(cr.precision[::-1])[::-1]
+            ax.plot(cr.recall, env, "--", label="interpolated (max to the right)")
+        ax.set(xlabel="recall", ylabel="precision", xlim=(0, 1.02), ylim=(0, 1.02),
+               title=f"{name}: AP {cr.ap:.4f} (11-point {cr.ap11:.4f})")
+        ax.legend(loc="lower left")
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+        target = out / f"pr_{safe}.png"
+        try:
+            with atomic_path(target) as tmp:
+                fig.savefig(tmp, dpi=100)
+        finally:
+            plt.close(fig)
+        written.append(target)
+    return written

@@ -1,0 +1,57 @@
+"""``geoeval boxes coco GT.json DT.json``: the twelve COCO numbers and per-class AP.
+
+$ geoeval boxes coco instances_val2017.json detections.json
+$ geoeval boxes coco gt.json dt.json --json coco.json --per-class
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def coco_command(
+    gt: Annotated[Path, typer.Argument(help="COCO ground truth JSON.")],
+    dt: Annotated[Path, typer.Argument(help="COCO results JSON (list of detections).")],
+    json_path: Annotated[Path | None, typer.Option(
+        "--json", help="Write the JSON report here.")] = None,
+    per_class: Annotated[bool, typer.Option(help="Also print per-class AP.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table.")] = False,
+) -> None:
+    """COCO (bbox): AP, AP50, AP75, APs/m/l, AR1/10/100, ARs/m/l as the official evaluator."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from geoeval.challenges.coco import STAT_NAMES, evaluate_coco
+
+    result = evaluate_coco(gt, dt)
+    if json_path is not None:
+        from geoeval.report.json import write_json
+
+        write_json(json_path, result.to_dict())
+    if quiet:
+        return
+    console = Console()
+    table = Table(title=f"COCO bbox: {result.n_images} images, {result.n_ground_truth} "
+                        f"ground-truth boxes, {result.n_detections} detections")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for name in STAT_NAMES:
+        v = result.stats[name]
+        table.add_row(name, "—" if v == -1 else f"{v:.4f}")
+    console.print(table)
+    if per_class:
+        pc = Table(title="per-class AP (IoU .50:.95, all areas, 100 detections)")
+        for col in ("class", "id", "GT", "AP", "AP50", "AP75"):
+            pc.add_column(col, justify="left" if col == "class" else "right")
+        for name, c in result.per_class.items():
+            pc.add_row(name, str(c["category_id"]), str(c["n_ground_truth"]),
+                       *("—" if c[k] is None else f"{c[k]:.4f}" for k in ("ap", "ap50", "ap75")))
+        console.print(pc)
+
+
+def register(boxes_app: typer.Typer) -> None:
+    """Add ``coco`` to the ``boxes`` command group."""
+    boxes_app.command("coco")(coco_command)

@@ -1,0 +1,108 @@
+"""``geoeval boxes voc GT DET``: PASCAL VOC precision × recall, AP and mAP.
+
+$ geoeval boxes voc groundtruths/ detections/
+$ geoeval boxes voc gt/ det/ --iou-threshold 0.3 --box-format xywh --json voc.json
+$ geoeval boxes voc Annotations/ dets.json --voc-plus-one --figure-dir plots/
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from geoeval.errors import InputError
+
+
+class BoxFormat(str, Enum):
+    xyrb = "xyrb"
+    xywh = "xywh"
+
+
+class FileFormat(str, Enum):
+    text = "text"
+    voc = "voc"
+    coco = "coco"
+    yolo = "yolo"
+
+
+def parse_image_size(text: str | None) -> tuple[float, float] | None:
+    """``"W,H"`` -> ``(W, H)``; an :class:`InputError` for anything else."""
+    if text is None:
+        return None
+    parts = text.replace("x", ",").split(",")
+    try:
+        w, h = (float(p) for p in parts)
+    except ValueError:
+        raise InputError(f"--image-size must be W,H (e.g. 640,480), got {text!r}") from None
+    if not (w > 0 and h > 0):
+        raise InputError(f"--image-size must be positive, got {text!r}")
+    return (w, h)
+
+
+def voc_command(
+    gt: Annotated[Path, typer.Argument(
+        help="Ground truth: folder of .txt or VOC .xml files, COCO JSON, or YOLO folder.")],
+    det: Annotated[Path, typer.Argument(help="Detections (same formats, with confidences).")],
+    iou_threshold: Annotated[float, typer.Option(help="Minimum IoU of a true positive.")] = 0.5,
+    voc_plus_one: Annotated[bool, typer.Option(
+        "--voc-plus-one", help="Devkit areas (x2 - x1 + 1)(y2 - y1 + 1).")] = False,
+    box_format: Annotated[BoxFormat, typer.Option(
+        help="Text files: <left> <top> <right> <bottom> (xyrb) or <width> <height> (xywh).")
+    ] = BoxFormat.xyrb,
+    image_size: Annotated[str | None, typer.Option(
+        help="W,H: text coordinates are relative to this image size (also YOLO).")] = None,
+    gt_format: Annotated[FileFormat | None, typer.Option(
+        help="Ground-truth format (default: from the files).")] = None,
+    det_format: Annotated[FileFormat | None, typer.Option(
+        help="Detection format (default: from the files).")] = None,
+    class_names: Annotated[Path | None, typer.Option(
+        help="YOLO: file of class names, one per line.")] = None,
+    json_path: Annotated[Path | None, typer.Option(
+        "--json", help="Write the JSON report here.")] = None,
+    figure_dir: Annotated[Path | None, typer.Option(
+        help="Write one precision x recall plot per class here.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table.")] = False,
+) -> None:
+    """PASCAL VOC: per-class precision x recall, AP (every-point and 11-point), mAP."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from geoeval.challenges.voc import evaluate_voc, plot_voc
+
+    result = evaluate_voc(
+        gt, det, iou_threshold=iou_threshold, plus_one=voc_plus_one,
+        box_format=box_format.value, image_size=parse_image_size(image_size),
+        gt_fmt=gt_format.value if gt_format else None,
+        det_fmt=det_format.value if det_format else None,
+        class_names=class_names,
+    )
+    if json_path is not None:
+        from geoeval.report.json import write_json
+
+        write_json(json_path, result.to_dict())
+    if figure_dir is not None:
+        plot_voc(result, figure_dir)
+    if quiet:
+        return
+    table = Table(title=f"PASCAL VOC, IoU >= {result.iou_threshold:g}"
+                        + (" (+1 areas)" if result.plus_one else ""))
+    for col in ("class", "GT", "detections", "TP", "FP", "AP", "AP 11-pt"):
+        table.add_column(col, justify="left" if col == "class" else "right")
+    for name, c in result.classes.items():
+        table.add_row(name, str(c.n_ground_truth), str(c.n_detections), str(c.tp), str(c.fp),
+                      _fmt(c.ap), _fmt(c.ap11))
+    table.add_section()
+    table.add_row("mAP", "", "", "", "", _fmt(result.map), _fmt(result.map11))
+    Console().print(table)
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None else f"{v:.4f}"
+
+
+def register(boxes_app: typer.Typer) -> None:
+    """Add ``voc`` to the ``boxes`` command group."""
+    boxes_app.command("voc")(voc_command)

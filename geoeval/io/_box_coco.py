@@ -1,0 +1,227 @@
+"""COCO JSON ground truth and results (see :mod:`geoeval.io.boxes`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from geoeval.errors import InputError
+from geoeval.io._boxset import BoxSet, ImageSize
+
+
+def load_json(path: str | Path) -> Any:
+    """``json.load`` with errors as :class:`InputError` naming file and line."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", p) from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{p}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 JSON ({exc.reason})", p) from None
+
+
+def read_coco(
+    source: str | Path | dict | list, *, kind: str | None = None, like: BoxSet | None = None
+) -> BoxSet:
+    """Read COCO ground truth (a dict) or results (a list) from a path or a loaded object.
+
+    Parameters
+    ----------
+    source : path, dict or list
+        A JSON file, or its already-loaded content.
+    kind : {'gt', 'det'}, optional
+        Default: ground truth for an object with ``annotations``, results for a list.
+    like : BoxSet, optional
+        The ground truth, when reading results: gives class names, the image
+        list (results on other images are refused) and image sizes.
+
+    Returns
+    -------
+    BoxSet
+        ``fmt == "coco"``; see the notes below for the fields.
+
+    Notes
+    -----
+    Ground truth keeps ``iscrowd``, the annotation ``area`` (default: box
+    area), annotation ids and the raw ``[w, h]``; categories give class names
+    (a name used by two ids becomes ``name#id``). Results get ids ``1..n`` and
+    ``area = w * h`` as the official loader (``COCO.loadRes``) gives them;
+    their class names and image list come from ``like`` when given.
+    """
+    path = "<memory>" if isinstance(source, (dict, list)) else str(source)
+    data = source if isinstance(source, (dict, list)) else load_json(source)
+    if isinstance(data, dict) and "annotations" in data and (kind or "gt") == "gt":
+        return _coco_gt(data, path)
+    if isinstance(data, dict) and kind == "det":
+        data = data.get("annotations")
+    if isinstance(data, list) and kind != "gt":
+        return _coco_results(data, path, like)
+    raise InputError("not COCO JSON: expected ground truth (an object with 'images', "
+                     "'annotations', 'categories') or results (a list)", path)
+
+
+def _req(entry: Any, key: str, where: str) -> Any:
+    if not isinstance(entry, dict):
+        raise InputError("expected a JSON object", where)
+    if key not in entry:
+        raise InputError(f"missing {key!r}", where)
+    return entry[key]
+
+
+def _bbox(value: Any, where: str) -> tuple[float, float, float, float]:
+    if not isinstance(value, (list, tuple)) or len(value) != 4:
+        raise InputError(f"bbox must be [x, y, width, height], got {value!r}", where)
+    try:
+        x, y, w, h = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise InputError(f"bbox must hold numbers, got {value!r}", where) from None
+    if not all(math.isfinite(v) for v in (x, y, w, h)):
+        raise InputError(f"bbox must be finite, got {value!r}", where)
+    if w < 0 or h < 0:
+        raise InputError(f"negative bbox width or height {value!r}", where)
+    return x, y, w, h
+
+
+def _coco_gt(data: dict, path: str) -> BoxSet:
+    images_raw = data.get("images")
+    cats_raw = data.get("categories")
+    anns = data.get("annotations")
+    if not isinstance(images_raw, list) or not isinstance(cats_raw, list) or not isinstance(
+            anns, list):
+        raise InputError("COCO ground truth needs lists 'images', 'annotations', 'categories'",
+                         path)
+    image_ids: dict[str, int] = {}
+    sizes: dict[str, ImageSize] = {}
+    for i, im in enumerate(images_raw):
+        where = f"{path}: images[{i}]"
+        iid = _req(im, "id", where)
+        key = str(iid)
+        if key in image_ids:
+            raise InputError(f"duplicate image id {iid!r}", where)
+        image_ids[key] = iid
+        w, h = im.get("width"), im.get("height")
+        if isinstance(w, (int, float)) and isinstance(h, (int, float)) and w > 0 and h > 0:
+            sizes[key] = (float(w), float(h))
+    cat_name: dict[Any, str] = {}
+    seen_names: dict[str, int] = {}
+    for i, c in enumerate(cats_raw):
+        where = f"{path}: categories[{i}]"
+        cid = _req(c, "id", where)
+        if not isinstance(cid, int) or isinstance(cid, bool):
+            raise InputError(f"category id must be an integer, got {cid!r}", where)
+        if cid in cat_name:
+            raise InputError(f"duplicate category id {cid!r}", where)
+        name = str(c.get("name", cid))
+        seen_names[name] = seen_names.get(name, 0) + 1
+        cat_name[cid] = name
+    cat_name = {cid: (n if seen_names[n] == 1 else f"{n}#{cid}") for cid, n in cat_name.items()}
+    n = len(anns)
+    rows = np.empty((n, 4))
+    wh = np.empty((n, 2))
+    image = np.empty(n, dtype=np.int64)
+    cls_ids = np.empty(n, dtype=np.int64)
+    areas = np.empty(n)
+    ids = np.empty(n, dtype=np.int64)
+    crowd = np.empty(n, dtype=bool)
+    keys = sorted(image_ids, key=lambda k: image_ids[k])
+    pos = {k: i for i, k in enumerate(keys)}
+    keep = np.ones(n, dtype=bool)
+    seen_ids: set[Any] = set()
+    for i, a in enumerate(anns):
+        where = f"{path}: annotations[{i}]"
+        x, y, w, h = _bbox(_req(a, "bbox", where), where)
+        iid = _req(a, "image_id", where)
+        cid = _req(a, "category_id", where)
+        aid = _req(a, "id", where)
+        if aid in seen_ids:
+            raise InputError(f"duplicate annotation id {aid!r}", where)
+        seen_ids.add(aid)
+        k = pos.get(str(iid))
+        if k is None or cid not in cat_name:
+            # the official evaluator only looks at annotations of listed images/categories
+            keep[i] = False
+            k = 0
+        rows[i] = (x, y, x + w, y + h)
+        wh[i] = (w, h)
+        image[i] = k
+        cls_ids[i] = cid if keep[i] else -1
+        area = a.get("area", w * h)
+        if not isinstance(area, (int, float)) or isinstance(area, bool):
+            raise InputError(f"area must be a number, got {area!r}", where)
+        areas[i] = float(area)
+        ids[i] = int(aid)
+        crowd[i] = bool(a.get("iscrowd", 0))
+    classes = np.asarray([cat_name.get(a["category_id"], "") for a in anns], dtype=str)
+    box = BoxSet(
+        boxes=rows, image=image, classes=classes if n else np.zeros(0, str), images=tuple(keys),
+        iscrowd=crowd, areas=areas, ids=ids, wh=wh, class_ids=cls_ids,
+        image_sizes=sizes, categories={v: k for k, v in cat_name.items()},
+        image_ids={k: image_ids[k] for k in keys}, path=path, fmt="coco",
+    )
+    return box if keep.all() else box.subset(keep)
+
+
+def _coco_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
+    n = len(data)
+    rows = np.empty((n, 4))
+    wh = np.empty((n, 2))
+    scores = np.empty(n)
+    img_keys: list[str] = []
+    cat_ids: list[Any] = []
+    for i, d in enumerate(data):
+        where = f"{path}: results[{i}]"
+        x, y, w, h = _bbox(_req(d, "bbox", where), where)
+        s = _req(d, "score", where)
+        if not isinstance(s, (int, float)) or isinstance(s, bool) or not math.isfinite(s):
+            raise InputError(f"score must be a finite number, got {s!r}", where)
+        rows[i] = (x, y, x + w, y + h)
+        wh[i] = (w, h)
+        scores[i] = s
+        img_keys.append(str(_req(d, "image_id", where)))
+        cat_ids.append(_req(d, "category_id", where))
+    if like is not None and like.image_ids:
+        known = like.image_ids
+        bad = next((k for k in img_keys if k not in known), None)
+        if bad is not None:
+            raise InputError(f"results for image id {bad} that the ground truth does not "
+                             "list", path)
+        images = list(like.images)
+        id_of = dict(like.image_ids)
+    else:
+        images = sorted(set(img_keys), key=_numeric_key)
+        id_of = {k: _as_int(k) for k in images}
+    pos = {k: i for i, k in enumerate(images)}
+    image = np.fromiter((pos[k] for k in img_keys), dtype=np.int64, count=n)
+    name_of = {v: k for k, v in like.categories.items()} if like is not None else {}
+    classes = np.asarray([name_of.get(c, str(c)) for c in cat_ids], dtype=str) if n else np.zeros(
+        0, str)
+    cls_ids = np.fromiter((c if isinstance(c, int) else -1 for c in cat_ids), dtype=np.int64,
+                          count=n)
+    return BoxSet(
+        boxes=rows, image=image, classes=classes, images=tuple(images), scores=scores,
+        areas=wh[:, 0] * wh[:, 1], ids=np.arange(1, n + 1, dtype=np.int64), wh=wh,
+        class_ids=cls_ids, image_sizes=dict(like.image_sizes) if like is not None else {},
+        categories=dict(like.categories) if like is not None else {},
+        image_ids=id_of, path=path, fmt="coco",
+    )
+
+
+def _numeric_key(k: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(k), k)
+    except ValueError:
+        return (1, 0.0, k)
+
+
+def _as_int(k: str) -> int:
+    try:
+        return int(k)
+    except ValueError:
+        return -1

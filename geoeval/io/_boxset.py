@@ -1,0 +1,272 @@
+"""The :class:`BoxSet` data object and the helpers every box reader shares.
+
+Private to :mod:`geoeval.io.boxes`, which re-exports the public names.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from geoeval.errors import InputError
+
+ImageSize = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class BoxSet:
+    """Boxes of a multi-image data set (ground truth or detections).
+
+    Attributes
+    ----------
+    boxes : numpy.ndarray
+        ``(n, 4)`` float64 array ``x1, y1, x2, y2`` in absolute image units
+        (``x2 >= x1``, ``y2 >= y1``).
+    image : numpy.ndarray
+        ``(n,)`` int64 index of each box's image in :attr:`images`.
+    classes : numpy.ndarray
+        ``(n,)`` str array of class names.
+    images : tuple of str
+        Every image key of the data set, sorted, including images without
+        boxes (an empty text file, an XML file with no object, a COCO image
+        without annotation).
+    scores : numpy.ndarray or None
+        Detection confidence; ``None`` for ground truth.
+    difficult : numpy.ndarray
+        VOC ``difficult`` flag (bool; all false for other formats).
+    iscrowd : numpy.ndarray
+        COCO ``iscrowd`` flag (bool; all false for other formats).
+    areas : numpy.ndarray or None
+        COCO annotation ``area`` field (ground truth) or ``w * h`` (results);
+        ``None`` for other formats (use :meth:`box_areas`).
+    ids : numpy.ndarray
+        Annotation ids (COCO ground truth), else ``1..n`` in reading order.
+    wh : numpy.ndarray or None
+        ``(n, 2)`` width and height exactly as written (COCO), so that the
+        COCO protocol can reproduce the official evaluator bit for bit.
+    class_ids : numpy.ndarray or None
+        COCO ``category_id`` or YOLO class index of each box.
+    image_sizes : dict
+        Image key -> ``(width, height)`` where the input states it (VOC
+        ``<size>``, COCO ``images``) or the caller gave it.
+    categories : dict
+        COCO category name -> id (ground truth files; empty otherwise).
+    image_ids : dict
+        COCO image key -> integer image id.
+    lines : numpy.ndarray or None
+        Source line of each box (text formats), for messages.
+    path, fmt : str
+        Where the boxes came from and in which format.
+    """
+
+    boxes: np.ndarray
+    image: np.ndarray
+    classes: np.ndarray
+    images: tuple[str, ...]
+    scores: np.ndarray | None = None
+    difficult: np.ndarray | None = None
+    iscrowd: np.ndarray | None = None
+    areas: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    wh: np.ndarray | None = None
+    class_ids: np.ndarray | None = None
+    image_sizes: dict[str, ImageSize] = field(default_factory=dict)
+    categories: dict[str, int] = field(default_factory=dict)
+    image_ids: dict[str, int] = field(default_factory=dict)
+    lines: np.ndarray | None = None
+    path: str = "<memory>"
+    fmt: str = "memory"
+
+    def __post_init__(self) -> None:
+        n = int(np.asarray(self.boxes).reshape(-1, 4).shape[0])
+        fill = {
+            "difficult": np.zeros(n, dtype=bool),
+            "iscrowd": np.zeros(n, dtype=bool),
+            "ids": np.arange(1, n + 1, dtype=np.int64),
+        }
+        for name, default in fill.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, default)
+
+    def __len__(self) -> int:
+        return int(self.boxes.shape[0])
+
+    @property
+    def kind(self) -> str:
+        """``det`` if the boxes carry a confidence, else ``gt``."""
+        return "gt" if self.scores is None else "det"
+
+    @property
+    def image_keys(self) -> np.ndarray:
+        """Image key of each box (str array)."""
+        return np.asarray(self.images, dtype=str)[self.image] if len(self) else np.zeros(0, str)
+
+    @property
+    def class_names(self) -> tuple[str, ...]:
+        """Sorted distinct class names."""
+        return tuple(sorted(set(self.classes.tolist())))
+
+    def box_areas(self, *, plus_one: bool = False) -> np.ndarray:
+        """Geometric box areas (see :func:`geoeval.overlap.box_area`)."""
+        from geoeval.overlap import box_area
+
+        return box_area(self.boxes, plus_one=plus_one)
+
+    def subset(self, index: np.ndarray) -> BoxSet:
+        """The boxes at ``index`` (integer or boolean); images and metadata kept."""
+        idx = np.asarray(index)
+
+        def take(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[idx]
+
+        return replace(
+            self,
+            boxes=self.boxes[idx],
+            image=self.image[idx],
+            classes=self.classes[idx],
+            scores=take(self.scores),
+            difficult=take(self.difficult),
+            iscrowd=take(self.iscrowd),
+            areas=take(self.areas),
+            ids=take(self.ids),
+            wh=take(self.wh),
+            class_ids=take(self.class_ids),
+            lines=take(self.lines),
+        )
+
+    def reindex_images(self, images: Sequence[str]) -> BoxSet:
+        """The same boxes with :attr:`image` indexing into ``images`` (a superset).
+
+        Used to put a ground truth and a detection set on one image list
+        (images present on one side only keep zero boxes on the other).
+        """
+        images = tuple(images)
+        pos = {k: i for i, k in enumerate(images)}
+        missing = [k for k in self.images if k not in pos]
+        if missing:
+            raise ValueError(f"images not in the new list: {missing[:3]}")
+        mapping = np.array([pos[k] for k in self.images], dtype=np.int64)
+        image = mapping[self.image] if len(self) else np.zeros(0, dtype=np.int64)
+        return replace(self, image=image, images=images)
+
+    def to_objects(self) -> Any:
+        """An :class:`~geoeval.objects.ObjectSet` with shapely box polygons.
+
+        Geometry is built here, on request only (``shapely.box``, vectorised);
+        ``image`` holds the image keys, ``ids`` the box ids.
+        """
+        import shapely
+
+        from geoeval.objects import ObjectSet
+
+        b = self.boxes
+        geoms = shapely.box(b[:, 0], b[:, 1], b[:, 2], b[:, 3]) if len(self) else np.zeros(
+            0, dtype=object)
+        return ObjectSet(
+            ids=self.ids,
+            areas=self.box_areas(),
+            geometry=geoms,
+            classes=self.classes,
+            scores=self.scores,
+            image=self.image_keys,
+            path=self.path,
+            kind="boxes",
+        )
+
+
+def empty_boxset(*, det: bool, path: str = "<memory>", fmt: str = "memory",
+                 images: Sequence[str] = ()) -> BoxSet:
+    """A :class:`BoxSet` with no box (``det`` gives it an empty score array)."""
+    return BoxSet(
+        boxes=np.zeros((0, 4)),
+        image=np.zeros(0, dtype=np.int64),
+        classes=np.zeros(0, dtype=str),
+        images=tuple(sorted(images)),
+        scores=np.zeros(0) if det else None,
+        path=path,
+        fmt=fmt,
+    )
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    default: ImageSize | None
+    per_image: dict[str, ImageSize]
+
+    def get(self, key: str, where: str) -> ImageSize:
+        if self.default is not None:
+            return self.default
+        size = self.per_image.get(key)
+        if size is None:
+            raise InputError("relative coordinates need the image size: give image_size "
+                             "(W, H) or a mapping with this image", where)
+        return size
+
+
+def _files(path: Path, suffix: str) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(q for q in path.iterdir() if q.is_file() and q.suffix.lower() == suffix
+                  and q.name not in _NAMES_FILES)
+
+_NAMES_FILES = {"classes.txt", "obj.names"}
+
+
+def _number(token: str, where: str, what: str) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise InputError(f"{what} is not a number: {token!r}", where) from None
+    if not math.isfinite(value):
+        raise InputError(f"{what} is not finite: {token!r}", where)
+    return value
+
+
+def _shown(f: Path, root: Path) -> str:
+    """File name as shown in messages: ``folder/file`` (last folder only)."""
+    return str(f) if root.is_file() else os.path.join(root.name, f.name)
+
+
+def _assemble(
+    images: list[str],
+    rows: list[tuple[float, float, float, float]],
+    image: list[int],
+    classes: list[str],
+    scores: list[float] | None,
+    path: str,
+    fmt: str,
+    *,
+    lines: list[int] | None = None,
+    difficult: list[bool] | None = None,
+    class_ids: list[int] | None = None,
+    image_sizes: dict[str, ImageSize] | None = None,
+) -> BoxSet:
+    """Column lists -> a :class:`BoxSet` with images sorted by key."""
+    order = sorted(range(len(images)), key=images.__getitem__)
+    sorted_images = [images[i] for i in order]
+    if len(set(sorted_images)) != len(sorted_images):
+        dup = next(a for a, b in zip(sorted_images[:-1], sorted_images[1:], strict=True) if a == b)
+        raise InputError(f"image {dup!r} appears twice", path)
+    rank = np.empty(len(images), dtype=np.int64)
+    rank[order] = np.arange(len(images))
+    img = rank[np.asarray(image, dtype=np.int64)] if image else np.zeros(0, dtype=np.int64)
+    n = len(rows)
+    return BoxSet(
+        boxes=np.asarray(rows, dtype=float).reshape(n, 4),
+        image=img,
+        classes=np.asarray(classes, dtype=str) if n else np.zeros(0, dtype=str),
+        images=tuple(sorted_images),
+        scores=None if scores is None else np.asarray(scores, dtype=float).reshape(n),
+        difficult=None if difficult is None else np.asarray(difficult, dtype=bool).reshape(n),
+        lines=None if lines is None else np.asarray(lines, dtype=np.int64).reshape(n),
+        class_ids=None if class_ids is None else np.asarray(class_ids, dtype=np.int64).reshape(n),
+        image_sizes=dict(image_sizes or {}),
+        path=path,
+        fmt=fmt,
+    )

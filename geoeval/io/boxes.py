@@ -1,0 +1,214 @@
+"""Box readers: 002 text, PASCAL VOC XML, COCO JSON and YOLO text into a :class:`BoxSet`.
+
+A box data set is many images; a box is an axis-aligned rectangle in image
+coordinates (no CRS). Every reader returns the same plain :class:`BoxSet`:
+column arrays (image index, class name, ``x1, y1, x2, y2``, confidence, VOC
+``difficult``, COCO ``iscrowd`` / ``area`` / ids) and the tuple of image keys,
+including images that hold no box. Shapely geometry is built only on request
+(:meth:`BoxSet.to_objects`): the box protocols work on the coordinate arrays.
+
+Formats (``SPEC.md`` §5; ``seeds/002`` "Create the ground truth files")
+-----------------------------------------------------------------------
+``text``
+    A folder with one ``.txt`` file per image (image key = file stem; ground
+    truth and detection folders are matched by file name). Ground truth lines
+    ``<class> <left> <top> <right> <bottom>``, detection lines
+    ``<class> <confidence> <left> <top> <right> <bottom>``; with
+    ``box_format="xywh"`` the last two numbers are width and height. With
+    ``relative=True`` (the default when ``image_size`` is given) x values are
+    multiplied by the image width and y values by its height. Class names
+    contain no spaces.
+``voc``
+    A folder of PASCAL VOC annotation XML files (image key = file stem): one
+    ``<object>`` per box with ``<name>``, ``<difficult>`` and ``<bndbox>``
+    (``xmin ymin xmax ymax``); an optional ``<score>`` (or ``<confidence>``)
+    makes the file a detection file. Documents with a ``<!DOCTYPE`` or
+    ``<!ENTITY`` declaration are refused (no entity expansion, no external
+    entities).
+``coco``
+    A JSON file: ground truth (``images``, ``annotations``, ``categories``;
+    ``bbox`` is ``[x, y, width, height]``) or results (a list of
+    ``{image_id, category_id, bbox, score}``). Image key = ``str(image_id)``.
+``yolo``
+    A folder of ``.txt`` files ``<class index> <cx> <cy> <w> <h> [<confidence>]``
+    relative to the image size, which comes from ``image_size`` (one global
+    ``(W, H)`` or a mapping image key -> ``(W, H)``) or from the ground truth
+    given as ``like``. Class names from ``class_names`` (a sequence or a names
+    file, one per line), else the index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from geoeval.errors import InputError
+from geoeval.io._box_coco import load_json, read_coco
+from geoeval.io._box_text import _read_lines
+from geoeval.io._box_xml import _read_voc, parse_xml_safely
+from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
+
+__all__ = [
+    "BOX_FORMATS", "FORMATS", "KINDS", "BoxSet", "ImageSize", "align_images",
+    "detect_format", "empty_boxset", "load_json", "parse_xml_safely", "read_boxes",
+    "read_coco",
+]
+
+FORMATS = ("text", "voc", "coco", "yolo")
+
+BOX_FORMATS = ("xyrb", "xywh")
+
+KINDS = ("gt", "det")
+
+
+def detect_format(path: str | Path) -> str:
+    """The box format of ``path`` when it is unambiguous.
+
+    ``.json`` file -> ``coco``; ``.xml`` file or a folder of ``.xml`` files ->
+    ``voc``; ``.txt`` file or a folder of ``.txt`` files -> ``text`` (YOLO
+    files look the same and must be asked for with ``fmt="yolo"``); an empty
+    folder -> ``text``.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file or folder", path)
+    if p.is_file():
+        suffix = p.suffix.lower()
+        if suffix == ".json":
+            return "coco"
+        if suffix == ".xml":
+            return "voc"
+        if suffix == ".txt":
+            return "text"
+        raise InputError(f"cannot tell the box format of a {suffix or 'suffix-less'} file; "
+                         "give fmt (text, voc, coco, yolo)", path)
+    suffixes = {q.suffix.lower() for q in p.iterdir() if q.is_file()}
+    has_xml, has_txt = ".xml" in suffixes, ".txt" in suffixes
+    if has_xml and has_txt:
+        raise InputError("folder holds both .xml and .txt files; give fmt", path)
+    return "voc" if has_xml else "text"
+
+
+def read_boxes(
+    path: str | Path,
+    *,
+    fmt: str | None = None,
+    kind: str | None = None,
+    box_format: str = "xyrb",
+    image_size: ImageSize | Mapping[str, ImageSize] | None = None,
+    relative: bool | None = None,
+    class_names: Sequence[str] | str | Path | None = None,
+    like: BoxSet | None = None,
+) -> BoxSet:
+    """Read ground-truth or detection boxes.
+
+    Parameters
+    ----------
+    path : str or Path
+        A folder (text, VOC XML, YOLO) or a file (COCO JSON; a single text or
+        XML file is one image).
+    fmt : {'text', 'voc', 'coco', 'yolo'}, optional
+        Default: :func:`detect_format`.
+    kind : {'gt', 'det'}, optional
+        Ground truth or detections. Default: from the content (text: 5 or 6
+        fields on the first box line; COCO: object or list; VOC: a ``<score>``
+        element; YOLO: 5 or 6 fields).
+    box_format : {'xyrb', 'xywh'}
+        Text format only: last two numbers are right/bottom or width/height.
+    image_size : (W, H) or mapping image key -> (W, H), optional
+        Needed for relative coordinates (text with ``relative``, YOLO).
+    relative : bool, optional
+        Text format: coordinates are fractions of the image size. Default:
+        true exactly when ``image_size`` is given.
+    class_names : sequence of str or path, optional
+        YOLO class index -> name (a names file has one name per line).
+    like : BoxSet, optional
+        The ground truth: its image sizes are used where none is given, and
+        COCO results take its category names.
+
+    Returns
+    -------
+    BoxSet
+
+    Raises
+    ------
+    InputError
+        Unknown format, unreadable or malformed file; the message names the
+        file and line (``dets/img1.txt:3: expected 6 fields, got 4``).
+
+    Examples
+    --------
+    >>> gt = read_boxes("groundtruths/")                     # doctest: +SKIP
+    >>> det = read_boxes("detections/", kind="det")           # doctest: +SKIP
+    """
+    fmt = fmt or detect_format(path)
+    if fmt not in FORMATS:
+        raise InputError(f"unknown box format {fmt!r} (expected one of {', '.join(FORMATS)})")
+    if kind is not None and kind not in KINDS:
+        raise InputError(f"unknown kind {kind!r} (expected 'gt' or 'det')")
+    if box_format not in BOX_FORMATS:
+        raise InputError(f"unknown box format {box_format!r} (expected 'xyrb' or 'xywh')")
+    if not Path(path).exists():
+        raise InputError("no such file or folder", path)
+    sizes = _size_lookup(image_size, like)
+    if fmt == "coco":
+        return read_coco(path, kind=kind, like=like)
+    if fmt == "voc":
+        return _read_voc(Path(path), kind)
+    if fmt == "yolo":
+        names = _class_names(class_names)
+        return _read_lines(Path(path), kind, "yolo", "xywh", True, sizes, names)
+    rel = image_size is not None if relative is None else relative
+    return _read_lines(Path(path), kind, "text", box_format, rel, sizes, None)
+
+
+def _size_lookup(
+    image_size: ImageSize | Mapping[str, ImageSize] | None, like: BoxSet | None
+) -> _Sizes:
+    if image_size is None or isinstance(image_size, Mapping):
+        per_image = dict(like.image_sizes) if like is not None else {}
+        if image_size is not None:
+            per_image.update({str(k): _check_size(v) for k, v in image_size.items()})
+        return _Sizes(None, per_image)
+    return _Sizes(_check_size(image_size), dict(like.image_sizes) if like is not None else {})
+
+
+def _check_size(size: Any) -> ImageSize:
+    try:
+        w, h = (float(v) for v in size)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"image size must be (width, height), got {size!r}") from exc
+    if not (w > 0 and h > 0 and math.isfinite(w) and math.isfinite(h)):
+        raise InputError(f"image size must be positive, got {size!r}")
+    return (w, h)
+
+
+def _class_names(class_names: Sequence[str] | str | Path | None) -> list[str] | None:
+    if class_names is None:
+        return None
+    if isinstance(class_names, (str, Path)):
+        p = Path(class_names)
+        try:
+            text = p.read_text(encoding="utf-8-sig")
+        except OSError as exc:
+            raise InputError(f"cannot read class names: {exc.strerror}", p) from exc
+        return [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return [str(c) for c in class_names]
+
+
+# --- pairing ground truth and detections -----------------------------------------------
+
+
+def align_images(gt: BoxSet, det: BoxSet) -> tuple[BoxSet, BoxSet]:
+    """Put both sets on the union of their image keys (sorted).
+
+    An image with a ground-truth file and no detection file has zero
+    detections, and the other way round (``seeds/002``: files are matched by
+    name).
+    """
+    if gt.images == det.images:
+        return gt, det
+    images = tuple(sorted(set(gt.images) | set(det.images)))
+    return gt.reindex_images(images), det.reindex_images(images)
