@@ -30,7 +30,9 @@ from geoeval.matching.result import Matching
 from geoeval.overlap import Overlap
 
 #: Components with at most this many possible centres (degree ≥ 2) are enumerated.
-ENUMERATION_LIMIT = 12
+ENUMERATION_LIMIT = 14
+#: Subsets of centres evaluated at once by the enumeration (bounds its memory).
+_CHUNK = 4096
 METHODS = ("auto", "tree", "enumerate", "ilp")
 
 
@@ -99,8 +101,8 @@ def match_mom(
     if hard_edges.size:
         order = hard_edges[np.argsort(comp[hard_edges], kind="stable")]
         for group in np.split(order, np.flatnonzero(np.diff(comp[order])) + 1):
-            picked, how = solve_component(rows[group], cols[group], w[group],
-                                          method=method, enumeration_limit=enumeration_limit)
+            picked, how = solve_component(rows[group], cols[group], w[group], method=method,
+                                          enumeration_limit=enumeration_limit, connected=True)
             stats[how] += 1
             chosen.append(edge_index[group[picked]])
     return from_edges(overlap, np.sort(np.concatenate(chosen)), "mom", params=params,
@@ -114,6 +116,7 @@ def solve_component(
     *,
     method: str = "auto",
     enumeration_limit: int = ENUMERATION_LIMIT,
+    connected: bool = False,
 ) -> tuple[np.ndarray, str]:
     """Maximum-weight star forest of one connected bipartite component.
 
@@ -123,6 +126,8 @@ def solve_component(
         Pair end points (any integer labels; rows and columns are two sides).
     weights : array of float
         Positive pair weights.
+    connected : bool
+        The caller guarantees one connected component (skips a check).
 
     Returns
     -------
@@ -137,7 +142,7 @@ def solve_component(
     u = ri.astype(np.int64)
     v = (ci + ur.size).astype(np.int64)
     w = np.asarray(weights, dtype=float)
-    n_parts = edge_components(u, v - ur.size, ur.size, uc.size)[0]
+    n_parts = 1 if connected else edge_components(u, v - ur.size, ur.size, uc.size)[0]
     acyclic = w.size == n - n_parts  # a forest (one tree when called per component)
     deg = np.bincount(np.concatenate([u, v]), minlength=n)
     n_centres = int(np.count_nonzero(deg >= 2))
@@ -158,27 +163,33 @@ def _enumerate_centres(
     """
     cand = np.flatnonzero(deg >= 2)
     k = cand.size
-    subsets = np.arange(1 << k, dtype=np.int64)
-    is_centre = np.zeros((subsets.size, n), dtype=bool)
-    is_centre[:, cand] = (subsets[:, None] >> np.arange(k)) & 1 == 1
     lone = (deg[u] == 1) & (deg[v] == 1)  # an isolated pair: either end is its centre
-    is_centre[:, u[lone]] = True
     # each pair used in two directions: (centre, leaf) = (u, v) and (v, u)
     centre = np.concatenate([u, v])
     leaf = np.concatenate([v, u])
     ww = np.concatenate([w, w])
     order = np.argsort(leaf, kind="stable")
     centre, leaf, ww = centre[order], leaf[order], ww[order]
-    gain = np.where(is_centre[:, centre] & ~is_centre[:, leaf], ww[None, :], 0.0)
     starts = np.flatnonzero(np.r_[True, leaf[1:] != leaf[:-1]])
-    best = np.maximum.reduceat(gain, starts, axis=1)  # per subset, per leaf object
-    total = best.sum(axis=1)
-    s = int(np.argmax(total))
+    best_total, best_subset = -1.0, 0
+    for first in range(0, 1 << k, _CHUNK):
+        subsets = np.arange(first, min(first + _CHUNK, 1 << k), dtype=np.int64)
+        is_centre = np.zeros((subsets.size, n), dtype=bool)
+        is_centre[:, cand] = (subsets[:, None] >> np.arange(k)) & 1 == 1
+        is_centre[:, u[lone]] = True
+        gain = np.where(is_centre[:, centre] & ~is_centre[:, leaf], ww[None, :], 0.0)
+        total = np.maximum.reduceat(gain, starts, axis=1).sum(axis=1)
+        s = int(np.argmax(total))
+        if total[s] > best_total:
+            best_total, best_subset = float(total[s]), int(subsets[s])
     # reconstruct: each non-centre leaf takes its heaviest centre neighbour
-    g = gain[s]
+    is_centre = np.zeros(n, dtype=bool)
+    is_centre[cand] = (best_subset >> np.arange(k)) & 1 == 1
+    is_centre[u[lone]] = True
+    g = np.where(is_centre[centre] & ~is_centre[leaf], ww, 0.0)
     ends = np.r_[starts[1:], g.size]
     arg = np.array([a + int(np.argmax(g[a:b])) for a, b in zip(starts, ends, strict=True)])
-    pos = order[arg[best[s] > 0]]
+    pos = order[arg[np.maximum.reduceat(g, starts) > 0]]
     m = w.size
     return np.unique(np.where(pos >= m, pos - m, pos))
 
