@@ -68,7 +68,8 @@ def max_weight_matching(
     Notes
     -----
     Hungarian algorithm (Munkres 1957) via SciPy, component by component.
-    Components in which every node has degree one are taken whole without a
+    Components in which every node has degree one are taken whole, and stars
+    (one object with several partners) give their heaviest pair, without a
     solver. With ``cardinality_first`` every edge weight becomes ``K + w`` with
     ``K`` larger than the total weight any matching of the component can reach,
     so one more pair always beats any gain in weight.
@@ -89,7 +90,18 @@ def max_weight_matching(
     hard_comp = np.zeros(edge_comp.max() + 1, dtype=bool)
     hard_comp[edge_comp[busy]] = True
     chosen = [np.flatnonzero(~hard_comp[edge_comp])]
-    hard_edges = np.flatnonzero(hard_comp[edge_comp])
+    # A component with no edge between two busy nodes is a star: its heaviest edge wins.
+    both = (deg_r[rows] > 1) & (deg_c[cols] > 1)
+    cyclic = np.zeros_like(hard_comp)
+    cyclic[edge_comp[both]] = True
+    star_edges = np.flatnonzero(hard_comp[edge_comp] & ~cyclic[edge_comp])
+    if star_edges.size:
+        # per component, the heaviest edge (lowest index on ties)
+        order = star_edges[np.lexsort((star_edges, -weights[star_edges],
+                                       edge_comp[star_edges]))]
+        first = np.r_[True, edge_comp[order][1:] != edge_comp[order][:-1]]
+        chosen.append(order[first])
+    hard_edges = np.flatnonzero(cyclic[edge_comp])
     if hard_edges.size:
         order = hard_edges[np.argsort(edge_comp[hard_edges], kind="stable")]
         bounds = np.flatnonzero(np.diff(edge_comp[order])) + 1

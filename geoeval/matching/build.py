@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.matching.result import Instance, Matching, instance_kind
+from geoeval.matching.result import ONE_TO_ONE, Instance, Matching, instance_kind
 from geoeval.overlap import Overlap
 
 
@@ -39,26 +39,39 @@ def from_edges(
         A per-pair score; the instance score is its mean over the instance's
         pairs (used by the IoU matcher, where instances are single pairs).
     """
-    from geoeval.matching.assignment import edge_components
-
     edges = np.asarray(edges, dtype=np.int64)
     rows, cols, vals = overlap.rows[edges], overlap.cols[edges], overlap.values[edges]
     nr, no = overlap.n_reference, overlap.n_submission
-    instances: list[Instance] = []
-    if edges.size:
-        _, _, comp = edge_components(rows, cols, nr, no)
-        order = np.argsort(comp, kind="stable")
-        cuts = np.flatnonzero(np.diff(comp[order])) + 1
-        # order instances by their smallest reference index for stable output
-        groups = np.split(order, cuts)
-        groups.sort(key=lambda g: (int(rows[g].min()), int(cols[g].min())))
-        for g in groups:
-            ref = tuple(int(v) for v in np.unique(rows[g]))
-            sub = tuple(int(v) for v in np.unique(cols[g]))
-            score = None if edge_scores is None else float(np.mean(edge_scores[edges[g]]))
-            instances.append(
-                Instance(ref, sub, float(vals[g].sum()), instance_kind(len(ref), len(sub)), score)
-            )
+    deg_r = np.bincount(rows, minlength=nr)
+    deg_c = np.bincount(cols, minlength=no)
+    hub_r, hub_c = deg_r[rows] > 1, deg_c[cols] > 1
+    if np.any(hub_r & hub_c):
+        raise ValueError("chosen pairs do not form a star forest")
+    scores = None if edge_scores is None else np.asarray(edge_scores, dtype=float)[edges]
+    single = ~hub_r & ~hub_c
+    # one-to-one instances: vectorised
+    items: list[tuple[tuple[int, int], Instance]] = [
+        ((r, c), Instance((r,), (c,), v, ONE_TO_ONE, None if scores is None else sc))
+        for r, c, v, sc in zip(rows[single].tolist(), cols[single].tolist(),
+                               vals[single].tolist(),
+                               (scores[single] if scores is not None else vals[single]).tolist(),
+                               strict=True)
+    ]
+    # stars: grouped by their centre (a reference for one-to-many, an output otherwise)
+    multi = np.flatnonzero(~single)
+    if multi.size:
+        centre = np.where(hub_r[multi], rows[multi], nr + cols[multi])
+        order = multi[np.argsort(centre, kind="stable")]
+        cuts = np.flatnonzero(np.diff(np.sort(centre, kind="stable"))) + 1
+        for g in np.split(order, cuts):
+            ref = tuple(sorted(set(rows[g].tolist())))
+            sub = tuple(sorted(set(cols[g].tolist())))
+            score = None if scores is None else float(np.mean(scores[g]))
+            inst = Instance(ref, sub, float(vals[g].sum()),
+                            instance_kind(len(ref), len(sub)), score)
+            items.append(((ref[0], sub[0]), inst))
+    items.sort(key=lambda item: item[0])
+    instances = [inst for _, inst in items]
     return Matching(
         matcher=matcher,
         instances=tuple(instances),
