@@ -14,7 +14,7 @@ import sys
 import typer
 
 # command modules of geoeval.cli, each with register(app)
-COMMANDS: tuple[str, ...] = ("score", "boxes")
+COMMANDS: tuple[str, ...] = ("score", "boxes", "rank", "audit")
 
 app = typer.Typer(
     name="geoeval",
