@@ -35,8 +35,9 @@ class MatcherResult:
     accuracy : float or None
         The matcher's own score: BGM eq. 1, Hoover eq. 2, mean IoU for ``iou``,
         the scene Mallows score (eq. 13) for ``mom`` once computed.
-    instance_mallows : numpy.ndarray or None
-        Mallows score of each instance, when computed.
+    mallows : MallowsResult or None
+        Mallows scores of the instances (eq. 12) and their mean (eq. 13), when
+        computed (always for ``mom``; for the others with ``mallows=True``).
     """
 
     matcher: str
@@ -45,7 +46,12 @@ class MatcherResult:
     recall: float | None
     f1: float | None
     accuracy: float | None
-    instance_mallows: np.ndarray | None = None
+    mallows: Any = None
+
+    @property
+    def instance_mallows(self) -> np.ndarray | None:
+        """Mallows score of each instance (NaN where undefined), when computed."""
+        return None if self.mallows is None else self.mallows.scores
 
     def to_dict(self, reference: ObjectSet, submission: ObjectSet) -> dict[str, Any]:
         """The ``results.<matcher>`` object of the JSON report."""
@@ -66,6 +72,10 @@ class MatcherResult:
             instances.append(item)
         matched_ref = m.n_reference - m.missed.size
         matched_sub = m.n_submission - m.false_alarms.size
+        mallows_details = None
+        if self.mallows is not None:
+            mallows_details = {k: v for k, v in self.mallows.to_dict().items()
+                               if k != "instances"}
         return {
             "matched_reference": int(matched_ref),
             "matched_submission": int(matched_sub),
@@ -76,6 +86,8 @@ class MatcherResult:
             "f1": self.f1,
             "matched_overlap": m.matched_overlap,
             "accuracy": self.accuracy,
+            "mallows": None if self.mallows is None else self.mallows.scene,
+            "mallows_details": mallows_details,
             "instances_by_kind": m.kind_counts(),
             "parameters": m.params,
             "solver": m.solver_stats or None,
@@ -148,6 +160,10 @@ def score(
     hoover_threshold: float = 0.6,
     iou_threshold: float = 0.5,
     min_overlap: float | None = None,
+    mallows: bool = False,
+    resolution: float | None = None,
+    approximate: bool | None = None,
+    n_jobs: int | None = None,
     band: int = 1,
     background: int = 0,
     layer: str | int | None = None,
@@ -171,6 +187,17 @@ def score(
         IoU matcher threshold.
     min_overlap : float, optional
         MOM minimum overlap as a fraction of the smaller object.
+    mallows : bool
+        Also compute the Mallows score for the instances of the other
+        matchers (MOM always gets it: it is MOM's accuracy).
+    resolution : float, optional
+        Grid step (CRS units) for the Mallows score when both inputs are vector
+        layers; without it their Mallows score is null, with a warning.
+    approximate : bool, optional
+        Mallows block pooling: ``None`` exact up to the announced size, then
+        pooled and flagged; ``True`` pool large instances; ``False`` never.
+    n_jobs : int, optional
+        Processes for the Mallows score (default: up to two).
     band, background, layer, id_field, class_field, crs
         Reader options applied to both inputs (each where it applies).
     reference_options, submission_options : dict, optional
@@ -199,7 +226,8 @@ def score(
                                    submission_options=sub_opts)
     return score_objects(
         ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
-        iou_threshold=iou_threshold, min_overlap=min_overlap, progress=progress,
+        iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
+        resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
         warnings=warnings,
     )
 
@@ -229,6 +257,10 @@ def score_objects(
     hoover_threshold: float = 0.6,
     iou_threshold: float = 0.5,
     min_overlap: float | None = None,
+    mallows: bool = False,
+    resolution: float | None = None,
+    approximate: bool | None = None,
+    n_jobs: int | None = None,
     progress: Callable[[str], None] | None = None,
     warnings: Sequence[str] = (),
 ) -> ScoreResult:
@@ -247,6 +279,15 @@ def score_objects(
         params["iou_threshold"] = iou_threshold
     if "mom" in matchers:
         params["min_overlap"] = min_overlap
+    warnings = list(warnings)
+    want_mallows = [n for n in matchers if n == "mom" or mallows]
+    if want_mallows:
+        params["mallows"] = {"resolution": resolution, "approximate": approximate}
+    can_mallows = bool(want_mallows) and (
+        reference.grid is not None or submission.grid is not None or resolution is not None)
+    if want_mallows and not can_mallows:
+        warnings.append("both inputs are vector layers: the Mallows score needs a grid step "
+                        "(--resolution); it is reported as null")
     results: dict[str, MatcherResult] = {}
     for name in matchers:
         _step(progress, f"matching ({name})")
@@ -258,19 +299,32 @@ def score_objects(
         elif name == "mom":
             kwargs["min_overlap"] = min_overlap
         m = match(ov, name, **kwargs)
-        results[name] = _measure(name, m, ov)
+        mal = None
+        if name in want_mallows and can_mallows:
+            from geoeval.measures.mallows import mallows_scores
+
+            _step(progress, f"Mallows score ({name})")
+            mal = mallows_scores(reference, submission, m.instances, resolution=resolution,
+                                 approximate=approximate, n_jobs=n_jobs)
+            if mal.approximated.any():
+                warnings.append(
+                    f"{name}: {int(mal.approximated.sum())} large instance(s) scored by block "
+                    f"pooling (above {mal.approximation['exact_limit']} pixels a side; "
+                    f"error bound {float(mal.error_bound.max()):.2g}); pass approximate=False "
+                    "(--exact) for exact scores")
+        results[name] = _measure(name, m, ov, mal)
     return ScoreResult(reference, submission, ov, results, params, tuple(warnings))
 
 
-def _measure(name: str, m: Matching, ov: Overlap) -> MatcherResult:
+def _measure(name: str, m: Matching, ov: Overlap, mal: Any = None) -> MatcherResult:
     p, r = counts.precision(m), counts.recall(m)
     if name == "bgm":
         acc = counts.bgm_score(m, ov.union_area)
     elif name in ("hoover", "iou"):
         acc = counts.mean_instance_score(m)
-    else:
-        acc = None  # MOM's accuracy is the scene Mallows score
-    return MatcherResult(name, m, p, r, counts.f1(p, r), acc)
+    else:  # MOM's accuracy is the scene Mallows score (eq. 13)
+        acc = None if mal is None else mal.scene
+    return MatcherResult(name, m, p, r, counts.f1(p, r), acc, mal)
 
 
 def _step(progress: Callable[[str], None] | None, name: str) -> None:

@@ -32,6 +32,14 @@ def score_command(
     iou_threshold: Annotated[float, typer.Option(help="IoU matcher threshold.")] = 0.5,
     min_overlap: Annotated[float | None, typer.Option(
         help="MOM: minimum overlap as a fraction of the smaller object.")] = None,
+    mallows: Annotated[bool, typer.Option(
+        "--mallows", help="Mallows score for the other matchers' instances too.")] = False,
+    resolution: Annotated[float | None, typer.Option(
+        help="Grid step (CRS units) for the Mallows score of two vector layers.")] = None,
+    approximate: Annotated[bool | None, typer.Option(
+        "--approximate/--exact",
+        help="Mallows: pool large instances into blocks / never. Default: exact up to "
+             "the announced size, pooled and flagged beyond.")] = None,
     band: Annotated[int, typer.Option(help="Raster band holding the labels.")] = 1,
     background: Annotated[int, typer.Option(help="Raster background label.")] = 0,
     layer: Annotated[str | None, typer.Option(help="Vector layer (both inputs).")] = None,
@@ -63,7 +71,8 @@ def score_command(
 
         result = geoeval.score(
             reference, submission, matchers=matchers, hoover_threshold=hoover_threshold,
-            iou_threshold=iou_threshold, min_overlap=min_overlap, band=band,
+            iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
+            resolution=resolution, approximate=approximate, band=band,
             background=background, layer=layer, id_field=id_field, class_field=class_field,
             reference_options=ref_opts, submission_options=sub_opts, progress=progress,
         )

@@ -41,6 +41,9 @@ def score_table(result: Any):
     rows.append(("recall", [fmt(r.recall) for r in ms]))
     rows.append(("F1", [fmt(r.f1) for r in ms]))
     rows.append(("accuracy", [fmt(r.accuracy) for r in ms]))
+    if any(r.mallows is not None for r in ms):
+        rows.append(("mallows", [fmt(None if r.mallows is None else r.mallows.scene)
+                                 for r in ms]))
     for kind, label in ((ONE_TO_ONE, "one-to-one"), (ONE_TO_MANY, "one-to-many (over)"),
                         (MANY_TO_ONE, "many-to-one (under)")):
         rows.append((label, [str(r.matching.kind_counts()[kind]) for r in ms]))
