@@ -220,8 +220,10 @@ def test_cli_json_report_and_errors(tmp_path, capsys):
         assert r["precision"] == 1.0 and r["recall"] == 1.0
         assert r["instances"] == [{"reference": [3], "submission": [3], "overlap":
                                    pytest.approx(9 * 0.36), "kind": "one-to-one",
-                                   **({"score": 1.0} if name in ("hoover", "iou") else {})}]
-    assert report["results"]["mom"]["accuracy"] is None or report["results"]["mom"]["accuracy"] == 1
+                                   **({"score": 1.0} if name in ("hoover", "iou") else {}),
+                                   **({"mallows": 1.0} if name == "mom" else {})}]
+    assert report["results"]["mom"]["accuracy"] == 1.0  # identical shapes: Mallows 1
+    assert report["results"]["bgm"]["mallows"] is None
     capsys.readouterr()
     assert cli_main(["score", str(ref), str(tmp_path / "missing.tif")]) == 2
     err = capsys.readouterr().err.strip()
