@@ -13,19 +13,17 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from geoeval.measures.localization.registry import METRICS
+from geoeval.report.atomic import atomic_path
 
 
 def _save(fig, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=path.parent)
-    os.close(fd)
-    fig.savefig(tmp, dpi=80)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=80, format="png")
 
 
 def write_figures(result, directory: str | os.PathLike) -> list[Path]:

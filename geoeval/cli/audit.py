@@ -9,21 +9,10 @@ Usage::
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
-
-
-def _write_text(path: Path, text: str) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def register(app: typer.Typer) -> None:
@@ -55,6 +44,8 @@ def register(app: typer.Typer) -> None:
         from geoeval.audit import audit
         from geoeval.audit import tables as tb
         from geoeval.measures.localization import METRICS
+        from geoeval.report.atomic import write_text
+        from geoeval.report.json import write_json
 
         console = Console()
         if list_metrics:
@@ -72,9 +63,9 @@ def register(app: typer.Typer) -> None:
         console.print(t)
         console.print(f"{result.n_results:,} altered results per metric in {result.seconds:.1f} s")
         if markdown_path:
-            _write_text(markdown_path, result.to_markdown())
+            write_text(markdown_path, result.to_markdown())
         if json_path:
-            _write_text(json_path, json.dumps(result.to_dict(), indent=1, allow_nan=False))
+            write_json(json_path, result.to_dict())
         if figure_dir:
             from geoeval.audit.figures import write_figures
 

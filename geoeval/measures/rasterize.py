@@ -104,8 +104,11 @@ def choose_grid(
     rs, cs = wg.sampling
     if rs == 0 or cs == 0 or abs(t.a * t.b + t.d * t.e) > 1e-9 * rs * cs:
         path = reference.path if wg.source == "reference" else submission.path
-        raise InputError("the raster grid is sheared or degenerate; pixel measures need "
-                         "perpendicular row and column steps", path)
+        raise InputError(
+            "the raster grid is sheared or degenerate; pixel measures need "
+            "perpendicular row and column steps",
+            path,
+        )
     return wg
 
 
@@ -177,7 +180,7 @@ class PolygonMasks:
         if not np.all(np.isfinite(self.bounds[k])):  # empty geometry
             return 0, 0, np.zeros((0, 0), dtype=bool)
         inv = self.inverse
-        corners = [inv * (x, y) for x in (minx, maxx) for y in (miny, maxy)]
+        corners = [inv @ (x, y) for x in (minx, maxx) for y in (miny, maxy)]
         cols = [c for c, _ in corners]
         rows = [r for _, r in corners]
         r0, r1 = int(np.floor(min(rows))), int(np.ceil(max(rows)))
@@ -187,7 +190,7 @@ class PolygonMasks:
             r0, r1, c0, c1 = max(r0, 0), min(r1, h), max(c0, 0), min(c1, w)
         if r1 <= r0 or c1 <= c0:
             return 0, 0, np.zeros((0, 0), dtype=bool)
-        transform = self.grid.transform * Affine.translation(c0, r0)
+        transform = self.grid.transform @ Affine.translation(c0, r0)
         mask = rasterize(
             [(self.geoms[k], 1)],
             out_shape=(r1 - r0, c1 - c0),

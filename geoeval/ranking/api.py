@@ -10,10 +10,8 @@ these.
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,8 +193,10 @@ class RankingResult:
 
     def write_json(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_dict` as JSON atomically (temp file, then ``os.replace``)."""
-        text = json.dumps(self.to_dict(), indent=2, allow_nan=False)
-        return atomic_write_text(path, text + "\n")
+        from geoeval.report.json import write_json
+
+        write_json(path, self.to_dict())
+        return Path(path)
 
 
 def _floats(row: Sequence[float] | np.ndarray | None) -> list[float | None]:
@@ -216,33 +216,6 @@ def _round_dict(rd: CRFRound) -> dict[str, Any]:
         "ties": [[names[a] for a in g] for g in rd.poset.ties],
         "linear_up_to_ties": rd.poset.is_linear_up_to_ties(),
     }
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` to ``path`` via a temp file in the same folder and ``os.replace``."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError("folder does not exist", folder)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, default_file_mode())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return target
-
-
-def default_file_mode() -> int:
-    """``0o666`` minus the process umask: the mode ``open(path, "w")`` would give
-    (``mkstemp`` creates files readable by their owner only)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 # ---------------------------------------------------------------------- ranking

@@ -26,10 +26,19 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, default_file_mode())
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+def default_file_mode() -> int:
+    """``0o666`` minus the process umask: the mode ``open(path, "w")`` would give
+    (``mkstemp`` creates files readable by their owner only)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def write_text(path: str | Path, text: str) -> None:

@@ -7,7 +7,6 @@ needed here), and only its object-oriented API is used (no pyplot global state).
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +129,7 @@ def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> 
         raise InputError("folder does not exist", folder)
     from matplotlib.figure import Figure  # deferred: heavy, figures only
 
-    from geoeval.ranking.api import default_file_mode
+    from geoeval.report.atomic import atomic_path
 
     n = len(result.names)
     width = max(4.0, 1.6 * max(len(lv) for lv in result.levels()))
@@ -140,14 +139,6 @@ def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> 
     plot_hasse(result, ax_h)
     image = plot_rank_frequencies(result, ax_f)
     fig.colorbar(image, ax=ax_f, shrink=0.8)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=folder)
-    os.close(fd)
-    try:
+    with atomic_path(target) as tmp:
         fig.savefig(tmp, format=fmt, dpi=150)
-        os.chmod(tmp, default_file_mode())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return target
