@@ -18,8 +18,11 @@ from geoeval.matching import MATCHERS, Matching, match
 from geoeval.measures import counts
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap, compute_overlap
+from geoeval.per_class import PerClass
 
 REPORT_SCHEMA_VERSION = 1
+_COUNT_KEYS = ("matched_reference", "matched_submission", "missed", "false_alarms", "precision",
+               "recall", "f1", "matched_overlap", "accuracy", "mallows")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,26 @@ class MatcherResult:
     accuracy: float | None
     mallows: Any = None
 
+    def summary(self) -> dict[str, Any]:
+        """The numbers of the report without the per-object lists: counts,
+        precision, recall, F1, matched overlap, accuracy, scene Mallows score and
+        instances by kind (shared by the JSON report, per-class and multi-scene
+        reports and the GeoPackage ``summary`` table)."""
+        m = self.matching
+        return {
+            "matched_reference": int(m.n_reference - m.missed.size),
+            "matched_submission": int(m.n_submission - m.false_alarms.size),
+            "missed": int(m.missed.size),
+            "false_alarms": int(m.false_alarms.size),
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "matched_overlap": m.matched_overlap,
+            "accuracy": self.accuracy,
+            "mallows": None if self.mallows is None else self.mallows.scene,
+            "instances_by_kind": m.kind_counts(),
+        }
+
     @property
     def instance_mallows(self) -> np.ndarray | None:
         """Mallows score of each instance (NaN where undefined), when computed."""
@@ -70,25 +93,15 @@ class MatcherResult:
             if self.instance_mallows is not None:
                 item["mallows"] = _num(self.instance_mallows[k])
             instances.append(item)
-        matched_ref = m.n_reference - m.missed.size
-        matched_sub = m.n_submission - m.false_alarms.size
         mallows_details = None
         if self.mallows is not None:
             mallows_details = {k: v for k, v in self.mallows.to_dict().items()
                                if k != "instances"}
+        summary = self.summary()
         return {
-            "matched_reference": int(matched_ref),
-            "matched_submission": int(matched_sub),
-            "missed": int(m.missed.size),
-            "false_alarms": int(m.false_alarms.size),
-            "precision": self.precision,
-            "recall": self.recall,
-            "f1": self.f1,
-            "matched_overlap": m.matched_overlap,
-            "accuracy": self.accuracy,
-            "mallows": None if self.mallows is None else self.mallows.scene,
+            **{k: summary[k] for k in _COUNT_KEYS},
             "mallows_details": mallows_details,
-            "instances_by_kind": m.kind_counts(),
+            "instances_by_kind": summary["instances_by_kind"],
             "parameters": m.params,
             "solver": m.solver_stats or None,
             "missed_ids": rid[m.missed].tolist(),
@@ -99,7 +112,12 @@ class MatcherResult:
 
 @dataclass(frozen=True)
 class ScoreResult:
-    """Everything :func:`score` found; :meth:`to_dict` is the JSON report."""
+    """Everything :func:`score` found; :meth:`to_dict` is the JSON report.
+
+    ``per_class`` holds each class scored on its own (:mod:`geoeval.per_class`)
+    when ``class_field`` was given; :meth:`write_gpkg`, :meth:`write_csv` and
+    :meth:`save_figure` write the per-object outputs.
+    """
 
     reference: ObjectSet
     submission: ObjectSet
@@ -107,6 +125,7 @@ class ScoreResult:
     results: dict[str, MatcherResult]
     parameters: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    per_class: PerClass | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report (schema in ``docs/report.md``)."""
@@ -132,7 +151,27 @@ class ScoreResult:
                 name: res.to_dict(self.reference, self.submission)
                 for name, res in self.results.items()
             },
+            "per_class": None if self.per_class is None else self.per_class.to_dict(),
         }
+
+    def write_gpkg(self, path: str | Path, *, matcher: str | None = None) -> Path:
+        """Write the styled GeoPackage (see :func:`geoeval.report.gpkg.write_gpkg`)."""
+        from geoeval.report.gpkg import write_gpkg
+
+        return write_gpkg(self, path, matcher=matcher)
+
+    def write_csv(self, folder: str | Path, *, matcher: str | None = None) -> list[Path]:
+        """Write the per-object CSV tables (see :func:`geoeval.report.csv.write_csv`)."""
+        from geoeval.report.csv import write_csv
+
+        return write_csv(self, folder, matcher=matcher)
+
+    def save_figure(self, path: str | Path, *, matcher: str | None = None) -> Path:
+        """Save the status map and score chart (see
+        :func:`geoeval.report.status_figure.save_status_figure`)."""
+        from geoeval.report.status_figure import save_status_figure
+
+        return save_status_figure(self, path, matcher=matcher)
 
 
 def _num(x: Any) -> float | None:
@@ -146,7 +185,8 @@ def _describe(objects: ObjectSet) -> dict[str, Any]:
         "path": objects.path,
         "kind": objects.kind,
         "objects": len(objects),
-        "crs": None if crs is None else crs.to_string(),
+        "crs": None if crs is None else (
+            crs.to_string() if hasattr(crs, "to_string") else str(crs)),
         "repaired": objects.repaired,
         "skipped": objects.skipped,
     }
@@ -173,6 +213,10 @@ def score(
     reference_options: dict[str, Any] | None = None,
     submission_options: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
+    gpkg: str | Path | None = None,
+    gpkg_matcher: str | None = None,
+    csv_dir: str | Path | None = None,
+    figure: str | Path | None = None,
 ) -> ScoreResult:
     """Score one submission against one reference with the chosen matchers.
 
@@ -198,12 +242,27 @@ def score(
         pooled and flagged; ``True`` pool large instances; ``False`` never.
     n_jobs : int, optional
         Processes for the Mallows score (default: up to two).
-    band, background, layer, id_field, class_field, crs
-        Reader options applied to both inputs (each where it applies).
+    band, background, layer, id_field, crs
+        Reader options applied to both inputs (each where it applies). ``crs``
+        is assumed for vector layers without one (a Shapefile without ``.prj``).
+    class_field : str, optional
+        Vector field holding each object's class. The reference must have it;
+        the submission's is used when it has one (else its objects take the
+        class of the reference they overlap most). Every class is then also
+        scored on its own (:attr:`ScoreResult.per_class`).
     reference_options, submission_options : dict, optional
         Per-side reader options overriding the shared ones.
     progress : callable, optional
         Called with the name of each long step as it starts.
+    gpkg : path, optional
+        Write the styled GeoPackage here (:func:`geoeval.report.gpkg.write_gpkg`).
+    gpkg_matcher : str, optional
+        Matcher whose per-object result the GeoPackage, CSV tables and figure
+        show (default ``mom`` when it ran, else the first matcher).
+    csv_dir : path, optional
+        Write the per-object tables as CSV into this folder (created if needed).
+    figure : path, optional
+        Save the status map and score chart (``.png`` or ``.svg``).
 
     Returns
     -------
@@ -221,15 +280,85 @@ def score(
     vector_shared = {"layer": layer, "id_field": id_field, "class_field": class_field, "crs": crs}
     ref_opts = _side_options(reference, shared, vector_shared, reference_options)
     sub_opts = _side_options(submission, shared, vector_shared, submission_options)
+    if class_field is not None:
+        _class_field_optional(submission, sub_opts)
+    _check_outputs(gpkg, csv_dir, figure)
     _step(progress, "reading")
     ref, sub, warnings = read_pair(reference, submission, reference_options=ref_opts,
                                    submission_options=sub_opts)
-    return score_objects(
+    if class_field is not None and ref.classes is None:
+        raise InputError(f"--class-field {class_field!r} applies to vector layers only",
+                         ref.path)
+    result = score_objects(
         ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
         iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
         resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
-        warnings=warnings,
+        warnings=warnings, per_class=class_field is not None,
     )
+    write_outputs(result, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
+                  figure=figure, progress=progress)
+    return result
+
+
+def write_outputs(
+    result: ScoreResult,
+    *,
+    gpkg: str | Path | None = None,
+    gpkg_matcher: str | None = None,
+    csv_dir: str | Path | None = None,
+    figure: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> None:
+    """Write the GeoPackage, CSV tables and figure that were asked for."""
+    from geoeval.report.objects import choose_matcher
+
+    if gpkg is None and csv_dir is None and figure is None:
+        return
+    matcher = choose_matcher(result, gpkg_matcher)
+    if gpkg is not None:
+        _step(progress, "writing the GeoPackage")
+        result.write_gpkg(gpkg, matcher=matcher)
+    if csv_dir is not None:
+        _step(progress, "writing CSV tables")
+        result.write_csv(csv_dir, matcher=matcher)
+    if figure is not None:
+        _step(progress, "drawing the figure")
+        result.save_figure(figure, matcher=matcher)
+
+
+def _check_outputs(gpkg: Any, csv_dir: Any, figure: Any) -> None:
+    """Fail before the (long) scoring when an output cannot be written."""
+    for path, what in ((gpkg, "GeoPackage"), (figure, "figure")):
+        if path is None:
+            continue
+        folder = Path(path).parent
+        if not folder.is_dir():
+            raise InputError(f"folder of the {what} does not exist", folder)
+    if figure is not None and Path(figure).suffix.lower() not in (".png", ".svg"):
+        raise InputError("figure must be .png or .svg", figure)
+    if gpkg is not None and Path(gpkg).suffix.lower() != ".gpkg":
+        raise InputError("GeoPackage output must end in .gpkg", gpkg)
+    if csv_dir is not None and Path(csv_dir).exists() and not Path(csv_dir).is_dir():
+        raise InputError("--csv-dir is a file, not a folder", csv_dir)
+
+
+def _class_field_optional(source: Any, opts: dict[str, Any]) -> None:
+    """Drop ``class_field`` from the submission's reader options when its layer
+    has no such field (its classes then come from the reference)."""
+    if isinstance(source, ObjectSet) or "class_field" not in opts:
+        return
+    from geoeval.io import detect_kind
+
+    if (opts.get("kind") or detect_kind(source)) != "vector":
+        return
+    import pyogrio
+
+    try:
+        fields = pyogrio.read_info(source, layer=opts.get("layer"))["fields"]
+    except Exception:
+        return  # the reader reports the problem with its own message
+    if opts["class_field"] not in list(fields):
+        del opts["class_field"]
 
 
 def _side_options(
@@ -263,8 +392,13 @@ def score_objects(
     n_jobs: int | None = None,
     progress: Callable[[str], None] | None = None,
     warnings: Sequence[str] = (),
+    per_class: bool = False,
 ) -> ScoreResult:
-    """:func:`score` for object sets already read and in one CRS."""
+    """:func:`score` for object sets already read and in one CRS.
+
+    With ``per_class`` (and classes on the reference) every class is also
+    scored on its own (:mod:`geoeval.per_class`).
+    """
     matchers = tuple(dict.fromkeys(matchers))
     unknown = [m for m in matchers if m not in MATCHERS]
     if unknown or not matchers:
@@ -289,6 +423,7 @@ def score_objects(
         warnings.append("both inputs are vector layers: the Mallows score needs a grid step "
                         "(--resolution); it is reported as null")
     results: dict[str, MatcherResult] = {}
+    matcher_params: dict[str, dict[str, Any]] = {}
     for name in matchers:
         _step(progress, f"matching ({name})")
         kwargs: dict[str, Any] = {}
@@ -298,6 +433,7 @@ def score_objects(
             kwargs["threshold"] = iou_threshold
         elif name == "mom":
             kwargs["min_overlap"] = min_overlap
+        matcher_params[name] = kwargs
         m = match(ov, name, **kwargs)
         mal = None
         if name in want_mallows and can_mallows:
@@ -313,7 +449,16 @@ def score_objects(
                     f"error bound {float(mal.error_bound.max()):.2g}); pass approximate=False "
                     "(--exact) for exact scores")
         results[name] = _measure(name, m, ov, mal)
-    return ScoreResult(reference, submission, ov, results, params, tuple(warnings))
+    classes = None
+    if per_class and reference.classes is not None:
+        from geoeval.per_class import score_classes
+
+        _step(progress, "scoring each class")
+        classes = score_classes(
+            reference, submission, ov, results, matcher_params,
+            mallows_options={"resolution": resolution, "approximate": approximate,
+                             "n_jobs": n_jobs})
+    return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes)
 
 
 def _measure(name: str, m: Matching, ov: Overlap, mal: Any = None) -> MatcherResult:

@@ -2,13 +2,15 @@
 
 $ geoeval score sample_data/reference.tif sample_data/submissions/s4_fragmented.tif
 $ geoeval score ref.gpkg detections.shp --matcher mom --json report.json
+$ geoeval score ref.tif detections.shp --gpkg result.gpkg --csv-dir tables --figure map.png
+$ geoeval score REF_DIR SUB_DIR --json scenes.json      # many scenes, paired by name
 """
 
 from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,9 +24,10 @@ class MatcherChoice(str, Enum):
 
 
 def score_command(
-    reference: Annotated[Path, typer.Argument(help="Reference: labelled raster or vector layer.")],
+    reference: Annotated[Path, typer.Argument(
+        help="Reference: labelled raster or vector layer (or a folder of scenes).")],
     submission: Annotated[Path, typer.Argument(
-        help="Submission: labelled raster or vector layer.")],
+        help="Submission: labelled raster or vector layer (or a folder of scenes).")],
     matcher: Annotated[list[MatcherChoice] | None, typer.Option(
         "--matcher", "-m", help="Matcher(s) to run; repeat the option for several.")] = None,
     hoover_threshold: Annotated[float, typer.Option(
@@ -47,35 +50,75 @@ def score_command(
     sub_layer: Annotated[str | None, typer.Option(help="Submission layer.")] = None,
     id_field: Annotated[str | None, typer.Option(help="Vector field with object ids.")] = None,
     class_field: Annotated[str | None, typer.Option(
-        help="Vector field with object classes.")] = None,
+        help="Vector field with object classes: also score each class on its own.")] = None,
+    crs: Annotated[str | None, typer.Option(
+        help="CRS of vector inputs that have none (Shapefile without .prj), e.g. EPSG:32651."
+    )] = None,
     json_path: Annotated[Path | None, typer.Option(
         "--json", help="Write the JSON report here.")] = None,
+    gpkg: Annotated[Path | None, typer.Option(
+        help="Write a styled GeoPackage (layers reference, submission, instances, summary).")
+    ] = None,
+    gpkg_matcher: Annotated[MatcherChoice | None, typer.Option(
+        help="Matcher shown in the GeoPackage, CSV tables and figure (default mom).")] = None,
+    csv_dir: Annotated[Path | None, typer.Option(
+        help="Write the per-object tables as CSV files into this folder.")] = None,
+    figure: Annotated[Path | None, typer.Option(
+        help="Save a status map and score chart (.png or .svg).")] = None,
+    pairs: Annotated[Path | None, typer.Option(
+        help="Folders: CSV list of pairs (columns reference,submission[,scene]).")] = None,
+    scene_dir: Annotated[Path | None, typer.Option(
+        help="Folders: write each scene's JSON report and GeoPackage here.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")] = False,
 ) -> None:
-    """Score SUBMISSION against REFERENCE (counts, precision, recall, F1, accuracy)."""
+    """Score SUBMISSION against REFERENCE (counts, precision, recall, F1, accuracy).
+
+    With two folders, every scene is scored (files paired by name, or --pairs)
+    and the counts are pooled over scenes as SpaceNet does.
+    """
     from rich.console import Console
 
     import geoeval
+    from geoeval.errors import InputError
     from geoeval.matching import MATCHERS
     from geoeval.report.tables import score_table
 
     chosen = [m.value for m in (matcher or [MatcherChoice.all])]
     matchers = MATCHERS if "all" in chosen else tuple(chosen)
+    if gpkg_matcher is not None and gpkg_matcher.value == "all":
+        raise InputError("--gpkg-matcher takes one matcher (bgm, hoover, mom or iou)")
+    out_matcher = None if gpkg_matcher is None else gpkg_matcher.value
     err = Console(stderr=True)
     ref_opts = {"layer": ref_layer} if ref_layer else None
     sub_opts = {"layer": sub_layer} if sub_layer else None
+    options = dict(
+        matchers=matchers, hoover_threshold=hoover_threshold, iou_threshold=iou_threshold,
+        min_overlap=min_overlap, mallows=mallows, resolution=resolution,
+        approximate=approximate, band=band, background=background, layer=layer,
+        id_field=id_field, class_field=class_field, crs=crs, reference_options=ref_opts,
+        submission_options=sub_opts)
+    if _is_folder(reference) or _is_folder(submission):
+        if not (_is_folder(reference) and _is_folder(submission)):
+            raise InputError("score a folder of scenes against a folder (both arguments)",
+                             submission if _is_folder(reference) else reference)
+        for name, value in (("--gpkg", gpkg), ("--figure", figure)):
+            if value is not None:
+                raise InputError(f"{name} takes one scene; with folders use --scene-dir")
+        _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
+                       gpkg_matcher=out_matcher, json_path=json_path, csv_dir=csv_dir,
+                       quiet=quiet, err=err)
+        return
+    for name, value in (("--pairs", pairs), ("--scene-dir", scene_dir)):
+        if value is not None:
+            raise InputError(f"{name} applies to folders of scenes only")
     with err.status("reading", spinner="dots") if not quiet else _null() as status:
         def progress(step: str) -> None:
             if status is not None:
                 status.update(step)
 
-        result = geoeval.score(
-            reference, submission, matchers=matchers, hoover_threshold=hoover_threshold,
-            iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
-            resolution=resolution, approximate=approximate, band=band,
-            background=background, layer=layer, id_field=id_field, class_field=class_field,
-            reference_options=ref_opts, submission_options=sub_opts, progress=progress,
-        )
+        result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
+                               gpkg_matcher=out_matcher, csv_dir=csv_dir, figure=figure,
+                               **options)
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     if json_path is not None:
@@ -83,7 +126,52 @@ def score_command(
 
         write_json(json_path, result.to_dict())
     if not quiet:
-        Console().print(score_table(result))
+        out = Console()
+        out.print(score_table(result))
+        if result.per_class is not None:
+            from geoeval.report.scene_tables import per_class_table
+
+            out.print(per_class_table(result))
+
+
+def _is_folder(path: Path) -> bool:
+    """A folder of scenes (a FileGDB ``.gdb`` folder is one vector data source)."""
+    return path.is_dir() and path.suffix.lower() != ".gdb"
+
+
+def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: Path | None,
+                   scene_dir: Path | None, gpkg_matcher: str | None, json_path: Path | None,
+                   csv_dir: Path | None, quiet: bool, err: Any) -> None:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    import geoeval
+
+    columns = (TextColumn("scoring {task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err, disable=quiet, transient=True) as bar:
+        task = bar.add_task("scenes", total=None)
+
+        def progress(done: int, total: int, scene: str) -> None:
+            bar.update(task, completed=done, total=total, description=scene)
+
+        result = geoeval.score_scenes(reference, submission, pairs=pairs, scene_dir=scene_dir,
+                                      gpkg_matcher=gpkg_matcher, progress=progress, **options)
+    for w in result.warnings:
+        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+    for scene in result.scenes:
+        for w in scene.warnings:
+            err.print(f"[yellow]warning:[/yellow] {scene.name}: {w}", highlight=False)
+    if json_path is not None:
+        from geoeval.report.json import write_json
+
+        write_json(json_path, result.to_dict())
+    if csv_dir is not None:
+        csv_dir.mkdir(parents=True, exist_ok=True)
+        result.write_csv(csv_dir / "scenes.csv")
+    if not quiet:
+        from geoeval.report.scene_tables import scenes_table
+
+        Console().print(scenes_table(result))
 
 
 class _null:

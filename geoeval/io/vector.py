@@ -67,7 +67,8 @@ def read_vector(
     if isinstance(layer, str) and layer not in layers:
         raise InputError(f"has no layer {layer!r} (layers: {', '.join(layers)})", path)
     try:
-        frame = pyogrio.read_dataframe(path, layer=layer, fid_as_index=True)
+        frame = pyogrio.read_dataframe(path, layer=layer, fid_as_index=True,
+                                       encoding=shapefile_encoding(path))
     except Exception as exc:
         raise InputError(f"cannot read the layer ({first_line(exc)})", path) from None
     for name, field in (("--id-field", id_field), ("--class-field", class_field)):
@@ -97,7 +98,7 @@ def read_vector(
     if np.unique(ids).size != ids.size:
         raise InputError(f"object ids in {id_field or 'the feature id'} are not unique", path)
     classes = frame[class_field].to_numpy()[keep] if class_field is not None else None
-    layer_crs = frame.crs if frame.crs is not None else crs
+    layer_crs = frame.crs if frame.crs is not None else _assumed_crs(path, crs)
     kept = geoms[keep]
     return ObjectSet(
         ids=ids,
@@ -110,6 +111,59 @@ def read_vector(
         repaired=int(np.count_nonzero(invalid & keep)),
         skipped=int(n_features - np.count_nonzero(keep)),
     )
+
+
+def shapefile_encoding(path: str | Path) -> str | None:
+    """Python codec named by a Shapefile's ``.cpg`` sidecar, or ``None``.
+
+    GDAL reads ``.cpg`` files itself but only knows some spellings (``1252``,
+    ``UTF-8``, ``8859-1``, ``ANSI 1251``); ArcGIS and other tools also write e.g.
+    ``ANSI 1252`` or ``Windows-1250``, which GDAL would silently read as
+    ISO-8859-1. The sidecar is therefore parsed here and the encoding passed to
+    the reader explicitly. Without a ``.cpg`` (or with one Python does not
+    know) GDAL's own rule applies (the DBF's language driver id, else
+    ISO-8859-1).
+    """
+    import codecs
+    import re
+
+    p = Path(path)
+    if p.suffix.lower() != ".shp":
+        return None
+    cpg = next((c for c in (p.with_suffix(".cpg"), p.with_suffix(".CPG")) if c.is_file()), None)
+    if cpg is None:
+        return None
+    text = cpg.read_text(encoding="ascii", errors="ignore").strip()
+    m = re.fullmatch(r"(?i)(?:ansi|windows|cp|ms)?[ _-]?(\d{3,5})", text)
+    name = f"cp{m.group(1)}" if m else text
+    m = re.fullmatch(r"(?i)(?:iso[ _-]?)?8859[ _-]?(\d{1,2})", text)
+    if m:
+        name = f"iso-8859-{m.group(1)}"
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _assumed_crs(path: str | Path, crs: Any) -> Any:
+    """The CRS given for a layer that has none; a Shapefile without ``.prj`` must get one.
+
+    A Shapefile's CRS lives in its ``.prj`` sidecar, which is easily lost when
+    files are copied: comparing it in unknown coordinates would give wrong
+    numbers silently, so it is an error unless ``crs`` (``--crs``) says which.
+    """
+    if crs is None:
+        if Path(path).suffix.lower() == ".shp":
+            raise InputError(
+                f"Shapefile without .prj ({Path(path).with_suffix('.prj').name} is missing): its "
+                "CRS is unknown; give it with --crs (e.g. --crs EPSG:32651)", path)
+        return None
+    from pyproj import CRS
+
+    try:
+        return CRS.from_user_input(crs)
+    except Exception as exc:
+        raise InputError(f"--crs {crs!r} is not a CRS ({first_line(exc)})", path) from None
 
 
 def _polygonal_part(geoms: np.ndarray) -> np.ndarray:

@@ -1,0 +1,347 @@
+"""Many scenes: score every (reference, submission) pair of two folders and pool.
+
+Pairs come from file names (same name without extension: ``tile_07.tif`` with
+``tile_07.gpkg``) or from a CSV list. Each scene is scored on its own
+(:func:`geoeval.score`) and reported; the pooled result sums the counts over
+scenes before taking the ratios, as the SpaceNet building challenge does
+(TP, FP and FN summed over all tiles, then precision, recall and F1):
+``precision = Σ(No − FA) / Σ No``, ``recall = Σ(Nr − MD) / Σ Nr``
+(Özdemir et al. 2010, eq. 14–15, over the union of the scenes). Pooled
+accuracies: BGM ``Σ matched overlap / Σ union area`` (eq. 1 over all scenes);
+Hoover, IoU and Mallows the mean over all instances of all scenes (eq. 2, 13).
+
+Only per-scene summaries are kept in memory (not the label grids), so the
+number of scenes is not limited by memory.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from geoeval.errors import InputError
+from geoeval.io import VECTOR_SUFFIXES
+from geoeval.measures import counts as _counts
+
+#: Raster suffixes considered when pairing by name (vector: VECTOR_SUFFIXES but .csv).
+RASTER_SUFFIXES = {".tif", ".tiff", ".vrt", ".img", ".png", ".jp2", ".asc", ".nc", ".hdr"}
+DATA_SUFFIXES = (RASTER_SUFFIXES | VECTOR_SUFFIXES) - {".csv"}
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One scored scene: names, paths, the summary per matcher and what pooling needs."""
+
+    name: str
+    reference: str
+    submission: str | None
+    results: dict[str, dict[str, Any]]
+    pool: dict[str, dict[str, float]]
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scene": self.name, "reference": self.reference, "submission": self.submission,
+                "results": self.results, "warnings": list(self.warnings)}
+
+
+@dataclass(frozen=True)
+class ScenesResult:
+    """Scores of many scenes and their pooled totals (:func:`score_scenes`)."""
+
+    scenes: tuple[Scene, ...]
+    pooled: dict[str, dict[str, Any]]
+    parameters: dict[str, Any]
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report of a multi-scene run (``docs/report.md``)."""
+        import geoeval
+
+        return {
+            "geoeval": geoeval.__version__,
+            "schema": 1,
+            "kind": "scenes",
+            "scenes_scored": len(self.scenes),
+            "parameters": self.parameters,
+            "warnings": list(self.warnings),
+            "pooled": self.pooled,
+            "scenes": [s.to_dict() for s in self.scenes],
+        }
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per scene and matcher, then one per matcher for the pooled totals."""
+        out = []
+        for s in self.scenes:
+            for m, r in s.results.items():
+                out.append({"scene": s.name, "matcher": m, "scenes": 1,
+                            "reference_objects": s.pool[m]["nr"],
+                            "submission_objects": s.pool[m]["no"], **_flat(r)})
+        for m, r in self.pooled.items():
+            out.append({"scene": "(pooled)", "matcher": m, **_flat(r)})
+        return out
+
+    def write_csv(self, path: str | Path) -> Path:
+        """Write :meth:`rows` as CSV, atomically."""
+        import io
+
+        from geoeval.report.atomic import write_text
+
+        rows = self.rows()
+        buf = io.StringIO()
+        if rows:
+            names = list(dict.fromkeys(k for r in rows for k in r))
+            writer = csv.DictWriter(buf, fieldnames=names, restval="", lineterminator="\n")
+            writer.writeheader()
+            writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in rows)
+        write_text(path, buf.getvalue())
+        return Path(path)
+
+
+def _flat(r: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in r.items() if k != "instances_by_kind"}
+    for k, v in r.get("instances_by_kind", {}).items():
+        out[k.replace("-", "_")] = v
+    return out
+
+
+def pair_scenes(
+    reference_dir: str | Path,
+    submission_dir: str | Path,
+    pairs: str | Path | None = None,
+) -> tuple[list[tuple[str, Path, Path | None]], list[str]]:
+    """Pair reference and submission files.
+
+    Parameters
+    ----------
+    reference_dir, submission_dir : path-like
+    pairs : path-like, optional
+        CSV with columns ``reference`` and ``submission`` (and optionally
+        ``scene``); relative paths are taken from ``reference_dir`` and
+        ``submission_dir`` respectively. Without it, files are paired by name
+        without extension (data files only: sidecars such as ``.prj``,
+        ``.dbf``, ``.aux.xml`` are ignored).
+
+    Returns
+    -------
+    pairs : list of (scene name, reference path, submission path or None)
+        A reference without a submission is scored against nothing (every
+        object missed), as SpaceNet counts a tile without proposals.
+    warnings : list of str
+        Submissions without a reference (ignored).
+    """
+    rdir, sdir = Path(reference_dir), Path(submission_dir)
+    for d in (rdir, sdir):
+        if not d.is_dir():
+            raise InputError("is not a folder", d)
+    if pairs is not None:
+        return _read_pairs(Path(pairs), rdir, sdir), []
+    refs, subs = _by_stem(rdir), _by_stem(sdir)
+    if not refs:
+        raise InputError("holds no raster or vector file to score", rdir)
+    out = [(stem, path, subs.get(stem)) for stem, path in sorted(refs.items())]
+    warnings = [f"{subs[s]}: no reference of that name in {rdir}; ignored"
+                for s in sorted(set(subs) - set(refs))]
+    missing = [stem for stem, _, sub in out if sub is None]
+    if missing:
+        warnings.append(f"{len(missing)} scene(s) without a submission in {sdir}, scored as "
+                        f"empty (every object missed): {', '.join(missing[:5])}"
+                        + (" …" if len(missing) > 5 else ""))
+    return out, warnings
+
+
+def _by_stem(folder: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for p in sorted(folder.iterdir()):
+        if p.name.startswith(".") or p.suffix.lower() not in DATA_SUFFIXES:
+            continue
+        if p.is_dir() and p.suffix.lower() != ".gdb":
+            continue
+        if p.stem in found:
+            raise InputError(f"two files for scene {p.stem!r} ({found[p.stem].name}, {p.name}); "
+                             "use --pairs", folder)
+        found[p.stem] = p
+    return found
+
+
+def _read_pairs(path: Path, rdir: Path, sdir: Path) -> list[tuple[str, Path, Path | None]]:
+    if not path.is_file():
+        raise InputError("no such file", path)
+    out: list[tuple[str, Path, Path | None]] = []
+    seen: set[str] = set()
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        fields = [f.strip().lower() for f in reader.fieldnames or []]
+        if "reference" not in fields or "submission" not in fields:
+            raise InputError("needs a header with columns reference,submission "
+                             "(and optionally scene)", path)
+        for line, row in enumerate(reader, start=2):
+            row = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()}
+            if not row.get("reference"):
+                raise InputError(f"line {line}: empty reference", path)
+            ref = rdir / row["reference"]
+            sub = sdir / row["submission"] if row.get("submission") else None
+            if not ref.exists():
+                raise InputError(f"line {line}: no such reference file {ref}", path)
+            if sub is not None and not sub.exists():
+                raise InputError(f"line {line}: no such submission file {sub}", path)
+            name = row.get("scene") or Path(row["reference"]).stem
+            if name in seen:
+                raise InputError(f"line {line}: scene {name!r} listed twice", path)
+            seen.add(name)
+            out.append((name, ref, sub))
+    if not out:
+        raise InputError("lists no pair", path)
+    return out
+
+
+def score_scenes(
+    reference_dir: str | Path,
+    submission_dir: str | Path,
+    *,
+    pairs: str | Path | None = None,
+    scene_dir: str | Path | None = None,
+    gpkg_matcher: str | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    **options: Any,
+) -> ScenesResult:
+    """Score every scene of two folders and pool the counts (SpaceNet style).
+
+    Parameters
+    ----------
+    reference_dir, submission_dir : path-like
+        Folders of references and submissions (paired by :func:`pair_scenes`).
+    pairs : path-like, optional
+        CSV list of pairs (see :func:`pair_scenes`).
+    scene_dir : path-like, optional
+        Write each scene's full JSON report (``<scene>.json``) and styled
+        GeoPackage (``<scene>.gpkg``) into this folder (created if needed).
+    gpkg_matcher : str, optional
+        Matcher shown in the per-scene GeoPackages.
+    progress : callable, optional
+        ``progress(done, total, scene)`` after each scene.
+    **options
+        Keyword arguments of :func:`geoeval.score` (matchers, thresholds,
+        reader options, ``class_field`` …).
+
+    Returns
+    -------
+    ScenesResult
+
+    Notes
+    -----
+    Pooling (SpaceNet; Özdemir et al. 2010, eq. 14–15 over all scenes):
+    ``P = Σ_s (No_s − FA_s) / Σ_s No_s``, ``R = Σ_s (Nr_s − MD_s) / Σ_s Nr_s``,
+    ``F1 = 2PR / (P + R)``; ``null`` when a denominator is 0.
+    """
+    from geoeval.scoring import score
+
+    for bad in ("gpkg", "csv_dir", "figure"):
+        if options.get(bad) is not None:
+            raise InputError(f"{bad} is per scene: use scene_dir (--scene-dir) with many scenes")
+    found, warnings = pair_scenes(reference_dir, submission_dir, pairs)
+    out_dir = None
+    if scene_dir is not None:
+        out_dir = Path(scene_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+    scenes: list[Scene] = []
+    for k, (name, ref, sub) in enumerate(found):
+        if sub is None:
+            res = _score_empty(ref, options)
+        else:
+            res = score(ref, sub, **options)
+        if out_dir is not None:
+            from geoeval.report.json import write_json
+
+            write_json(out_dir / f"{name}.json", res.to_dict())
+            res.write_gpkg(out_dir / f"{name}.gpkg", matcher=gpkg_matcher)
+        scenes.append(_scene(name, ref, sub, res))
+        del res
+        if progress is not None:
+            progress(k + 1, len(found), name)
+    matchers = list(scenes[0].results) if scenes else []
+    pooled = {m: _pool([s.pool[m] for s in scenes], m) for m in matchers}
+    params = {"matchers": matchers, "pairing": "list" if pairs is not None else "name",
+              "pairs": None if pairs is None else str(pairs),
+              "reference_dir": str(reference_dir), "submission_dir": str(submission_dir),
+              "pooling": "counts summed over scenes, then ratios (SpaceNet)"}
+    return ScenesResult(tuple(scenes), pooled, params, tuple(warnings))
+
+
+def _score_empty(ref: Path, options: dict[str, Any]) -> Any:
+    """A scene without a submission: the reference against no object."""
+    from geoeval.io import read
+    from geoeval.objects import ObjectSet
+    from geoeval.scoring import _side_options, score_objects
+
+    shared = {"band": options.get("band", 1), "background": options.get("background", 0)}
+    vector_shared = {k: options.get(k) for k in ("layer", "id_field", "class_field", "crs")}
+    reference = read(ref, **_side_options(ref, shared, vector_shared,
+                                          options.get("reference_options")))
+    empty = ObjectSet(ids=np.zeros(0, np.int64), areas=np.zeros(0), crs=reference.crs,
+                      geometry=np.zeros(0, dtype=object), path="<no submission>", kind="memory")
+    keep = ("matchers", "hoover_threshold", "iou_threshold", "min_overlap", "mallows",
+            "resolution", "approximate", "n_jobs")
+    return score_objects(reference, empty, **{k: options[k] for k in keep if k in options},
+                         per_class=options.get("class_field") is not None)
+
+
+def _scene(name: str, ref: Path, sub: Path | None, res: Any) -> Scene:
+    results, pool = {}, {}
+    for m, r in res.results.items():
+        results[m] = r.summary()
+        insts = r.matching.instances
+        scores = np.array([i.score for i in insts if i.score is not None], float)
+        mal = np.asarray(r.instance_mallows if r.instance_mallows is not None else [], float)
+        mal = mal[~np.isnan(mal)]
+        pool[m] = {
+            "nr": len(res.reference), "no": len(res.submission),
+            "matched_reference": results[m]["matched_reference"],
+            "matched_submission": results[m]["matched_submission"],
+            "missed": results[m]["missed"], "false_alarms": results[m]["false_alarms"],
+            "matched_overlap": r.matching.matched_overlap, "union_area": res.overlap.union_area,
+            "n_scores": scores.size, "sum_scores": float(scores.sum()),
+            "n_mallows": mal.size, "sum_mallows": float(mal.sum()),
+            "mallows_computed": r.mallows is not None,
+            "kinds": r.matching.kind_counts(),
+        }
+    return Scene(name, str(ref), None if sub is None else str(sub), results, pool,
+                 tuple(res.warnings))
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return None if den == 0 else num / den
+
+
+def _pool(items: Sequence[dict[str, Any]], matcher: str) -> dict[str, Any]:
+    tot = {k: sum(it[k] for it in items) for k in (
+        "nr", "no", "matched_reference", "matched_submission", "missed", "false_alarms",
+        "matched_overlap", "union_area", "n_scores", "sum_scores", "n_mallows", "sum_mallows")}
+    p = _ratio(tot["matched_submission"], tot["no"])
+    r = _ratio(tot["matched_reference"], tot["nr"])
+    mallows = (tot["sum_mallows"] / tot["n_mallows"]
+               if tot["n_mallows"] and all(it["mallows_computed"] for it in items) else None)
+    if matcher == "bgm":
+        acc = tot["matched_overlap"] / tot["union_area"] if tot["union_area"] > 0 else None
+    elif matcher == "mom":
+        acc = mallows
+    else:
+        acc = tot["sum_scores"] / tot["n_scores"] if tot["n_scores"] else None
+    kinds: dict[str, int] = {}
+    for it in items:
+        for k, v in it["kinds"].items():
+            kinds[k] = kinds.get(k, 0) + v
+    return {
+        "scenes": len(items),
+        "reference_objects": tot["nr"], "submission_objects": tot["no"],
+        "matched_reference": tot["matched_reference"],
+        "matched_submission": tot["matched_submission"],
+        "missed": tot["missed"], "false_alarms": tot["false_alarms"],
+        "precision": p, "recall": r, "f1": _counts.f1(p, r),
+        "matched_overlap": tot["matched_overlap"], "accuracy": acc, "mallows": mallows,
+        "instances_by_kind": kinds,
+    }

@@ -1,0 +1,260 @@
+"""Per-class scoring: each class on its own, next to all classes together.
+
+With ``--class-field`` the reference's objects carry a class. Each class ``c``
+is scored as a scene of its own: the class-``c`` references against the
+class-``c`` submitted objects, with the same matchers and parameters as the
+all-classes run. Submitted objects take their class from the same field when
+the submission has it; otherwise (a detector that outputs no class) each one
+takes the class of the reference object it overlaps most (largest ``C_ij``),
+and one overlapping no reference has no class: it is a false alarm of the
+all-classes run only.
+
+The per-class overlap is the all-classes sparse overlap restricted to pairs
+within the class (no geometry is intersected again). Mallows scores already
+computed for an identical instance (same objects) in the all-classes run are
+reused; only new instances are scored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from geoeval.matching import match
+from geoeval.matching.result import Instance
+from geoeval.objects import ObjectSet
+from geoeval.overlap import Overlap
+
+if TYPE_CHECKING:  # pragma: no cover
+    from geoeval.scoring import MatcherResult
+
+FROM_FIELD = "field"
+FROM_REFERENCE = "from_reference"
+
+
+@dataclass(frozen=True)
+class InstanceMallows:
+    """Mallows scores of a class's instances (eq. 12) and their mean (eq. 13)."""
+
+    scores: np.ndarray
+    scene: float | None
+    reused: int
+    computed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reused": self.reused, "computed": self.computed}
+
+
+@dataclass(frozen=True)
+class ClassResult:
+    """One class scored on its own.
+
+    Attributes
+    ----------
+    name : str
+    reference, submission : ObjectSet
+        The class's objects (ids, areas, classes; no geometry is carried).
+    reference_index, submission_index : numpy.ndarray
+        Their positions in the all-classes object sets.
+    overlap : Overlap
+    results : dict of str to MatcherResult
+    """
+
+    name: str
+    reference: ObjectSet
+    submission: ObjectSet
+    reference_index: np.ndarray
+    submission_index: np.ndarray
+    overlap: Overlap
+    results: dict[str, MatcherResult]
+
+
+@dataclass(frozen=True)
+class PerClass:
+    """All classes of a scene.
+
+    Attributes
+    ----------
+    submission_classes : {'field', 'from_reference'}
+        Where the submitted objects' classes came from.
+    unclassified_submission : int
+        Submitted objects without a class (counted in the all-classes run only).
+    classes : dict of str to ClassResult
+        In sorted class order.
+    """
+
+    submission_classes: str
+    unclassified_submission: int
+    classes: dict[str, ClassResult]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report's ``per_class`` object (``docs/report.md``)."""
+        return {
+            "submission_classes": self.submission_classes,
+            "unclassified_submission": self.unclassified_submission,
+            "classes": {
+                name: {
+                    "reference_objects": len(c.reference),
+                    "submission_objects": len(c.submission),
+                    "results": {m: r.summary() for m, r in c.results.items()},
+                }
+                for name, c in self.classes.items()
+            },
+        }
+
+
+def class_labels(values: np.ndarray | None) -> np.ndarray | None:
+    """Class values as strings (``None`` for null), or ``None`` without classes."""
+    if values is None:
+        return None
+    import pandas as pd
+
+    vals = np.asarray(values, dtype=object)
+    out = vals.astype(str).astype(object)
+    out[np.asarray(pd.isna(vals), bool)] = None
+    return out
+
+
+def inherit_classes(overlap: Overlap, ref_classes: np.ndarray) -> np.ndarray:
+    """Class of each submitted object = class of the reference it overlaps most.
+
+    Ties go to the lowest reference index; objects overlapping no reference get
+    ``None``.
+    """
+    out = np.full(overlap.n_submission, None, dtype=object)
+    rows, cols, vals = overlap.rows, overlap.cols, overlap.values
+    if cols.size:
+        order = np.lexsort((rows, -vals, cols))
+        c = cols[order]
+        first = order[np.r_[True, c[1:] != c[:-1]]]
+        out[cols[first]] = ref_classes[rows[first]]
+    return out
+
+
+def score_classes(
+    reference: ObjectSet,
+    submission: ObjectSet,
+    overlap: Overlap,
+    all_results: dict[str, MatcherResult],
+    matcher_params: dict[str, dict[str, Any]],
+    *,
+    mallows_options: dict[str, Any] | None = None,
+) -> PerClass | None:
+    """Score every class of ``reference`` on its own.
+
+    Parameters
+    ----------
+    reference, submission : ObjectSet
+        The scene; ``reference.classes`` holds the classes (else ``None`` is
+        returned). ``submission.classes``, when present, is used as well.
+    overlap : Overlap
+        The all-classes overlap.
+    all_results : dict
+        The all-classes results (their Mallows scores are reused).
+    matcher_params : dict
+        Matcher name -> keyword arguments of :func:`geoeval.matching.match`.
+    mallows_options : dict, optional
+        ``resolution``, ``approximate``, ``n_jobs`` for new Mallows scores.
+
+    Returns
+    -------
+    PerClass or None
+    """
+    from geoeval.scoring import _measure
+
+    ref_cls = class_labels(reference.classes)
+    if ref_cls is None:
+        return None
+    sub_cls = class_labels(submission.classes)
+    source = FROM_FIELD
+    if sub_cls is None:
+        sub_cls = inherit_classes(overlap, ref_cls)
+        source = FROM_REFERENCE
+    names = sorted({c for c in ref_cls if c is not None} | {c for c in sub_cls if c is not None})
+    pair_ref_cls = ref_cls[overlap.rows]
+    same = pair_ref_cls == sub_cls[overlap.cols]
+    simple_union = _union_is_sum(overlap)
+    classes: dict[str, ClassResult] = {}
+    for name in names:
+        ri = np.flatnonzero(ref_cls == name)
+        si = np.flatnonzero(sub_cls == name)
+        keep = same & (pair_ref_cls == name)
+        ov = _restrict(reference, submission, overlap, ri, si, keep, simple_union)
+        results: dict[str, MatcherResult] = {}
+        for mname, params in matcher_params.items():
+            m = match(ov, mname, **params)
+            mal = None
+            main = all_results.get(mname)
+            if main is not None and main.mallows is not None:
+                mal = _class_mallows(reference, submission, ri, si, m.instances, main,
+                                     mallows_options or {})
+            results[mname] = _measure(mname, m, ov, mal)
+        classes[name] = ClassResult(name, ov.reference, ov.submission, ri, si, ov, results)
+    unclassified = int(np.count_nonzero([c is None for c in sub_cls]))
+    return PerClass(source, unclassified, classes)
+
+
+def _union_is_sum(ov: Overlap) -> bool:
+    """True when no two objects of one side overlap (union = areas − overlap)."""
+    total = float(ov.ref_area.sum() + ov.sub_area.sum() - ov.values.sum())
+    return bool(np.isclose(total, ov.union_area, rtol=1e-9, atol=1e-9))
+
+
+def _subset(objects: ObjectSet, index: np.ndarray) -> ObjectSet:
+    return ObjectSet(
+        ids=objects.ids[index], areas=objects.areas[index], crs=objects.crs,
+        geometry=None if objects.geometry is None else objects.geometry[index],
+        classes=None if objects.classes is None else objects.classes[index],
+        scores=None if objects.scores is None else objects.scores[index],
+        path=objects.path, kind=objects.kind,
+    )
+
+
+def _restrict(reference: ObjectSet, submission: ObjectSet, ov: Overlap, ri: np.ndarray,
+              si: np.ndarray, keep: np.ndarray, simple_union: bool) -> Overlap:
+    ref_pos = np.full(len(reference), -1, np.int64)
+    ref_pos[ri] = np.arange(ri.size)
+    sub_pos = np.full(len(submission), -1, np.int64)
+    sub_pos[si] = np.arange(si.size)
+    rows, cols, vals = ref_pos[ov.rows[keep]], sub_pos[ov.cols[keep]], ov.values[keep]
+    if simple_union:
+        union = float(reference.areas[ri].sum() + submission.areas[si].sum() - vals.sum())
+    else:
+        import shapely
+
+        geoms = np.concatenate([reference.polygons[ri], submission.polygons[si]])
+        union = float(shapely.area(shapely.union_all(geoms))) if geoms.size else 0.0
+    return Overlap(_subset(reference, ri), _subset(submission, si), rows, cols, vals, union,
+                   ov.method)
+
+
+def _class_mallows(reference: ObjectSet, submission: ObjectSet, ri: np.ndarray, si: np.ndarray,
+                   instances: tuple[Instance, ...], main: MatcherResult,
+                   options: dict[str, Any]) -> InstanceMallows:
+    """Eq. 12 per class instance (reusing the all-classes scores of identical
+    instances) and eq. 13, their mean."""
+    known = {(tuple(sorted(i.reference)), tuple(sorted(i.submission))): k
+             for k, i in enumerate(main.matching.instances)}
+    all_scores = np.asarray(main.mallows.scores, float)
+    scores = np.full(len(instances), np.nan)
+    todo: list[int] = []
+    new: list[Instance] = []
+    for k, inst in enumerate(instances):
+        key = (tuple(sorted(ri[list(inst.reference)].tolist())),
+               tuple(sorted(si[list(inst.submission)].tolist())))
+        hit = known.get(key)
+        if hit is not None:
+            scores[k] = all_scores[hit]
+        else:
+            todo.append(k)
+            new.append(Instance(key[0], key[1], inst.overlap, inst.kind, inst.score))
+    if new:
+        from geoeval.measures.mallows import mallows_scores
+
+        res = mallows_scores(reference, submission, tuple(new), **options)
+        scores[todo] = np.asarray(res.scores, float)
+    defined = scores[~np.isnan(scores)]
+    scene = float(defined.mean()) if defined.size else None
+    return InstanceMallows(scores, scene, len(instances) - len(new), len(new))

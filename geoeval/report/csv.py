@@ -1,0 +1,54 @@
+"""The per-object tables as CSV: ``reference.csv``, ``submission.csv``,
+``instances.csv`` and ``summary.csv`` (the GeoPackage's tables without geometry).
+
+Nulls are empty cells; each file is written atomically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from geoeval.errors import InputError
+from geoeval.report.atomic import write_text
+from geoeval.report.objects import object_tables, to_frame
+
+if TYPE_CHECKING:  # pragma: no cover
+    from geoeval.scoring import ScoreResult
+
+CSV_FILES = ("reference", "submission", "instances", "summary")
+
+
+def write_csv(result: ScoreResult, folder: str | Path, *, matcher: str | None = None) -> list[Path]:
+    """Write the per-object tables of ``result`` as CSV files into ``folder``.
+
+    Parameters
+    ----------
+    result : ScoreResult
+    folder : path-like
+        Created (with its parents) if missing.
+    matcher : str, optional
+        Matcher whose result the tables show (default ``mom`` when it ran).
+
+    Returns
+    -------
+    list of Path
+        The files written, in :data:`CSV_FILES` order.
+
+    Notes
+    -----
+    Columns are those of :func:`geoeval.report.objects.object_tables`
+    (``docs/qgis.md``); statuses follow Özdemir et al. (2010), §4.1.
+    """
+    out = Path(folder)
+    if out.exists() and not out.is_dir():
+        raise InputError("is a file, not a folder", out)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = object_tables(result, matcher)
+    written = []
+    for name in CSV_FILES:
+        frame = to_frame(getattr(tables, name))
+        target = out / f"{name}.csv"
+        write_text(target, frame.to_csv(index=False, lineterminator="\n"))
+        written.append(target)
+    return written

@@ -1,0 +1,278 @@
+"""Per-object tables of a scored scene: what the GeoPackage, CSV and figure show.
+
+One row per reference object, per submitted object and per match instance of
+one matcher, plus a summary table (one row per matcher, and per class when
+classes were scored). Columns are plain numpy arrays (``None`` in object
+columns and NaN in float columns stand for null), computed with vectorised
+numpy on the sparse overlap: no Python loop over objects except where strings
+are built for the instance table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from geoeval.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from geoeval.scoring import MatcherResult, ScoreResult
+
+MATCHED, MISSED, FALSE_ALARM = "matched", "missed", "false_alarm"
+#: Value of the summary table's ``class`` column for all classes together.
+ALL_CLASSES = None
+
+
+@dataclass(frozen=True)
+class ObjectTables:
+    """Per-object tables of one matcher's result.
+
+    Attributes
+    ----------
+    matcher : str
+    reference, submission, instances, summary : dict of str to numpy.ndarray
+        Column name -> values (same length within a table).
+    instance_members : tuple of numpy.ndarray
+        Reference indices, their instance numbers, submission indices and
+        theirs (the data the instance geometries are built from).
+    """
+
+    matcher: str
+    reference: dict[str, np.ndarray]
+    submission: dict[str, np.ndarray]
+    instances: dict[str, np.ndarray]
+    summary: dict[str, np.ndarray]
+    instance_members: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def choose_matcher(result: ScoreResult, matcher: str | None) -> str:
+    """The matcher whose per-object result is written: ``matcher``, else MOM if it
+    ran, else the first matcher run; :class:`InputError` if ``matcher`` did not run."""
+    if matcher is None:
+        return "mom" if "mom" in result.results else next(iter(result.results))
+    if matcher not in result.results:
+        raise InputError(f"matcher {matcher!r} was not run (ran: {', '.join(result.results)})")
+    return matcher
+
+
+def object_tables(result: ScoreResult, matcher: str | None = None) -> ObjectTables:
+    """Build the per-object tables of ``result`` for one matcher.
+
+    Parameters
+    ----------
+    result : ScoreResult
+    matcher : str, optional
+        Default: ``mom`` when it ran, else the first matcher.
+
+    Returns
+    -------
+    ObjectTables
+
+    Notes
+    -----
+    Per object: ``status`` (``matched`` when the object is in an instance,
+    else ``missed`` for a reference and ``false_alarm`` for a submitted
+    object: Özdemir et al. 2010, §4.1, MD and FA), ``instance`` (position in the
+    JSON report's ``instances`` list) and ``kind``, ``overlap`` (the object's
+    overlap ``Σ C_ij`` with its partners in its instance), ``best_iou`` and
+    ``best_partner`` (highest IoU with any overlapping object of the other side,
+    matched or not: a missed building shows how close it came), the instance's
+    own ``score`` (Hoover ``(s1 + s2)/2``, IoU) and ``mallows`` (eq. 12).
+    """
+    name = choose_matcher(result, matcher)
+    res = result.results[name]
+    m = res.matching
+    ov = result.overlap
+    insts = m.instances
+    n_inst = len(insts)
+    nr, ns = len(result.reference), len(result.submission)
+
+    ref_members = np.fromiter(chain.from_iterable(i.reference for i in insts), np.int64)
+    sub_members = np.fromiter(chain.from_iterable(i.submission for i in insts), np.int64)
+    n_ref_in = np.fromiter((len(i.reference) for i in insts), np.int64, n_inst)
+    n_sub_in = np.fromiter((len(i.submission) for i in insts), np.int64, n_inst)
+    ref_inst = np.repeat(np.arange(n_inst), n_ref_in)
+    sub_inst = np.repeat(np.arange(n_inst), n_sub_in)
+    inst_of_ref = np.full(nr, -1, np.int64)
+    inst_of_ref[ref_members] = ref_inst
+    inst_of_sub = np.full(ns, -1, np.int64)
+    inst_of_sub[sub_members] = sub_inst
+
+    kinds = np.array([i.kind for i in insts] + [None], dtype=object)
+    inst_score = np.array([np.nan if i.score is None else i.score for i in insts] + [np.nan])
+    mal = res.instance_mallows
+    inst_mallows = np.append(np.asarray(mal, float), np.nan) if mal is not None else None
+
+    rows, cols, vals = ov.rows, ov.cols, ov.values
+    inside = (inst_of_ref[rows] >= 0) & (inst_of_ref[rows] == inst_of_sub[cols])
+    ref_overlap = np.bincount(rows[inside], weights=vals[inside], minlength=nr)
+    sub_overlap = np.bincount(cols[inside], weights=vals[inside], minlength=ns)
+    iou = ov.iou
+    ref_best, ref_partner = _best(rows, cols, iou, nr)
+    sub_best, sub_partner = _best(cols, rows, iou, ns)
+
+    def side(objects: Any, inst_of: np.ndarray, unmatched: str, overlap: np.ndarray,
+             best: np.ndarray, partner: np.ndarray, other_ids: np.ndarray,
+             partners_in: np.ndarray) -> dict[str, np.ndarray]:
+        matched = inst_of >= 0
+        cols_: dict[str, np.ndarray] = {"id": _plain(objects.ids)}
+        if objects.classes is not None:
+            cols_["class"] = _nullable(objects.classes)
+        cols_["area"] = objects.areas.astype(float)
+        cols_["status"] = np.where(matched, MATCHED, unmatched).astype(object)
+        cols_["instance"] = _nullable(np.where(matched, inst_of, -1), null=-1)
+        cols_["kind"] = kinds[inst_of]  # index -1 is the trailing None
+        cols_["partners"] = np.where(matched, partners_in[inst_of], 0)
+        cols_["overlap"] = overlap
+        cols_["best_iou"] = best
+        cols_["best_partner"] = _nullable(_take(other_ids, partner), mask=partner < 0)
+        cols_["score"] = inst_score[inst_of]
+        if inst_mallows is not None:
+            cols_["mallows"] = inst_mallows[inst_of]
+        return cols_
+
+    n_ref_in_pad = np.append(n_ref_in, 0)
+    n_sub_in_pad = np.append(n_sub_in, 0)
+    reference = side(result.reference, inst_of_ref, MISSED, ref_overlap, ref_best,
+                     ref_partner, result.submission.ids, n_sub_in_pad)
+    submission = side(result.submission, inst_of_sub, FALSE_ALARM, sub_overlap, sub_best,
+                      sub_partner, result.reference.ids, n_ref_in_pad)
+    instances = _instance_columns(result, res, ref_members, ref_inst, sub_members, sub_inst,
+                                  n_ref_in, n_sub_in, kinds[:-1], inst_score[:-1],
+                                  None if inst_mallows is None else inst_mallows[:-1])
+    return ObjectTables(name, reference, submission, instances, summary_columns(result),
+                        (ref_members, ref_inst, sub_members, sub_inst))
+
+
+def _best(own: np.ndarray, other: np.ndarray, iou: np.ndarray,
+          n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Highest IoU per object over its overlapping pairs, and the partner index (−1: none)."""
+    best = np.zeros(n)
+    partner = np.full(n, -1, np.int64)
+    if own.size:
+        order = np.lexsort((other, -iou, own))  # per object: highest IoU first, then lowest index
+        o = own[order]
+        first = order[np.r_[True, o[1:] != o[:-1]]]
+        best[own[first]] = iou[first]
+        partner[own[first]] = other[first]
+    return best, partner
+
+
+def _instance_columns(result: ScoreResult, res: MatcherResult, ref_members: np.ndarray,
+                      ref_inst: np.ndarray, sub_members: np.ndarray, sub_inst: np.ndarray,
+                      n_ref_in: np.ndarray, n_sub_in: np.ndarray, kinds: np.ndarray,
+                      score: np.ndarray, mallows: np.ndarray | None) -> dict[str, np.ndarray]:
+    n_inst = kinds.size
+    rid = _plain(result.reference.ids)
+    sid = _plain(result.submission.ids)
+    ref_area = np.bincount(ref_inst, weights=result.reference.areas[ref_members],
+                           minlength=n_inst)
+    sub_area = np.bincount(sub_inst, weights=result.submission.areas[sub_members],
+                           minlength=n_inst)
+    overlap = np.fromiter((i.overlap for i in res.matching.instances), float, n_inst)
+    cols: dict[str, np.ndarray] = {
+        "instance": np.arange(n_inst, dtype=np.int64),
+        "kind": kinds.astype(object),
+        "n_reference": n_ref_in,
+        "n_submission": n_sub_in,
+        "reference_ids": _joined(rid[ref_members], n_ref_in),
+        "submission_ids": _joined(sid[sub_members], n_sub_in),
+        "overlap": overlap,
+        "reference_area": ref_area,
+        "submission_area": sub_area,
+        "score": score,
+    }
+    if mallows is not None:
+        cols["mallows"] = mallows
+    return cols
+
+
+def summary_columns(result: ScoreResult) -> dict[str, np.ndarray]:
+    """One row per matcher (all classes together, ``class`` null), then one per
+    class and matcher when classes were scored: the report's numbers."""
+    rows: list[dict[str, Any]] = []
+    scopes: list[tuple[Any, dict[str, Any], int, int]] = [
+        (ALL_CLASSES, result.results, len(result.reference), len(result.submission))]
+    if result.per_class is not None:
+        for cls, item in result.per_class.classes.items():
+            scopes.append((cls, item.results, len(item.reference), len(item.submission)))
+    for cls, results, nr, ns in scopes:
+        for name, res in results.items():
+            s = res.summary()
+            kinds = s.pop("instances_by_kind")
+            rows.append({"matcher": name, "class": cls, "reference_objects": nr,
+                         "submission_objects": ns, **s,
+                         **{k.replace("-", "_"): v for k, v in kinds.items()}})
+    keys = list(rows[0]) if rows else ["matcher"]
+    out: dict[str, np.ndarray] = {}
+    for k in keys:
+        vals = [r[k] for r in rows]
+        if all(isinstance(v, int | np.integer) for v in vals):
+            out[k] = np.asarray(vals, np.int64)
+        elif all(v is None or isinstance(v, float | int | np.number) for v in vals) and \
+                any(v is not None for v in vals):
+            out[k] = np.array([np.nan if v is None else v for v in vals], float)
+        else:
+            out[k] = np.asarray(vals, dtype=object)
+    return out
+
+
+def _joined(ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Comma-joined ids per instance (``ids`` grouped in instance order)."""
+    text = ids.astype(str)
+    ends = np.cumsum(counts)
+    return np.array([",".join(text[e - c:e]) for e, c in zip(ends, counts, strict=True)],
+                    dtype=object)
+
+
+def _plain(ids: np.ndarray) -> np.ndarray:
+    """Ids as int64 when integral, else as Python objects (strings)."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind in "iub":
+        return ids.astype(np.int64)
+    return ids.astype(object)
+
+
+def _take(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    v = _plain(values)
+    if v.size == 0:
+        return np.zeros(index.size, v.dtype)
+    return v[np.clip(index, 0, None)]
+
+
+def _nullable(values: np.ndarray, *, null: Any = None,
+              mask: np.ndarray | None = None) -> np.ndarray:
+    """Null where ``mask`` (or ``values == null``) holds: integer columns become a
+    masked array (writers make them nullable integers), others an object array
+    with ``None``."""
+    values = np.asarray(values)
+    if mask is None:
+        mask = np.zeros(values.shape, bool) if null is None else values == null
+    if values.dtype.kind in "iu":
+        return np.ma.MaskedArray(values.astype(np.int64), mask=mask)
+    out = values.astype(object)
+    if values.dtype.kind == "f":
+        mask = mask | np.isnan(values)
+    elif values.dtype.kind == "O" and out.size:
+        import pandas as pd
+
+        mask = mask | pd.isna(out)
+    out[mask] = None
+    return out
+
+
+def to_frame(columns: dict[str, np.ndarray]) -> Any:
+    """A pandas DataFrame of a table; masked integer columns become ``Int64``."""
+    import pandas as pd
+
+    data: dict[str, Any] = {}
+    for k, v in columns.items():
+        if isinstance(v, np.ma.MaskedArray):
+            data[k] = pd.arrays.IntegerArray(np.asarray(v.data, np.int64),
+                                             np.ma.getmaskarray(v))
+        else:
+            data[k] = v
+    return pd.DataFrame(data)

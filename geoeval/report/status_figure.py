@@ -1,0 +1,216 @@
+"""Figure of a scored scene: status map (legend, scale bar) and a bar chart of scores.
+
+The map fills reference objects by status (matched / missed) and outlines
+submitted objects (matched / false alarm) in the colours of the QGIS styles
+(:mod:`geoeval.report.qgis_styles`). All polygons of one status are drawn as a
+single compound path built with numpy from the rings' coordinates (no Python
+loop over objects). matplotlib is imported inside the functions (slow to
+import, figures only), object-oriented API only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from geoeval.errors import InputError
+from geoeval.report.objects import FALSE_ALARM, MATCHED, MISSED, choose_matcher, object_tables
+from geoeval.report.qgis_styles import STATUS_COLOURS, SUBMISSION_MATCHED, hex_colour
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+    from geoeval.scoring import ScoreResult
+
+FORMATS = {".png": "png", ".svg": "svg"}
+SCORES = ("precision", "recall", "f1", "accuracy")
+
+
+def polygons_path(geoms: np.ndarray) -> Any:
+    """One matplotlib ``Path`` holding every ring of ``geoms`` (holes included).
+
+    Rings are oriented (exterior counter-clockwise, holes clockwise) so the
+    non-zero fill rule leaves holes empty.
+    """
+    import shapely
+    from matplotlib.path import Path as MplPath
+
+    geoms = np.asarray(geoms, dtype=object)
+    if geoms.size == 0:
+        return MplPath(np.zeros((0, 2)))
+    geoms = shapely.orient_polygons(geoms)
+    rings = shapely.get_rings(geoms)
+    coords, ring = shapely.get_coordinates(rings, return_index=True)
+    codes = np.full(ring.size, MplPath.LINETO, dtype=np.uint8)
+    if ring.size:
+        first = np.r_[True, ring[1:] != ring[:-1]]
+        last = np.r_[ring[1:] != ring[:-1], True]
+        codes[first] = MplPath.MOVETO
+        codes[last] = MplPath.CLOSEPOLY
+    return MplPath(coords, codes)
+
+
+def nice_length(span: float) -> float:
+    """A round scale-bar length (1, 2 or 5 × 10^k) of about a fifth of ``span``."""
+    if not span > 0:
+        return 1.0
+    target = span / 5.0
+    base = 10.0 ** math.floor(math.log10(target))
+    return max(m * base for m in (1.0, 2.0, 5.0) if m * base <= target)
+
+
+def crs_unit(crs: Any) -> str:
+    """Short name of the CRS's horizontal unit (``m``, ``ft``, ``°``) or ``units``."""
+    if crs is None:
+        return "units"
+    try:
+        from pyproj import CRS
+
+        info = CRS.from_user_input(crs).axis_info
+    except Exception:
+        return "units"
+    name = info[0].unit_name if info else ""
+    return {"metre": "m", "meter": "m", "degree": "°", "foot": "ft",
+            "US survey foot": "ft"}.get(name, name or "units")
+
+
+def _scale_bar(ax: Axes, unit: str) -> None:
+    from matplotlib.patches import Rectangle
+
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+    length = nice_length(x1 - x0)
+    label_len, label_unit = length, unit
+    if unit == "m" and length >= 1000:
+        label_len, label_unit = length / 1000.0, "km"
+    h = (y1 - y0) * 0.012
+    x, y = x0 + (x1 - x0) * 0.04, y0 + (y1 - y0) * 0.04
+    ax.add_patch(Rectangle((x - (x1 - x0) * 0.015, y - h * 1.5), length + (x1 - x0) * 0.03,
+                           h * 6.5, facecolor="white", edgecolor="none", alpha=0.8, zorder=4))
+    ax.add_patch(Rectangle((x, y), length / 2, h, facecolor="black", edgecolor="black",
+                           zorder=5))
+    ax.add_patch(Rectangle((x + length / 2, y), length / 2, h, facecolor="white",
+                           edgecolor="black", zorder=5))
+    ax.text(x + length / 2, y + h * 1.6, f"{label_len:g} {label_unit}", ha="center",
+            va="bottom", fontsize=8, zorder=6)
+
+
+def plot_status_map(result: ScoreResult, ax: Axes, matcher: str | None = None) -> None:
+    """Draw the status map of ``result`` on ``ax`` (legend and scale bar included)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch, PathPatch
+
+    tables = object_tables(result, matcher)
+    ref_geoms = np.asarray(result.reference.polygons, dtype=object)
+    sub_geoms = np.asarray(result.submission.polygons, dtype=object)
+    ref_status = tables.reference["status"]
+    sub_status = tables.submission["status"]
+    handles = []
+    for status in (MATCHED, MISSED):
+        sel = ref_status == status
+        colour = hex_colour(STATUS_COLOURS[status])
+        ax.add_patch(PathPatch(polygons_path(ref_geoms[sel]), facecolor=colour, alpha=0.6,
+                               edgecolor="none", zorder=2))
+        handles.append(Patch(facecolor=colour, alpha=0.6,
+                             label=f"reference {status} ({int(sel.sum())})"))
+    for status, rgb, lw in ((MATCHED, SUBMISSION_MATCHED, 0.5),
+                            (FALSE_ALARM, STATUS_COLOURS[FALSE_ALARM], 0.9)):
+        sel = sub_status == status
+        colour = hex_colour(rgb)
+        ax.add_patch(PathPatch(polygons_path(sub_geoms[sel]), facecolor="none", edgecolor=colour,
+                               linewidth=lw, zorder=3))
+        handles.append(Line2D([], [], color=colour, lw=1.5,
+                              label=f"submission {status.replace('_', ' ')} ({int(sel.sum())})"))
+    bounds = _bounds(result, ref_geoms, sub_geoms)
+    if bounds is not None:
+        pad = 0.01 * max(bounds[2] - bounds[0], bounds[3] - bounds[1], 1e-9)
+        ax.set_xlim(bounds[0] - pad, bounds[2] + pad)
+        ax.set_ylim(bounds[1] - pad, bounds[3] + pad)
+    ax.set_aspect("equal")
+    ax.tick_params(labelsize=7)
+    ax.ticklabel_format(useOffset=False, style="plain")
+    _scale_bar(ax, crs_unit(result.reference.crs))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.06), ncol=2,
+              fontsize=8, frameon=False)
+    ax.set_title(f"{Path(result.submission.path).name} vs {Path(result.reference.path).name}"
+                 f" — {tables.matcher}", fontsize=9)
+
+
+def _bounds(result: ScoreResult, ref: np.ndarray,
+            sub: np.ndarray) -> tuple[float, float, float, float] | None:
+    if result.reference.grid is not None:
+        return result.reference.grid.bounds
+    import shapely
+
+    geoms = np.concatenate([ref, sub])
+    if geoms.size == 0:
+        return None
+    b = shapely.bounds(geoms)
+    return (float(np.nanmin(b[:, 0])), float(np.nanmin(b[:, 1])),
+            float(np.nanmax(b[:, 2])), float(np.nanmax(b[:, 3])))
+
+
+def plot_scores(result: ScoreResult, ax: Axes) -> None:
+    """Grouped bars of precision, recall, F1 and accuracy per matcher (``–`` where null)."""
+    names = list(result.results)
+    width = 0.8 / len(SCORES)
+    colours = ("#1f78b4", "#33a02c", "#6a3d9a", "#ff7f00")
+    x = np.arange(len(names))
+    for k, (score, colour) in enumerate(zip(SCORES, colours, strict=True)):
+        vals = [getattr(result.results[n], score) for n in names]
+        pos = x - 0.4 + width * (k + 0.5)
+        heights = [0.0 if v is None else v for v in vals]
+        ax.bar(pos, heights, width, color=colour, label=score)
+        for p, v in zip(pos, vals, strict=True):
+            ax.text(p, (v or 0.0) + 0.01, "–" if v is None else f"{v:.2f}", ha="center",
+                    va="bottom", fontsize=6, rotation=90)
+    ax.set_xticks(x, names)
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel("score")
+    ax.legend(fontsize=7, ncol=2, loc="upper right")
+    ax.set_title("scores", fontsize=9)
+    ax.set_xlabel("accuracy: bgm eq. 1, hoover eq. 2, iou mean IoU, mom Mallows", fontsize=7)
+
+
+def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
+                       matcher: str | None = None) -> Path:
+    """Save the status map and the score chart side by side.
+
+    Parameters
+    ----------
+    result : ScoreResult
+    path : path-like
+        ``.png`` or ``.svg``; written atomically (temp file, then ``os.replace``).
+    matcher : str, optional
+        Matcher whose statuses the map shows (default ``mom`` when it ran).
+
+    Returns
+    -------
+    Path
+
+    Notes
+    -----
+    Statuses follow Özdemir et al. (2010), §4.1 (missed detections MD, false
+    alarms FA); the chart shows eq. 14–15 (precision, recall), F1 and each
+    matcher's accuracy.
+    """
+    target = Path(path)
+    fmt = FORMATS.get(target.suffix.lower())
+    if fmt is None:
+        raise InputError("figure must be .png or .svg", target)
+    choose_matcher(result, matcher)
+    from matplotlib.figure import Figure  # deferred: heavy, figures only
+
+    from geoeval.report.atomic import atomic_path
+
+    fig = Figure(figsize=(13.0, 7.5), layout="constrained")
+    ax_map, ax_bar = fig.subplots(1, 2, width_ratios=[2.2, 1.0])
+    plot_status_map(result, ax_map, matcher)
+    plot_scores(result, ax_bar)
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format=fmt, dpi=150)
+    return target
