@@ -12,7 +12,6 @@ main NMOTDA counts only, checking both give the same TP / FP per class.
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -101,8 +100,13 @@ def loop_baseline(gt, det) -> dict[str, tuple[int, int]]:
 
 
 def main() -> None:
-    n_seq = int(sys.argv[1]) if len(sys.argv) > 1 else 125
-    n_frames = int(sys.argv[2]) if len(sys.argv) > 2 else 400
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Neovision2 evaluation vs a per-frame loop.")
+    ap.add_argument("--sequences", type=int, default=125)
+    ap.add_argument("--frames", type=int, default=400)
+    args = ap.parse_args()
+    n_seq, n_frames = args.sequences, args.frames
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make(root, n_seq, n_frames)
