@@ -168,16 +168,16 @@ def _cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
     ms = ls != sg.background
     both = mr & ms
     n_s = max(len(submission), 1)
-    ri = _label_index(reference.ids, lr[both]).astype(np.int64)
-    si = _label_index(submission.ids, ls[both]).astype(np.int64)
-    key = ri * n_s + si
-    pair_count = len(reference) * n_s
-    if pair_count <= max(4 * key.size, 1 << 20):
-        counts = np.bincount(key, minlength=pair_count)
-        keys = np.flatnonzero(counts)
-        counts = counts[keys]
-    else:
-        keys, counts = np.unique(key, return_counts=True)
+    # Run-length encode the (reference, submission) label pairs in raster order:
+    # objects are compact, so runs are far fewer than pixels and only the runs
+    # need mapping to object indices and counting.
+    a, b = lr[both], ls[both]
+    starts = np.flatnonzero(np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])])
+    run_len = np.diff(np.r_[starts, a.size])
+    ri = _label_index(reference.ids, a[starts]).astype(np.int64)
+    si = _label_index(submission.ids, b[starts]).astype(np.int64)
+    keys, inverse = np.unique(ri * n_s + si, return_inverse=True)
+    counts = np.bincount(inverse, weights=run_len, minlength=keys.size)
     pa = rg.pixel_area
     union = float(np.count_nonzero(mr | ms)) * pa
     return Overlap(

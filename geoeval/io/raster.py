@@ -27,9 +27,13 @@ def label_areas(labels: np.ndarray, background: int) -> tuple[np.ndarray, np.nda
     flat = labels.ravel()
     if flat.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    lo, hi = int(flat.min()), int(flat.max())
+    if flat.dtype.kind == "u" and flat.dtype.itemsize <= 2:  # no range scan needed
+        lo, hi = 0, int(np.iinfo(flat.dtype).max)
+    else:
+        lo, hi = int(flat.min()), int(flat.max())
     if lo >= 0 and hi <= max(_BINCOUNT_FACTOR * flat.size, 1 << 16):
-        counts = np.bincount(flat.astype(np.intp, copy=False), minlength=hi + 1)
+        small = flat.dtype.itemsize <= 2  # bincount casts these safely itself
+        counts = np.bincount(flat if small else flat.astype(np.intp), minlength=hi + 1)
         if 0 <= background <= hi:
             counts[background] = 0
         ids = np.flatnonzero(counts)
