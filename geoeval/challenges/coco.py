@@ -48,6 +48,7 @@ import numpy as np
 from geoeval.challenges._pairs import group_pairs
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, read_coco
+from geoeval.overlap import box_iou_xywh_pairs
 
 #: IoU thresholds .50:.05:.95, built exactly as the official evaluator builds them.
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
@@ -197,7 +198,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
 
     # --- candidate pairs (IoU >= .5) and the greedy assignment ---------------------------
     pi, pg = group_pairs(d_key, g_key)
-    piou = _coco_iou(d_box[pi], g_box[pg], g_crowd[pg])
+    piou = box_iou_xywh_pairs(d_box[pi], g_box[pg], g_crowd[pg])
     ok = piou >= IOU_THRESHOLDS[0]
     pi, pg, piou = pi[ok], pg[ok], piou[ok]
     cand, match = _assign(pi, pg, piou, d_key, g_ignore, g_crowd, n_det, gt_count=len(gt))
@@ -242,26 +243,6 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
         n_ground_truth=len(gt),
         n_detections=int(n_det),
     )
-
-
-def _coco_iou(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
-    """IoU of box pairs ``[x, y, w, h]`` with COCO's crowd rule, as ``maskApi.c`` ``bbIou``.
-
-    Not :func:`geoeval.overlap.box_iou_pairs`: the official evaluator takes the
-    areas as ``w·h`` of the boxes as written (not ``(x2 − x1)(y2 − y1)``) and
-    divides by the detection's area for crowd regions; the same floating-point
-    operations in the same order give bit-identical IoUs, so threshold
-    decisions agree with it exactly.
-    """
-    w = np.minimum(d[:, 2] + d[:, 0], g[:, 2] + g[:, 0]) - np.maximum(d[:, 0], g[:, 0])
-    h = np.minimum(d[:, 3] + d[:, 1], g[:, 3] + g[:, 1]) - np.maximum(d[:, 1], g[:, 1])
-    inter = w * h
-    da = d[:, 2] * d[:, 3]
-    ga = g[:, 2] * g[:, 3]
-    union = np.where(crowd, da, da + ga - inter)
-    pos = (w > 0) & (h > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(pos, inter / np.where(pos, union, 1.0), 0.0)
 
 
 def _assign(
