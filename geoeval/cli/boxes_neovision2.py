@@ -11,9 +11,7 @@ from typing import Annotated
 
 import typer
 
-
-def _fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x:.4f}"
+from geoeval.report.tables import fmt as cell
 
 
 def neovision2_command(
@@ -50,13 +48,13 @@ def neovision2_command(
         for col in ("class", "NMOTDA", "ground truth", "missed", "false positives", "Az"):
             table.add_column(col, justify="left" if col == "class" else "right")
         for cls, s in scores.classes.items():
-            table.add_row(cls, _fmt(s.nmotda), str(s.ground_truth), str(s.missed),
-                          str(s.false_positives), _fmt(scores.roc[cls].az))
+            table.add_row(cls, cell(s.nmotda), str(s.ground_truth), str(s.missed),
+                          str(s.false_positives), cell(scores.roc[cls].az))
         d = scores.detection_only
-        table.add_row("detection only", _fmt(d.nmotda), str(d.ground_truth), str(d.missed),
-                      str(d.false_positives), _fmt(scores.roc_detection_only.az))
+        table.add_row("detection only", cell(d.nmotda), str(d.ground_truth), str(d.missed),
+                      str(d.false_positives), cell(scores.roc_detection_only.az))
         out.print(table)
-        out.print(f"weighted mean NMOTDA {_fmt(scores.weighted_mean)}", highlight=False)
+        out.print(f"weighted mean NMOTDA {cell(scores.weighted_mean)}", highlight=False)
 
 
 def register(boxes_app: typer.Typer) -> None:

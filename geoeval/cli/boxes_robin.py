@@ -13,6 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
+from geoeval.report.tables import fmt as cell
+
 
 class Preset(str, Enum):
     rough = "rough"
@@ -47,9 +49,6 @@ def _reader(fmt: str | None, box_format: str, image_size: str | None) -> dict[st
         opts["image_size"] = (w, h)
     return opts
 
-
-def _fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x:.4f}"
 
 
 def robin_command(
@@ -90,12 +89,12 @@ def robin_command(
     for col in ("run", "TP", "N", "N*", "precision", "recall", "difficult images"):
         table.add_column(col, justify="right" if col != "run" else "left")
     for run in result.runs:
-        table.add_row(run.path, str(run.tp), str(run.n), str(run.n_star), _fmt(run.precision),
-                      _fmt(run.recall), str(int(run.difficult.sum())))
+        table.add_row(run.path, str(run.tp), str(run.n), str(run.n_star), cell(run.precision),
+                      cell(run.recall), str(int(run.difficult.sum())))
     out = Console()
     out.print(table)
-    out.print(f"R* {_fmt(result.r_star)}   P* {_fmt(result.p_star)}   EER {_fmt(result.eer)}"
-              f"   AUC {_fmt(result.auc)}   (from {result.curve_source}, "
+    out.print(f"R* {cell(result.r_star)}   P* {cell(result.p_star)}   EER {cell(result.eer)}"
+              f"   AUC {cell(result.auc)}   (from {result.curve_source}, "
               f"{len(result.curve)} point(s))", highlight=False)
 
 
@@ -142,11 +141,11 @@ def robin_categories_command(
         table.add_row(c, *(f"{run.confusion[c][o]:.3f}" for o in run.outputs))
     out = Console()
     out.print(table)
-    out.print(f"D {_fmt(result.discrimination)}   U {_fmt(result.uncertainty)}   "
-              f"D* {_fmt(result.d_star)}   U* {_fmt(result.u_star)}   EDU {_fmt(result.edu)}",
+    out.print(f"D {cell(result.discrimination)}   U {cell(result.uncertainty)}   "
+              f"D* {cell(result.d_star)}   U* {cell(result.u_star)}   EDU {cell(result.edu)}",
               highlight=False)
-    out.print(f"rejection {_fmt(run.rejection)}   false rejection {_fmt(run.false_rejection)}"
-              f"   ERR {_fmt(result.err)}", highlight=False)
+    out.print(f"rejection {cell(run.rejection)}   false rejection {cell(run.false_rejection)}"
+              f"   ERR {cell(result.err)}", highlight=False)
 
 
 def register(boxes_app: typer.Typer) -> None:

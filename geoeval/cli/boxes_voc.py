@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from geoeval.errors import InputError
+from geoeval.report.tables import fmt as cell
 
 
 class BoxFormat(str, Enum):
@@ -93,14 +94,11 @@ def voc_command(
         table.add_column(col, justify="left" if col == "class" else "right")
     for name, c in result.classes.items():
         table.add_row(name, str(c.n_ground_truth), str(c.n_detections), str(c.tp), str(c.fp),
-                      _fmt(c.ap), _fmt(c.ap11))
+                      cell(c.ap), cell(c.ap11))
     table.add_section()
-    table.add_row("mAP", "", "", "", "", _fmt(result.map), _fmt(result.map11))
+    table.add_row("mAP", "", "", "", "", cell(result.map), cell(result.map11))
     Console().print(table)
 
-
-def _fmt(v: float | None) -> str:
-    return "—" if v is None else f"{v:.4f}"
 
 
 def register(boxes_app: typer.Typer) -> None:

@@ -105,20 +105,8 @@ def _gather(maps: np.ndarray, pts: tuple[np.ndarray, np.ndarray, np.ndarray]) ->
     return maps[i if maps.shape[0] > 1 else np.zeros_like(i), r, c]
 
 
-class ContourPair:
-    """A reference contour image and a batch of result contour images.
-
-    Attributes (cached): ``ref_pts``/``res_pts`` (image, row, col of contour
-    pixels), ``dist_ref``/``dist_res`` (distance maps to each contour),
-    ``d_res_to_ref`` = ``d(k, I_gt^c)`` for ``k`` in the result contour,
-    ``d_ref_to_res`` = ``d(k, I_l^c)`` for ``k`` in the reference contour, and the
-    per-image counts ``n_ref``, ``n_res``, ``n_both``.
-    """
-
-    _SWAP = {
-        "ref_pts": "res_pts", "dist_ref": "dist_res", "d_res_to_ref": "d_ref_to_res",
-        "n_ref": "n_res", "n_both": "n_both",
-    }
+class _ImagePair:
+    """A reference image and a batch of result images (boolean stacks of one shape)."""
 
     def __init__(
         self, reference: np.ndarray, result: np.ndarray, n_pixels: int | None = None
@@ -133,11 +121,32 @@ class ContourPair:
         h, w = self.result.shape[1:]
         self.n_pixels = float(h * w if n_pixels is None else n_pixels)
 
-    def swapped(self) -> ContourPair:
-        """The pair with reference and result exchanged (cached data reused)."""
-        other = ContourPair.__new__(ContourPair)
+    def _swapped_shell(self):
+        """A new pair of the same class with reference and result exchanged, no caches."""
+        other = type(self).__new__(type(self))
         other.reference, other.result = self.result, self.reference
         other.size, other.n_pixels = self.size, self.n_pixels
+        return other
+
+
+class ContourPair(_ImagePair):
+    """A reference contour image and a batch of result contour images.
+
+    Attributes (cached): ``ref_pts``/``res_pts`` (image, row, col of contour
+    pixels), ``dist_ref``/``dist_res`` (distance maps to each contour),
+    ``d_res_to_ref`` = ``d(k, I_gt^c)`` for ``k`` in the result contour,
+    ``d_ref_to_res`` = ``d(k, I_l^c)`` for ``k`` in the reference contour, and the
+    per-image counts ``n_ref``, ``n_res``, ``n_both``.
+    """
+
+    _SWAP = {
+        "ref_pts": "res_pts", "dist_ref": "dist_res", "d_res_to_ref": "d_ref_to_res",
+        "n_ref": "n_res", "n_both": "n_both",
+    }
+
+    def swapped(self) -> ContourPair:
+        """The pair with reference and result exchanged (cached data reused)."""
+        other = self._swapped_shell()
         for a, b in self._SWAP.items():
             for x, y in ((a, b), (b, a)):
                 if x in self.__dict__:
@@ -203,31 +212,16 @@ class ContourPair:
         return np.broadcast_to(n, (self.size,)).copy()
 
 
-class MaskPair:
+class MaskPair(_ImagePair):
     """A reference mask and a batch of result masks, with the four pixel counts.
 
     ``n_both = |G ∩ L|``, ``n_ref_only = |G \\ L|``, ``n_res_only = |L \\ G|`` and
     ``n_neither = card(I) − |G ∪ L|`` (per image, float).
     """
 
-    def __init__(
-        self, reference: np.ndarray, result: np.ndarray, n_pixels: int | None = None
-    ) -> None:
-        self.reference = as_stack(reference, "reference").astype(bool, copy=False)
-        self.result = as_stack(result, "result").astype(bool, copy=False)
-        if self.reference.shape[1:] != self.result.shape[1:]:
-            raise InputError(
-                f"image shapes differ: {self.reference.shape[1:]} and {self.result.shape[1:]}"
-            )
-        self.size = batch_size(self.reference, self.result)
-        h, w = self.result.shape[1:]
-        self.n_pixels = float(h * w if n_pixels is None else n_pixels)
-
     def swapped(self) -> MaskPair:
         """The pair with reference and result exchanged (counts and contours reused)."""
-        other = MaskPair.__new__(MaskPair)
-        other.reference, other.result = self.result, self.reference
-        other.size, other.n_pixels = self.size, self.n_pixels
+        other = self._swapped_shell()
         d = self.__dict__
         for a, b in (("n_ref", "n_res"), ("n_res", "n_ref"), ("n_both", "n_both")):
             if a in d:
