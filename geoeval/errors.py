@@ -1,5 +1,8 @@
 """The one exception hierarchy of geoeval.
 
+``GeoevalError`` → ``InputError`` (a file or argument cannot be used),
+``OutputError`` (an output target cannot be written), ``CapacityError`` (a job
+too large for the limits it was given) and ``SolverError`` (a solver failed).
 The CLI turns every :class:`GeoevalError` into a one-line message on stderr and
 exit code 2; anything else is a bug and keeps its traceback.
 """
@@ -8,19 +11,31 @@ from __future__ import annotations
 
 
 class GeoevalError(Exception):
-    """Base class of every error geoeval raises on purpose."""
+    """Base class of every error geoeval raises on purpose.
+
+    ``path``, when given, names the file or option at fault and starts the message.
+    """
+
+    def __init__(self, message: str, path: object | None = None) -> None:
+        self.path = None if path is None else str(path)
+        self.message = message
+        super().__init__(f"{self.path}: {message}" if self.path else message)
 
 
 class InputError(GeoevalError, ValueError):
     """A file or argument cannot be used as given (the message names it)."""
 
-    def __init__(self, message: str, path: object | None = None) -> None:
-        self.path = None if path is None else str(path)
-        super().__init__(f"{self.path}: {message}" if self.path else message)
-
 
 class CRSMismatchError(InputError):
     """The two inputs cannot be brought into one coordinate system."""
+
+
+class OutputError(GeoevalError):
+    """An output target cannot be written (missing folder, no permission, is an input…)."""
+
+
+class CapacityError(GeoevalError):
+    """The job exceeds a size limit (memory, states, …); the message says which option helps."""
 
 
 class SolverError(GeoevalError):

@@ -2,8 +2,8 @@
 
 Each command lives in its own module of this package and exposes
 ``register(app)``; commands parse options, call the public API and print.
-Every :class:`geoeval.errors.GeoevalError` becomes one line on stderr and exit
-code 2.
+Every :class:`geoeval.errors.GeoevalError` and every usage error becomes one
+line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -24,31 +24,81 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            text = version("geoeval")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            text = "unknown (not installed)"
+        typer.echo(f"geoeval {text}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True,
+        help="Print geoeval's version and exit."),
+) -> None:
+    """Evaluate and rank object detectors: rasters, vector layers and boxes."""
+
+
 for _name in COMMANDS:
     importlib.import_module(f"geoeval.cli.{_name}").register(app)
 
 
+def _click_exception(exc: BaseException) -> bool:
+    """Whether ``exc`` is a click exception, of the click typer actually uses.
+
+    typer ≥ 0.24 vendors click as ``typer._click`` (its classes are not
+    ``click.ClickException``); older typer releases use click itself. Both name
+    the base class ``ClickException``, so the check is by name in the MRO.
+    """
+    return any(cls.__name__ == "ClickException" for cls in type(exc).__mro__)
+
+
+def _usage_message(exc: BaseException) -> str:
+    """One line for a click usage error: the command, the problem, where help is."""
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "geoeval"
+    text = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+    hint = f" (see '{command} --help')" if ctx is not None else ""
+    return f"{command}: error: {text}{hint}"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (2 on a :class:`GeoevalError`)."""
+    """Run the CLI; returns the exit code (2 on a usage error or a :class:`GeoevalError`)."""
     from geoeval.errors import GeoevalError
 
     try:
         app(args=argv, standalone_mode=False)
     except GeoevalError as exc:
-        print(f"geoeval: error: {exc}", file=sys.stderr)
+        print(f"geoeval: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         print("geoeval: aborted", file=sys.stderr)
-        return 1
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
+        return 130
+    except Exception as exc:
+        if not _click_exception(exc):
+            raise
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            # `geoeval` or `geoeval boxes` alone: the help text, as click does, exit 2
+            print(exc.ctx.get_help(), file=sys.stderr)  # type: ignore[attr-defined]
             return 2
-        raise
+        if type(exc).__name__ in ("Abort",):
+            print("geoeval: aborted", file=sys.stderr)
+            return 130
+        if hasattr(exc, "ctx"):
+            print(_usage_message(exc), file=sys.stderr)
+        else:
+            print(f"geoeval: error: {' '.join(exc.format_message().split())}",  # type: ignore[attr-defined]
+                  file=sys.stderr)
+        return int(getattr(exc, "exit_code", 2) or 2)
     return 0
 
 

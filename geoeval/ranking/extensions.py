@@ -41,6 +41,7 @@ from functools import cache
 
 import numpy as np
 
+from geoeval.errors import CapacityError
 from geoeval.ranking.poset import Poset
 
 DEFAULT_MAX_STATES = 2_000_000
@@ -50,11 +51,17 @@ DEFAULT_BATCHES = 50
 _INT64_MAX_N = 20
 
 
-class TooManyStates(Exception):
-    """The order has more up-sets than the cap allows (internal signal)."""
+class TooManyStates(CapacityError):
+    """The order has more up-sets than the cap allows.
+
+    ``method="auto"`` catches it and samples instead; with ``method="exact"`` it
+    reaches the user, whose remedy is a larger ``max_states`` or sampling.
+    """
 
     def __init__(self, states: int) -> None:
-        super().__init__(f"more than {states} up-sets")
+        super().__init__(
+            f"exact rank counting needs more than {states} up-sets (the --max-states cap); "
+            "raise --max-states or use --method mcmc (or auto)")
         self.states = states
 
 
