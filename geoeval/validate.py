@@ -1,0 +1,84 @@
+"""Checks of numeric arguments, shared by the Python API and the command line.
+
+Each check returns the value (as ``float`` or ``int``) or raises
+:class:`~geoeval.errors.InputError` naming the argument: the API passes its
+keyword (``iou_threshold``), the CLI its option (``--iou-threshold``), so the
+same rule gives the same message in both.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import overload
+
+from geoeval.errors import InputError
+
+
+def _interval(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    if low is not None and high is not None:
+        return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    if low is not None:
+        return f"{'>' if low_open else '>='} {low:g}"
+    assert high is not None
+    return f"{'<' if high_open else '<='} {high:g}"
+
+
+@overload
+def number(name: str, value: float | int, *, low: float | None = ..., high: float | None = ...,
+           low_open: bool = ..., high_open: bool = ..., integer: bool = ...) -> float: ...
+@overload
+def number(name: str, value: None, *, low: float | None = ..., high: float | None = ...,
+           low_open: bool = ..., high_open: bool = ..., integer: bool = ...) -> None: ...
+def number(name: str, value: float | int | None, *, low: float | None = None,
+           high: float | None = None, low_open: bool = False, high_open: bool = False,
+           integer: bool = False) -> float | int | None:
+    """``value`` if it is a finite number within the bounds, else :class:`InputError`.
+
+    ``None`` passes through (an option not given). ``low_open``/``high_open`` make a
+    bound strict. With ``integer=True`` the value must be a whole number and an
+    ``int`` is returned.
+
+    Examples
+    --------
+    >>> number("iou_threshold", 0.5, low=0, high=1)
+    0.5
+    >>> number("resolution", 0, low=0, low_open=True)
+    Traceback (most recent call last):
+    ...
+    geoeval.errors.InputError: resolution: must be > 0, got 0
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)  # numpy scalars, strings of numbers
+        except (TypeError, ValueError):
+            raise InputError(f"must be a number, got {value!r}", name) from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"must be a finite number, got {value!r}", name)
+    if integer:
+        if float(value) != int(value):
+            raise InputError(f"must be a whole number, got {value!r}", name)
+        value = int(value)
+    too_low = low is not None and (value <= low if low_open else value < low)
+    too_high = high is not None and (value >= high if high_open else value > high)
+    if too_low or too_high:
+        raise InputError(
+            f"must be {_interval(low, high, low_open, high_open)}, got {value!r}", name)
+    return value
+
+
+def fraction(name: str, value: float | None, *, low_open: bool = False,
+             high_open: bool = False) -> float | None:
+    """A number in [0, 1] (ends open on request); ``None`` passes through."""
+    return number(name, value, low=0.0, high=1.0, low_open=low_open, high_open=high_open)
+
+
+def positive(name: str, value: float | None) -> float | None:
+    """A finite number > 0; ``None`` passes through."""
+    return number(name, value, low=0.0, low_open=True)
+
+
+def count(name: str, value: int | None, *, minimum: int = 1) -> int | None:
+    """A whole number >= ``minimum``; ``None`` passes through."""
+    return number(name, value, low=minimum, integer=True)

@@ -1,0 +1,106 @@
+"""Harness of the error corpus: run the installed ``geoeval`` console script on a case
+and check what a user would see.
+
+Every case goes through :func:`run_cli`, which hashes every input before and after
+the run (inputs must stay byte-identical) and returns exit code, stdout and stderr.
+:func:`assert_error` then checks a refused case: exit code 2, no traceback, at most
+three lines on stderr, the file or option named, and no output left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+def _console_script() -> list[str]:
+    """The installed ``geoeval`` script (next to this Python first, then PATH)."""
+    beside = Path(sys.executable).with_name("geoeval")
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("geoeval")
+    if found is None:  # pragma: no cover - the project is always installed for the tests
+        pytest.fail("the geoeval console script is not installed (pip install '.[test]')")
+    return [found]
+
+
+GEOEVAL = _console_script()
+
+
+def tree_hashes(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
+    """SHA-256 of every file under ``paths`` (files or folders), plus each file's mode."""
+    out: dict[str, str] = {}
+    for p in map(Path, paths):
+        files = [p] if p.is_file() else sorted(q for q in p.rglob("*") if q.is_file()) \
+            if p.is_dir() else []
+        for f in files:
+            out[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest() + oct(f.stat().st_mode)
+        if p.is_dir():
+            out[str(p) + "/"] = " ".join(sorted(q.name for q in p.rglob("*")))
+    return out
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one console-script run gave."""
+
+    args: tuple[str, ...]
+    code: int
+    stdout: str
+    stderr: str
+
+    def __str__(self) -> str:
+        return (f"geoeval {' '.join(self.args)}\nexit {self.code}\n--- stdout\n{self.stdout}"
+                f"\n--- stderr\n{self.stderr}")
+
+
+def run_cli(*args: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str]] = (),
+            cwd: str | os.PathLike[str] | None = None, timeout: float = 300) -> Run:
+    """Run ``geoeval ARGS``; ``inputs`` (files or folders) must be unchanged afterwards."""
+    argv = [str(a) for a in args]
+    before = tree_hashes(inputs)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env.setdefault("COLUMNS", "100")
+    proc = subprocess.run(GEOEVAL + argv, capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd, env=env, stdin=subprocess.DEVNULL)
+    run = Run(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
+    after = tree_hashes(inputs)
+    assert after == before, f"an input changed:\n{run}"
+    return run
+
+
+def assert_error(run: Run, *names: str, absent: Iterable[str | os.PathLike[str]] = (),
+                 code: int = 2, max_lines: int = 3) -> None:
+    """A refused case: exit ``code``, no traceback, a short message naming every one of
+    ``names`` (a file, an option, a value), and none of the ``absent`` paths exists."""
+    assert run.code == code, str(run)
+    assert "Traceback" not in run.stderr and "Traceback" not in run.stdout, str(run)
+    lines = [line for line in run.stderr.strip().splitlines() if line.strip()]
+    assert 1 <= len(lines) <= max_lines, str(run)
+    for name in names:
+        assert str(name) in run.stderr, f"{name!r} not named:\n{run}"
+    for path in absent:
+        assert not Path(path).exists(), f"{path} was written:\n{run}"
+    leftovers = [p for p in map(Path, absent) if p.parent.is_dir()
+                 for q in p.parent.iterdir() if q.name.startswith(f".{p.name}.")]
+    assert not leftovers, f"temporary files left: {leftovers}"
+
+
+def assert_ok(run: Run) -> None:
+    """A run that must succeed: exit 0 and no traceback."""
+    assert run.code == 0, str(run)
+    assert "Traceback" not in run.stderr, str(run)
+
+
+@pytest.fixture()
+def cli():
+    """The :func:`run_cli` function, as a fixture."""
+    return run_cli
