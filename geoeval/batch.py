@@ -246,8 +246,9 @@ def score_scenes(
     found, warnings = pair_scenes(reference_dir, submission_dir, pairs)
     out_dir = None
     if scene_dir is not None:
-        out_dir = Path(scene_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
+        from geoeval.report.atomic import ensure_folder
+
+        out_dir = ensure_folder(scene_dir)
     scenes: list[Scene] = []
     for k, (name, ref, sub) in enumerate(found):
         if sub is None:

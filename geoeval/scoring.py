@@ -275,29 +275,72 @@ def score(
     >>> res.results["bgm"].precision  # doctest: +SKIP
     """
     from geoeval.io import read_pair
+    from geoeval.report.atomic import output_run
 
+    check_options(matchers=matchers, hoover_threshold=hoover_threshold,
+                  iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
+                  n_jobs=n_jobs, band=band, gpkg_matcher=gpkg_matcher)
     shared: dict[str, Any] = {"band": band, "background": background}
     vector_shared = {"layer": layer, "id_field": id_field, "class_field": class_field, "crs": crs}
     ref_opts = _side_options(reference, shared, vector_shared, reference_options)
     sub_opts = _side_options(submission, shared, vector_shared, submission_options)
     if class_field is not None:
         _class_field_optional(submission, sub_opts)
-    _check_outputs(gpkg, csv_dir, figure)
-    _step(progress, "reading")
-    ref, sub, warnings = read_pair(reference, submission, reference_options=ref_opts,
-                                   submission_options=sub_opts)
-    if class_field is not None and ref.classes is None:
-        raise InputError(f"--class-field {class_field!r} applies to vector layers only",
-                         ref.path)
-    result = score_objects(
-        ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
-        iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
-        resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
-        warnings=warnings, per_class=class_field is not None,
-    )
-    write_outputs(result, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
-                  figure=figure, progress=progress)
+    with output_run([reference, submission]) as outputs:
+        outputs.file(gpkg, "gpkg", suffixes=(".gpkg",))
+        outputs.folder(csv_dir, "csv_dir")
+        outputs.file(figure, "figure", suffixes=(".png", ".svg"))
+        _step(progress, "reading")
+        ref, sub, warnings = read_pair(reference, submission, reference_options=ref_opts,
+                                       submission_options=sub_opts)
+        if class_field is not None and ref.classes is None:
+            raise InputError(f"--class-field {class_field!r} applies to vector layers only",
+                             ref.path)
+        result = score_objects(
+            ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
+            iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
+            resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
+            warnings=warnings, per_class=class_field is not None,
+        )
+        write_outputs(result, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
+                      figure=figure, progress=progress)
     return result
+
+
+def check_options(
+    *,
+    matchers: Sequence[str] | None = None,
+    hoover_threshold: float | None = None,
+    iou_threshold: float | None = None,
+    min_overlap: float | None = None,
+    resolution: float | None = None,
+    n_jobs: int | None = None,
+    band: int | None = None,
+    gpkg_matcher: str | None = None,
+) -> None:
+    """Check the scoring keywords; :class:`InputError` naming the first bad one.
+
+    Hoover's threshold must satisfy ``0.5 < T <= 1`` (Hoover et al. 1996, §3.1:
+    below one half an object could take part in two correct detections).
+    """
+    from geoeval import validate
+
+    if matchers is not None:
+        if isinstance(matchers, str):
+            matchers = (matchers,)
+        unknown = [m for m in matchers if m not in MATCHERS]
+        if unknown or not matchers:
+            raise InputError(f"unknown matcher {unknown[0] if unknown else '(none)'!r} "
+                             f"(choose from {', '.join(MATCHERS)})")
+    if gpkg_matcher is not None and gpkg_matcher not in MATCHERS:
+        raise InputError(f"gpkg_matcher takes one matcher ({', '.join(MATCHERS)}), "
+                         f"got {gpkg_matcher!r}")
+    validate.number("hoover_threshold", hoover_threshold, low=0.5, high=1.0, low_open=True)
+    validate.fraction("iou_threshold", iou_threshold)
+    validate.fraction("min_overlap", min_overlap)
+    validate.positive("resolution", resolution)
+    validate.count("n_jobs", n_jobs)
+    validate.count("band", band)
 
 
 def write_outputs(
@@ -324,22 +367,6 @@ def write_outputs(
     if figure is not None:
         _step(progress, "drawing the figure")
         result.save_figure(figure, matcher=matcher)
-
-
-def _check_outputs(gpkg: Any, csv_dir: Any, figure: Any) -> None:
-    """Fail before the (long) scoring when an output cannot be written."""
-    for path, what in ((gpkg, "GeoPackage"), (figure, "figure")):
-        if path is None:
-            continue
-        folder = Path(path).parent
-        if not folder.is_dir():
-            raise InputError(f"folder of the {what} does not exist", folder)
-    if figure is not None and Path(figure).suffix.lower() not in (".png", ".svg"):
-        raise InputError("figure must be .png or .svg", figure)
-    if gpkg is not None and Path(gpkg).suffix.lower() != ".gpkg":
-        raise InputError("GeoPackage output must end in .gpkg", gpkg)
-    if csv_dir is not None and Path(csv_dir).exists() and not Path(csv_dir).is_dir():
-        raise InputError("--csv-dir is a file, not a folder", csv_dir)
 
 
 def _class_field_optional(source: Any, opts: dict[str, Any]) -> None:
@@ -399,11 +426,10 @@ def score_objects(
     With ``per_class`` (and classes on the reference) every class is also
     scored on its own (:mod:`geoeval.per_class`).
     """
-    matchers = tuple(dict.fromkeys(matchers))
-    unknown = [m for m in matchers if m not in MATCHERS]
-    if unknown or not matchers:
-        raise InputError(f"unknown matcher {', '.join(unknown) or '(none)'} "
-                         f"(choose from {', '.join(MATCHERS)})")
+    check_options(matchers=matchers, hoover_threshold=hoover_threshold,
+                  iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
+                  n_jobs=n_jobs)
+    matchers = tuple(dict.fromkeys([matchers] if isinstance(matchers, str) else matchers))
     _step(progress, "overlap")
     ov = compute_overlap(reference, submission)
     params: dict[str, Any] = {"matchers": list(matchers)}

@@ -14,13 +14,23 @@ from typing import overload
 from geoeval.errors import InputError
 
 
+class BadValue(InputError):
+    """An argument outside its valid range: ``name`` and ``detail`` kept apart, so the
+    CLI can name the option its own way (``Invalid value for '--x': detail``)."""
+
+    def __init__(self, name: str, detail: str) -> None:
+        self.name = name
+        self.detail = detail
+        super().__init__(f"{name} {detail}")
+
+
 def _interval(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
     if low is not None and high is not None:
         return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
     if low is not None:
-        return f"{'>' if low_open else '>='} {low:g}"
+        return f"{'more than' if low_open else 'at least'} {low:g}"
     assert high is not None
-    return f"{'<' if high_open else '<='} {high:g}"
+    return f"{'less than' if high_open else 'at most'} {high:g}"
 
 
 @overload
@@ -32,7 +42,7 @@ def number(name: str, value: None, *, low: float | None = ..., high: float | Non
 def number(name: str, value: float | int | None, *, low: float | None = None,
            high: float | None = None, low_open: bool = False, high_open: bool = False,
            integer: bool = False) -> float | int | None:
-    """``value`` if it is a finite number within the bounds, else :class:`InputError`.
+    """``value`` if it is a finite number within the bounds, else :class:`BadValue`.
 
     ``None`` passes through (an option not given). ``low_open``/``high_open`` make a
     bound strict. With ``integer=True`` the value must be a whole number and an
@@ -42,10 +52,11 @@ def number(name: str, value: float | int | None, *, low: float | None = None,
     --------
     >>> number("iou_threshold", 0.5, low=0, high=1)
     0.5
-    >>> number("resolution", 0, low=0, low_open=True)
-    Traceback (most recent call last):
-    ...
-    geoeval.errors.InputError: resolution: must be > 0, got 0
+    >>> try:
+    ...     number("resolution", 0, low=0, low_open=True)
+    ... except InputError as exc:
+    ...     print(exc)
+    resolution must be more than 0, got 0
     """
     if value is None:
         return None
@@ -53,18 +64,17 @@ def number(name: str, value: float | int | None, *, low: float | None = None,
         try:
             value = float(value)  # numpy scalars, strings of numbers
         except (TypeError, ValueError):
-            raise InputError(f"must be a number, got {value!r}", name) from None
+            raise BadValue(name, f"must be a number, got {value!r}") from None
     if isinstance(value, float) and not math.isfinite(value):
-        raise InputError(f"must be a finite number, got {value!r}", name)
+        raise BadValue(name, f"must be a finite number, got {value!r}")
     if integer:
         if float(value) != int(value):
-            raise InputError(f"must be a whole number, got {value!r}", name)
+            raise BadValue(name, f"must be a whole number, got {value!r}")
         value = int(value)
     too_low = low is not None and (value <= low if low_open else value < low)
     too_high = high is not None and (value >= high if high_open else value > high)
     if too_low or too_high:
-        raise InputError(
-            f"must be {_interval(low, high, low_open, high_open)}, got {value!r}", name)
+        raise BadValue(name, f"must be {_interval(low, high, low_open, high_open)}, got {value!r}")
     return value
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import typer
 
+from geoeval.cli.options import COUNT, FRACTION, HOOVER, SEED
 from geoeval.errors import InputError
 
 
@@ -48,13 +49,18 @@ def rank_command(
         None, "--figure", help="Hasse diagram + rank-frequency heat map (.png or .svg)."
     ),
     method: str = typer.Option("auto", "--method", help="auto | exact | mcmc."),
-    max_states: int = typer.Option(2_000_000, "--max-states", help="Up-set cap for exact."),
-    samples: int | None = typer.Option(None, "--samples", help="MCMC steps counted."),
-    burn_in: int | None = typer.Option(None, "--burn-in", help="MCMC steps discarded."),
-    seed: int = typer.Option(0, "--seed", help="MCMC seed."),
-    max_rounds: int = typer.Option(20, "--max-rounds", help="CRF round limit."),
-    hoover_threshold: float = typer.Option(0.6, "--hoover-threshold"),
-    iou_threshold: float = typer.Option(0.5, "--iou-threshold"),
+    max_states: int = typer.Option(2_000_000, "--max-states", help="Up-set cap for exact.",
+                                   callback=COUNT),
+    samples: int | None = typer.Option(None, "--samples", help="MCMC steps counted.",
+                                       callback=COUNT),
+    burn_in: int | None = typer.Option(None, "--burn-in", help="MCMC steps discarded.",
+                                       callback=SEED),
+    seed: int = typer.Option(0, "--seed", help="MCMC seed.", callback=SEED),
+    max_rounds: int = typer.Option(20, "--max-rounds", help="CRF round limit.", callback=SEED),
+    hoover_threshold: float = typer.Option(0.6, "--hoover-threshold", callback=HOOVER,
+                                           help="Hoover threshold T, 0.5 < T <= 1."),
+    iou_threshold: float = typer.Option(0.5, "--iou-threshold", callback=FRACTION,
+                                        help="IoU matcher threshold, 0 <= t <= 1."),
 ) -> None:
     """Rank submissions: dominance order, Hasse diagram, rank intervals and
     frequencies over linear extensions, iterated cumulative rank frequency."""
@@ -68,37 +74,46 @@ def rank_command(
         "seed": seed,
         "max_rounds": max_rounds,
     }
-    paths = list(paths or [])
-    if table is not None:
-        if paths:
-            raise InputError("give either --table or REFERENCE SUBMISSION..., not both")
-        result = rank_table(
-            table,
-            indicators=_split(indicators),
-            lower_is_better=_split(lower_is_better) or (),
-            tie_break=tie_break,
-            **options,
-        )
-    else:
-        if len(paths) < 2:
-            raise InputError("need REFERENCE and at least one SUBMISSION (or --table)")
-        if indicators is not None or lower_is_better is not None:
-            raise InputError("--indicators and --lower-is-better apply to --table only")
-        result = rank(
-            paths[0],
-            paths[1:],
-            matcher=matcher,
-            hoover_threshold=hoover_threshold,
-            iou_threshold=iou_threshold,
-            **options,
-        )
-    _print(result)
-    if json_path is not None:
-        result.write_json(json_path)
-    if figure is not None:
-        from geoeval.report.figures_ranking import save_ranking_figure  # deferred: matplotlib
+    from rich.console import Console
 
-        save_ranking_figure(result, figure)
+    from geoeval.cli.score import report_written
+    from geoeval.report.atomic import output_run
+
+    paths = list(paths or [])
+    with output_run([*paths, table]) as outputs:
+        outputs.file(json_path, "--json")
+        outputs.file(figure, "--figure", suffixes=(".png", ".svg"))
+        if table is not None:
+            if paths:
+                raise InputError("give either --table or REFERENCE SUBMISSION..., not both")
+            result = rank_table(
+                table,
+                indicators=_split(indicators),
+                lower_is_better=_split(lower_is_better) or (),
+                tie_break=tie_break,
+                **options,
+            )
+        else:
+            if len(paths) < 2:
+                raise InputError("need REFERENCE and at least one SUBMISSION (or --table)")
+            if indicators is not None or lower_is_better is not None:
+                raise InputError("--indicators and --lower-is-better apply to --table only")
+            result = rank(
+                paths[0],
+                paths[1:],
+                matcher=matcher,
+                hoover_threshold=hoover_threshold,
+                iou_threshold=iou_threshold,
+                **options,
+            )
+        _print(result)
+        if json_path is not None:
+            result.write_json(json_path)
+        if figure is not None:
+            from geoeval.report.figures_ranking import save_ranking_figure  # deferred
+
+            save_ranking_figure(result, figure)
+    report_written(outputs, Console(stderr=True), quiet=False)
 
 
 def _print(result: object) -> None:

@@ -14,9 +14,18 @@ from typing import Annotated, Any
 
 import typer
 
+from geoeval.cli.options import COUNT, FRACTION, HOOVER, POSITIVE
+
 
 class MatcherChoice(str, Enum):
     all = "all"
+    bgm = "bgm"
+    hoover = "hoover"
+    mom = "mom"
+    iou = "iou"
+
+
+class OneMatcher(str, Enum):
     bgm = "bgm"
     hoover = "hoover"
     mom = "mom"
@@ -31,19 +40,23 @@ def score_command(
     matcher: Annotated[list[MatcherChoice] | None, typer.Option(
         "--matcher", "-m", help="Matcher(s) to run; repeat the option for several.")] = None,
     hoover_threshold: Annotated[float, typer.Option(
-        help="Hoover threshold T, 0.5 < T <= 1.")] = 0.6,
-    iou_threshold: Annotated[float, typer.Option(help="IoU matcher threshold.")] = 0.5,
+        help="Hoover threshold T, 0.5 < T <= 1.", callback=HOOVER)] = 0.6,
+    iou_threshold: Annotated[float, typer.Option(
+        help="IoU matcher threshold, 0 <= t <= 1.", callback=FRACTION)] = 0.5,
     min_overlap: Annotated[float | None, typer.Option(
-        help="MOM: minimum overlap as a fraction of the smaller object.")] = None,
+        help="MOM: minimum overlap as a fraction of the smaller object.",
+        callback=FRACTION)] = None,
     mallows: Annotated[bool, typer.Option(
         "--mallows", help="Mallows score for the other matchers' instances too.")] = False,
     resolution: Annotated[float | None, typer.Option(
-        help="Grid step (CRS units) for the Mallows score of two vector layers.")] = None,
+        help="Grid step (CRS units) for the Mallows score of two vector layers.",
+        callback=POSITIVE)] = None,
     approximate: Annotated[bool | None, typer.Option(
         "--approximate/--exact",
         help="Mallows: pool large instances into blocks / never. Default: exact up to "
              "the announced size, pooled and flagged beyond.")] = None,
-    band: Annotated[int, typer.Option(help="Raster band holding the labels.")] = 1,
+    band: Annotated[int, typer.Option(
+        help="Raster band holding the labels.", callback=COUNT)] = 1,
     background: Annotated[int, typer.Option(help="Raster background label.")] = 0,
     layer: Annotated[str | None, typer.Option(help="Vector layer (both inputs).")] = None,
     ref_layer: Annotated[str | None, typer.Option(help="Reference layer.")] = None,
@@ -59,7 +72,7 @@ def score_command(
     gpkg: Annotated[Path | None, typer.Option(
         help="Write a styled GeoPackage (layers reference, submission, instances, summary).")
     ] = None,
-    gpkg_matcher: Annotated[MatcherChoice | None, typer.Option(
+    gpkg_matcher: Annotated[OneMatcher | None, typer.Option(
         help="Matcher shown in the GeoPackage, CSV tables and figure (default mom).")] = None,
     csv_dir: Annotated[Path | None, typer.Option(
         help="Write the per-object tables as CSV files into this folder.")] = None,
@@ -81,12 +94,11 @@ def score_command(
     import geoeval
     from geoeval.errors import InputError
     from geoeval.matching import MATCHERS
+    from geoeval.report.atomic import output_run
     from geoeval.report.tables import score_table
 
     chosen = [m.value for m in (matcher or [MatcherChoice.all])]
     matchers = MATCHERS if "all" in chosen else tuple(chosen)
-    if gpkg_matcher is not None and gpkg_matcher.value == "all":
-        raise InputError("--gpkg-matcher takes one matcher (bgm, hoover, mom or iou)")
     out_matcher = None if gpkg_matcher is None else gpkg_matcher.value
     err = Console(stderr=True)
     ref_opts = {"layer": ref_layer} if ref_layer else None
@@ -97,41 +109,58 @@ def score_command(
         approximate=approximate, band=band, background=background, layer=layer,
         id_field=id_field, class_field=class_field, crs=crs, reference_options=ref_opts,
         submission_options=sub_opts)
-    if _is_folder(reference) or _is_folder(submission):
+    folders = _is_folder(reference) or _is_folder(submission)
+    if folders:
         if not (_is_folder(reference) and _is_folder(submission)):
             raise InputError("score a folder of scenes against a folder (both arguments)",
                              submission if _is_folder(reference) else reference)
         for name, value in (("--gpkg", gpkg), ("--figure", figure)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
-        _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
-                       gpkg_matcher=out_matcher, json_path=json_path, csv_dir=csv_dir,
-                       quiet=quiet, err=err)
+    else:
+        for name, value in (("--pairs", pairs), ("--scene-dir", scene_dir)):
+            if value is not None:
+                raise InputError(f"{name} applies to folders of scenes only")
+    with output_run([reference, submission, pairs]) as outputs:
+        outputs.file(json_path, "--json")
+        outputs.file(gpkg, "--gpkg", suffixes=(".gpkg",))
+        outputs.folder(csv_dir, "--csv-dir")
+        outputs.file(figure, "--figure", suffixes=(".png", ".svg"))
+        outputs.folder(scene_dir, "--scene-dir")
+        if folders:
+            _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
+                           gpkg_matcher=out_matcher, json_path=json_path, csv_dir=csv_dir,
+                           quiet=quiet, err=err)
+            return
+        with err.status("reading", spinner="dots") if not quiet else _null() as status:
+            def progress(step: str) -> None:
+                if status is not None:
+                    status.update(step)
+
+            result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
+                                   gpkg_matcher=out_matcher, csv_dir=csv_dir, figure=figure,
+                                   **options)
+        for w in result.warnings:
+            err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+        if json_path is not None:
+            from geoeval.report.json import write_json
+
+            write_json(json_path, result.to_dict())
+        if not quiet:
+            out = Console()
+            out.print(score_table(result))
+            if result.per_class is not None:
+                from geoeval.report.scene_tables import per_class_table
+
+                out.print(per_class_table(result))
+    report_written(outputs, err, quiet)
+
+
+def report_written(outputs: Any, err: Any, quiet: bool) -> None:
+    """Say on stderr which outputs the run wrote (nothing with --quiet)."""
+    if quiet or not outputs.written:
         return
-    for name, value in (("--pairs", pairs), ("--scene-dir", scene_dir)):
-        if value is not None:
-            raise InputError(f"{name} applies to folders of scenes only")
-    with err.status("reading", spinner="dots") if not quiet else _null() as status:
-        def progress(step: str) -> None:
-            if status is not None:
-                status.update(step)
-
-        result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
-                               gpkg_matcher=out_matcher, csv_dir=csv_dir, figure=figure,
-                               **options)
-    for w in result.warnings:
-        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
-    if json_path is not None:
-        from geoeval.report.json import write_json
-
-        write_json(json_path, result.to_dict())
-    if not quiet:
-        out = Console()
-        out.print(score_table(result))
-        if result.per_class is not None:
-            from geoeval.report.scene_tables import per_class_table
-
-            out.print(per_class_table(result))
+    err.print("wrote " + ", ".join(str(p) for p in outputs.written), highlight=False)
 
 
 def _is_folder(path: Path) -> bool:
@@ -166,8 +195,9 @@ def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: P
 
         write_json(json_path, result.to_dict())
     if csv_dir is not None:
-        csv_dir.mkdir(parents=True, exist_ok=True)
-        result.write_csv(csv_dir / "scenes.csv")
+        from geoeval.report.atomic import ensure_folder
+
+        result.write_csv(ensure_folder(csv_dir) / "scenes.csv")
     if not quiet:
         from geoeval.report.scene_tables import scenes_table
 

@@ -431,18 +431,15 @@ def _check_options(
     max_rounds: int,
 ) -> None:
     """Reject bad counting options with a one-line :class:`InputError`."""
+    from geoeval import validate
+
     if method not in ("auto", "exact", "mcmc"):
         raise InputError(f"method must be auto, exact or mcmc, got {method!r}")
-    if max_states < 1:
-        raise InputError(f"max_states must be at least 1, got {max_states}")
-    if batches < 2:
-        raise InputError(f"batches must be at least 2, got {batches}")
-    if samples is not None and samples < batches:
-        raise InputError(f"samples must be at least {batches} (one per batch), got {samples}")
-    if burn_in is not None and burn_in < 0:
-        raise InputError(f"burn_in must be >= 0, got {burn_in}")
-    if max_rounds < 0:
-        raise InputError(f"max_rounds must be >= 0, got {max_rounds}")
+    validate.count("max_states", max_states)
+    validate.count("batches", batches, minimum=2)
+    validate.count("samples", samples, minimum=batches)
+    validate.count("burn_in", burn_in, minimum=0)
+    validate.count("max_rounds", max_rounds, minimum=0)
 
 
 def read_table(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, str]], dict[str, int]]:

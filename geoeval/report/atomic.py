@@ -1,36 +1,279 @@
-"""Atomic output: write to a temporary file beside the target, then rename."""
+"""Outputs written safely: checked before the work, atomic, all or nothing.
+
+Every writer of geoeval goes through :func:`atomic_path` (or :func:`write_text`)
+and :func:`ensure_folder`. On their own they write to a temporary file beside the
+target and rename it on success, so a target is never half-written.
+
+A run that produces several outputs (``geoeval score --json … --gpkg …
+--csv-dir …``) opens :func:`output_run`: it checks every declared target
+*before* the work starts (folder exists and is writable, not a folder where a
+file is expected, never one of the run's inputs, no two outputs on one path)
+and then defers every rename to the end of the run. If anything fails, the
+temporary files and the folders the run created are removed, so a failed run
+leaves no output at all, and old outputs stay as they were.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from geoeval.errors import InputError
+from geoeval.errors import OutputError
+
+# files that belong to an input beside it (shapefile parts, GDAL sidecars)
+_SIDECAR_SUFFIXES = (".shp", ".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx",
+                     ".shp.xml", ".tfw", ".tifw", ".wld", ".aux.xml")
+_GDAL_SIDECARS = (".aux.xml", ".ovr", ".msk")
+
+_ACTIVE: contextvars.ContextVar[Outputs | None] = contextvars.ContextVar(
+    "geoeval_output_run", default=None)
+
+
+def _real(path: str | os.PathLike[str]) -> str:
+    return os.path.realpath(os.fspath(path))
+
+
+def _key(option: str) -> str:
+    """``--csv-dir`` and ``csv_dir`` name the same output."""
+    return option.lstrip("-").replace("-", "_")
+
+
+def _input_files(path: str | os.PathLike[str]) -> set[str]:
+    """Real paths an input consists of: the file and its sidecars, or a folder's files."""
+    p = Path(path)
+    out = {_real(p)}
+    if p.is_dir():
+        out.update(_real(q) for q in p.rglob("*") if q.is_file())
+    elif p.parent.is_dir():
+        stem = p.name[: -len(p.suffix)] if p.suffix else p.name
+        names = {stem + s for s in _SIDECAR_SUFFIXES} | {p.name + s for s in _GDAL_SIDECARS}
+        lower = {n.lower() for n in names}
+        with contextlib.suppress(OSError):
+            out.update(_real(q) for q in p.parent.iterdir() if q.name.lower() in lower)
+    return out
+
+
+def _probe_folder(folder: Path, target: Path, what: str) -> None:
+    """Raise :class:`OutputError` unless a file can be created in ``folder``."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise OutputError(f"cannot write in folder {str(folder)!r} ({reason}){what}",
+                          target) from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+class Outputs:
+    """The outputs of one run (see :func:`output_run`)."""
+
+    def __init__(self) -> None:
+        self._inputs: set[str] = set()
+        self._input_dirs: set[str] = set()
+        self._targets: dict[str, str] = {}
+        self._staged: dict[str, Path] = {}
+        self._created: list[Path] = []
+        self.written: list[Path] = []  # targets renamed into place, in order
+        self._names: dict[str, Path] = {}  # real path -> the path as the caller gave it
+
+    # -- declaring -----------------------------------------------------------------
+    def add_inputs(self, inputs: Iterable[Any]) -> None:
+        """Remember the run's inputs (paths; anything else, e.g. a GeoDataFrame, is ignored)."""
+        for item in inputs:
+            if isinstance(item, (str, os.PathLike)) and os.fspath(item):
+                self._inputs |= _input_files(item)
+                if Path(item).is_dir():
+                    self._input_dirs.add(_real(item))
+
+    def _claim(self, path: Path, option: str) -> None:
+        real = _real(path)
+        what = f" ({option})" if option else ""
+        if real in self._inputs or real in self._input_dirs:
+            raise OutputError(f"is an input of this run; choose another output path{what}", path)
+        other = self._targets.get(real)
+        if other is not None and _key(other) != _key(option):
+            raise OutputError(f"is given to both {other} and {option}", path)
+        self._targets.setdefault(real, option)
+
+    def file(self, path: str | os.PathLike[str] | None, option: str = "", *,
+             suffixes: tuple[str, ...] = ()) -> Path | None:
+        """Check a file target now; ``None`` (not asked for) passes through."""
+        if path is None:
+            return None
+        target = Path(path)
+        what = f" ({option})" if option else ""
+        if suffixes and target.suffix.lower() not in suffixes:
+            raise OutputError(f"must end in {' or '.join(suffixes)}{what}", target)
+        self._claim(target, option)
+        if target.is_dir():
+            raise OutputError(f"is a folder; give a file path{what}", target)
+        folder = target.parent
+        if not folder.exists():
+            raise OutputError(f"folder {str(folder)!r} does not exist{what}", target)
+        if not folder.is_dir():
+            raise OutputError(f"{str(folder)!r} is not a folder{what}", target)
+        _probe_folder(folder, target, what)
+        return target
+
+    def folder(self, path: str | os.PathLike[str] | None, option: str = "") -> Path | None:
+        """Check a folder target now (created, with its parents, when written)."""
+        if path is None:
+            return None
+        target = Path(path)
+        what = f" ({option})" if option else ""
+        self._claim(target, option)
+        if target.exists() and not target.is_dir():
+            raise OutputError(f"is a file; give a folder{what}", target)
+        existing = target
+        while not existing.exists():
+            existing = existing.parent
+        if not existing.is_dir():
+            raise OutputError(f"{str(existing)!r} is a file, not a folder{what}", target)
+        _probe_folder(existing, target / "x", what)
+        return target
+
+    # -- writing -------------------------------------------------------------------
+    def _check_write(self, target: Path) -> None:
+        if _real(target) in self._inputs:
+            raise OutputError("is an input of this run; choose another output path", target)
+
+    def _stage(self, tmp: Path, target: Path) -> None:
+        previous = self._staged.pop(_real(target), None)
+        if previous is not None and previous.exists():
+            previous.unlink()
+        self._staged[_real(target)] = tmp
+        self._names[_real(target)] = target
+
+    def _mkdir(self, folder: Path) -> None:
+        missing = []
+        probe = folder
+        while not probe.exists():
+            missing.append(probe)
+            probe = probe.parent
+        for p in reversed(missing):
+            p.mkdir()
+            self._created.append(p)
+
+    def _commit(self) -> None:
+        for real, tmp in self._staged.items():
+            os.chmod(tmp, default_file_mode())
+            os.replace(tmp, real)
+            self.written.append(self._names.get(real, Path(real)))
+        self._staged.clear()
+
+    def _rollback(self) -> None:
+        for tmp in self._staged.values():
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        self._staged.clear()
+        for folder in reversed(self._created):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if empty: never removes what others put there
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path in the target's folder; rename it to ``path`` on success.
+def output_run(inputs: Iterable[Any] = ()) -> Iterator[Outputs]:
+    """Open (or join) the output run of this call: declare targets, then write them.
 
-    The target is never left half-written: on error the temporary file is removed.
+    Nested calls join the outermost run, so the CLI and the Python API it calls
+    share one set of checks and one commit at the very end.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with output_run([d / "in.tif"]) as out:
+    ...     target = out.file(d / "report.json", "--json")
+    ...     write_text(target, "{}")
+    ...     (d / "report.json").exists()     # not yet: renamed at the end of the run
+    False
+    >>> (d / "report.json").read_text()
+    '{}'
+    """
+    active = _ACTIVE.get()
+    if active is not None:
+        active.add_inputs(inputs)
+        yield active
+        return
+    run = Outputs()
+    run.add_inputs(inputs)
+    token = _ACTIVE.set(run)
+    try:
+        yield run
+    except BaseException:
+        run._rollback()
+        raise
+    else:
+        try:
+            run._commit()
+        except OSError as exc:
+            run._rollback()
+            raise OutputError(f"could not write outputs ({exc.strerror or exc})",
+                              getattr(exc, "filename", None)) from None
+    finally:
+        _ACTIVE.reset(token)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path in the target's folder; it becomes ``path`` on success.
+
+    Inside an :func:`output_run` the rename waits for the end of the run; outside
+    one it happens at once. On error the temporary file is removed. Problems with
+    the target are :class:`~geoeval.errors.OutputError`.
     """
     target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
+    run = _ACTIVE.get()
+    folder = target.parent
+    if run is not None:
+        run._check_write(target)
+    if target.is_dir():
+        raise OutputError("is a folder; give a file path", target)
     if not folder.is_dir():
-        raise InputError("output folder does not exist", folder)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=folder)
+        raise OutputError(f"folder {str(folder)!r} does not exist", target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=folder)
+    except OSError as exc:
+        raise OutputError(f"cannot write in folder {str(folder)!r} ({exc.strerror})",
+                          target) from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        if run is not None:
+            run._stage(tmp_path, target)
+            return
         os.chmod(tmp_path, default_file_mode())
-        os.replace(tmp_path, target)
-    finally:
-        if tmp_path.exists():
+        try:
+            os.replace(tmp_path, target)
+        except OSError as exc:
+            raise OutputError(f"cannot write ({exc.strerror})", target) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
             tmp_path.unlink()
+        raise
+
+
+def ensure_folder(path: str | os.PathLike[str]) -> Path:
+    """Create an output folder (and its parents); removed again if the run fails."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError("is a file; give a folder", folder)
+    run = _ACTIVE.get()
+    try:
+        if run is not None:
+            run._mkdir(folder)
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create folder ({exc.strerror})", folder) from None
+    return folder
 
 
 def default_file_mode() -> int:
@@ -41,13 +284,7 @@ def default_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_text(path: str | Path, text: str) -> None:
+def write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` atomically (UTF-8)."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
-
-
-def write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from geoeval.errors import InputError
-from geoeval.report.atomic import write_text
+from geoeval.report.atomic import ensure_folder, write_text
 from geoeval.report.objects import object_tables, to_frame
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,10 +39,7 @@ def write_csv(result: ScoreResult, folder: str | Path, *, matcher: str | None = 
     Columns are those of :func:`geoeval.report.objects.object_tables`
     (``docs/qgis.md``); statuses follow Özdemir et al. (2010), §4.1.
     """
-    out = Path(folder)
-    if out.exists() and not out.is_dir():
-        raise InputError("is a file, not a folder", out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_folder(folder)
     tables = object_tables(result, matcher)
     written = []
     for name in CSV_FILES:
