@@ -13,6 +13,8 @@ import sys
 
 import typer
 
+from geoeval.cli.options import guard_all
+
 # command modules of geoeval.cli, each with register(app)
 COMMANDS: tuple[str, ...] = ("score", "boxes", "rank", "audit")
 
@@ -48,6 +50,7 @@ def _root(
 
 for _name in COMMANDS:
     importlib.import_module(f"geoeval.cli.{_name}").register(app)
+guard_all(app)  # every command: outputs checked first, written all or nothing
 
 
 def _click_exception(exc: BaseException) -> bool:

@@ -7,7 +7,11 @@ the option instead of the keyword.
 
 from __future__ import annotations
 
+import functools
+import inspect
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -34,3 +38,68 @@ POSITIVE = checked(validate.positive)
 COUNT = checked(validate.count)
 SEED = checked(validate.count, minimum=0)
 HOOVER = checked(validate.number, low=0.5, high=1.0, low_open=True)
+
+
+# Output options of every command: parameter name -> (flag, "file" | "folder", suffixes).
+# Every other path-valued parameter of a command is one of its inputs.
+OUTPUTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "json_path": ("--json", "file", ()),
+    "markdown_path": ("--markdown", "file", ()),
+    "gpkg": ("--gpkg", "file", (".gpkg",)),
+    "figure": ("--figure", "file", (".png", ".svg")),
+    "csv_dir": ("--csv-dir", "folder", ()),
+    "scene_dir": ("--scene-dir", "folder", ()),
+    "figure_dir": ("--figure-dir", "folder", ()),
+}
+
+
+def _paths(value: Any) -> list[Path]:
+    if isinstance(value, Path):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, Path)]
+    return []
+
+
+def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a command inside one output run (:func:`geoeval.report.atomic.output_run`).
+
+    Before the command starts, every output option it was given is checked (its
+    folder exists and is writable, it is not one of the command's inputs, no two
+    outputs share a path); every file it writes is renamed into place only when
+    the whole command has succeeded, and a line on stderr says what was written.
+    """
+    signature = inspect.signature(command)
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        from geoeval.report.atomic import output_run
+
+        bound = signature.bind_partial(*args, **kwargs).arguments
+        inputs = [p for name, value in bound.items() if name not in OUTPUTS
+                  for p in _paths(value)]
+        with output_run(inputs) as outputs:
+            for name, (flag, kind, suffixes) in OUTPUTS.items():
+                value = bound.get(name)
+                if value is None:
+                    continue
+                if kind == "file":
+                    outputs.file(value, flag, suffixes=suffixes)
+                else:
+                    outputs.folder(value, flag)
+            result = command(*args, **kwargs)
+        if outputs.written and not bound.get("quiet"):
+            print("wrote " + outputs.describe(), file=sys.stderr)
+        return result
+
+    return run
+
+
+def guard_all(app: typer.Typer) -> None:
+    """Apply :func:`guarded` to every command of ``app`` and of its command groups."""
+    for info in app.registered_commands:
+        if info.callback is not None:
+            info.callback = guarded(info.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            guard_all(group.typer_instance)

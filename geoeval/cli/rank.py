@@ -74,46 +74,37 @@ def rank_command(
         "seed": seed,
         "max_rounds": max_rounds,
     }
-    from rich.console import Console
-
-    from geoeval.cli.score import report_written
-    from geoeval.report.atomic import output_run
-
     paths = list(paths or [])
-    with output_run([*paths, table]) as outputs:
-        outputs.file(json_path, "--json")
-        outputs.file(figure, "--figure", suffixes=(".png", ".svg"))
-        if table is not None:
-            if paths:
-                raise InputError("give either --table or REFERENCE SUBMISSION..., not both")
-            result = rank_table(
-                table,
-                indicators=_split(indicators),
-                lower_is_better=_split(lower_is_better) or (),
-                tie_break=tie_break,
-                **options,
-            )
-        else:
-            if len(paths) < 2:
-                raise InputError("need REFERENCE and at least one SUBMISSION (or --table)")
-            if indicators is not None or lower_is_better is not None:
-                raise InputError("--indicators and --lower-is-better apply to --table only")
-            result = rank(
-                paths[0],
-                paths[1:],
-                matcher=matcher,
-                hoover_threshold=hoover_threshold,
-                iou_threshold=iou_threshold,
-                **options,
-            )
-        _print(result)
-        if json_path is not None:
-            result.write_json(json_path)
-        if figure is not None:
-            from geoeval.report.figures_ranking import save_ranking_figure  # deferred
+    if table is not None:
+        if paths:
+            raise InputError("give either --table or REFERENCE SUBMISSION..., not both")
+        result = rank_table(
+            table,
+            indicators=_split(indicators),
+            lower_is_better=_split(lower_is_better) or (),
+            tie_break=tie_break,
+            **options,
+        )
+    else:
+        if len(paths) < 2:
+            raise InputError("need REFERENCE and at least one SUBMISSION (or --table)")
+        if indicators is not None or lower_is_better is not None:
+            raise InputError("--indicators and --lower-is-better apply to --table only")
+        result = rank(
+            paths[0],
+            paths[1:],
+            matcher=matcher,
+            hoover_threshold=hoover_threshold,
+            iou_threshold=iou_threshold,
+            **options,
+        )
+    _print(result)
+    if json_path is not None:
+        result.write_json(json_path)
+    if figure is not None:
+        from geoeval.report.figures_ranking import save_ranking_figure  # deferred
 
-            save_ranking_figure(result, figure)
-    report_written(outputs, Console(stderr=True), quiet=False)
+        save_ranking_figure(result, figure)
 
 
 def _print(result: object) -> None:

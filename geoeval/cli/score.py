@@ -94,7 +94,6 @@ def score_command(
     import geoeval
     from geoeval.errors import InputError
     from geoeval.matching import MATCHERS
-    from geoeval.report.atomic import output_run
     from geoeval.report.tables import score_table
 
     chosen = [m.value for m in (matcher or [MatcherChoice.all])]
@@ -117,50 +116,34 @@ def score_command(
         for name, value in (("--gpkg", gpkg), ("--figure", figure)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
-    else:
-        for name, value in (("--pairs", pairs), ("--scene-dir", scene_dir)):
-            if value is not None:
-                raise InputError(f"{name} applies to folders of scenes only")
-    with output_run([reference, submission, pairs]) as outputs:
-        outputs.file(json_path, "--json")
-        outputs.file(gpkg, "--gpkg", suffixes=(".gpkg",))
-        outputs.folder(csv_dir, "--csv-dir")
-        outputs.file(figure, "--figure", suffixes=(".png", ".svg"))
-        outputs.folder(scene_dir, "--scene-dir")
-        if folders:
-            _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
-                           gpkg_matcher=out_matcher, json_path=json_path, csv_dir=csv_dir,
-                           quiet=quiet, err=err)
-            return
-        with err.status("reading", spinner="dots") if not quiet else _null() as status:
-            def progress(step: str) -> None:
-                if status is not None:
-                    status.update(step)
-
-            result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
-                                   gpkg_matcher=out_matcher, csv_dir=csv_dir, figure=figure,
-                                   **options)
-        for w in result.warnings:
-            err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
-        if json_path is not None:
-            from geoeval.report.json import write_json
-
-            write_json(json_path, result.to_dict())
-        if not quiet:
-            out = Console()
-            out.print(score_table(result))
-            if result.per_class is not None:
-                from geoeval.report.scene_tables import per_class_table
-
-                out.print(per_class_table(result))
-    report_written(outputs, err, quiet)
-
-
-def report_written(outputs: Any, err: Any, quiet: bool) -> None:
-    """Say on stderr which outputs the run wrote (nothing with --quiet)."""
-    if quiet or not outputs.written:
+        _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
+                       gpkg_matcher=out_matcher, json_path=json_path, csv_dir=csv_dir,
+                       quiet=quiet, err=err)
         return
-    err.print("wrote " + ", ".join(str(p) for p in outputs.written), highlight=False)
+    for name, value in (("--pairs", pairs), ("--scene-dir", scene_dir)):
+        if value is not None:
+            raise InputError(f"{name} applies to folders of scenes only")
+    with err.status("reading", spinner="dots") if not quiet else _null() as status:
+        def progress(step: str) -> None:
+            if status is not None:
+                status.update(step)
+
+        result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
+                               gpkg_matcher=out_matcher, csv_dir=csv_dir, figure=figure,
+                               **options)
+    for w in result.warnings:
+        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+    if json_path is not None:
+        from geoeval.report.json import write_json
+
+        write_json(json_path, result.to_dict())
+    if not quiet:
+        out = Console()
+        out.print(score_table(result))
+        if result.per_class is not None:
+            from geoeval.report.scene_tables import per_class_table
+
+            out.print(per_class_table(result))
 
 
 def _is_folder(path: Path) -> bool:

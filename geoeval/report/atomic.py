@@ -81,6 +81,7 @@ class Outputs:
         self._created: list[Path] = []
         self.written: list[Path] = []  # targets renamed into place, in order
         self._names: dict[str, Path] = {}  # real path -> the path as the caller gave it
+        self._given: list[Path] = []  # declared targets as the caller gave them
 
     # -- declaring -----------------------------------------------------------------
     def add_inputs(self, inputs: Iterable[Any]) -> None:
@@ -100,6 +101,7 @@ class Outputs:
         if other is not None and _key(other) != _key(option):
             raise OutputError(f"is given to both {other} and {option}", path)
         self._targets.setdefault(real, option)
+        self._given.append(path)
 
     def file(self, path: str | os.PathLike[str] | None, option: str = "", *,
              suffixes: tuple[str, ...] = ()) -> Path | None:
@@ -137,6 +139,21 @@ class Outputs:
             raise OutputError(f"{str(existing)!r} is a file, not a folder{what}", target)
         _probe_folder(existing, target / "x", what)
         return target
+
+    def describe(self) -> str:
+        """The written outputs, a declared folder's files counted under it."""
+        folders = [Path(p) for p, flag in self._targets.items() if Path(p).is_dir()]
+        items: dict[str, int] = {}
+        for path in self.written:
+            real = Path(_real(path))
+            home = next((f for f in folders if f in real.parents), None)
+            if home is None:
+                items[str(path)] = 0
+            else:
+                shown = next(str(n) for n in self._given if _real(n) == str(home))
+                items[shown] = items.get(shown, 0) + 1
+        return ", ".join(k if n == 0 else f"{k}{'' if k.endswith('/') else '/'} ({n} files)"
+                         for k, n in items.items())
 
     # -- writing -------------------------------------------------------------------
     def _check_write(self, target: Path) -> None:
