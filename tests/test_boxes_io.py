@@ -40,8 +40,8 @@ def write_text(folder: Path, rows, det: bool, fmt: str = "xyrb", relative: bool 
         x1, y1, x2, y2 = r[-4:]
         c, d = (x2, y2) if fmt == "xyrb" else (x2 - x1, y2 - y1)
         vals = [x1, y1, c, d]
-        if relative:
-            vals = [vals[0] / W, vals[1] / H, vals[2] / W, vals[3] / H]
+        if relative:  # the 002 relative layout: centre x, centre y, width, height
+            vals = [(x1 + x2) / 2 / W, (y1 + y2) / 2 / H, (x2 - x1) / W, (y2 - y1) / H]
         head = [cls, repr(r[2])] if det else [cls]
         by_img.setdefault(img, []).append(" ".join(head + [repr(v) for v in vals]))
     for img, lines in by_img.items():

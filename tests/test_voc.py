@@ -253,3 +253,79 @@ def test_figures(tmp_path):
     assert [p.name for p in written] == ["pr_obj.png"]
     assert written[0].stat().st_size > 1000
     assert sorted(q.name for q in (tmp_path / "figs").iterdir()) == ["pr_obj.png"]
+
+
+# --- relative coordinates as Padilla et al.'s code reads them (issue 13, items 1-2) ---------
+
+
+def test_rel_to_abs_002_hand_worked():
+    from geoeval.io.boxes import rel_to_abs_002
+
+    # 002's own sample, groundtruths_rel/00001.txt at 200 x 200 against groundtruths/00001.txt
+    # (xywh): "0.22 0.22 0.19 0.28" -> x1 = round((0.44 - 0.19) * 100) = 25,
+    # y1 = round((0.44 - 0.28) * 100) = 16, x2 = 25 + round(38) = 63, y2 = 16 + 56 = 72,
+    # i.e. the absolute "25 16 38 56"
+    assert rel_to_abs_002(0.22, 0.22, 0.19, 0.28, (200, 200)) == ((25, 16, 63, 72), False)
+    # "0.7475 0.77 0.20500000000000002 0.31" -> "129 123 41 62"
+    assert rel_to_abs_002(0.7475, 0.77, 0.20500000000000002, 0.31, (200, 200)) == (
+        (129, 123, 170, 185), False)
+    # Python's round is half-to-even: x1 = round(3.75) = 4, x2 = 4 + round(2.5) = 6
+    assert rel_to_abs_002(0.5, 0.5, 0.25, 0.25, (10, 10)) == ((4, 4, 6, 6), False)
+    # clipped to [0, W - 1]: x1 = round(-5) -> 0, x2 = 105 -> 99; a box ending at W -> W - 1
+    assert rel_to_abs_002(0.0, 0.95, 0.1, 0.1, (100, 100)) == ((0, 90, 5, 99), True)
+
+
+def _write_002(folder, box, det, relative=None):
+    """BoxSet -> 002 text files; ``relative=(W, H)`` converts with 002's
+    ``convertToRelativeValues`` (centre / size, width / size)."""
+    folder.mkdir()
+    for i, key in enumerate(box.images):
+        lines = []
+        for j in np.flatnonzero(box.image == i):
+            x1, y1, x2, y2 = box.boxes[j]
+            if relative is None:
+                vals = [x1, y1, x2, y2]
+            else:
+                w, h = relative
+                vals = [(x1 + x2) / 2 / w, (y1 + y2) / 2 / h, (x2 - x1) / w, (y2 - y1) / h]
+            head = [box.classes[j]] + ([repr(float(box.scores[j]))] if det else [])
+            lines.append(" ".join(head + [repr(float(v)) for v in vals]))
+        (folder / f"{key}.txt").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("plus_one", [False, True])
+def test_seed002_relative_files_give_the_absolute_ap(tmp_path, plus_one):
+    gt, det = seed002_example()
+    size = (500, 500)  # every box of the example lies inside [0, 499]
+    _write_002(tmp_path / "gt", gt, False)
+    _write_002(tmp_path / "det", det, True)
+    _write_002(tmp_path / "gt_rel", gt, False, size)
+    _write_002(tmp_path / "det_rel", det, True, size)
+    ref = evaluate_voc(gt, det, iou_threshold=0.3, plus_one=plus_one).classes["obj"]
+    runs = {
+        "abs files": evaluate_voc(tmp_path / "gt", tmp_path / "det", 0.3, plus_one),
+        "rel files": evaluate_voc(tmp_path / "gt_rel", tmp_path / "det_rel", 0.3, plus_one,
+                                  image_size=size),
+        "abs gt + rel det": evaluate_voc(tmp_path / "gt", tmp_path / "det_rel", 0.3, plus_one,
+                                         det_relative=True, image_size=size),
+        "rel gt + abs det": evaluate_voc(tmp_path / "gt_rel", tmp_path / "det", 0.3, plus_one,
+                                         gt_relative=True, gt_image_size=size),
+    }
+    for name, r in runs.items():
+        c = r.classes["obj"]
+        assert (c.tp, c.fp, c.ap, c.ap11) == (ref.tp, ref.fp, ref.ap, ref.ap11), name
+        assert r.warnings == (), name
+    if not plus_one:
+        assert ref.ap == pytest.approx((1 + 2 / 3 + 4 * 6 / 14 + 7 / 23) / 15)
+
+
+def test_relative_boxes_read_in_the_declared_layout_would_be_wrong(tmp_path):
+    # the old reading (x1/W y1/H x2/W y2/H) of a 002 relative file gives other boxes: the
+    # centre reading is the one that reproduces the absolute file
+    from geoeval.io.boxes import read_boxes
+
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "a.txt").write_text("car 0.5 0.25 0.2 0.1\n")
+    b = read_boxes(tmp_path / "r", kind="gt", image_size=(100, 200))
+    # x1 = round((1 - 0.2) * 50) = 40, x2 = 40 + 20; y1 = round((0.5 - 0.1) * 100) = 40, +20
+    assert b.boxes.tolist() == [[40, 40, 60, 60]]

@@ -18,7 +18,7 @@ detection of each ground truth in ranked order" by ``numpy.unique``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from geoeval.challenges._pr import ap_eleven_point, ap_every_point, pr_curve
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, align_images, read_boxes
 from geoeval.overlap import box_iou_pairs
+from geoeval.validate import fraction
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,9 @@ class VocResult:
         the ground-truth :class:`BoxSet`, or -1.
     gt, det : BoxSet
         The inputs on a common image list.
+    warnings : tuple of str
+        What the readers accepted with a warning (boxes outside the image,
+        clipped, zero-area) and detection classes without ground truth.
     """
 
     classes: dict[str, VocClassResult]
@@ -111,6 +115,7 @@ class VocResult:
     matched: np.ndarray = field(repr=False)
     gt: BoxSet = field(repr=False)
     det: BoxSet = field(repr=False)
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``classes.<name>.{ap, ap11, tp, fp, n_ground_truth, precision,
@@ -123,6 +128,7 @@ class VocResult:
             "map11": self.map11,
             "n_images": len(self.gt.images),
             "classes": {k: v.to_dict() for k, v in self.classes.items()},
+            "warnings": list(self.warnings),
         }
 
 
@@ -137,6 +143,12 @@ def evaluate_voc(
     gt_fmt: str | None = None,
     det_fmt: str | None = None,
     class_names: Any = None,
+    gt_box_format: str | None = None,
+    det_box_format: str | None = None,
+    gt_image_size: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
+    det_image_size: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
+    gt_relative: bool | None = None,
+    det_relative: bool | None = None,
 ) -> VocResult:
     """Evaluate detections with the PASCAL VOC protocol.
 
@@ -152,6 +164,15 @@ def evaluate_voc(
         Use the devkit's pixel-inclusive areas ``(x2 − x1 + 1)(y2 − y1 + 1)``.
     box_format, image_size, gt_fmt, det_fmt, class_names
         Reader options (see :func:`~geoeval.io.boxes.read_boxes`), for paths.
+    gt_box_format, det_box_format, gt_image_size, det_image_size : optional
+        The same per side (Padilla et al.'s ``-gtformat``/``-detformat`` and
+        image size); each defaults to ``box_format`` / ``image_size``.
+    gt_relative, det_relative : bool, optional
+        Per side: text coordinates are relative (``-gtcoords``/``-detcoords
+        rel``; read as :func:`~geoeval.io.boxes.read_boxes` says). When
+        neither is given, a side is relative exactly when it has an image
+        size (the old single-switch behaviour); when one is given, the other
+        defaults to absolute, as in 002.
 
     Returns
     -------
@@ -180,18 +201,31 @@ def evaluate_voc(
     >>> r.classes["car"].tp, r.classes["car"].fp, r.map
     (1, 1, 1.0)
     """
-    if not 0 < iou_threshold <= 1:
-        raise InputError(f"iou_threshold must be in (0, 1], got {iou_threshold}")
+    t = fraction("iou_threshold", iou_threshold, low_open=True)
+    g_size = image_size if gt_image_size is None else gt_image_size
+    d_size = image_size if det_image_size is None else det_image_size
+    if gt_relative is None and det_relative is None:
+        g_rel, d_rel = g_size is not None, d_size is not None
+    else:
+        g_rel, d_rel = bool(gt_relative), bool(det_relative)
     if not isinstance(gt, BoxSet):
-        gt = read_boxes(gt, fmt=gt_fmt, kind="gt", box_format=box_format,
-                        image_size=image_size, class_names=class_names)
+        gt = read_boxes(gt, fmt=gt_fmt, kind="gt", box_format=gt_box_format or box_format,
+                        image_size=g_size, relative=g_rel, class_names=class_names)
     if not isinstance(det, BoxSet):
-        det = read_boxes(det, fmt=det_fmt, kind="det", box_format=box_format,
-                         image_size=image_size, class_names=class_names, like=gt)
+        det = read_boxes(det, fmt=det_fmt, kind="det", box_format=det_box_format or box_format,
+                         image_size=d_size, relative=d_rel, class_names=class_names, like=gt)
     if det.scores is None:
         raise InputError("detections carry no confidence", det.path)
     gt, det = align_images(gt, det)
-    return _evaluate(gt, det, float(iou_threshold), bool(plus_one))
+    result = _evaluate(gt, det, float(t), bool(plus_one))
+    warnings = list(gt.warnings) + list(det.warnings)
+    extra = sorted(set(det.classes.tolist()) - set(gt.classes.tolist()))
+    if extra:
+        n = int(np.isin(det.classes, extra).sum())
+        shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
+        warnings.append(f"{det.path}: {n} detection(s) of {len(extra)} class(es) absent from "
+                        f"the ground truth ({shown}): AP undefined, left out of mAP")
+    return replace(result, warnings=tuple(warnings))
 
 
 def _evaluate(gt: BoxSet, det: BoxSet, t: float, plus_one: bool) -> VocResult:

@@ -3,10 +3,12 @@
 $ geoeval boxes voc groundtruths/ detections/
 $ geoeval boxes voc gt/ det/ --iou-threshold 0.3 --box-format xywh --json voc.json
 $ geoeval boxes voc Annotations/ dets.json --voc-plus-one --figure-dir plots/
+$ geoeval boxes voc gt/ det_rel/ --det-coords rel --image-size 200,200
 """
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -15,11 +17,17 @@ import typer
 
 from geoeval.errors import InputError
 from geoeval.report.tables import fmt as cell
+from geoeval.validate import fraction
 
 
 class BoxFormat(str, Enum):
     xyrb = "xyrb"
     xywh = "xywh"
+
+
+class Coords(str, Enum):
+    abs = "abs"
+    rel = "rel"
 
 
 class FileFormat(str, Enum):
@@ -29,17 +37,18 @@ class FileFormat(str, Enum):
     yolo = "yolo"
 
 
-def parse_image_size(text: str | None) -> tuple[float, float] | None:
-    """``"W,H"`` -> ``(W, H)``; an :class:`InputError` for anything else."""
+def parse_image_size(text: str | None,
+                     option: str = "--image-size") -> tuple[float, float] | None:
+    """``"W,H"`` -> ``(W, H)``; an :class:`InputError` naming ``option`` for anything else."""
     if text is None:
         return None
     parts = text.replace("x", ",").split(",")
     try:
         w, h = (float(p) for p in parts)
     except ValueError:
-        raise InputError(f"--image-size must be W,H (e.g. 640,480), got {text!r}") from None
-    if not (w > 0 and h > 0):
-        raise InputError(f"--image-size must be positive, got {text!r}")
+        raise InputError(f"{option} must be W,H (e.g. 640,480), got {text!r}") from None
+    if not (w > 0 and h > 0 and math.isfinite(w) and math.isfinite(h)):
+        raise InputError(f"{option} must be positive, got {text!r}")
     return (w, h)
 
 
@@ -54,11 +63,26 @@ def voc_command(
         help="Text files: <left> <top> <right> <bottom> (xyrb) or <width> <height> (xywh).")
     ] = BoxFormat.xyrb,
     image_size: Annotated[str | None, typer.Option(
-        help="W,H: text coordinates are relative to this image size (also YOLO).")] = None,
+        help="W,H of the images, for relative coordinates (text, YOLO): with no --gt-coords "
+             "/ --det-coords, text files of both sides are then read as relative.")] = None,
     gt_format: Annotated[FileFormat | None, typer.Option(
         help="Ground-truth format (default: from the files).")] = None,
     det_format: Annotated[FileFormat | None, typer.Option(
         help="Detection format (default: from the files).")] = None,
+    gt_box_format: Annotated[BoxFormat | None, typer.Option(
+        help="Ground-truth text files: xyrb or xywh (default: --box-format).")] = None,
+    det_box_format: Annotated[BoxFormat | None, typer.Option(
+        help="Detection text files: xyrb or xywh (default: --box-format).")] = None,
+    gt_coords: Annotated[Coords | None, typer.Option(
+        help="Ground-truth text coordinates: abs, or rel (centre x, centre y, width, height "
+             "relative to the image size, as Padilla et al.'s -gtcoords rel).")] = None,
+    det_coords: Annotated[Coords | None, typer.Option(
+        help="Detection text coordinates: abs or rel (see --gt-coords).")] = None,
+    gt_image_size: Annotated[str | None, typer.Option(
+        help="W,H of the ground-truth images (default: --image-size).")] = None,
+    det_image_size: Annotated[str | None, typer.Option(
+        help="W,H of the detection images (default: --image-size, else the ground truth's).")
+    ] = None,
     class_names: Annotated[Path | None, typer.Option(
         help="YOLO: file of class names, one per line.")] = None,
     json_path: Annotated[Path | None, typer.Option(
@@ -73,13 +97,23 @@ def voc_command(
 
     from geoeval.challenges.voc import evaluate_voc, plot_voc
 
+    iou = fraction("--iou-threshold", iou_threshold, low_open=True)
     result = evaluate_voc(
-        gt, det, iou_threshold=iou_threshold, plus_one=voc_plus_one,
+        gt, det, iou_threshold=iou, plus_one=voc_plus_one,
         box_format=box_format.value, image_size=parse_image_size(image_size),
         gt_fmt=gt_format.value if gt_format else None,
         det_fmt=det_format.value if det_format else None,
         class_names=class_names,
+        gt_box_format=gt_box_format.value if gt_box_format else None,
+        det_box_format=det_box_format.value if det_box_format else None,
+        gt_image_size=parse_image_size(gt_image_size, "--gt-image-size"),
+        det_image_size=parse_image_size(det_image_size, "--det-image-size"),
+        gt_relative=None if gt_coords is None else gt_coords is Coords.rel,
+        det_relative=None if det_coords is None else det_coords is Coords.rel,
     )
+    err = Console(stderr=True)
+    for w in result.warnings:
+        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
     if json_path is not None:
         from geoeval.report.json import write_json
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError
-from geoeval.io._boxset import BoxSet, ImageSize
+from geoeval.io._boxset import BoxSet, ImageSize, outside_warnings
 
 
 def load_json(path: str | Path) -> Any:
@@ -24,7 +24,11 @@ def load_json(path: str | Path) -> Any:
     except json.JSONDecodeError as exc:
         raise InputError(f"{p}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 JSON ({exc.reason})", p) from None
+        raise InputError(f"not UTF-8 JSON ({exc.reason} at byte {exc.start})", p) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to be COCO", p) from None
+    except ValueError as exc:  # e.g. an integer literal with too many digits
+        raise InputError(f"invalid JSON ({exc})", p) from None
 
 
 def read_coco(
@@ -75,17 +79,38 @@ def _req(entry: Any, key: str, where: str) -> Any:
     return entry[key]
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _int_id(value: Any, what: str, where: str) -> int:
+    """An id the official evaluator can use: a JSON integer (not a string, bool or float)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InputError(f"{what} must be an integer, got {_short(value)}", where)
+    return value
+
+
 def _bbox(value: Any, where: str) -> tuple[float, float, float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 4:
-        raise InputError(f"bbox must be [x, y, width, height], got {value!r}", where)
+        raise InputError(f"bbox must be [x, y, width, height], got {_short(value)}", where)
+    # JSON numbers only: the official evaluator would fail on strings ("10") later
+    if not all(_is_number(v) for v in value):
+        raise InputError(f"bbox must hold numbers, got {_short(value)}", where)
     try:
         x, y, w, h = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise InputError(f"bbox must hold numbers, got {value!r}", where) from None
+    except OverflowError:
+        raise InputError(f"bbox must be finite, got {_short(value)}", where) from None
     if not all(math.isfinite(v) for v in (x, y, w, h)):
-        raise InputError(f"bbox must be finite, got {value!r}", where)
+        raise InputError(f"bbox must be finite, got {_short(value)}", where)
+    if not (math.isfinite(x + w) and math.isfinite(y + h)):
+        raise InputError(f"bbox x + width or y + height is not finite: {_short(value)}", where)
     if w < 0 or h < 0:
-        raise InputError(f"negative bbox width or height {value!r}", where)
+        raise InputError(f"negative bbox width or height {_short(value)}", where)
     return x, y, w, h
 
 
@@ -101,21 +126,19 @@ def _coco_gt(data: dict, path: str) -> BoxSet:
     sizes: dict[str, ImageSize] = {}
     for i, im in enumerate(images_raw):
         where = f"{path}: images[{i}]"
-        iid = _req(im, "id", where)
+        iid = _int_id(_req(im, "id", where), "image id", where)
         key = str(iid)
         if key in image_ids:
             raise InputError(f"duplicate image id {iid!r}", where)
         image_ids[key] = iid
         w, h = im.get("width"), im.get("height")
-        if isinstance(w, (int, float)) and isinstance(h, (int, float)) and w > 0 and h > 0:
+        if _is_number(w) and _is_number(h) and 0 < w < math.inf and 0 < h < math.inf:
             sizes[key] = (float(w), float(h))
     cat_name: dict[Any, str] = {}
     seen_names: dict[str, int] = {}
     for i, c in enumerate(cats_raw):
         where = f"{path}: categories[{i}]"
-        cid = _req(c, "id", where)
-        if not isinstance(cid, int) or isinstance(cid, bool):
-            raise InputError(f"category id must be an integer, got {cid!r}", where)
+        cid = _int_id(_req(c, "id", where), "category id", where)
         if cid in cat_name:
             raise InputError(f"duplicate category id {cid!r}", where)
         name = str(c.get("name", cid))
@@ -137,9 +160,9 @@ def _coco_gt(data: dict, path: str) -> BoxSet:
     for i, a in enumerate(anns):
         where = f"{path}: annotations[{i}]"
         x, y, w, h = _bbox(_req(a, "bbox", where), where)
-        iid = _req(a, "image_id", where)
-        cid = _req(a, "category_id", where)
-        aid = _req(a, "id", where)
+        iid = _int_id(_req(a, "image_id", where), "image_id", where)
+        cid = _int_id(_req(a, "category_id", where), "category_id", where)
+        aid = _int_id(_req(a, "id", where), "annotation id", where)
         if aid in seen_ids:
             raise InputError(f"duplicate annotation id {aid!r}", where)
         seen_ids.add(aid)
@@ -151,21 +174,38 @@ def _coco_gt(data: dict, path: str) -> BoxSet:
         rows[i] = (x, y, x + w, y + h)
         wh[i] = (w, h)
         image[i] = k
-        cls_ids[i] = cid if keep[i] else -1
+        cls_ids[i] = cid if keep[i] and -2**63 <= cid < 2**63 else -1
         area = a.get("area", w * h)
-        if not isinstance(area, (int, float)) or isinstance(area, bool):
-            raise InputError(f"area must be a number, got {area!r}", where)
+        if not _is_number(area) or not 0 <= area < math.inf:
+            raise InputError(f"area must be a number >= 0, got {_short(area)}", where)
         areas[i] = float(area)
-        ids[i] = int(aid)
-        crowd[i] = bool(a.get("iscrowd", 0))
+        if not -2**63 <= aid < 2**63:
+            raise InputError(f"annotation id {aid} does not fit in 64 bits", where)
+        ids[i] = aid
+        isc = a.get("iscrowd", 0)
+        if isc not in (0, 1) or not isinstance(isc, (int, bool)):
+            raise InputError(f"iscrowd must be 0 or 1, got {_short(isc)}", where)
+        crowd[i] = bool(isc)
     classes = np.asarray([cat_name.get(a["category_id"], "") for a in anns], dtype=str)
+    cls_ids = np.where(keep, cls_ids, -1)
     box = BoxSet(
         boxes=rows, image=image, classes=classes if n else np.zeros(0, str), images=tuple(keys),
         iscrowd=crowd, areas=areas, ids=ids, wh=wh, class_ids=cls_ids,
         image_sizes=sizes, categories={v: k for k, v in cat_name.items()},
         image_ids={k: image_ids[k] for k in keys}, path=path, fmt="coco",
     )
-    return box if keep.all() else box.subset(keep)
+    box = box if keep.all() else box.subset(keep)
+    return _warn(box, sizes, path)
+
+
+def _warn(box: BoxSet, sizes: dict[str, ImageSize], path: str) -> BoxSet:
+    """Attach the out-of-image and zero-area warnings (the official evaluator keeps such
+    boxes as given, so do we)."""
+    from dataclasses import replace
+
+    warns = outside_warnings(box.boxes, box.image, box.images, sizes, path,
+                             "beyond the 'images' width/height, or negative")
+    return replace(box, warnings=tuple(warns)) if warns else box
 
 
 def _coco_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
@@ -179,13 +219,13 @@ def _coco_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
         where = f"{path}: results[{i}]"
         x, y, w, h = _bbox(_req(d, "bbox", where), where)
         s = _req(d, "score", where)
-        if not isinstance(s, (int, float)) or isinstance(s, bool) or not math.isfinite(s):
-            raise InputError(f"score must be a finite number, got {s!r}", where)
+        if not _is_number(s) or not -math.inf < s < math.inf:
+            raise InputError(f"score must be a finite number, got {_short(s)}", where)
         rows[i] = (x, y, x + w, y + h)
         wh[i] = (w, h)
         scores[i] = s
-        img_keys.append(str(_req(d, "image_id", where)))
-        cat_ids.append(_req(d, "category_id", where))
+        img_keys.append(str(_int_id(_req(d, "image_id", where), "image_id", where)))
+        cat_ids.append(_int_id(_req(d, "category_id", where), "category_id", where))
     if like is not None and like.image_ids:
         known = like.image_ids
         bad = next((k for k in img_keys if k not in known), None)
@@ -202,15 +242,16 @@ def _coco_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
     name_of = {v: k for k, v in like.categories.items()} if like is not None else {}
     classes = np.asarray([name_of.get(c, str(c)) for c in cat_ids], dtype=str) if n else np.zeros(
         0, str)
-    cls_ids = np.fromiter((c if isinstance(c, int) else -1 for c in cat_ids), dtype=np.int64,
+    cls_ids = np.fromiter((c if -2**63 <= c < 2**63 else -1 for c in cat_ids), dtype=np.int64,
                           count=n)
-    return BoxSet(
+    box = BoxSet(
         boxes=rows, image=image, classes=classes, images=tuple(images), scores=scores,
         areas=wh[:, 0] * wh[:, 1], ids=np.arange(1, n + 1, dtype=np.int64), wh=wh,
         class_ids=cls_ids, image_sizes=dict(like.image_sizes) if like is not None else {},
         categories=dict(like.categories) if like is not None else {},
         image_ids=id_of, path=path, fmt="coco",
     )
+    return _warn(box, box.image_sizes, path)
 
 
 def _numeric_key(k: str) -> tuple[int, float, str]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+
+import numpy as np
 
 from geoeval.errors import InputError
 from geoeval.io._boxset import (
@@ -13,10 +16,47 @@ from geoeval.io._boxset import (
     _number,
     _shown,
     _Sizes,
+    outside_warnings,
 )
 
 _FIELD_NAMES = {"xyrb": ("left", "top", "right", "bottom"),
                 "xywh": ("left", "top", "width", "height")}
+_REL_NAMES = ("centre x", "centre y", "width", "height")
+
+
+def _read_text(f: Path) -> str:
+    """The text of one box file (UTF-8, a BOM allowed); an :class:`InputError` otherwise."""
+    try:
+        data = f.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", f) from exc
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{f}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at "
+                         f"offset {exc.start})") from None
+
+
+def rel_to_abs_002(
+    cx: float, cy: float, bw: float, bh: float, size: ImageSize
+) -> tuple[tuple[float, float, float, float], bool]:
+    """Relative ``cx cy w h`` -> absolute ``x1 y1 x2 y2`` as 002's converter does.
+
+    Padilla et al. (2020), Object-Detection-Metrics, ``convertToAbsoluteValues``:
+    ``x1 = round((2 cx − w) W / 2)``, ``x2 = x1 + round(w W)`` (the same in y,
+    Python's round-half-to-even), then clipped to ``[0, W − 1]`` × ``[0, H − 1]``.
+    Returns the box and whether clipping changed it.
+    """
+    w, h = size
+    x1 = float(round((2 * cx - bw) * w / 2))
+    y1 = float(round((2 * cy - bh) * h / 2))
+    x2 = x1 + round(bw * w)
+    y2 = y1 + round(bh * h)
+    c1, d1 = max(x1, 0.0), max(y1, 0.0)
+    c2 = w - 1 if x2 >= w else x2
+    d2 = h - 1 if y2 >= h else y2
+    return (c1, d1, float(c2), float(d2)), (c1, d1, c2, d2) != (x1, y1, x2, y2)
 
 
 def _read_lines(
@@ -29,6 +69,8 @@ def _read_lines(
     names: list[str] | None,
 ) -> BoxSet:
     files = _files(path, ".txt")
+    if not files and path.is_dir() and kind == "gt":
+        raise InputError("no .txt box file in this folder", path)
     images: list[str] = []
     rows: list[tuple[float, float, float, float]] = []
     image: list[int] = []
@@ -36,14 +78,12 @@ def _read_lines(
     scores: list[float] = []
     lines: list[int] = []
     class_ids: list[int] = []
+    n_clipped = 0
     for f in files:
         key = f.stem
         img_idx = len(images)
         images.append(key)
-        try:
-            text = f.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read: {exc}", f) from exc
+        text = _read_text(f)
         shown = _shown(f, path)
         for lineno, raw in enumerate(text.splitlines(), start=1):
             fields = raw.split()
@@ -67,16 +107,24 @@ def _read_lines(
                 cls_name = fields[0]
                 off = 2 if kind == "det" else 1
                 score = _number(fields[1], where, "confidence") if kind == "det" else 0.0
-                a, b, c, d = (_number(t, where, n) for t, n in
-                              zip(fields[off:], _FIELD_NAMES[box_format], strict=True))
-                if box_format == "xywh":
-                    if c < 0 or d < 0:
-                        raise InputError("negative width or height", where)
-                    c, d = a + c, b + d
                 if relative:
-                    w, h = sizes.get(key, where)
-                    a, b, c, d = a * w, b * h, c * w, d * h
-                x1, y1, x2, y2 = a, b, c, d
+                    vals = [_number(t, where, n)
+                            for t, n in zip(fields[off:], _REL_NAMES, strict=True)]
+                    _check_unit(vals, _REL_NAMES, where, "relative coordinates (002, centre "
+                                "x, centre y, width, height)")
+                    (x1, y1, x2, y2), clipped = rel_to_abs_002(*vals, sizes.get(key, where))
+                    n_clipped += clipped
+                else:
+                    a, b, c, d = (_number(t, where, n) for t, n in
+                                  zip(fields[off:], _FIELD_NAMES[box_format], strict=True))
+                    if box_format == "xywh":
+                        if c < 0 or d < 0:
+                            raise InputError("negative width or height", where)
+                        c, d = a + c, b + d
+                        if not (math.isfinite(c) and math.isfinite(d)):
+                            raise InputError("left + width or top + height is not finite",
+                                             where)
+                    x1, y1, x2, y2 = a, b, c, d
             if x2 < x1 or y2 < y1:
                 raise InputError("right < left or bottom < top", where)
             rows.append((x1, y1, x2, y2))
@@ -84,10 +132,39 @@ def _read_lines(
             classes.append(cls_name)
             scores.append(score)
             lines.append(lineno)
-    return _assemble(images, rows, image, classes, scores if kind == "det" else None,
-                     str(path), fmt, lines=lines,
-                     class_ids=class_ids if fmt == "yolo" else None,
-                     image_sizes=_known_sizes(images, sizes))
+    box = _assemble(images, rows, image, classes, scores if kind == "det" else None,
+                    str(path), fmt, lines=lines,
+                    class_ids=class_ids if fmt == "yolo" else None,
+                    image_sizes=_known_sizes(images, sizes))
+    warnings: list[str] = []
+    if n_clipped:
+        warnings.append(f"{path}: {n_clipped} relative box(es) reach the image border or "
+                        "beyond; clipped to [0, W - 1] x [0, H - 1] as the 002 converter does")
+    if fmt == "yolo":
+        what, known = "YOLO centre +- half size outside [0, 1]", box.image_sizes
+    elif relative:
+        what, known = "", {}  # reaching outside was clipped above
+    else:
+        what, known = "image size given", box.image_sizes
+        b = box.boxes
+        if b.shape[0] and float(np.abs(b).max()) <= 1.0 and float(b.max()) > 0:
+            warnings.append(f"{path}: every coordinate is within [0, 1]: if they are relative "
+                            "to the image size, read them as relative coordinates")
+    warnings += outside_warnings(box.boxes, box.image, box.images, known, str(path), what)
+    return box if not warnings else _with_warnings(box, warnings)
+
+
+def _with_warnings(box: BoxSet, warnings: list[str]) -> BoxSet:
+    from dataclasses import replace
+
+    return replace(box, warnings=tuple(box.warnings) + tuple(warnings))
+
+
+def _check_unit(vals: list[float], names: tuple[str, ...], where: str, what: str) -> None:
+    for v, n in zip(vals, names, strict=True):
+        if not 0.0 <= v <= 1.0:
+            raise InputError(f"{n} {v:g} is outside [0, 1] ({what}); absolute "
+                             "coordinates given as relative?", where)
 
 
 def _known_sizes(images: list[str], sizes: _Sizes) -> dict[str, ImageSize]:
@@ -114,9 +191,12 @@ def _yolo_line(
         name = names[cid]
     else:
         name = str(cid)
-    cx, cy, bw, bh = (_number(t, where, n)
-                      for t, n in zip(fields[1:5], ("cx", "cy", "w", "h"), strict=True))
-    if bw < 0 or bh < 0:
+    vals = [_number(t, where, n) for t, n in zip(fields[1:5], ("cx", "cy", "w", "h"), strict=True)]
+    if vals[2] < 0 or vals[3] < 0:
         raise InputError("negative width or height", where)
+    # Ultralytics refuses a label file with a value outside [0, 1] ("non-normalized or out of
+    # bounds coordinates"); so do we, naming the line.
+    _check_unit(vals, ("cx", "cy", "w", "h"), where, "YOLO coordinates are normalised")
     score = _number(fields[5], where, "confidence") if kind == "det" else 0.0
+    cx, cy, bw, bh = vals
     return name, cid, score, (cx, cy, bw, bh)

@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from geoeval.errors import InputError
-from geoeval.io._boxset import BoxSet, ImageSize, _assemble, _files, _number, _shown
+from geoeval.io._boxset import (
+    BoxSet,
+    ImageSize,
+    _assemble,
+    _files,
+    _number,
+    _shown,
+    outside_warnings,
+)
 
 
 @dataclass
@@ -82,6 +90,8 @@ def parse_xml_safely(path: str | Path) -> _Node:
     except expat.ExpatError as exc:
         raise InputError(f"{p}:{exc.lineno}: not well-formed XML "
                          f"({expat.ErrorString(exc.code)})") from None
+    except LookupError as exc:  # an XML declaration naming an encoding Python does not know
+        raise InputError(f"{p}:1: XML declares an unknown encoding ({exc})") from None
     if not root.children:
         raise InputError("empty XML document", p)
     return root.children[0]
@@ -89,6 +99,8 @@ def parse_xml_safely(path: str | Path) -> _Node:
 
 def _read_voc(path: Path, kind: str | None) -> BoxSet:
     files = _files(path, ".xml")
+    if not files and path.is_dir() and kind == "gt":
+        raise InputError("no .xml annotation file in this folder", path)
     images: list[str] = []
     rows: list[tuple[float, float, float, float]] = []
     image: list[int] = []
@@ -156,5 +168,13 @@ def _read_voc(path: Path, kind: str | None) -> BoxSet:
     is_det = any_score if kind is None else kind == "det"
     if is_det and any(math.isnan(s) for s in scores):
         raise InputError("detection XML: every <object> needs a <score>", path)
-    return _assemble(images, rows, image, classes, scores if is_det else None, str(path), "voc",
-                     difficult=difficult, image_sizes=sizes)
+    box = _assemble(images, rows, image, classes, scores if is_det else None, str(path), "voc",
+                    difficult=difficult, image_sizes=sizes)
+    # the devkit keeps boxes as annotated (no clipping): so do we, and say so
+    warns = outside_warnings(box.boxes, box.image, box.images, sizes, str(path),
+                             "beyond <size>, or negative")
+    if not warns:
+        return box
+    from dataclasses import replace
+
+    return replace(box, warnings=tuple(warns))

@@ -61,6 +61,10 @@ class BoxSet:
         COCO image key -> integer image id.
     lines : numpy.ndarray or None
         Source line of each box (text formats), for messages.
+    warnings : tuple of str
+        What the reader accepted but the user should know (boxes outside the
+        image, boxes clipped, zero-area boxes, coordinates that look relative);
+        each message names the file and how many boxes it concerns.
     path, fmt : str
         Where the boxes came from and in which format.
     """
@@ -80,6 +84,7 @@ class BoxSet:
     categories: dict[str, int] = field(default_factory=dict)
     image_ids: dict[str, int] = field(default_factory=dict)
     lines: np.ndarray | None = None
+    warnings: tuple[str, ...] = ()
     path: str = "<memory>"
     fmt: str = "memory"
 
@@ -221,7 +226,7 @@ _NAMES_FILES = {"classes.txt", "obj.names"}
 def _number(token: str, where: str, what: str) -> float:
     try:
         value = float(token)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise InputError(f"{what} is not a number: {token!r}", where) from None
     if not math.isfinite(value):
         raise InputError(f"{what} is not finite: {token!r}", where)
@@ -246,6 +251,7 @@ def _assemble(
     difficult: list[bool] | None = None,
     class_ids: list[int] | None = None,
     image_sizes: dict[str, ImageSize] | None = None,
+    warnings: Sequence[str] = (),
 ) -> BoxSet:
     """Column lists -> a :class:`BoxSet` with images sorted by key."""
     order = sorted(range(len(images)), key=images.__getitem__)
@@ -267,6 +273,39 @@ def _assemble(
         lines=None if lines is None else np.asarray(lines, dtype=np.int64).reshape(n),
         class_ids=None if class_ids is None else np.asarray(class_ids, dtype=np.int64).reshape(n),
         image_sizes=dict(image_sizes or {}),
+        warnings=tuple(warnings),
         path=path,
         fmt=fmt,
     )
+
+
+def outside_warnings(
+    boxes: np.ndarray, image: np.ndarray, images: Sequence[str],
+    sizes: dict[str, ImageSize], path: str, what: str,
+) -> list[str]:
+    """Warnings for boxes that reach outside their image, or have zero area (kept as given).
+
+    ``boxes`` is ``(n, 4)`` ``x1, y1, x2, y2``; only images with a known size are
+    checked (vectorised: one size lookup per image, one comparison per box).
+    """
+    out: list[str] = []
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    if b.shape[0] == 0:
+        return out
+    wh = np.full((len(images), 2), np.nan)
+    for i, k in enumerate(images):
+        s = sizes.get(k)
+        if s is not None:
+            wh[i] = s
+    w, h = wh[image, 0], wh[image, 1]
+    outside = (b[:, 0] < 0) | (b[:, 1] < 0) | (b[:, 2] > w) | (b[:, 3] > h)
+    n_out = int(outside.sum())  # NaN comparisons are False: unknown sizes are not checked
+    if n_out:
+        out.append(f"{path}: {n_out} box(es) reach outside their image ({what}); kept as "
+                   "given, not clipped")
+    zero = (b[:, 2] == b[:, 0]) | (b[:, 3] == b[:, 1])
+    n_zero = int(zero.sum())
+    if n_zero:
+        out.append(f"{path}: {n_zero} box(es) of zero width or height; kept (their area is 0, "
+                   "or one pixel wide under the VOC +1 convention)")
+    return out

@@ -15,9 +15,12 @@ Formats (``SPEC.md`` §5; ``seeds/002`` "Create the ground truth files")
     ``<class> <left> <top> <right> <bottom>``, detection lines
     ``<class> <confidence> <left> <top> <right> <bottom>``; with
     ``box_format="xywh"`` the last two numbers are width and height. With
-    ``relative=True`` (the default when ``image_size`` is given) x values are
-    multiplied by the image width and y values by its height. Class names
-    contain no spaces.
+    ``relative=True`` (the default when ``image_size`` is given) the four
+    numbers are read as Padilla et al.'s code reads relative boxes (YOLO
+    style, whatever ``box_format`` says): ``<centre x> <centre y> <width>
+    <height>`` as fractions of the image size, each in ``[0, 1]``, turned into
+    whole pixels and clipped to the image by its converter
+    (:func:`rel_to_abs_002`). Class names contain no spaces.
 ``voc``
     A folder of PASCAL VOC annotation XML files (image key = file stem): one
     ``<object>`` per box with ``<name>``, ``<difficult>`` and ``<bndbox>``
@@ -46,14 +49,14 @@ from typing import Any
 
 from geoeval.errors import InputError
 from geoeval.io._box_coco import load_json, read_coco
-from geoeval.io._box_text import _read_lines
+from geoeval.io._box_text import _read_lines, rel_to_abs_002
 from geoeval.io._box_xml import _read_voc, parse_xml_safely
 from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
 
 __all__ = [
     "BOX_FORMATS", "FORMATS", "KINDS", "BoxSet", "ImageSize", "align_images",
     "detect_format", "empty_boxset", "load_json", "parse_xml_safely", "read_boxes",
-    "read_coco",
+    "read_coco", "rel_to_abs_002",
 ]
 
 FORMATS = ("text", "voc", "coco", "yolo")
@@ -116,12 +119,18 @@ def read_boxes(
         fields on the first box line; COCO: object or list; VOC: a ``<score>``
         element; YOLO: 5 or 6 fields).
     box_format : {'xyrb', 'xywh'}
-        Text format only: last two numbers are right/bottom or width/height.
+        Text format with absolute coordinates only: last two numbers are
+        right/bottom or width/height. Relative text boxes are always
+        ``cx cy w h`` (as 002's code reads them).
     image_size : (W, H) or mapping image key -> (W, H), optional
         Needed for relative coordinates (text with ``relative``, YOLO).
     relative : bool, optional
-        Text format: coordinates are fractions of the image size. Default:
-        true exactly when ``image_size`` is given.
+        Text format: coordinates are relative to the image size, read as
+        Padilla et al. (2020, Object-Detection-Metrics ``-gtcoords rel``) do:
+        ``<centre x> <centre y> <width> <height>``, each in ``[0, 1]``, then
+        ``x1 = round((2 cx - w) W / 2)``, ``x2 = x1 + round(w W)`` (same in y)
+        and clipped to ``[0, W - 1]`` (a warning counts clipped boxes).
+        Default: true exactly when ``image_size`` is given.
     class_names : sequence of str or path, optional
         YOLO class index -> name (a names file has one name per line).
     like : BoxSet, optional
@@ -137,6 +146,14 @@ def read_boxes(
     InputError
         Unknown format, unreadable or malformed file; the message names the
         file and line (``dets/img1.txt:3: expected 6 fields, got 4``).
+
+    Notes
+    -----
+    What is accepted with a warning (in :attr:`BoxSet.warnings`), never
+    silently: boxes that reach outside their image where its size is known
+    (kept as given, as the VOC devkit and the COCO evaluator do), relative
+    002 boxes clipped to the image (as 002's converter does), zero-area
+    boxes, absolute text coordinates that all lie in ``[0, 1]``.
 
     Examples
     --------
