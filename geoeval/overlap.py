@@ -307,3 +307,26 @@ def box_iou_xywh_pairs(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.nd
     pos = (w > 0) & (h > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(pos, inter / np.where(pos, union, 1.0), 0.0)
+
+
+def box_intersection_areas(
+    a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, plus_one: bool = False
+) -> np.ndarray:
+    """Intersection area of the box pairs ``(a[ia[k]], b[ib[k]])`` only (sparse form).
+
+    Computed directly as ``max(0, w) · max(0, h)`` of the overlap rectangle, so
+    that a ratio such as "the share of a box inside another" is one division of
+    two exact areas, never an area rebuilt from an IoU.
+
+    Examples
+    --------
+    >>> box_intersection_areas(np.array([[0., 0, 10, 10]]), np.array([[8., 0, 20, 10]]),
+    ...                        np.array([0]), np.array([0])).tolist()
+    [20.0]
+    """
+    a = _check_boxes(a, "a")[np.asarray(ia, dtype=np.int64)]
+    b = _check_boxes(b, "b")[np.asarray(ib, dtype=np.int64)]
+    e = 1.0 if plus_one else 0.0
+    w = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]) + e, 0, None)
+    h = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]) + e, 0, None)
+    return w * h

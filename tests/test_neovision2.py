@@ -381,3 +381,158 @@ def test_overlapping_pairs_dense_and_tree_paths_agree():
           & (np.maximum(a[:, None, 1], b[None, :, 1]) <= np.minimum(a[:, None, 3], b[None, :, 3]))
           & (ga[:, None] == gb[None, :]))
     assert dense[0].size == int(ok.sum()) and ok[dense[0], dense[1]].all()
+
+
+# --- issue 13: exact don't-care-region rule, ground truth in regions, means -----
+
+
+def test_exactly_twenty_percent_inside_a_region_is_kept_for_every_shape():
+    """001 §3.7: only boxes with *more than* 20 % of their area in a DCR are dropped.
+
+    10 800 detections ``w × h`` each with a region covering exactly their
+    first fifth (``x ∈ [0, w/5]``), regions of many sizes. The share is
+    worked out by hand as ``(w/5)·h / (w·h) = 1/5``; rebuilding the
+    intersection from the IoU (``IoU·(|A|+|B|)/(1+IoU)``) gives
+    0.20000000000000004 on about one in seven of them.
+    """
+    from geoeval.challenges.neovision2 import _inside_fraction
+    from geoeval.overlap import box_area, box_iou_pairs
+
+    dets, regions = [], []
+    for w, h, rw, ry in itertools.product(range(5, 101, 5), range(1, 31), (0, 1, 3, 7, 20, 55),
+                                          (0, 2, 9)):
+        dets.append([0, 0, w, h])
+        regions.append([-rw, -ry, w / 5, h + ry])
+    d, r = np.array(dets, float), np.array(regions, float)
+    k = np.arange(len(d))
+    frac = _inside_fraction(k, d, k, r)
+    assert np.all(frac == 0.2)
+    # the probe has teeth: the reconstruction from the IoU crosses 0.2 on many of them
+    iou = box_iou_pairs(d, r, k, k)
+    rebuilt = iou * (box_area(d) + box_area(r)) / (1 + iou) / box_area(d)
+    assert (rebuilt > 0.2).sum() > len(d) // 10
+
+
+def test_exact_twenty_percent_end_to_end(tmp_path):
+    """001 §3.7: a 5 × 1 detection with its first 1 × 1 in a DCR (20 %) is kept (an FP)."""
+    gt = [row(0, (50, 50, 60, 60), "Car"), row(0, (0, 0, 1, 1), "DCR")]
+    det = [row(0, (50, 50, 60, 60), "Car", 0.9), row(0, (0, 0, 5, 1), "Car", 0.9)]
+    r = evaluate(tmp_path, gt, det)
+    car = r.classes["Car"]
+    assert (car.true_positives, car.false_positives) == (1, 1)
+    assert r.dont_care["detections_in_regions"] == 0
+
+
+def test_ground_truth_inside_a_region_is_eliminated_both_sides(tmp_path):
+    """001 §3.7: DCRs are "eliminated entirely from the mapping and scoring process".
+
+    "Inside" for a ground-truth object is the detections' rule: more than 20 %
+    of its area in the union of the frame's regions. An eliminated object is
+    treated like a don't-care object (§3.7: "as not existing in both the
+    reference and system output"): never missed, its detection neither TP nor FP.
+
+    * frame 0: region covers exactly 20 % of the car: the car stays; its exact
+      detection (also 20 % inside) is a TP;
+    * frame 1: region covers 30 %: the car and its exact detection both go;
+    * frame 2: the same car, the detection shifted right (10 % inside, kept,
+      IoU 80/120 with the car): ignored, not a false positive;
+    * frame 3: the same car, not detected: not a miss.
+    """
+    car = (0, 0, 10, 10)
+    gt = [row(0, car, "Car"), row(0, (-5, 0, 2, 10), "DCR")]
+    for f in (1, 2, 3):
+        gt += [row(f, car, "Car"), row(f, (-5, 0, 3, 10), "DCR")]
+    det = [row(0, car, "Car", 0.9), row(1, car, "Car", 0.9), row(2, (2, 0, 12, 10), "Car", 0.9)]
+    r = evaluate(tmp_path, gt, det)
+    c = r.classes["Car"]
+    assert (c.ground_truth, c.true_positives, c.missed, c.false_positives, c.ignored) == (
+        1, 1, 0, 0, 1)
+    assert c.nmotda == 1.0
+    assert r.dont_care["objects_in_regions"] == 3
+    assert r.dont_care["detections_in_regions"] == 1
+    d = r.detection_only
+    assert (d.ground_truth, d.true_positives, d.missed, d.false_positives) == (1, 1, 0, 0)
+
+
+def test_mean_median_and_weighted_mean_over_sequences_and_classes(tmp_path):
+    """001 §3.4: "Candidate methods include the mean, median and weighted mean".
+
+    Four sequences of domain ``A``, all in frame 0, boxes far apart:
+
+    ====  =========================  =========================  ================
+    seq   Car (GT, TP, FP)           NMOTDA Car                 detection only
+    ====  =========================  =========================  ================
+    1     2, 1, 0 (+ Truck 1, 1, 0)  1 − 1/2 = 0.5              1 − 1/3 = 2/3
+    2     1, 1, 2                    1 − 2/1 = −1               −1
+    3     4, 4, 0                    1                          1
+    4     0, 0, 1                    undefined                  undefined
+    ====  =========================  =========================  ================
+
+    Car pooled (= GT-weighted mean over sequences): 1 − (1 + 2 + 0 + 1)/7 = 3/7;
+    plain mean over the 3 defined sequences (0.5 − 1 + 1)/3 = 1/6, median 0.5.
+    Detection only pooled 1 − 4/8 = 0.5, mean (2/3 − 1 + 1)/3 = 2/9, median 2/3.
+    Over classes (Car 3/7 on 7, Truck 1 on 1): weighted (3 + 1)/8 = 0.5, mean
+    and median (3/7 + 1)/2 = 5/7.
+    """
+    def boxes(n, y):
+        return [(20 * k, y, 20 * k + 10, y + 10) for k in range(n)]
+
+    seqs = {
+        "1": ([row(0, b, "Car") for b in boxes(2, 0)] + [row(0, (0, 100, 10, 110), "Truck")],
+              [row(0, boxes(1, 0)[0], "Car", 0.9), row(0, (0, 100, 10, 110), "Truck", 0.9)]),
+        "2": ([row(0, boxes(1, 0)[0], "Car")],
+              [row(0, b, "Car", 0.9) for b in boxes(1, 0) + boxes(2, 300)]),
+        "3": ([row(0, b, "Car") for b in boxes(4, 0)], [row(0, b, "Car", 0.9)
+                                                        for b in boxes(4, 0)]),
+        "4": ([row(0, (0, 0, 1, 1), "DCR")], [row(0, (500, 500, 510, 510), "Car", 0.9)]),
+    }
+    for name, (g, d) in seqs.items():
+        write(tmp_path / "gt" / "A" / f"{name}.csv", g)
+        write(tmp_path / "det" / "A" / f"{name}.csv", d)
+    r = evaluate_neovision2(tmp_path / "gt", tmp_path / "det")
+    car = r.classes["Car"]
+    assert car.nmotda == pytest.approx(3 / 7)
+    assert (car.n_sequences, car.sequence_mean, car.sequence_median) == (
+        3, pytest.approx(1 / 6), pytest.approx(0.5))
+    d = r.detection_only
+    assert d.nmotda == pytest.approx(0.5)
+    assert (d.n_sequences, d.sequence_mean, d.sequence_median) == (
+        3, pytest.approx(2 / 9), pytest.approx(2 / 3))
+    assert r.weighted_mean == pytest.approx(0.5)
+    assert r.overall.mean == pytest.approx(5 / 7)
+    assert r.overall.median == pytest.approx(5 / 7)
+    # the domain holds every sequence: same values
+    assert r.domains["A"].classes["Car"].sequence_mean == pytest.approx(1 / 6)
+    # per-sequence table, with the second method: N·NMOTDA summed = pooled
+    seq = r.to_dict()["sequences"]
+    assert seq["A/2"]["classes"]["Car"] == pytest.approx(-1.0)
+    assert seq["A/4"]["classes"]["Car"] is None and seq["A/4"]["detection_only"] is None
+    n = {"A/1": 2, "A/2": 1, "A/3": 4}
+    assert sum(n[k] * seq[k]["classes"]["Car"] for k in n) - 1 == pytest.approx(7 * 3 / 7)
+    out = json.loads(json.dumps(r.to_dict()))
+    assert out["median"] == pytest.approx(5 / 7) and out["mean"] == pytest.approx(5 / 7)
+    assert out["classes"]["Car"]["sequence_median"] == pytest.approx(0.5)
+
+
+def test_cli_prints_and_writes_means_over_sequences_and_classes(tmp_path, capsys):
+    """001 §3.4: the CLI reports mean and median beside the weighted mean (JSON and table).
+
+    One sequence, Car 2 GT 1 TP (0.5), Truck 1 GT 1 TP (1.0): weighted (1 + 1)/3 = 2/3,
+    mean and median 0.75; over the single sequence mean = median = the pooled value.
+    """
+    from geoeval.cli.main import main
+
+    g = write(tmp_path / "gt.csv", [row(0, (0, 0, 10, 10), "Car"), row(0, (20, 0, 30, 10), "Car"),
+                                    row(0, (50, 0, 60, 10), "Truck")])
+    d = write(tmp_path / "det.csv", [row(0, (0, 0, 10, 10), "Car", 0.9),
+                                     row(0, (50, 0, 60, 10), "Truck", 0.9)])
+    out = tmp_path / "r.json"
+    assert main(["boxes", "neovision2", str(g), str(d), "--json", str(out)]) == 0
+    rep = json.loads(out.read_text())
+    assert rep["weighted_mean"] == pytest.approx(2 / 3)
+    assert rep["mean"] == 0.75 and rep["median"] == 0.75
+    assert rep["classes"]["Car"]["sequence_mean"] == 0.5
+    assert rep["classes"]["Car"]["sequence_median"] == 0.5
+    assert rep["sequences"]["gt"]["classes"] == {"Car": 0.5, "Truck": 1.0}
+    text = capsys.readouterr().out
+    assert "weighted mean 0.6667   mean 0.7500   median 0.7500" in text

@@ -120,13 +120,13 @@ def _tree_pairs(
 
 
 def pair_intersection(a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
-    """Intersection area of the pairs ``(a[ia[k]], b[ib[k]])``, via :mod:`geoeval.overlap`.
+    """Intersection area of the pairs ``(a[ia[k]], b[ib[k]])``.
 
-    ``|A ∩ B| = IoU · (|A| + |B|) / (1 + IoU)`` from :func:`geoeval.overlap.box_iou_pairs`
-    (exact up to rounding, and 0 when the union is empty).
+    Computed directly (:func:`geoeval.overlap.box_intersection_areas`), never
+    rebuilt from an IoU: ``IoU · (|A| + |B|) / (1 + IoU)`` is exact only up to
+    rounding, which is enough to move a ratio such as 20/100 across a
+    threshold.
     """
-    from geoeval.overlap import box_area, box_iou_pairs
+    from geoeval.overlap import box_intersection_areas
 
-    iou = box_iou_pairs(a, b, ia, ib)
-    total = box_area(np.asarray(a)[ia]) + box_area(np.asarray(b)[ib])
-    return iou * total / (1.0 + iou)
+    return box_intersection_areas(a, b, ia, ib)

@@ -1,7 +1,7 @@
 """The DARPA Neovision2 protocol: NMOTDA, detection-only score, ROC and Az.
 
-Follows Ekambaram et al., *Neovision2 Performance Evaluation Protocol* v3.0
-(2012), ``seeds/001``; choices where it is silent are stated in
+Follows Ekambaram, Goldgof, Kasturi, Ran, Zheng, *Neovision2 Performance
+Evaluation Protocol* v3.0 (2012); choices where it is silent are stated in
 ``docs/neovision2.md``. The whole data set is scored at once: pairs are found
 per frame and class with one STRtree query (:mod:`._box_groups`), IoU comes
 from :func:`geoeval.overlap.box_iou_pairs`, and the one-to-one assignment of
@@ -45,6 +45,14 @@ class NmotdaScore:
     ``nmotda = 1 − (c_m · missed + c_f · false_positives) / ground_truth``
     (eq. 2), ``None`` when there is no ground truth. ``ignored`` counts the
     detections matched to don't-care objects (neither TP nor FP, §3.7).
+
+    ``nmotda`` sums the frames of all sequences (§3.3); it equals the
+    ground-truth-weighted mean of the per-sequence NMOTDA (§3.4, with
+    ``N·NMOTDA = N − errors``). ``sequence_mean`` and ``sequence_median`` are
+    the plain mean and the median of the per-sequence NMOTDA (§3.4's other two
+    candidates) over the ``n_sequences`` sequences that hold ground truth of
+    this class (NMOTDA is undefined for the others); ``None`` when there is
+    none.
     """
 
     ground_truth: int
@@ -54,6 +62,9 @@ class NmotdaScore:
     false_positives: int
     ignored: int
     nmotda: float | None
+    n_sequences: int = 0
+    sequence_mean: float | None = None
+    sequence_median: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -83,7 +94,13 @@ class RocCurve:
 
 @dataclass(frozen=True)
 class Neovision2Scores:
-    """Scores of one domain (or of all domains pooled)."""
+    """Scores of one domain (or of all domains pooled).
+
+    ``weighted_mean``, ``mean`` and ``median`` combine the class NMOTDA scores
+    (the three candidates of §3.4) over the classes with ground truth:
+    ``Σ_c N_c·NMOTDA_c / Σ_c N_c``, the plain mean and the median (mean of
+    the two middle values for an even count); ``None`` without such a class.
+    """
 
     n_frames: int
     classes: dict[str, NmotdaScore]
@@ -91,6 +108,8 @@ class Neovision2Scores:
     weighted_mean: float | None
     roc: dict[str, RocCurve]
     roc_detection_only: RocCurve
+    mean: float | None = None
+    median: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +117,8 @@ class Neovision2Scores:
             "classes": {c: s.to_dict() for c, s in self.classes.items()},
             "detection_only": self.detection_only.to_dict(),
             "weighted_mean": self.weighted_mean,
+            "mean": self.mean,
+            "median": self.median,
             "roc": {
                 "classes": {c: r.to_dict() for c, r in self.roc.items()},
                 DETECTION_ONLY: self.roc_detection_only.to_dict(),
@@ -116,6 +137,7 @@ class Neovision2Result:
     ground_truth_path: str
     detections_path: str
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    sequences: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def classes(self) -> dict[str, NmotdaScore]:
@@ -139,6 +161,7 @@ class Neovision2Result:
         }
         out.update(self.overall.to_dict())
         out["domains"] = {d: s.to_dict() for d, s in self.domains.items()}
+        out["sequences"] = {k: dict(v) for k, v in self.sequences.items()}
         out["warnings"] = list(self.warnings)
         return out
 
@@ -172,7 +195,9 @@ def evaluate_neovision2(
         (eq. 1, §3.1: 0.2).
     dcr_threshold : float
         A detection with more than this fraction of its area inside the
-        don't-care regions of its frame is dropped (§3.7: 0.2).
+        union of the don't-care regions of its frame is dropped (§3.7: "more
+        than 20 %"; exactly 20 % is kept). A ground-truth object inside a
+        region by the same rule is eliminated from mapping and scoring.
     merge_threshold : float
         Detection only: detections of a frame overlapping with
         ``IoU > merge_threshold`` (or identical) are merged (§3.3: 0.2).
@@ -201,7 +226,15 @@ def evaluate_neovision2(
     ``NMOTDA = 1 − Σ_t (c_m m_t + c_f f_t) / Σ_t N_G(t)`` (eq. 2), summed over
     the evaluated frames of all sequences (§3.3), per class and per domain.
     The weighted mean is ``Σ_c N_G(c)·NMOTDA_c / Σ_c N_G(c)`` over the classes
-    with ground truth (§3.4).
+    with ground truth (§3.4), reported with the plain mean and the median of
+    the same scores; per class, the plain mean and median over sequences sit
+    beside the pooled value (see :class:`NmotdaScore`). ``sequences`` holds
+    the NMOTDA of every sequence, per class and for detection only.
+
+    Don't-care regions (§3.7): the share of a box inside the union of its
+    frame's regions is ``|box ∩ regions| / |box|`` from intersection areas
+    computed directly; a detection, and a ground-truth object, with a share
+    above ``dcr_threshold`` is eliminated before the mapping.
 
     References
     ----------
@@ -228,6 +261,7 @@ def evaluate_neovision2(
     domain_names = data.domain_names
     per_domain = len(domain_names) > 1 or domain_names[0] is not None
     cache = _all_counts(data, iou_threshold, merge_threshold, thresholds)
+    sequences = _sequence_table(data, cache, cost_miss, cost_false_positive)
     overall = _scores(data, None, cost_miss, cost_false_positive, thresholds, roc_max_fppf,
                       cache)
     domains = {}
@@ -252,6 +286,7 @@ def evaluate_neovision2(
         ground_truth_path=gt.path,
         detections_path=det.path,
         warnings=tuple(data.warnings),
+        sequences=sequences,
     )
 
 
@@ -262,19 +297,21 @@ def evaluate_neovision2(
 class _Data:
     classes: list[str]
     domain_names: list[str | None]
-    frames_per_domain: np.ndarray
+    sequence_names: list[str]
+    seq_domain: np.ndarray  # domain index of each sequence
+    frames_per_seq: np.ndarray
     # ground truth objects and don't-care objects
     g_frame: np.ndarray
     g_class: np.ndarray  # class index, -1 for class-less don't-care objects
     g_boxes: np.ndarray
     g_care: np.ndarray  # True: a real object; False: a don't-care object
-    g_domain: np.ndarray
+    g_seq: np.ndarray
     # detections kept after don't-care frames and regions
     d_frame: np.ndarray
     d_class: np.ndarray
     d_boxes: np.ndarray
     d_conf: np.ndarray
-    d_domain: np.ndarray
+    d_seq: np.ndarray
     dont_care: dict[str, int]
     warnings: list[str]
 
@@ -315,27 +352,33 @@ def _prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) ->
         first_row = np.unique(g_fc[gt.kind == KIND_DCF], return_index=True)[1]
         np.add.at(dcf_seq, gt.sequence[gt.kind == KIND_DCF][first_row], 1)
     frames_seq = np.maximum(last + 1 - dcf_seq, 0)
-    frames_per_domain = np.bincount(seq_domain, weights=frames_seq,
-                                    minlength=len(domain_names)).astype(np.int64)
 
-    # don't-care regions: drop detections with > dcr_threshold of their area inside
+    # don't-care regions (§3.7): drop detections with > dcr_threshold of their
+    # area inside; a ground-truth object inside by the same rule is eliminated:
+    # it becomes a don't-care object of its class (never missed, and a detection
+    # matched to it is neither TP nor FP, as for the DCOs of §3.7)
     is_dcr = (gt.kind == KIND_DCR) & g_in
     frac = _inside_fraction(d_fc, det.boxes, g_fc[is_dcr], gt.boxes[is_dcr])
     d_keep = d_in & ~(frac > dcr_threshold)
-
-    # classes: of real ground-truth objects first, then of detections
     obj = (gt.kind == KIND_OBJECT) & g_in
+    g_frac = np.zeros(len(gt))
+    g_frac[obj] = _inside_fraction(g_fc[obj], gt.boxes[obj], g_fc[is_dcr], gt.boxes[is_dcr])
+    obj_in_dcr = obj & (g_frac > dcr_threshold)
+    labelled = obj.copy()
+    obj &= ~obj_in_dcr
+
+    # classes: of ground-truth objects first, then of detections
     dco = (gt.kind == KIND_DCO) & g_in
-    g_labels = gt.label[obj | (dco & ~gt.all_classes)].astype(str)
+    g_labels = gt.label[labelled | (dco & ~gt.all_classes)].astype(str)
     d_labels = det.label[d_keep].astype(str)
-    classes = sorted(set(g_labels.tolist()) | set(d_labels.tolist()))
-    cls_index = {c: i for i, c in enumerate(classes)}
-    extra = sorted(set(d_labels.tolist()) - set(gt.label[obj].astype(str).tolist()))
+    class_arr = np.union1d(g_labels, d_labels).astype(str)
+    classes = class_arr.tolist()
+    extra = np.setdiff1d(d_labels, gt.label[labelled].astype(str)).tolist()
     if extra:
         warnings.append(f"detection class(es) absent from the ground truth: {', '.join(extra)}")
 
-    g_sel = obj | dco
-    g_class = np.array([cls_index.get(str(s), -1) for s in gt.label[g_sel]], dtype=np.int64)
+    g_sel = labelled | dco
+    g_class = _class_index(class_arr, gt.label[g_sel].astype(str))
     g_class[gt.all_classes[g_sel]] = -1
     conf = det.confidence[d_keep]
     n_no_conf = int(np.isnan(conf).sum())
@@ -348,32 +391,46 @@ def _prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) ->
         "objects": int(dco.sum()),
         "detections_in_frames": int((~d_in).sum()),
         "detections_in_regions": int((d_in & ~d_keep).sum()),
+        "objects_in_regions": int(obj_in_dcr.sum()),
     }
     return _Data(
         classes=classes,
         domain_names=domain_names,
-        frames_per_domain=frames_per_domain,
+        sequence_names=list(gt.sequences),
+        seq_domain=seq_domain,
+        frames_per_seq=frames_seq.astype(np.int64),
         g_frame=g_fc[g_sel],
         g_class=g_class,
         g_boxes=gt.boxes[g_sel],
         g_care=obj[g_sel],
-        g_domain=seq_domain[gt.sequence[g_sel]],
+        g_seq=gt.sequence[g_sel].astype(np.int64),
         d_frame=d_fc[d_keep],
-        d_class=np.array([cls_index[s] for s in d_labels], dtype=np.int64),
+        d_class=_class_index(class_arr, d_labels),
         d_boxes=det.boxes[d_keep],
         d_conf=np.where(np.isnan(conf), np.inf, conf),
-        d_domain=seq_domain[det_seq[d_keep]],
+        d_seq=det_seq[d_keep].astype(np.int64),
         dont_care=dont_care,
         warnings=warnings,
     )
 
 
+def _class_index(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Index of each label in the sorted ``classes``, -1 where absent."""
+    if classes.size == 0:
+        return np.full(labels.size, -1, dtype=np.int64)
+    k = np.minimum(np.searchsorted(classes, labels), classes.size - 1)
+    return np.where(classes[k] == labels, k, -1).astype(np.int64)
+
+
 def _inside_fraction(
     d_frame: np.ndarray, d_boxes: np.ndarray, r_frame: np.ndarray, r_boxes: np.ndarray
 ) -> np.ndarray:
-    """Fraction of each detection's area inside the union of its frame's regions.
+    """Fraction of each box's area inside the union of its frame's regions.
 
-    A zero-area detection touching a region counts as wholly inside.
+    ``|box ∩ ∪ regions| / |box|``: one division of two areas, the
+    intersections computed directly (:func:`pair_intersection`), so a box with
+    exactly 20 % inside gives exactly ``0.2``. A zero-area box touching a
+    region counts as wholly inside.
     """
     from geoeval.overlap import box_area
 
@@ -498,8 +555,8 @@ def _score_counts(
     data: _Data, min_conf: float | None, iou_threshold: float, merge_threshold: float,
     cand: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Counts per (domain, class) and per domain (detection only) at one threshold."""
-    n_dom, n_cls = len(data.domain_names), len(data.classes)
+    """Counts per (sequence, class) and per sequence (detection only) at one threshold."""
+    n_seq, n_cls = len(data.sequence_names), len(data.classes)
     keep_d = np.ones(data.d_frame.size, dtype=bool) if min_conf is None else (
         data.d_conf >= min_conf)
     # class-aware: ground truth rows expanded so class-less don't-care objects
@@ -509,25 +566,25 @@ def _score_counts(
     care = data.g_care[ge_row]
     hit, state = _assign(gi[e_keep], dj[e_keep], iou[e_keep], care, ge_row.size,
                          data.d_frame.size, data.d_frame)
-    g_key = data.g_domain[ge_row] * n_cls + ge_class
-    d_key = data.d_domain * n_cls + data.d_class
-    counts = _count(hit, state[keep_d], g_key, care, d_key[keep_d], n_dom * n_cls)
+    g_key = data.g_seq[ge_row] * n_cls + ge_class
+    d_key = data.d_seq * n_cls + data.d_class
+    counts = _count(hit, state[keep_d], g_key, care, d_key[keep_d], n_seq * n_cls)
     # detection only: labels ignored, boxes merged per frame
     mf, mb, _ = _merge(data.d_frame[keep_d], data.d_boxes[keep_d], data.d_conf[keep_d],
                        merge_threshold)
-    m_dom = _frame_domain(data, mf)
+    m_seq = _frame_sequence(data, mf)
     i, j, iou2 = _candidates(data.g_frame, data.g_boxes, mf, mb, iou_threshold)
     hit2, state2 = _assign(i, j, iou2, data.g_care, data.g_frame.size, mf.size, mf)
-    det_only = _count(hit2, state2, data.g_domain, data.g_care, m_dom, n_dom)
+    det_only = _count(hit2, state2, data.g_seq, data.g_care, m_seq, n_seq)
     return counts, det_only
 
 
-def _frame_domain(data: _Data, frames: np.ndarray) -> np.ndarray:
-    """Domain of each frame code (frames of one sequence share its domain)."""
+def _frame_sequence(data: _Data, frames: np.ndarray) -> np.ndarray:
+    """Sequence of each frame code (a frame code belongs to one sequence)."""
     lut = np.zeros(int(max(data.g_frame.max(initial=-1), data.d_frame.max(initial=-1))) + 1,
                    dtype=np.int64)
-    lut[data.g_frame] = data.g_domain
-    lut[data.d_frame] = data.d_domain
+    lut[data.g_frame] = data.g_seq
+    lut[data.d_frame] = data.d_seq
     return lut[frames]
 
 
@@ -550,11 +607,38 @@ def _class_candidates(
 # --- scores ---------------------------------------------------------------------
 
 
-def _nmotda(c: np.ndarray, cost_miss: float, cost_fp: float) -> NmotdaScore:
+def _nmotda(c: np.ndarray, cost_miss: float, cost_fp: float,
+            per_seq: np.ndarray | None = None) -> NmotdaScore:
+    """Score of a count vector ``c`` (5,), with the per-sequence counts ``per_seq`` (5, S)."""
     n_g, n_d, tp, fp, ign = (int(x) for x in c)
     missed = n_g - tp
     value = None if n_g == 0 else 1.0 - (cost_miss * missed + cost_fp * fp) / n_g
-    return NmotdaScore(n_g, n_d, tp, missed, fp, ign, value)
+    n_s, mean, median = 0, None, None
+    if per_seq is not None:
+        v = _nmotda_values(per_seq, cost_miss, cost_fp)
+        v = v[np.isfinite(v)]
+        n_s = int(v.size)
+        if n_s:
+            mean, median = float(np.mean(v)), float(np.median(v))
+    return NmotdaScore(n_g, n_d, tp, missed, fp, ign, value, n_s, mean, median)
+
+
+def _nmotda_values(c: np.ndarray, cost_miss: float, cost_fp: float) -> np.ndarray:
+    """NMOTDA of each column of a (5, K) count array; NaN where there is no ground truth."""
+    n_g = c[0].astype(float)
+    err = cost_miss * (c[0] - c[2]) + cost_fp * c[3]
+    out = np.full(n_g.shape, np.nan)
+    np.divide(err, n_g, out=out, where=n_g > 0)
+    return np.where(n_g > 0, 1.0 - out, np.nan)
+
+
+def _combine(scores: list[NmotdaScore]) -> tuple[float | None, float | None, float | None]:
+    """Weighted mean, mean and median of the defined class scores (§3.4)."""
+    v = np.array([s.nmotda for s in scores if s.nmotda is not None], dtype=float)
+    n = np.array([s.ground_truth for s in scores if s.nmotda is not None], dtype=float)
+    if v.size == 0:
+        return None, None, None
+    return float(np.sum(n * v) / np.sum(n)), float(np.mean(v)), float(np.median(v))
 
 
 def _az(fppf: list[float | None], rate: list[float | None], fmax: float | None) -> tuple:
@@ -600,36 +684,59 @@ def _scores(
     thresholds: tuple[float, ...],
     roc_max_fppf: float | None, cache: dict[str, Any],
 ) -> Neovision2Scores:
-    n_dom, n_cls = len(data.domain_names), len(data.classes)
-    doms = list(range(n_dom)) if domain is None else [domain]
+    n_seq, n_cls = len(data.sequence_names), len(data.classes)
+    seqs = (np.arange(n_seq) if domain is None
+            else np.flatnonzero(data.seq_domain == domain))
 
-    def cls_counts(c: np.ndarray) -> np.ndarray:  # (5, n_dom * n_cls) -> (5, n_cls)
-        return c.reshape(5, n_dom, n_cls)[:, doms, :].sum(axis=1)
+    def cls_counts(c: np.ndarray) -> np.ndarray:  # (5, n_seq * n_cls) -> (5, n_cls)
+        return c.reshape(5, n_seq, n_cls)[:, seqs, :].sum(axis=1)
 
     def det_counts(c: np.ndarray) -> np.ndarray:
-        return c[:, doms].sum(axis=1)
+        return c[:, seqs].sum(axis=1)
 
     main_c, main_d = cache["main"]
     per_class = cls_counts(main_c)
-    classes = {name: _nmotda(per_class[:, k], cost_miss, cost_fp)
+    per_seq_class = main_c.reshape(5, n_seq, n_cls)[:, seqs, :]
+    classes = {name: _nmotda(per_class[:, k], cost_miss, cost_fp, per_seq_class[:, :, k])
                for k, name in enumerate(data.classes)}
-    det_only = _nmotda(det_counts(main_d), cost_miss, cost_fp)
-    n_g = sum(s.ground_truth for s in classes.values() if s.nmotda is not None)
-    weighted = None if n_g == 0 else sum(
-        s.ground_truth * s.nmotda for s in classes.values() if s.nmotda is not None) / n_g
-    n_frames = int(data.frames_per_domain[doms].sum())
+    det_only = _nmotda(det_counts(main_d), cost_miss, cost_fp, main_d[:, seqs])
+    weighted, mean, median = _combine(list(classes.values()))
+    n_frames = int(data.frames_per_seq[seqs].sum())
     sweeps = cache["roc"]
     roc = {name: _roc(thresholds, [cls_counts(c)[:, k] for c, _ in sweeps], n_frames,
                       roc_max_fppf)
            for k, name in enumerate(data.classes)}
     roc_det = _roc(thresholds, [det_counts(d) for _, d in sweeps], n_frames, roc_max_fppf)
-    return Neovision2Scores(n_frames, classes, det_only, weighted, roc, roc_det)
+    return Neovision2Scores(n_frames, classes, det_only, weighted, roc, roc_det, mean, median)
+
+
+def _sequence_table(
+    data: _Data, cache: dict[str, Any], cost_miss: float, cost_fp: float
+) -> dict[str, dict[str, Any]]:
+    """NMOTDA of every sequence: per class and detection only (``None`` without ground truth)."""
+    n_seq, n_cls = len(data.sequence_names), len(data.classes)
+    main_c, main_d = cache["main"]
+    per_cls = _nmotda_values(main_c, cost_miss, cost_fp).reshape(n_seq, n_cls)
+    det = _nmotda_values(main_d, cost_miss, cost_fp)
+
+    def opt(x: float) -> float | None:
+        return None if np.isnan(x) else float(x)
+
+    return {
+        name: {
+            "n_frames": int(data.frames_per_seq[s]),
+            "ground_truth": int(main_d[0, s]),
+            "detection_only": opt(det[s]),
+            "classes": {c: opt(per_cls[s, k]) for k, c in enumerate(data.classes)},
+        }
+        for s, name in enumerate(data.sequence_names)
+    }
 
 
 def _all_counts(
     data: _Data, iou_threshold: float, merge_threshold: float, thresholds: tuple[float, ...]
 ) -> dict[str, Any]:
-    """Counts of every (domain, class) cell: all detections, then each ROC threshold."""
+    """Counts of every (sequence, class) cell: all detections, then each ROC threshold."""
     cand = _class_candidates(data, iou_threshold)
     return {
         "main": _score_counts(data, None, iou_threshold, merge_threshold, cand),

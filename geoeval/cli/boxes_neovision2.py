@@ -26,7 +26,13 @@ def neovision2_command(
     json_path: Annotated[Path | None, typer.Option(
         "--json", help="Write the JSON report here.")] = None,
 ) -> None:
-    """Neovision2: NMOTDA per class and domain, detection only, ROC and Az."""
+    """Neovision2: NMOTDA per class and domain, detection only, ROC and Az.
+
+    NMOTDA sums the frames of all sequences (the ground-truth-weighted mean of
+    the sequences); the plain mean and median over sequences, and the weighted
+    mean, mean and median over classes, are the other candidates of
+    Ekambaram et al. (2012) §3.4.
+    """
     from rich.console import Console
     from rich.table import Table
 
@@ -45,16 +51,17 @@ def neovision2_command(
     out = Console()
     for name, scores in scopes.items():
         table = Table(title=f"Neovision2 — {name} ({scores.n_frames} frames)")
-        for col in ("class", "NMOTDA", "ground truth", "missed", "false positives", "Az"):
+        for col in ("class", "NMOTDA", "seq. mean", "seq. median", "ground truth", "missed",
+                    "false positives", "Az"):
             table.add_column(col, justify="left" if col == "class" else "right")
-        for cls, s in scores.classes.items():
-            table.add_row(cls, cell(s.nmotda), str(s.ground_truth), str(s.missed),
-                          str(s.false_positives), cell(scores.roc[cls].az))
-        d = scores.detection_only
-        table.add_row("detection only", cell(d.nmotda), str(d.ground_truth), str(d.missed),
-                      str(d.false_positives), cell(scores.roc_detection_only.az))
+        rows = [(cls, s, scores.roc[cls].az) for cls, s in scores.classes.items()]
+        rows.append(("detection only", scores.detection_only, scores.roc_detection_only.az))
+        for label, s, az in rows:
+            table.add_row(label, cell(s.nmotda), cell(s.sequence_mean), cell(s.sequence_median),
+                          str(s.ground_truth), str(s.missed), str(s.false_positives), cell(az))
         out.print(table)
-        out.print(f"weighted mean NMOTDA {cell(scores.weighted_mean)}", highlight=False)
+        out.print(f"NMOTDA over classes: weighted mean {cell(scores.weighted_mean)}   "
+                  f"mean {cell(scores.mean)}   median {cell(scores.median)}", highlight=False)
 
 
 def register(boxes_app: typer.Typer) -> None:
