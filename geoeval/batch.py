@@ -327,7 +327,7 @@ def _pool(items: Sequence[dict[str, Any]], matcher: str) -> dict[str, Any]:
     mallows = (tot["sum_mallows"] / tot["n_mallows"]
                if tot["n_mallows"] and all(it["mallows_computed"] for it in items) else None)
     if matcher == "bgm":
-        acc = tot["matched_overlap"] / tot["union_area"] if tot["union_area"] > 0 else None
+        acc = _counts.bgm_accuracy(tot["matched_overlap"], tot["union_area"])
     elif matcher == "mom":
         acc = mallows
     else:

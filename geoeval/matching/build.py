@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.matching.areas import pair_union_areas
 from geoeval.matching.result import ONE_TO_ONE, Instance, Matching, instance_kind
 from geoeval.overlap import Overlap
 
@@ -49,6 +50,13 @@ def from_edges(
         raise ValueError("chosen pairs do not form a star forest")
     scores = None if edge_scores is None else np.asarray(edge_scores, dtype=float)[edges]
     single = ~hub_r & ~hub_c
+    # instance of each pair: a one-to-one pair alone, a star's pairs by their centre
+    key = np.where(single, nr + no + np.arange(edges.size),
+                   np.where(hub_r, rows, nr + cols))
+    _, inst_of = np.unique(key, return_inverse=True)
+    # overlapping objects of one side share area: count it once (geoeval.matching.areas)
+    inst_area = pair_union_areas(overlap, edges, inst_of, int(inst_of.max(initial=-1)) + 1)
+    total = pair_union_areas(overlap, edges, np.zeros(edges.size, np.int64), 1)[0]
     # one-to-one instances: vectorised
     items: list[tuple[tuple[int, int], Instance]] = [
         ((r, c), Instance((r,), (c,), v, ONE_TO_ONE, None if scores is None else sc))
@@ -67,7 +75,7 @@ def from_edges(
             ref = tuple(sorted(set(rows[g].tolist())))
             sub = tuple(sorted(set(cols[g].tolist())))
             score = None if scores is None else float(np.mean(scores[g]))
-            inst = Instance(ref, sub, float(vals[g].sum()),
+            inst = Instance(ref, sub, float(inst_area[inst_of[g[0]]]),
                             instance_kind(len(ref), len(sub)), score)
             items.append(((ref[0], sub[0]), inst))
     items.sort(key=lambda item: item[0])
@@ -81,6 +89,7 @@ def from_edges(
         n_submission=no,
         params=dict(params or {}),
         solver_stats=dict(solver_stats or {}),
+        overlap_area=float(total),
     )
 
 
@@ -90,10 +99,20 @@ def from_instances(
     matcher: str,
     *,
     params: dict[str, Any] | None = None,
+    edges: np.ndarray | None = None,
 ) -> Matching:
-    """A matching from ready-made instances (missed / false alarms derived)."""
+    """A matching from ready-made instances (missed / false alarms derived).
+
+    ``edges`` (indices of the pairs inside the instances) gives the matched
+    area :attr:`Matching.matched_overlap`, each point once; without it the
+    matched overlap is the sum of the instances' overlaps.
+    """
     ref = [i for inst in instances for i in inst.reference]
     sub = [j for inst in instances for j in inst.submission]
+    total = None
+    if edges is not None:
+        edges = np.asarray(edges, dtype=np.int64)
+        total = float(pair_union_areas(overlap, edges, np.zeros(edges.size, np.int64), 1)[0])
     return Matching(
         matcher=matcher,
         instances=tuple(instances),
@@ -102,4 +121,5 @@ def from_instances(
         n_reference=overlap.n_reference,
         n_submission=overlap.n_submission,
         params=dict(params or {}),
+        overlap_area=total,
     )

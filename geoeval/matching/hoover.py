@@ -1,13 +1,18 @@
 """Hoover et al. (1996) thresholded classes, as in Özdemir et al. (2010), §4.1.2.
 
-Candidate instances at threshold ``0.5 < T ≤ 1`` (``SPEC.md`` §2):
+Candidate instances at threshold ``0.5 < T ≤ 1``:
 
 * correct detection ``(R_i, O_j)``: ``C_ij ≥ T|O_j|`` and ``C_ij ≥ T|R_i|``;
   ``s1 = C_ij/|O_j|``, ``s2 = C_ij/|R_i|``;
 * over-detection ``R_i`` with all outputs ``O_j`` having ``C_ij ≥ T|O_j|``,
-  when there are two or more and ``Σ C_ij ≥ T|R_i|``;
-  ``s1 = Σ C_ij / Σ |O_j|``, ``s2 = Σ C_ij / |R_i|``;
+  when there are two or more and ``|R_i ∩ U| ≥ T|R_i|``, where
+  ``U = O_1 ∪ … ∪ O_k``; ``s1 = |R_i ∩ U| / |U|``, ``s2 = |R_i ∩ U| / |R_i|``;
 * under-detection, symmetrically.
+
+For a segmentation (no two outputs overlap) ``|R_i ∩ U| = Σ C_ij`` and
+``|U| = Σ |O_j|``, the sums of the papers. Outputs that overlap each other
+(duplicates, repeated detections) count their shared area once, so every
+ratio stays in ``[0, 1]`` (:mod:`geoeval.matching.areas`).
 
 Each candidate scores ``(s1 + s2)/2``. An object may sit in up to three
 candidates; they are accepted greedily by decreasing score (ties: correct,
@@ -20,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from geoeval.errors import InputError
+from geoeval.matching.areas import object_union_areas, pair_union_areas
 from geoeval.matching.build import from_instances
 from geoeval.matching.result import Instance, Matching, instance_kind
 from geoeval.overlap import Overlap
@@ -67,32 +73,39 @@ def match_hoover(overlap: Overlap, *, threshold: float = 0.6) -> Matching:
     cand_score.append((c[corr] / ao[cols[corr]] + c[corr] / ar[rows[corr]]) / 2)
     cand_kind.append(np.full(k, CORRECT))
     cand_overlap.append(c[corr])
+    edge_cand: list[np.ndarray] = [cid]  # the pairs inside each candidate
+    edge_ids: list[np.ndarray] = [corr]
     member_cand += [cid, cid]
     member_side += [np.zeros(k, np.int64), np.ones(k, np.int64)]
     member_obj += [rows[corr], cols[corr]]
     n_cand += k
 
     # over- and under-detections: one candidate per centre object
-    for kind, centre, leaf, qualifies, a_centre, a_leaf, n_centre, side_centre in (
-        (OVER, rows, cols, in_sub, ar, ao, nr, 0),
-        (UNDER, cols, rows, in_ref, ao, ar, no, 1),
+    for kind, centre, leaf, qualifies, a_centre, leaf_side, n_centre, side_centre in (
+        (OVER, rows, cols, in_sub, ar, overlap.submission, nr, 0),
+        (UNDER, cols, rows, in_ref, ao, overlap.reference, no, 1),
     ):
         e = np.flatnonzero(qualifies)
         cnt = np.bincount(centre[e], minlength=n_centre)
-        sum_c = np.bincount(centre[e], weights=c[e], minlength=n_centre)
-        sum_leaf = np.bincount(centre[e], weights=a_leaf[leaf[e]], minlength=n_centre)
+        e = e[cnt[centre[e]] >= 2]  # a centre needs two or more leaves
+        # |centre ∩ ∪ leaves| and |∪ leaves|: Σ C and Σ |leaf| unless leaves overlap
+        # each other, whose shared area then counts once (geoeval.matching.areas)
+        sum_c = pair_union_areas(overlap, e, centre[e], n_centre)
+        sum_leaf = object_union_areas(leaf_side, leaf[e], centre[e], n_centre)
         ok = (cnt >= 2) & (sum_c / np.where(a_centre > 0, a_centre, np.inf) >= thr)
         centres = np.flatnonzero(ok)
         k = centres.size
         cid_of = np.full(n_centre, -1, dtype=np.int64)
         cid_of[centres] = np.arange(n_cand, n_cand + k)
-        s1 = sum_c[centres] / sum_leaf[centres]  # Σ C / Σ |leaf|
-        s2 = sum_c[centres] / a_centre[centres]  # Σ C / |centre|
+        s1 = sum_c[centres] / sum_leaf[centres]  # |centre ∩ ∪ leaf| / |∪ leaf|
+        s2 = sum_c[centres] / a_centre[centres]  # |centre ∩ ∪ leaf| / |centre|
         # for OVER, s1 is over outputs and s2 over the reference: (s1 + s2)/2 is symmetric
         cand_score.append((s1 + s2) / 2)
         cand_kind.append(np.full(k, kind))
         cand_overlap.append(sum_c[centres])
         leaf_edges = e[ok[centre[e]]]
+        edge_cand.append(cid_of[centre[leaf_edges]])
+        edge_ids.append(leaf_edges)
         member_cand += [cid_of[centres], cid_of[centre[leaf_edges]]]
         member_side += [np.full(k, side_centre), np.full(leaf_edges.size, 1 - side_centre)]
         member_obj += [centres, leaf[leaf_edges]]
@@ -117,7 +130,9 @@ def match_hoover(overlap: Overlap, *, threshold: float = 0.6) -> Matching:
         instances.append(Instance(ref, sub, float(overlaps[cand]),
                                   instance_kind(len(ref), len(sub)), float(score[cand])))
     instances.sort(key=lambda inst: (inst.reference[0], inst.submission[0]))
-    return from_instances(overlap, instances, "hoover", params={"threshold": t})
+    e_cand, e_ids = np.concatenate(edge_cand), np.concatenate(edge_ids)
+    return from_instances(overlap, instances, "hoover", params={"threshold": t},
+                          edges=e_ids[np.isin(e_cand, accepted)])
 
 
 def _resolve(

@@ -33,7 +33,10 @@ class Instance:
         *Indices* (positions in the reference / submission :class:`ObjectSet`),
         not user ids; :meth:`Matching.to_dict` translates them to ids.
     overlap : float
-        Sum of ``C_ij`` over the pairs of the instance (area units).
+        Area of the union of the pair intersections ``R_i ∩ O_j`` of the
+        instance (area units): ``Σ C_ij`` unless objects of one side of the
+        instance overlap each other, whose shared area then counts once
+        (:mod:`geoeval.matching.areas`).
     kind : str
         ``one-to-one``, ``one-to-many`` or ``many-to-one``.
     score : float or None
@@ -67,6 +70,11 @@ class Matching:
     solver_stats : dict
         How components were solved (for MOM: ``taken_whole``, ``tree_dp``,
         ``enumerated``, ``ilp``).
+    overlap_area : float or None
+        Area of the union of the intersections ``R_i ∩ O_j`` of all matched
+        pairs (each point once), set by the matchers; ``None`` for a matching
+        built by hand, whose :attr:`matched_overlap` is then the sum of its
+        instances' overlaps.
     """
 
     matcher: str
@@ -77,10 +85,18 @@ class Matching:
     n_submission: int
     params: dict[str, Any] = field(default_factory=dict)
     solver_stats: dict[str, int] = field(default_factory=dict)
+    overlap_area: float | None = None
 
     @property
     def matched_overlap(self) -> float:
-        """Sum of ``C_ij`` over the pairs inside instances."""
+        """Matched area: the union of ``R_i ∩ O_j`` over the matched pairs.
+
+        ``Σ C_ij`` over the pairs inside instances when no two objects of one
+        side overlap; otherwise an area covered by several matched pairs counts
+        once, so it never exceeds the union of all objects (BGM, eq. 1).
+        """
+        if self.overlap_area is not None:
+            return float(self.overlap_area)
         return float(sum(inst.overlap for inst in self.instances))
 
     def kind_counts(self) -> dict[str, int]:

@@ -32,13 +32,41 @@ def f1(p: float | None, r: float | None) -> float | None:
 
 
 def bgm_score(m: Matching, union_area: float) -> float | None:
-    """BGM accuracy (eq. 1): matched overlap ``w`` over the union of all objects.
+    """BGM accuracy (eq. 1): matched area ``w`` over the union of all objects.
 
-    ``w / (|I| − C_00)``; ``None`` when both sides are empty (no union).
+    ``w / (|I| − C_00)``; ``None`` when both sides are empty (no union). ``w`` is
+    :attr:`~geoeval.matching.result.Matching.matched_overlap`, the area of the
+    union of the matched pairs' intersections, so an area covered by several
+    objects of one side counts once (see :func:`bgm_accuracy`).
     """
-    if union_area <= 0:
+    return bgm_accuracy(m.matched_overlap, union_area)
+
+
+def bgm_accuracy(matched_area: float, union_area: float) -> float | None:
+    """Eq. 1 from its two areas; the one formula for one scene and for pooled scenes.
+
+    Parameters
+    ----------
+    matched_area : float
+        Area matched (for pooled scenes, summed over the scenes).
+    union_area : float
+        Area of the union of all objects of both sides (summed likewise).
+
+    Returns
+    -------
+    float or None
+        ``matched_area / union_area`` in ``[0, 1]``; ``None`` when the union is
+        empty. The matched area lies inside the union, so a ratio above 1 can
+        only be floating-point rounding of the two areas and is clipped to 1.
+
+    Examples
+    --------
+    >>> bgm_accuracy(60.0, 100.0), bgm_accuracy(0.0, 0.0)
+    (0.6, None)
+    """
+    if not union_area > 0:
         return None
-    return m.matched_overlap / union_area
+    return min(matched_area / union_area, 1.0)
 
 
 def mean_instance_score(m: Matching) -> float | None:
