@@ -1,6 +1,6 @@
 """IoU-thresholded one-to-one matching (SpaceNet buildings, DARPA Neovision2).
 
-``SPEC.md`` §2: among pairs with ``IoU ≥ t`` take the one-to-one matching with
+Among pairs with ``IoU ≥ t`` take the one-to-one matching with
 the most pairs and, among those, the largest total IoU.
 """
 

@@ -5,8 +5,7 @@ chosen pair joins a reference with two or more chosen partners to an output
 with two or more (eq. 4), pairs overlapping (eq. 5). The chosen pairs form a
 *star forest*: one-to-one, one-to-many (over-detection) and many-to-one
 (under-detection) instances. Maximum-weight star forest is NP-hard in general
-but overlap components are small, so each component is solved exactly
-(``SPEC.md`` §2):
+but overlap components are small, so each component is solved exactly:
 
 1. a component that is already a star forest is taken whole (vectorised);
 2. a component without a cycle by a tree dynamic programme;
@@ -67,9 +66,14 @@ def match_mom(
 
     Notes
     -----
-    Centre formulation (``SPEC.md`` §2): ``y_v`` = v is a centre; per pair
+    Centre (facility-location) formulation: ``y_v`` = v is a centre; per pair
     ``e = (i, j)``: ``p_e ≤ y_i``, ``q_e ≤ y_j``; per object v,
     ``Σ_{e: v leaf} + y_v ≤ 1``; maximise ``Σ C_e (p_e + q_e)``.
+
+    Objects that overlap others of their own side keep separable pair weights
+    ``C_ij`` (so a duplicated detection joins an over-detection); the reported
+    instance overlaps and matched area count a shared area once
+    (:mod:`geoeval.matching.areas`).
     """
     if method not in METHODS:
         raise InputError(f"unknown MOM method {method!r} (choose from {', '.join(METHODS)})")
@@ -264,7 +268,7 @@ def _tree_dp(u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
 
 
 def _ilp(u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
-    """Centre (facility-location) ILP of ``SPEC.md`` §2, solved by HiGHS via PuLP."""
+    """The centre (facility-location) ILP of a component, solved by HiGHS via PuLP."""
     import pulp
 
     m = w.size
