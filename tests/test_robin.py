@@ -56,7 +56,8 @@ def test_measures_hand_values():
     m1, m2, m3 = robin_measures(det, gt)
     assert m1 == pytest.approx([m(0.1), m(0.15), m(0.25), 0.0])
     assert m2 == pytest.approx([0, 0, 0.5, 1.0])
-    assert m3 == pytest.approx([0, 0, m(1.0), 1.0])
+    assert m3[:3] == pytest.approx([0, 0, m(1.0)])
+    assert np.isnan(m3[3])  # an access point: h/w = 0/0 (issue 13 item 9, see below)
     assert m3[2] == pytest.approx(0.5)
 
 
@@ -344,3 +345,200 @@ def test_cli_robin_text_folders(tmp_path, capsys):
     assert main(["boxes", "robin", str(tmp_path / "gt"), str(tmp_path / "det"),
                  "--eps1", "1.5"]) == 2
     assert "eps1 must be in [0, 1)" in capsys.readouterr().err
+
+
+# --- issue 13: one m1–m3, each category as a detector, confusion at operating points --
+
+
+def test_one_implementation_of_m1_m3_and_the_point_value():
+    """000 §4.1.2: m1–m3 exist once; an access point's m3 is undefined (NaN).
+
+    For a point ``h_d = w_d = 0``, so ``h_d / w_d = 0/0`` in m3; §4.1.2 note 2
+    judges points on m1 "only". By hand against the 10 × 20 reference
+    ``(0, 0, 10, 20)``: the point (5, 10) at its centre has m1 = 0 and
+    m2 = |0 − 200| / 200 = 1; a zero-width box (5, 0, 5, 20) has
+    ``h/w = +∞`` and m3 = (2/π)·arctan(∞) = 1 exactly.
+    """
+    from geoeval.challenges import robin
+    from geoeval.measures import localization as loc
+    from geoeval.measures.localization import boxes
+
+    assert robin.robin_measures is boxes.robin_measures
+    ref = np.array([0, 0, 10, 20], float)
+    m1, m2, m3 = robin_measures(np.array([[5, 10, 5, 10], [5, 0, 5, 20]], float), ref)
+    assert m1.tolist() == [0.0, 0.0] and m2.tolist() == [1.0, 1.0]
+    assert np.isnan(m3[0]) and m3[1] == 1.0
+    # the localisation metrics (result = detection, reference = ground truth) are the
+    # same function: equal bit for bit on random boxes, degenerate ones included
+    rng = np.random.default_rng(3)
+    xy = rng.integers(0, 30, size=(200, 2)).astype(float)
+    wh = rng.integers(0, 12, size=(200, 2)).astype(float)
+    det = np.c_[xy, xy + wh]
+    m = robin_measures(det, ref)
+    for k, f in enumerate((loc.robin_localization, loc.robin_completeness,
+                           loc.robin_correctness)):
+        np.testing.assert_array_equal(f(ref, det), m[k])
+    # a point is still judged on m1 alone (note 2), NaN m3 or not
+    gt = boxset([("a", "c", 0, 0, 10, 20)])
+    r = evaluate_robin(gt, boxset([("a", "c", 5, 10, 5, 10)]), preset="precise")
+    assert (r.precision, r.recall) == (1.0, 1.0)
+
+
+def per_category_case():
+    gt = boxset([("a", "car", 0, 0, 10, 10), ("a", "car", 20, 0, 30, 10),
+                 ("a", "tank", 40, 0, 50, 10), ("b", "tank", 0, 0, 10, 10)])
+    det = boxset([("a", "car", 0, 0, 10, 10),            # car TP
+                  ("a", "tank", 20, 0, 30, 10),          # on a car, labelled tank
+                  ("a", "tank", 40, 0, 50, 10),          # tank TP
+                  ("b", "car", 0, 0, 10, 10),            # on a tank, labelled car
+                  ("b", "tank", 100, 100, 110, 110)],    # on nothing
+                 scores=[0.9, 0.8, 0.7, 0.6, 0.5])
+    return gt, det
+
+
+def test_categorisation_as_several_detectors_hand_values():
+    """000 §4.2.4: each category's detector is scored with the detection indices (3), (4).
+
+    Pooled (labels ignored) all four references are found: P = 4/5, R = 1.
+    Per category: car N* = 2, N = 2 (0.9, 0.6), TP 1 -> P = R = 1/2;
+    tank N* = 2, N = 3 (0.8, 0.7, 0.5), TP 1 -> P = 1/3, R = 1/2.
+    Sweeps by hand: car (P, R) = (1, .5) at 0.9, (.5, .5) at 0.6: R* = .5,
+    P* = 1, EER = .5 (P = R at the second point), AUC = .5·1 = .5.
+    tank (0, 0) at 0.8, (.5, .5) at 0.7, (1/3, .5) at 0.5: R* = .5, P* = .5,
+    EER = .5, AUC = the triangle from (0, 0) to (.5, .5) = .125.
+    """
+    gt, det = per_category_case()
+    r = evaluate_robin(gt, det, per_category=True)
+    assert (r.precision, r.recall) == (0.8, 1.0)
+    car, tank = r.categories["car"], r.categories["tank"]
+    assert (car.tp, car.n, car.n_star, car.precision, car.recall) == (1, 2, 2, 0.5, 0.5)
+    assert (tank.tp, tank.n, tank.n_star, tank.recall) == (1, 3, 2, 0.5)
+    assert tank.precision == pytest.approx(1 / 3)
+    assert [(p.threshold, p.precision, p.recall) for p in car.curve] == [
+        (0.9, 1.0, 0.5), (0.6, 0.5, 0.5)]
+    assert (car.r_star, car.p_star, car.eer, car.auc) == (0.5, 1.0, 0.5, 0.5)
+    assert (tank.r_star, tank.p_star, tank.eer) == (0.5, 0.5, 0.5)
+    assert tank.auc == pytest.approx(0.125)
+    assert evaluate_robin(gt, det).categories == {}
+    assert r.to_dict()["categories"]["car"]["precision"] == 0.5
+
+
+def test_per_category_equals_separate_evaluations():
+    """000 §4.2.4, second method: the one joint matching equals scoring each category alone.
+
+    Random scenes; for each category the subsets are evaluated on their own
+    (a full sweep each) and every number must agree, for one run with
+    confidences and for three runs without.
+    """
+    rng = np.random.default_rng(7)
+    cats = np.array(["car", "tank", "truck"])
+    for _ in range(10):
+        n_g, n_d = 25, 40
+        g_xy = rng.integers(0, 40, (n_g, 2)).astype(float)
+        gt = BoxSet(boxes=np.c_[g_xy, g_xy + rng.integers(4, 9, (n_g, 2))],
+                    image=rng.integers(0, 3, n_g), classes=cats[rng.integers(0, 3, n_g)],
+                    images=("a", "b", "c"))
+        src = rng.integers(0, n_g, n_d)
+        jit = rng.integers(-1, 2, (n_d, 4)).astype(float)
+        boxes = gt.boxes[src] + jit
+        boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2] + 1)
+        det = BoxSet(boxes=boxes, image=gt.image[src], classes=cats[rng.integers(0, 3, n_d)],
+                     images=("a", "b", "c"), scores=rng.integers(1, 6, n_d) / 10)
+        joint = evaluate_robin(gt, det, per_category=True)
+        runs = [det.subset(np.flatnonzero(rng.random(n_d) < 0.7)) for _ in range(3)]
+        runs = [BoxSet(boxes=x.boxes, image=x.image, classes=x.classes, images=x.images)
+                for x in runs]
+        joint_runs = evaluate_robin(gt, runs, per_category=True)
+        for c in cats:
+            g_c = gt.subset(gt.classes == c)
+            alone = evaluate_robin(g_c, det.subset(det.classes == c))
+            got = joint.categories[c]
+            assert (got.tp, got.n, got.n_star) == (alone.runs[0].tp, alone.runs[0].n,
+                                                    alone.runs[0].n_star)
+            assert [(p.precision, p.recall) for p in got.curve] == [
+                (p.precision, p.recall) for p in alone.curve]
+            assert (got.r_star, got.p_star, got.eer, got.auc) == (
+                alone.r_star, alone.p_star, alone.eer, alone.auc)
+            alone_runs = evaluate_robin(g_c, [x.subset(x.classes == c) for x in runs])
+            got = joint_runs.categories[c]
+            assert [(p.precision, p.recall) for p in got.curve] == [
+                (p.precision, p.recall) for p in alone_runs.curve]
+            assert got.auc == alone_runs.auc and got.eer == alone_runs.eer
+
+
+def test_confusion_matrix_at_the_operating_points_of_a_sweep():
+    """000 §4.3.1 "confusion matrix at maximal uncertainty", §4.2.1 "at minimal uncertainty".
+
+    The sweep of ``test_categorisation_sweep_and_operating_points``: (μ, D, U) =
+    (−∞, .5, 0), (.3, .5, .25), (.5, .5, .5), (.7, .25, .75), (.9, 0, 1).
+    Largest U: μ = 0.9, every output (β ≤ 0.9) Ambiguous: η(A, c*) = 1.
+    Least U: the labels as given: car → car, tank; tank → tank, car.
+    """
+    gt = boxset([("a", "car", 0, 0, 10, 10), ("a", "car", 20, 0, 30, 10),
+                 ("a", "tank", 40, 0, 50, 10), ("a", "tank", 60, 0, 70, 10)])
+    out = boxset([("a", "car", 0, 0, 10, 10), ("a", "tank", 20, 0, 30, 10),
+                  ("a", "tank", 40, 0, 50, 10), ("a", "car", 60, 0, 70, 10)],
+                 scores=[0.9, 0.3, 0.7, 0.5])
+    r = robin_categories(gt, out)
+    hi, lo = r.confusion_at["max_uncertainty"], r.confusion_at["min_uncertainty"]
+    assert (hi.threshold, hi.run, hi.matrix.uncertainty, hi.matrix.discrimination) == (
+        0.9, None, 1.0, 0.0)
+    assert hi.matrix.counts["car"]["Ambiguous"] == 2 and hi.matrix.counts["tank"][
+        "Ambiguous"] == 2
+    assert hi.matrix.confusion["tank"]["Ambiguous"] == 1.0
+    assert (lo.threshold, lo.matrix.uncertainty) == (None, 0.0)
+    assert lo.matrix.counts["car"] == {"car": 1, "tank": 1, "Ambiguous": 0, "Other": 0,
+                                       "(missing)": 0}
+    assert lo.matrix.confusion == r.runs[0].confusion
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["confusion_at"]["max_uncertainty"]["threshold"] == 0.9
+    assert d["confusion_at"]["max_uncertainty"]["confusion"]["car"]["Ambiguous"] == 1.0
+
+
+def test_confusion_matrix_at_maximal_uncertainty_among_runs_ties_to_larger_d():
+    """000 §4.3.1 with runs (§4.3.2): the run of largest U; a tie goes to the larger D.
+
+    Samples car, car, tank, tank. run 0 [car, A, tank, car]: D = 2/4, U = 1/4;
+    run 1 [A, A, tank, car]: D = 1/4, U = 2/4; run 2 [car, A, A, tank]: D = 2/4,
+    U = 2/4. Largest U: runs 1 and 2 -> run 2 (larger D). Least U: run 0.
+    """
+    gt = boxset([("a", "car", 0, 0, 10, 10), ("a", "car", 20, 0, 30, 10),
+                 ("a", "tank", 40, 0, 50, 10), ("a", "tank", 60, 0, 70, 10)])
+
+    def run(labels):
+        return boxset([("a", lab, 20 * k, 0, 20 * k + 10, 10) for k, lab in enumerate(labels)])
+
+    r = robin_categories(gt, [run(["car", "A", "tank", "car"]), run(["A", "A", "tank", "car"]),
+                              run(["car", "A", "A", "tank"])])
+    assert [(p.discrimination, p.uncertainty) for p in r.curve] == [
+        (0.5, 0.25), (0.25, 0.5), (0.5, 0.5)]
+    hi, lo = r.confusion_at["max_uncertainty"], r.confusion_at["min_uncertainty"]
+    assert (hi.run, lo.run) == (2, 0)
+    assert hi.matrix.counts["tank"] == {"car": 0, "tank": 1, "Ambiguous": 1, "Other": 0,
+                                        "(missing)": 0}
+    assert hi.matrix.confusion["car"]["car"] == 0.5
+
+
+def test_cli_robin_per_category_and_categories_confusion_at(tmp_path, capsys):
+    """The §4.2.4 per-category table and the §4.3.1 matrix reach the CLI and its JSON."""
+    from geoeval.cli.main import main
+
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "det").mkdir()
+    (tmp_path / "gt" / "a.txt").write_text("car 0 0 10 10\ntank 20 0 30 10\n")
+    (tmp_path / "det" / "a.txt").write_text("car 0.9 0 0 10 10\ncar 0.5 20 0 30 10\n")
+    out = tmp_path / "r.json"
+    assert main(["boxes", "robin", str(tmp_path / "gt"), str(tmp_path / "det"),
+                 "--per-category", "--json", str(out)]) == 0
+    rep = json.loads(out.read_text())
+    assert rep["precision"] == 1.0
+    assert rep["categories"]["car"]["precision"] == 0.5
+    assert rep["categories"]["tank"]["recall"] == 0.0
+    assert "Each category as a detector" in capsys.readouterr().out
+    assert main(["boxes", "robin-categories", str(tmp_path / "gt"), str(tmp_path / "det"),
+                 "--json", str(out)]) == 0
+    rep = json.loads(out.read_text())
+    # μ = 0.9 turns both outputs Ambiguous: U = 1
+    assert rep["confusion_at"]["max_uncertainty"]["U"] == 1.0
+    assert rep["confusion_at"]["min_uncertainty"]["confusion"]["tank"]["car"] == 1.0
+    assert "maximal uncertainty" in capsys.readouterr().out

@@ -1,7 +1,7 @@
 """The ROBIN challenge: detection (criterion G, precision/recall, R*, P*, EER, AUC).
 
 Follows D'Angelo, Herbin, Ratiéville, *ROBIN Challenge: Evaluation principles
-and metrics* (2006), ``seeds/000`` §4.1. Categorisation (§4.2) is in
+and metrics* (2006), §4.1. Categorisation (§4.2) is in
 :mod:`geoeval.challenges.robin_categories`. Choices where the paper is silent
 are listed in ``docs/robin.md``.
 
@@ -22,6 +22,10 @@ import numpy as np
 
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, align_images, read_boxes
+from geoeval.measures.localization.boxes import robin_measures
+
+__all__ = ["robin_measures", "evaluate_robin", "match_robin", "operating_points",
+           "resolve_thresholds"]
 
 #: Threshold presets (ε1, ε2, ε3) of §4.1.2, note 1.
 PRESETS: dict[str, tuple[float, float, float]] = {
@@ -32,64 +36,8 @@ PRESETS: dict[str, tuple[float, float, float]] = {
 BoxInput = str | Path | BoxSet
 
 
-# --- the three measures and the criterion G ----------------------------------
-
-
-def robin_measures(
-    detections: np.ndarray, ground_truth: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Localisation m1, completeness m2 and correctness m3 of box pairs.
-
-    Parameters
-    ----------
-    detections, ground_truth : numpy.ndarray
-        ``(k, 4)`` boxes ``(x1, y1, x2, y2)``, pair ``k`` = row ``k`` of each.
-        Ground-truth boxes must have positive width and height.
-
-    Returns
-    -------
-    m1, m2, m3 : numpy.ndarray
-        Each in ``[0, 1]`` (0 best).
-
-    Notes
-    -----
-    ROBIN §4.1.2 (the system defining G), with centres ``(x, y)``, widths
-    ``w``, heights ``h`` and areas ``A`` (``d`` detection, ``gt`` reference):
-
-    * ``m1 = (2/π) arctan(max(|x_d − x_gt| / w_gt, |y_d − y_gt| / h_gt))``
-    * ``m2 = |A_d − A_gt| / max(A_d, A_gt)``
-    * ``m3 = (2/π) arctan(|h_d / w_d − h_gt / w_gt|)``
-
-    A detection of zero width has ``h_d / w_d = +∞`` and ``m3 = 1``; an access
-    point (zero width and height) has ``m2 = 1`` and ``m3 = 1`` (only ``m1`` is
-    used for points).
-
-    References
-    ----------
-    E. D'Angelo, S. Herbin, M. Ratiéville, *ROBIN Challenge: Evaluation
-    principles and metrics*, 2006, §4.1.2.
-
-    Examples
-    --------
-    >>> m1, m2, m3 = robin_measures(np.array([[1., 0, 11, 10]]), np.array([[0., 0, 10, 10]]))
-    >>> round(float(m1[0]), 4), float(m2[0]), float(m3[0])
-    (0.0635, 0.0, 0.0)
-    """
-    from geoeval.overlap import box_area
-
-    d = np.asarray(detections, dtype=float).reshape(-1, 4)
-    g = np.asarray(ground_truth, dtype=float).reshape(-1, 4)
-    wd, hd = d[:, 2] - d[:, 0], d[:, 3] - d[:, 1]
-    wg, hg = g[:, 2] - g[:, 0], g[:, 3] - g[:, 1]
-    dx = np.abs((d[:, 0] + d[:, 2]) - (g[:, 0] + g[:, 2])) / 2.0
-    dy = np.abs((d[:, 1] + d[:, 3]) - (g[:, 1] + g[:, 3])) / 2.0
-    m1 = (2.0 / np.pi) * np.arctan(np.maximum(dx / wg, dy / hg))
-    ad, ag = box_area(d), box_area(g)
-    m2 = np.abs(ad - ag) / np.maximum(ad, ag)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.abs(hd / wd - hg / wg)
-    m3 = np.where(np.isnan(ratio), 1.0, (2.0 / np.pi) * np.arctan(ratio))
-    return m1, m2, m3
+# m1, m2, m3: :func:`geoeval.measures.localization.boxes.robin_measures`, the one
+# implementation (the localisation metrics ROB_loc, ROB_com, ROB_cor use it too)
 
 
 def resolve_thresholds(
@@ -204,18 +152,30 @@ def _sweep_tp(gt: BoxSet, det: BoxSet, eps: tuple[float, float, float], points: 
     matching of those ``k`` alone can (greedy property of matroids): one
     Hungarian solve gives the whole curve.
     """
+    matched = _sweep_matched(gt, det, eps, points)
+    return _cut_counts(det.scores, matched)
+
+
+def _sweep_matched(gt: BoxSet, det: BoxSet, eps: tuple[float, float, float], points: bool
+                   ) -> np.ndarray:
+    """Detections matched by one matching valid for every confidence cut (see :func:`_sweep_tp`)."""
     from geoeval.matching.assignment import max_weight_matching
 
     g, d, _, _, _ = _accepted(gt, det, eps, points)
-    scores = det.scores
-    order = np.argsort(-scores, kind="stable")
+    order = np.argsort(-det.scores, kind="stable")
     rank = np.empty(len(det), dtype=np.int64)
     rank[order] = np.arange(len(det))
     chosen = max_weight_matching(g, d, (len(det) - rank[d]).astype(float), len(gt), len(det))
     matched = np.zeros(len(det), dtype=bool)
     matched[d[chosen]] = True
+    return matched
+
+
+def _cut_counts(scores: np.ndarray, matched: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct confidences (descending) and the matched count at or above each."""
+    order = np.argsort(-scores, kind="stable")
     levels, first = np.unique(-scores[order], return_index=True)
-    last = np.r_[first[1:], len(det)] - 1
+    last = np.r_[first[1:], scores.size] - 1
     tp = np.cumsum(matched[order])[last]
     return -levels, tp
 
@@ -279,6 +239,33 @@ class OperatingPoint:
 
 
 @dataclass(frozen=True)
+class CategoryDetection:
+    """Detection indices of one category's detector (§4.2.4, "categorization as
+    multiple detections"): the category's ground truth against the outputs
+    carrying its label.
+
+    ``tp``, ``n``, ``n_star``, ``precision``, ``recall`` are those of the first
+    run at its full output set (eqs. 3, 4; ``None`` when a denominator is 0);
+    ``curve`` and ``r_star``, ``p_star``, ``eer``, ``auc`` as in
+    :class:`RobinResult`, for this category alone.
+    """
+
+    tp: int
+    n: int
+    n_star: int
+    precision: float | None
+    recall: float | None
+    curve: tuple[OperatingPoint, ...]
+    r_star: float | None
+    p_star: float | None
+    eer: float | None
+    auc: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__, curve=[p.__dict__ for p in self.curve])
+
+
+@dataclass(frozen=True)
 class RobinResult:
     """Result of :func:`evaluate_robin`; ``to_dict()`` is the JSON report."""
 
@@ -294,6 +281,7 @@ class RobinResult:
     difficult_alpha: float
     ground_truth_path: str
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    categories: dict[str, CategoryDetection] = field(default_factory=dict)
 
     @property
     def precision(self) -> float | None:
@@ -319,6 +307,7 @@ class RobinResult:
             "curve": [p.__dict__ for p in self.curve],
             "difficult_alpha": self.difficult_alpha,
             "runs": [r.to_dict(images) for r in self.runs],
+            "categories": {c: v.to_dict() for c, v in self.categories.items()},
             "warnings": list(self.warnings),
         }
 
@@ -344,6 +333,7 @@ def evaluate_robin(
     eps3: float | None = None,
     points: bool = False,
     difficult_alpha: float = 0.05,
+    per_category: bool = False,
     **reader: Any,
 ) -> RobinResult:
     """ROBIN detection evaluation (§4.1): G, TP per image, precision, recall, R*, P*, EER, AUC.
@@ -364,6 +354,10 @@ def evaluate_robin(
         only (§4.1.2 note 2). A zero-size detection box is always a point.
     difficult_alpha : float
         Significance level of the difficult-image test (see Notes).
+    per_category : bool
+        Also evaluate each category as its own detector (§4.2.4): the
+        ground truth of category ``c`` against the detections labelled ``c``,
+        associated per image and category by G; ``result.categories``.
     **reader
         Passed to :func:`read_boxes` (``fmt``, ``box_format``, ``image_size``…).
 
@@ -445,12 +439,75 @@ def evaluate_robin(
         source = "runs"
     r_star, p_star, eer, auc = operating_points(
         [p.precision for p in curve], [p.recall for p in curve])
+    categories = _per_category(aligned, eps, points, sweep) if per_category else {}
     return RobinResult(
         eps=eps, preset=preset if (eps1, eps2, eps3) == (None, None, None) else None,
         runs=tuple(runs), curve=curve, curve_source=source, r_star=r_star, p_star=p_star,
         eer=eer, auc=auc, difficult_alpha=difficult_alpha, ground_truth_path=gt0.path,
-        warnings=tuple(warnings),
+        warnings=tuple(warnings), categories=categories,
     )
+
+
+def _per_category(
+    aligned: list[tuple[BoxSet, BoxSet]], eps: tuple[float, float, float], points: bool,
+    sweep: bool,
+) -> dict[str, CategoryDetection]:
+    """Each category as a detector (§4.2.4), all categories in one matching per run.
+
+    The group of a box becomes (image, category), so G and the one-to-one
+    association only pair a reference with an output of its own category; the
+    groups are disjoint, so each category's counts are those of matching it
+    alone. With a confidence sweep, the single matching of :func:`_sweep_tp`
+    is valid for every cut of every category (a direct sum of matroids).
+    """
+    from dataclasses import replace
+
+    labels = np.concatenate([aligned[0][0].classes.astype(str)]
+                            + [d.classes.astype(str) for _, d in aligned])
+    cats = np.unique(labels)
+    k = cats.size
+
+    def by_category(b: BoxSet) -> tuple[BoxSet, np.ndarray]:
+        code = np.searchsorted(cats, b.classes.astype(str)).astype(np.int64)
+        return replace(b, image=b.image * k + code), code
+
+    counts = []  # per run: tp, n, n_star per category
+    first: tuple[BoxSet, BoxSet, np.ndarray, np.ndarray] | None = None
+    for gt, det in aligned:  # one matching per run (a few runs), not per category
+        gt_c, g_code = by_category(gt)
+        det_c, d_code = by_category(det)
+        m = match_robin(gt_c, det_c, eps, points=points)
+        counts.append(np.stack([np.bincount(g_code[m.gt], minlength=k),
+                                np.bincount(d_code, minlength=k),
+                                np.bincount(g_code, minlength=k)]))
+        if first is None:
+            first = (gt_c, det_c, g_code, d_code)
+    assert first is not None
+    matched = None
+    if sweep:
+        gt_c, det_c, _, d_code = first
+        matched = _sweep_matched(gt_c, det_c, eps, points)
+    out: dict[str, CategoryDetection] = {}
+    for c, name in enumerate(cats.tolist()):  # one summary per category
+        tp, n, ns = (int(x) for x in counts[0][:, c])
+        if matched is not None:
+            sel = d_code == c
+            curve: tuple[OperatingPoint, ...] = ()
+            if ns > 0 and sel.any():
+                levels, tps = _cut_counts(first[1].scores[sel], matched[sel])
+                nk = np.searchsorted(np.sort(-first[1].scores[sel]), -levels, side="right")
+                curve = tuple(OperatingPoint(t / q, t / ns, int(t), int(q), float(v))
+                              for v, t, q in zip(levels, tps, nk, strict=True))
+        else:
+            curve = tuple(
+                OperatingPoint(int(r[0, c]) / int(r[1, c]), int(r[0, c]) / int(r[2, c]),
+                               int(r[0, c]), int(r[1, c]), None, j)
+                for j, r in enumerate(counts) if r[1, c] > 0 and r[2, c] > 0)
+        r_star, p_star, eer, auc = operating_points(
+            [p.precision for p in curve], [p.recall for p in curve])
+        out[name] = CategoryDetection(tp, n, ns, _ratio(tp, n), _ratio(tp, ns), curve,
+                                      r_star, p_star, eer, auc)
+    return out
 
 
 def _as_list(x: BoxInput | Sequence[BoxInput]) -> list[BoxInput]:

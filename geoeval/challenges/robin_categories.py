@@ -73,6 +73,28 @@ class CategoryPoint:
 
 
 @dataclass(frozen=True)
+class ConfusionAt:
+    """The confusion matrix at one chosen operating point.
+
+    ``rule`` names the choice (``max_uncertainty``: §4.3.1 "confusion matrix
+    at maximal uncertainty"; ``min_uncertainty``: §4.2.1, the point of ``D*``
+    where U ≈ 0); ``threshold`` (μ, ``None`` for the labels as given) or
+    ``run`` says which point; ``matrix`` holds its η, counts, D and U.
+    """
+
+    rule: str
+    threshold: float | None
+    run: int | None
+    matrix: CategoryRun
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.matrix
+        return {"rule": self.rule, "threshold": self.threshold, "run": self.run,
+                "D": m.discrimination, "U": m.uncertainty, "outputs": list(m.outputs),
+                "confusion": m.confusion, "counts": m.counts}
+
+
+@dataclass(frozen=True)
 class CategoriesResult:
     """Result of :func:`robin_categories`; ``to_dict()`` is the JSON report."""
 
@@ -86,6 +108,7 @@ class CategoriesResult:
     err: float | None
     ground_truth_path: str
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    confusion_at: dict[str, ConfusionAt] = field(default_factory=dict)
 
     @property
     def discrimination(self) -> float | None:
@@ -114,6 +137,7 @@ class CategoriesResult:
             "ERR": self.err,
             "curve_source": self.curve_source,
             "curve": [p.__dict__ for p in self.curve],
+            "confusion_at": {k: v.to_dict() for k, v in self.confusion_at.items()},
             "runs": [r.to_dict() for r in self.runs],
             "warnings": list(self.warnings),
         }
@@ -191,6 +215,14 @@ def robin_categories(
     interpolation); ``ERR`` = where false rejection = false acceptance along
     the runs sorted by false rejection. ``None`` where a value is undefined.
 
+    ``confusion_at`` holds the confusion matrix at two operating points of the
+    curve, beside the matrix of the labels as given (``runs[0]``): §4.3.1
+    lists the "confusion matrix at maximal uncertainty" (key
+    ``max_uncertainty``: the point of largest U), while §4.2.1 says the
+    discrimination "at minimal uncertainty rate (U ≈ 0) can be decomposed in a
+    confusion matrix" (key ``min_uncertainty``: the point of least U, i.e. the
+    point of ``D*``). Ties: the larger D, then the first point of the curve.
+
     References
     ----------
     E. D'Angelo, S. Herbin, M. Ratiéville, *ROBIN Challenge: Evaluation
@@ -241,8 +273,36 @@ def robin_categories(
         source = "runs"
     d_star, u_star, edu = _du_points(curve)
     err = _err(runs)
+    confusion_at = _confusion_at(curve, runs, samples[0])
     return CategoriesResult(eps, tuple(runs), curve, source, d_star, u_star, edu, err,
-                            gt0.path, tuple(warnings))
+                            gt0.path, tuple(warnings), confusion_at)
+
+
+def _confusion_at(
+    curve: Sequence[CategoryPoint], runs: Sequence[CategoryRun],
+    first: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None],
+) -> dict[str, ConfusionAt]:
+    """Confusion matrices at the points of largest and of least U (see :func:`robin_categories`)."""
+    if not curve:
+        return {}
+    d = np.array([p.discrimination for p in curve])
+    u = np.array([p.uncertainty for p in curve])
+    truth, given, conf, _ = first
+    out: dict[str, ConfusionAt] = {}
+    for rule, target in (("max_uncertainty", u.max()), ("min_uncertainty", u.min())):
+        cand = np.flatnonzero(u == target)
+        k = int(cand[np.argmax(d[cand])])  # largest D, then the first point
+        p = curve[k]
+        if p.run is not None:
+            matrix = runs[p.run]
+        else:  # a point of the sweep: outputs with β ≤ μ become Ambiguous (§4.2.2)
+            g = given.copy()
+            if p.threshold is not None:
+                decided = (g != AMBIGUOUS) & (g != OTHER) & (g != MISSING)
+                g[decided & (conf <= p.threshold)] = AMBIGUOUS
+            matrix = _category_run(runs[0].path, truth, g, runs[0].unmatched_outputs)
+        out[rule] = ConfusionAt(rule, p.threshold, p.run, matrix)
+    return out
 
 
 def _category_run(path: str, truth: np.ndarray, given: np.ndarray, unmatched: int

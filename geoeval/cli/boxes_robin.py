@@ -63,6 +63,9 @@ def robin_command(
         "--points", help="Detections are access points (box centres): G uses m1 only.")] = False,
     difficult_alpha: Annotated[float, typer.Option(
         help="Significance level of the difficult-image test.")] = 0.05,
+    per_category: Annotated[bool, typer.Option(
+        "--per-category", help="Also score each category as its own detector "
+        "(categorisation as multiple detections, D'Angelo et al. 2006 §4.2.4).")] = False,
     fmt: FmtOpt = None,
     box_format: BoxFmtOpt = "xyrb",
     image_size: SizeOpt = None,
@@ -76,7 +79,7 @@ def robin_command(
 
     result = geoeval.evaluate_robin(
         ground_truth, detections, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
-        points=points, difficult_alpha=difficult_alpha,
+        points=points, difficult_alpha=difficult_alpha, per_category=per_category,
         **_reader(fmt, box_format, image_size))
     err = Console(stderr=True)
     for w in result.warnings:
@@ -96,6 +99,16 @@ def robin_command(
     out.print(f"R* {cell(result.r_star)}   P* {cell(result.p_star)}   EER {cell(result.eer)}"
               f"   AUC {cell(result.auc)}   (from {result.curve_source}, "
               f"{len(result.curve)} point(s))", highlight=False)
+    if result.categories:
+        per = Table(title="Each category as a detector (§4.2.4)")
+        for col in ("category", "TP", "N", "N*", "precision", "recall", "R*", "P*", "EER",
+                    "AUC"):
+            per.add_column(col, justify="right" if col != "category" else "left")
+        for name, c in result.categories.items():
+            per.add_row(name, str(c.tp), str(c.n), str(c.n_star), cell(c.precision),
+                        cell(c.recall), cell(c.r_star), cell(c.p_star), cell(c.eer),
+                        cell(c.auc))
+        out.print(per)
 
 
 def robin_categories_command(
@@ -116,7 +129,6 @@ def robin_categories_command(
 ) -> None:
     """ROBIN categorisation: confusion matrix η, D, U, D*, U*, EDU, rejection, ERR."""
     from rich.console import Console
-    from rich.table import Table
 
     import geoeval
 
@@ -133,19 +145,35 @@ def robin_categories_command(
 
         write_json(json_path, result.to_dict())
     run = result.runs[0]
-    table = Table(title="η(c, c*): rows ground truth c*, columns output c")
-    table.add_column("c* \\ c")
-    for o in run.outputs:
-        table.add_column(o, justify="right")
-    for c in run.categories:
-        table.add_row(c, *(f"{run.confusion[c][o]:.3f}" for o in run.outputs))
     out = Console()
-    out.print(table)
+    out.print(_confusion_table("η(c, c*) of the labels as given: rows ground truth c*, "
+                               "columns output c", run))
+    titles = {"max_uncertainty": "at maximal uncertainty (§4.3.1)",
+              "min_uncertainty": "at minimal uncertainty (§4.2.1, the point of D*)"}
+    for key, at in result.confusion_at.items():
+        where = (f"μ = {at.threshold:g}" if at.threshold is not None
+                 else f"run {at.run}" if at.run is not None else "labels as given")
+        out.print(_confusion_table(f"η(c, c*) {titles[key]}: {where}, D "
+                                   f"{cell(at.matrix.discrimination)}, U "
+                                   f"{cell(at.matrix.uncertainty)}", at.matrix))
     out.print(f"D {cell(result.discrimination)}   U {cell(result.uncertainty)}   "
               f"D* {cell(result.d_star)}   U* {cell(result.u_star)}   EDU {cell(result.edu)}",
               highlight=False)
     out.print(f"rejection {cell(run.rejection)}   false rejection {cell(run.false_rejection)}"
               f"   ERR {cell(result.err)}", highlight=False)
+
+
+def _confusion_table(title: str, run: Any) -> Any:
+    """A rich table of ``run.confusion`` (rows ground truth, columns outputs)."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("c* \\ c")
+    for o in run.outputs:
+        table.add_column(o, justify="right")
+    for c in run.categories:
+        table.add_row(c, *(f"{run.confusion[c][o]:.3f}" for o in run.outputs))
+    return table
 
 
 def register(boxes_app: typer.Typer) -> None:
