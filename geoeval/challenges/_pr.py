@@ -1,8 +1,10 @@
 """Precision × recall curves and average precision (every-point and 11-point).
 
 Shared by the box protocols (VOC here; ROBIN and Neovision2 may reuse it).
-Definitions from ``seeds/002`` ("Average Precision", "11-point interpolation",
-"Interpolating all points") and the PASCAL VOC devkit (``VOCap``, ``VOCevaldet``).
+Definitions from Padilla, Netto, da Silva, "A Survey on Performance Metrics for
+Object-Detection Algorithms" (IWSSIP 2020) and its README ("Average Precision",
+"11-point interpolation", "Interpolating all points") and the PASCAL VOC devkit
+(``VOCap``, ``VOCevaldet``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def pr_curve(is_tp: np.ndarray, n_ground_truth: int) -> tuple[np.ndarray, np.nda
 
 
 def ap_every_point(precision: np.ndarray, recall: np.ndarray) -> float:
-    """Average precision by interpolating all points (VOC 2010+, ``seeds/002``).
+    """Average precision by interpolating all points (VOC 2010+, Padilla et al. 2020).
 
     Notes
     -----
@@ -54,7 +56,7 @@ def ap_every_point(precision: np.ndarray, recall: np.ndarray) -> float:
 
 
 def ap_eleven_point(precision: np.ndarray, recall: np.ndarray) -> float:
-    """Average precision by 11-point interpolation (VOC 2007, ``seeds/002``).
+    """Average precision by 11-point interpolation (VOC 2007, Padilla et al. 2020).
 
     Notes
     -----
