@@ -90,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         if not _click_exception(exc):
             raise
         if type(exc).__name__ == "NoArgsIsHelpError":
-            # `geoeval` or `geoeval boxes` alone: the help text, as click does, exit 2
-            print(exc.ctx.get_help(), file=sys.stderr)  # type: ignore[attr-defined]
+            # `geoeval` or `geoeval boxes` alone: the help, as click does, exit 2
+            text = exc.ctx.get_help()  # type: ignore[attr-defined]  # rich help prints itself
+            if text.strip():
+                print(text)
             return 2
         if type(exc).__name__ in ("Abort",):
             print("geoeval: aborted", file=sys.stderr)

@@ -1,0 +1,125 @@
+"""Corpus: usage errors of every command, through the installed console script.
+
+A usage error (unknown command or option, missing argument, bad choice, a number
+that is not a number or outside its range) is one line on stderr naming the
+option, exit code 2, never a traceback (issue: typer 0.29 vendors click as
+``typer._click``, whose exceptions are not ``click.ClickException``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.corpus.conftest import assert_error, run_cli
+
+COMMANDS = ["score", "rank", "audit", "boxes voc", "boxes coco", "boxes robin",
+            "boxes robin-categories", "boxes neovision2"]
+
+
+def test_no_arguments_prints_help_exit_2() -> None:
+    run = run_cli()
+    assert run.code == 2 and "Traceback" not in run.stderr
+    assert "Usage" in run.stdout and "score" in run.stdout
+
+
+def test_boxes_alone_prints_its_help_exit_2() -> None:
+    run = run_cli("boxes")
+    assert run.code == 2 and "Traceback" not in run.stderr
+    assert "coco" in run.stdout and "neovision2" in run.stdout
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    run = run_cli("--version")
+    assert run.code == 0 and run.stdout.strip() == f"geoeval {version('geoeval')}"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_of_every_command(command: str) -> None:
+    run = run_cli(*command.split(), "--help")
+    assert run.code == 0 and "Traceback" not in run.stderr and "Usage" in run.stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_unknown_option(command: str) -> None:
+    assert_error(run_cli(*command.split(), "--no-such-option"), "--no-such-option",
+                 f"geoeval {command}")
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c not in ("rank", "audit")])
+def test_missing_argument(command: str) -> None:
+    assert_error(run_cli(*command.split()), "Missing argument")
+
+
+@pytest.mark.parametrize("typo", ["scor", "rnak", "box", "evaluate"])
+def test_unknown_command(typo: str) -> None:
+    assert_error(run_cli(typo, "a", "b"), f"No such command '{typo}'")
+
+
+def test_unknown_box_protocol() -> None:
+    assert_error(run_cli("boxes", "pascal", "a", "b"), "No such command 'pascal'")
+
+
+# (command, option, value): every numeric or choice option, bad values.
+BAD_VALUES = [
+    ("score", "--iou-threshold", v) for v in ("nan", "inf", "-0.1", "1.5", "abc", "")
+] + [
+    ("score", "--hoover-threshold", v) for v in ("0.5", "0.3", "1.01", "nan", "-inf")
+] + [
+    ("score", "--min-overlap", v) for v in ("-1", "2", "nan")
+] + [
+    ("score", "--resolution", v) for v in ("0", "-1", "nan", "inf", "x")
+] + [
+    ("score", "--band", v) for v in ("0", "-1", "1.5")
+] + [
+    ("score", "--matcher", "xx"), ("score", "--matcher", "ALL"),
+    ("score", "--gpkg-matcher", "all"), ("score", "--gpkg-matcher", "nope"),
+    ("score", "--background", "zero"),
+    ("rank", "--hoover-threshold", "0.3"), ("rank", "--iou-threshold", "nan"),
+    ("rank", "--max-states", "0"), ("rank", "--samples", "0"), ("rank", "--burn-in", "-1"),
+    ("rank", "--seed", "-1"), ("rank", "--max-rounds", "-1"),
+    ("rank", "--max-states", "many"),
+]
+
+
+@pytest.mark.parametrize(("command", "option", "value"), BAD_VALUES,
+                         ids=[f"{c}{o}={v}" for c, o, v in BAD_VALUES])
+def test_bad_option_value(command: str, option: str, value: str, tmp_path) -> None:
+    # the arguments need not exist: a bad option is refused before anything is read
+    ref, sub = tmp_path / "r.tif", tmp_path / "s.tif"
+    args = [command, str(ref), str(sub)] if command == "score" else [command, str(ref),
+                                                                      str(sub)]
+    run = run_cli(*args, option, value)
+    assert_error(run, option)
+    assert re.search(r"Invalid value", run.stderr)
+
+
+def test_rank_method_is_checked(tmp_path) -> None:
+    table = tmp_path / "t.csv"
+    table.write_text("name,p,r\na,1,0\nb,0,1\n")
+    assert_error(run_cli("rank", "--table", table, "--method", "fast", inputs=[table]),
+                 "method must be auto, exact or mcmc")
+
+
+def test_rank_exact_beyond_cap_is_a_capacity_error(tmp_path) -> None:
+    table = tmp_path / "t.csv"
+    table.write_text("name,x,y\ns1,1,2\ns2,2,1\ns3,3,3\ns4,0,4\n")
+    run = run_cli("rank", "--table", table, "--method", "exact", "--max-states", "2",
+                  inputs=[table])
+    assert_error(run, "--max-states", "--method mcmc")
+
+
+def test_rank_exact_within_cap_counts_by_hand(tmp_path) -> None:
+    # s3 dominates s1 and s2 (incomparable); s4 is incomparable to all:
+    # linear extensions = 4 positions for s4 x 2 orders of {s1, s2} below s3 = 8
+    table = tmp_path / "t.csv"
+    table.write_text("name,x,y\ns1,1,2\ns2,2,1\ns3,3,3\ns4,0,4\n")
+    out = tmp_path / "rank.json"
+    run = run_cli("rank", "--table", table, "--method", "exact", "--json", out, inputs=[table])
+    assert run.code == 0, str(run)
+    import json
+
+    assert json.loads(out.read_text())["linear_extensions"] == 8
