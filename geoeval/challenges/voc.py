@@ -252,7 +252,8 @@ def _evaluate(gt: BoxSet, det: BoxSet, t: float, plus_one: bool) -> VocResult:
 
     hit = ovmax >= t
     matched = np.where(hit, jmax, -1)
-    ignored = hit & gt.difficult[np.maximum(jmax, 0)]
+    # no ground truth at all: nothing is hit (and there is nothing to index)
+    ignored = hit & gt.difficult[np.maximum(jmax, 0)] if len(gt) else np.zeros(len(det), bool)
     cand = hit & ~ignored
     # a candidate is a TP iff it is the first one, in ranked order, to claim its ground truth
     ranked_cand = order[cand[order]]
