@@ -329,3 +329,62 @@ def test_relative_boxes_read_in_the_declared_layout_would_be_wrong(tmp_path):
     b = read_boxes(tmp_path / "r", kind="gt", image_size=(100, 200))
     # x1 = round((1 - 0.2) * 50) = 40, x2 = 40 + 20; y1 = round((0.5 - 0.1) * 100) = 40, +20
     assert b.boxes.tolist() == [[40, 40, 60, 60]]
+
+
+# Padilla et al.'s own sample (Object-Detection-Metrics, MIT licence): groundtruths/ and
+# detections/ in absolute xywh; its groundtruths_rel/ and detections_rel/ hold the same boxes
+# relative to 200 x 200 images, written by its convertToRelativeValues (centre / size).
+SAMPLE_GT = {
+    1: "25 16 38 56|129 123 41 62", 2: "123 11 43 55|38 132 59 45",
+    3: "16 14 35 48|123 30 49 44|99 139 47 47", 4: "53 42 40 52|154 43 31 34",
+    5: "59 31 44 51|48 128 34 52", 6: "36 89 52 76|62 58 44 67", 7: "28 31 55 63|58 67 50 58",
+}
+SAMPLE_DET = {
+    1: ".88 5 67 31 48|.70 119 111 40 67|.80 124 9 49 67",
+    2: ".71 64 111 64 58|.54 26 140 60 47|.74 19 18 43 35",
+    3: ".18 109 15 77 39|.67 86 63 46 45|.38 160 62 36 53|.91 105 131 47 47|.44 18 148 40 44",
+    4: ".35 83 28 28 26|.78 28 68 42 67|.45 87 89 25 39|.14 10 155 60 26",
+    5: ".62 50 38 28 46|.44 95 11 53 28|.95 29 131 72 29|.23 29 163 72 29",
+    6: ".45 43 48 74 38|.84 17 155 29 35|.43 95 110 25 42",
+    7: ".48 16 20 101 88|.95 33 116 37 49",
+}
+
+
+def _write_sample(root, rows, det, relative):
+    root.mkdir()
+    for img, text in rows.items():
+        lines = []
+        for item in text.split("|"):
+            vals = item.split()
+            head, (x, y, w, h) = vals[:1 if det else 0], [float(v) for v in vals[-4:]]
+            if relative:  # convertToRelativeValues: centre and size over 200
+                nums = [(2 * x + w) / 2 / 200, (2 * y + h) / 2 / 200, w / 200, h / 200]
+            else:
+                nums = [x, y, w, h]
+            lines.append(" ".join(["person", *head, *(repr(v) for v in nums)]))
+        (root / f"{img:05d}.txt").write_text("\n".join(lines) + "\n")
+
+
+def test_seed002_sample_files_abs_rel_and_mixed_give_24_57(tmp_path):
+    for name, rows, det in (("gt", SAMPLE_GT, False), ("det", SAMPLE_DET, True)):
+        _write_sample(tmp_path / name, rows, det, False)
+        _write_sample(tmp_path / f"{name}_rel", rows, det, True)
+    g, d, gr, dr = (tmp_path / n for n in ("gt", "det", "gt_rel", "det_rel"))
+    runs = {
+        "abs": evaluate_voc(g, d, 0.3, True, box_format="xywh"),
+        "rel": evaluate_voc(gr, dr, 0.3, True, image_size=(200, 200)),
+        "abs gt, rel det": evaluate_voc(g, dr, 0.3, True, gt_box_format="xywh",
+                                        det_relative=True, image_size=(200, 200)),
+    }
+    for name, r in runs.items():
+        c = r.classes["person"]
+        # the README: "AP: 24.57% (person)" for pascalvoc.py -t 0.3
+        assert round(c.ap * 100, 2) == 24.57, name
+        assert (c.tp, c.fp, c.n_ground_truth) == (7, 17, 15), name
+    # without the +1 convention one detection (image 3, confidence .18, xywh 109 15 77 39
+    # against the ground truth 123 30 49 44) falls below 0.3: intersection 49 x 24 = 1176,
+    # union 77 * 39 + 49 * 44 - 1176 = 3983, IoU 0.2953; with +1: 50 x 25 = 1250 over
+    # 78 * 40 + 50 * 45 - 1250 = 4120, IoU 0.3034
+    plain = evaluate_voc(g, d, 0.3, False, box_format="xywh").classes["person"]
+    assert (plain.tp, plain.fp) == (6, 18)
+    assert round(plain.ap * 100, 2) == 22.54

@@ -1,6 +1,6 @@
 """PASCAL VOC detection protocol: precision × recall per class, AP, mAP.
 
-Definitions (``SPEC.md`` §5; ``seeds/002``; the VOC devkit ``VOCevaldet.m``):
+Definitions (Padilla et al., Object-Detection-Metrics README; the VOC devkit ``VOCevaldet.m``):
 per class, detections are ranked by decreasing confidence; each one takes the
 ground truth of its image and class with the highest IoU (over *all* of them,
 taken or not); it is a true positive if that IoU is at least the threshold and
@@ -182,10 +182,10 @@ def evaluate_voc(
     -----
     Per class ``c`` with ``N_c`` non-difficult ground truths, detections
     ranked by confidence (stable: ties keep reading order) give
-    ``P_k = TP_k / k`` and ``R_k = TP_k / N_c`` (``seeds/002``, "Precision x
+    ``P_k = TP_k / k`` and ``R_k = TP_k / N_c`` (Padilla et al., "Precision x
     Recall curve"). AP by every-point interpolation
     ``Σ (r_{n+1} − r_n) max_{r ≥ r_{n+1}} p(r)`` and by 11-point interpolation
-    ``(1/11) Σ_{r∈{0,.1,…,1}} max_{r' ≥ r} p(r')`` (``seeds/002``; devkit).
+    ``(1/11) Σ_{r∈{0,.1,…,1}} max_{r' ≥ r} p(r')`` (Padilla et al.; devkit).
     mAP is the mean AP over classes with ``N_c > 0``.
 
     Examples

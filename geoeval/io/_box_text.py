@@ -1,4 +1,4 @@
-"""Line formats: the ``seeds/002`` text format and YOLO text (see :mod:`geoeval.io.boxes`)."""
+"""Line formats: Padilla et al.'s text format and YOLO text (see :mod:`geoeval.io.boxes`)."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ column arrays (image index, class name, ``x1, y1, x2, y2``, confidence, VOC
 including images that hold no box. Shapely geometry is built only on request
 (:meth:`BoxSet.to_objects`): the box protocols work on the coordinate arrays.
 
-Formats (``SPEC.md`` §5; ``seeds/002`` "Create the ground truth files")
------------------------------------------------------------------------
+Formats (Padilla et al., Object-Detection-Metrics README, "Create the ground truth files")
+------------------------------------------------------------------------------------------
 ``text``
     A folder with one ``.txt`` file per image (image key = file stem; ground
     truth and detection folders are matched by file name). Ground truth lines
@@ -222,7 +222,7 @@ def align_images(gt: BoxSet, det: BoxSet) -> tuple[BoxSet, BoxSet]:
     """Put both sets on the union of their image keys (sorted).
 
     An image with a ground-truth file and no detection file has zero
-    detections, and the other way round (``seeds/002``: files are matched by
+    detections, and the other way round (Padilla et al.'s README: files are matched by
     name).
     """
     if gt.images == det.images:
