@@ -258,21 +258,21 @@ def test_figures(tmp_path):
 # --- relative coordinates as Padilla et al.'s code reads them (issue 13, items 1-2) ---------
 
 
-def test_rel_to_abs_002_hand_worked():
-    from geoeval.io.boxes import rel_to_abs_002
+def test_relative_to_absolute_hand_worked():
+    from geoeval.io.boxes import relative_to_absolute
 
     # 002's own sample, groundtruths_rel/00001.txt at 200 x 200 against groundtruths/00001.txt
     # (xywh): "0.22 0.22 0.19 0.28" -> x1 = round((0.44 - 0.19) * 100) = 25,
     # y1 = round((0.44 - 0.28) * 100) = 16, x2 = 25 + round(38) = 63, y2 = 16 + 56 = 72,
     # i.e. the absolute "25 16 38 56"
-    assert rel_to_abs_002(0.22, 0.22, 0.19, 0.28, (200, 200)) == ((25, 16, 63, 72), False)
+    assert relative_to_absolute(0.22, 0.22, 0.19, 0.28, (200, 200)) == ((25, 16, 63, 72), False)
     # "0.7475 0.77 0.20500000000000002 0.31" -> "129 123 41 62"
-    assert rel_to_abs_002(0.7475, 0.77, 0.20500000000000002, 0.31, (200, 200)) == (
+    assert relative_to_absolute(0.7475, 0.77, 0.20500000000000002, 0.31, (200, 200)) == (
         (129, 123, 170, 185), False)
     # Python's round is half-to-even: x1 = round(3.75) = 4, x2 = 4 + round(2.5) = 6
-    assert rel_to_abs_002(0.5, 0.5, 0.25, 0.25, (10, 10)) == ((4, 4, 6, 6), False)
+    assert relative_to_absolute(0.5, 0.5, 0.25, 0.25, (10, 10)) == ((4, 4, 6, 6), False)
     # clipped to [0, W - 1]: x1 = round(-5) -> 0, x2 = 105 -> 99; a box ending at W -> W - 1
-    assert rel_to_abs_002(0.0, 0.95, 0.1, 0.1, (100, 100)) == ((0, 90, 5, 99), True)
+    assert relative_to_absolute(0.0, 0.95, 0.1, 0.1, (100, 100)) == ((0, 90, 5, 99), True)
 
 
 def _write_002(folder, box, det, relative=None):

@@ -172,7 +172,7 @@ def evaluate_voc(
         rel``; read as :func:`~geoeval.io.boxes.read_boxes` says). When
         neither is given, a side is relative exactly when it has an image
         size (the old single-switch behaviour); when one is given, the other
-        defaults to absolute, as in 002.
+        defaults to absolute, as in Padilla et al.'s pascalvoc.py.
 
     Returns
     -------

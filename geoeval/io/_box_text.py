@@ -38,10 +38,10 @@ def _read_text(f: Path) -> str:
                          f"offset {exc.start})") from None
 
 
-def rel_to_abs_002(
+def relative_to_absolute(
     cx: float, cy: float, bw: float, bh: float, size: ImageSize
 ) -> tuple[tuple[float, float, float, float], bool]:
-    """Relative ``cx cy w h`` -> absolute ``x1 y1 x2 y2`` as 002's converter does.
+    """Relative ``cx cy w h`` -> absolute ``x1 y1 x2 y2`` as Padilla et al.'s converter does.
 
     Padilla et al. (2020), Object-Detection-Metrics, ``convertToAbsoluteValues``:
     ``x1 = round((2 cx − w) W / 2)``, ``x2 = x1 + round(w W)`` (the same in y,
@@ -110,9 +110,10 @@ def _read_lines(
                 if relative:
                     vals = [_number(t, where, n)
                             for t, n in zip(fields[off:], _REL_NAMES, strict=True)]
-                    _check_unit(vals, _REL_NAMES, where, "relative coordinates (002, centre "
-                                "x, centre y, width, height)")
-                    (x1, y1, x2, y2), clipped = rel_to_abs_002(*vals, sizes.get(key, where))
+                    _check_unit(vals, _REL_NAMES, where, "relative coordinates: centre x, "
+                                "centre y, width, height")
+                    size = sizes.get(key, where)
+                    (x1, y1, x2, y2), clipped = relative_to_absolute(*vals, size)
                     n_clipped += clipped
                 else:
                     a, b, c, d = (_number(t, where, n) for t, n in
@@ -139,7 +140,8 @@ def _read_lines(
     warnings: list[str] = []
     if n_clipped:
         warnings.append(f"{path}: {n_clipped} relative box(es) reach the image border or "
-                        "beyond; clipped to [0, W - 1] x [0, H - 1] as the 002 converter does")
+                        "beyond; clipped to [0, W - 1] x [0, H - 1] as Padilla et al.'s "
+                        "converter does")
     if fmt == "yolo":
         what, known = "YOLO centre +- half size outside [0, 1]", box.image_sizes
     elif relative:

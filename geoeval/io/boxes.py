@@ -1,4 +1,4 @@
-"""Box readers: 002 text, PASCAL VOC XML, COCO JSON and YOLO text into a :class:`BoxSet`.
+"""Box readers: Padilla et al.'s text, VOC XML, COCO JSON and YOLO text into a :class:`BoxSet`.
 
 A box data set is many images; a box is an axis-aligned rectangle in image
 coordinates (no CRS). Every reader returns the same plain :class:`BoxSet`:
@@ -20,7 +20,7 @@ Formats (Padilla et al., Object-Detection-Metrics README, "Create the ground tru
     style, whatever ``box_format`` says): ``<centre x> <centre y> <width>
     <height>`` as fractions of the image size, each in ``[0, 1]``, turned into
     whole pixels and clipped to the image by its converter
-    (:func:`rel_to_abs_002`). Class names contain no spaces.
+    (:func:`relative_to_absolute`). Class names contain no spaces.
 ``voc``
     A folder of PASCAL VOC annotation XML files (image key = file stem): one
     ``<object>`` per box with ``<name>``, ``<difficult>`` and ``<bndbox>``
@@ -49,14 +49,14 @@ from typing import Any
 
 from geoeval.errors import InputError
 from geoeval.io._box_coco import load_json, read_coco
-from geoeval.io._box_text import _read_lines, rel_to_abs_002
+from geoeval.io._box_text import _read_lines, relative_to_absolute
 from geoeval.io._box_xml import _read_voc, parse_xml_safely
 from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
 
 __all__ = [
     "BOX_FORMATS", "FORMATS", "KINDS", "BoxSet", "ImageSize", "align_images",
     "detect_format", "empty_boxset", "load_json", "parse_xml_safely", "read_boxes",
-    "read_coco", "rel_to_abs_002",
+    "read_coco", "relative_to_absolute",
 ]
 
 FORMATS = ("text", "voc", "coco", "yolo")
@@ -121,7 +121,7 @@ def read_boxes(
     box_format : {'xyrb', 'xywh'}
         Text format with absolute coordinates only: last two numbers are
         right/bottom or width/height. Relative text boxes are always
-        ``cx cy w h`` (as 002's code reads them).
+        ``cx cy w h`` (as Padilla et al.'s code reads them).
     image_size : (W, H) or mapping image key -> (W, H), optional
         Needed for relative coordinates (text with ``relative``, YOLO).
     relative : bool, optional
@@ -152,7 +152,7 @@ def read_boxes(
     What is accepted with a warning (in :attr:`BoxSet.warnings`), never
     silently: boxes that reach outside their image where its size is known
     (kept as given, as the VOC devkit and the COCO evaluator do), relative
-    002 boxes clipped to the image (as 002's converter does), zero-area
+    boxes clipped to the image (as Padilla et al.'s converter does), zero-area
     boxes, absolute text coordinates that all lie in ``[0, 1]``.
 
     Examples

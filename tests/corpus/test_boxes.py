@@ -458,7 +458,7 @@ def test_relative_read_as_absolute_warns(tmp_path):
     assert r["map"] == 0.0 and "every coordinate is within [0, 1]" in err
 
 
-def test_relative_box_at_the_border_is_clipped_as_002_does(tmp_path):
+def test_relative_box_at_the_border_is_clipped_as_padilla_does(tmp_path):
     # cx 0.9, w 0.2 in a 100-wide image: x1 = round(80) = 80, x2 = 100 -> clipped to 99;
     # the gt (80, 0, 99, 10): IoU 1 once clipped
     g = folder(tmp_path, "gt", {"a.txt": "car 80 0 99 10\n"})
