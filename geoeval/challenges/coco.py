@@ -92,6 +92,7 @@ class CocoResult:
     n_images: int = 0
     n_ground_truth: int = 0
     n_detections: int = 0
+    warnings: tuple[str, ...] = ()  # the readers' (boxes outside the image, zero-area boxes)
 
     @property
     def stats_array(self) -> np.ndarray:
@@ -107,6 +108,7 @@ class CocoResult:
             "n_detections": self.n_detections,
             "stats": {k: _defined(v) for k, v in self.stats.items()},
             "per_class": self.per_class,
+            "warnings": list(self.warnings),
         }
 
 
@@ -234,6 +236,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     stats = _summarize(precision, recall)
     per_class = _per_class(gt, cat_ids, precision, npig)
     return CocoResult(
+        warnings=tuple(gt.warnings) + tuple(dt.warnings),
         stats=dict(zip(STAT_NAMES, (float(s) for s in stats), strict=True)),
         per_class=per_class,
         precision=precision,

@@ -27,6 +27,9 @@ def coco_command(
     from geoeval.challenges.coco import STAT_NAMES, evaluate_coco
 
     result = evaluate_coco(gt, dt)
+    for w in result.warnings:  # the readers' warnings (boxes outside the image, zero area)
+        Console(stderr=True).print(f"[yellow]warning:[/yellow] {w}", highlight=False,
+                                   soft_wrap=True)
     if json_path is not None:
         from geoeval.report.json import write_json
 

@@ -616,3 +616,30 @@ def test_fuzz_coco_files(text, raw):
     tmp, d = _write(text.encode() + raw, ".json")
     with tmp:
         _try(read_boxes, d / "a.json", fmt="coco")
+
+
+def test_coco_command_warns_about_boxes_outside_the_image(tmp_path):
+    gt = coco_gt([{"id": 1, "image_id": 1, "category_id": 1, "bbox": [95, 45, 10, 10]}])
+    g = jfile(tmp_path, "gt.json", gt)
+    d = jfile(tmp_path, "dt.json", coco_det([95, 45, 10, 10]))
+    out = tmp_path / "out.json"
+    run = run_cli("boxes", "coco", g, d, "--json", out, "-q", inputs=[g, d])
+    assert_ok(run)
+    r = json.loads(out.read_text())
+    assert r["stats"]["AP50"] == pytest.approx(1.0)
+    assert len(r["warnings"]) == 2 and run.stderr.count("reach outside") == 2
+
+
+def test_padilla_sample_mixed_pair_through_the_cli(tmp_path):
+    # image 1 of Padilla et al.'s sample: ground truth absolute xywh, detections relative
+    # (200 x 200). Detection .70 (119 111 40 67) vs gt (129 123 41 62): intersection
+    # 30 x 55 = 1650, union 2680 + 2542 - 1650 = 3572, IoU 0.4619 -> TP at 0.3; the two others
+    # miss. Ranked: .88 FP, .80 FP, .70 TP -> P = 0, 0, 1/3; R = 0, 0, 1/2 -> AP = 1/6
+    g = folder(tmp_path, "gt", {"00001.txt": "person 25 16 38 56\nperson 129 123 41 62\n"})
+    d = folder(tmp_path, "det", {"00001.txt": "person .88 0.1025 0.455 0.155 0.24\n"
+                                              "person .70 0.695 0.7225 0.2 0.335\n"
+                                              "person .80 0.7425 0.2125 0.245 0.335\n"})
+    r, err = voc_json(tmp_path, g, d, "--gt-box-format", "xywh", "--det-coords", "rel",
+                      "--image-size", "200,200", "--iou-threshold", "0.3", inputs=[g, d])
+    assert r["map"] == pytest.approx(1 / 6) and err == ""
+    assert r["classes"]["person"]["tp"] == 1
