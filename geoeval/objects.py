@@ -66,6 +66,26 @@ class LabelGrid:
         )
 
 
+def label_index(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Position of each label value in the sorted label array ``ids``.
+
+    The comparison runs in the dtype of ``values`` (the raster's own integer
+    type, which holds every id since the ids were taken from it), so labels are
+    never promoted to float: ``uint64`` labels above 2**53 stay distinct.
+
+    Examples
+    --------
+    >>> ids = np.array([2**53, 2**53 + 1], dtype=np.int64)
+    >>> label_index(ids, np.array([2**53 + 1, 2**53], dtype=np.uint64)).tolist()
+    [1, 0]
+    """
+    values = np.asarray(values)
+    ids = np.asarray(ids)
+    if values.dtype.kind in "iu" and ids.dtype != values.dtype:
+        ids = ids.astype(values.dtype)
+    return np.searchsorted(ids, values)
+
+
 def _same_crs(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return a is None and b is None

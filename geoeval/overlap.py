@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from geoeval.errors import InputError
-from geoeval.objects import ObjectSet
+from geoeval.objects import ObjectSet, label_index
 
 
 @dataclass(frozen=True)
@@ -154,11 +154,6 @@ def compute_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
     return _vector_overlap(reference, submission)
 
 
-def _label_index(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Position of each label value in the sorted id array."""
-    return np.searchsorted(ids, values)
-
-
 def _cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
     rg, sg = reference.grid, submission.grid
     assert rg is not None and sg is not None
@@ -172,14 +167,18 @@ def _cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
     # objects are compact, so runs are far fewer than pixels and only the runs
     # need mapping to object indices and counting.
     a, b = lr[both], ls[both]
-    starts = np.flatnonzero(np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])])
-    run_len = np.diff(np.r_[starts, a.size])
-    ri = _label_index(reference.ids, a[starts]).astype(np.int64)
-    si = _label_index(submission.ids, b[starts]).astype(np.int64)
-    keys, inverse = np.unique(ri * n_s + si, return_inverse=True)
-    counts = np.bincount(inverse, weights=run_len, minlength=keys.size)
     pa = rg.pixel_area
     union = float(np.count_nonzero(mr | ms)) * pa
+    if a.size == 0:  # no labelled pixel in common: every object is unmatched
+        empty = np.zeros(0, dtype=np.int64)
+        return Overlap(reference, submission, empty, empty.copy(), np.zeros(0), union,
+                       "co-occurrence")
+    starts = np.flatnonzero(np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])])
+    run_len = np.diff(np.r_[starts, a.size])
+    ri = label_index(reference.ids, a[starts]).astype(np.int64)
+    si = label_index(submission.ids, b[starts]).astype(np.int64)
+    keys, inverse = np.unique(ri * n_s + si, return_inverse=True)
+    counts = np.bincount(inverse, weights=run_len, minlength=keys.size)
     return Overlap(
         reference,
         submission,

@@ -7,11 +7,12 @@ two rasters), as ``SPEC.md`` §1 requires.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from geoeval.errors import CRSMismatchError, InputError
+from geoeval.errors import CRSMismatchError, InputError, first_line
 from geoeval.objects import ObjectSet
 
 # Extensions read as vector layers; everything else is tried as a raster first.
@@ -41,6 +42,7 @@ def read(
     id_field: str | None = None,
     class_field: str | None = None,
     crs: Any = None,
+    max_memory: int | None = None,
 ) -> ObjectSet:
     """Read a labelled raster or a vector layer.
 
@@ -56,6 +58,10 @@ def read(
     crs : optional
         CRS to assume for a vector layer that has none (e.g. a Shapefile
         without ``.prj``).
+    max_memory : int, optional
+        Raster option: refuse a raster needing more bytes than this (default:
+        the environment variable ``GEOEVAL_MAX_MEMORY``, else half of the
+        available memory; see :func:`geoeval.io.raster.memory_limit`).
 
     Returns
     -------
@@ -65,7 +71,7 @@ def read(
     if kind == "raster":
         from geoeval.io.raster import read_raster
 
-        return read_raster(path, band=band, background=background)
+        return read_raster(path, band=band, background=background, max_memory=max_memory)
     if kind == "vector":
         from geoeval.io.vector import read_vector
 
@@ -103,24 +109,79 @@ def read_pair(
         reference, **(reference_options or {}))
     sub = submission if isinstance(submission, ObjectSet) else read(
         submission, **(submission_options or {}))
-    warnings: list[str] = []
+    warnings: list[str] = [*ref.warnings, *sub.warnings]  # the readers' (skipped features…)
     if (ref.crs is None) != (sub.crs is None):
         has, lacks = (ref, sub) if sub.crs is None else (sub, ref)
         raise CRSMismatchError(
             f"has no CRS but {has.path} has one; give both a CRS or neither", lacks.path)
+    two_grids = ref.grid is not None and sub.grid is not None
     if ref.crs is not None and not _same_crs(ref.crs, sub.crs):
-        if sub.grid is not None and ref.grid is not None:
+        _check_transformable(sub, ref)
+        if two_grids:
+            _check_grid_extents(ref, sub)  # before resampling: it would hide a miss
             sub = _resample(sub, ref, warnings, "CRS")
         else:
             from geoeval.io.vector import reproject
 
-            sub = reproject(sub, ref.crs)
-    elif ref.grid is not None and sub.grid is not None and not ref.grid.same_grid(sub.grid):
+            try:
+                sub = reproject(sub, ref.crs)
+            except Exception as exc:  # pyproj.ProjError, GDAL errors: not transformable
+                raise CRSMismatchError(
+                    f"cannot be reprojected from {_crs_name(sub.crs)} to the reference's "
+                    f"{_crs_name(ref.crs)} ({first_line(exc)})",
+                    sub.path,
+                ) from None
+    elif two_grids and not ref.grid.same_grid(sub.grid):  # type: ignore[union-attr]
+        _check_grid_extents(ref, sub)
         sub = _resample(sub, ref, warnings, "grid")
     if sub.grid is None and ref.crs is not None:
         sub = replace(sub, crs=ref.crs)
-    _check_extents(ref, sub)
+    if not two_grids:  # two rasters were checked before resampling
+        _check_extents(ref, sub)
     return ref, sub, warnings
+
+
+def _crs_name(crs: Any) -> str:
+    """A short, one-line name of a CRS: ``EPSG:32651 (WGS 84 / UTM zone 51N)``."""
+    try:
+        from pyproj import CRS
+
+        c = CRS.from_user_input(crs)
+    except Exception:
+        return first_line(Exception(str(crs)))[:80]
+    code = c.to_authority()
+    if code:
+        return f"{code[0]}:{code[1]} ({c.name})"
+    return f"'{c.name}' ({c.type_name.lower()})"
+
+
+def _check_transformable(sub: ObjectSet, ref: ObjectSet) -> None:
+    """Refuse a CRS pair that PROJ cannot transform (e.g. an engineering CRS against UTM).
+
+    Raises
+    ------
+    CRSMismatchError
+        Naming both CRSs and both files.
+    """
+    from pyproj import CRS, Transformer
+
+    try:
+        t = Transformer.from_crs(CRS.from_user_input(sub.crs), CRS.from_user_input(ref.crs),
+                                 always_xy=True)
+        reason = None
+        b = _bounds(sub)
+        if b is not None:
+            out = t.transform_bounds(*b, densify_pts=21)
+            if not all(math.isfinite(v) for v in out):
+                reason = "the transformed extent is not finite"
+    except Exception as exc:  # pyproj.exceptions.ProjError / CRSError
+        reason = first_line(exc)
+    if reason is not None:
+        raise CRSMismatchError(
+            f"its CRS {_crs_name(sub.crs)} cannot be transformed to the CRS "
+            f"{_crs_name(ref.crs)} of the reference {ref.path} ({reason})",
+            sub.path,
+        )
 
 
 def _same_crs(a: Any, b: Any) -> bool:
@@ -129,9 +190,17 @@ def _same_crs(a: Any, b: Any) -> bool:
     from pyproj import CRS
 
     try:
-        return CRS.from_user_input(a) == CRS.from_user_input(b)
+        ca, cb = CRS.from_user_input(a), CRS.from_user_input(b)
     except Exception:
         return a == b
+    if ca == cb:
+        return True
+    # One local / engineering grid written by two drivers (GDAL's GeoTIFF writer drops
+    # the LOCAL_DATUM a GeoPackage keeps): same name, axes and units is the same grid.
+    eng = "Engineering CRS"
+    return (ca.type_name == cb.type_name == eng and ca.name == cb.name
+            and [(x.direction, x.unit_name) for x in ca.axis_info]
+            == [(x.direction, x.unit_name) for x in cb.axis_info])
 
 
 def _resample(sub: ObjectSet, ref: ObjectSet, warnings: list[str], what: str) -> ObjectSet:
@@ -167,6 +236,35 @@ def _check_extents(ref: ObjectSet, sub: ObjectSet) -> None:
         raise CRSMismatchError(
             f"extent {_fmt(sb)} does not overlap the reference extent {_fmt(rb)} "
             f"({ref.path}); wrong CRS or wrong file?",
+            sub.path,
+        )
+
+
+def _check_grid_extents(ref: ObjectSet, sub: ObjectSet) -> None:
+    """Two rasters must share some area: refuse disjoint (or only touching) extents.
+
+    Run before the submission is resampled onto the reference grid (after it,
+    both extents would be the reference's and a wrong file would silently score
+    "all missed"). The submission's extent is taken into the reference CRS
+    (densified edges) when the CRSs differ.
+
+    Raises
+    ------
+    CRSMismatchError
+        The extents share no area; the message names both files and extents.
+    """
+    assert ref.grid is not None and sub.grid is not None
+    rb, sb = ref.grid.bounds, sub.grid.bounds
+    if ref.crs is not None and sub.crs is not None and not _same_crs(ref.crs, sub.crs):
+        from pyproj import CRS, Transformer
+
+        t = Transformer.from_crs(CRS.from_user_input(sub.crs), CRS.from_user_input(ref.crs),
+                                 always_xy=True)
+        sb = t.transform_bounds(*sb, densify_pts=21)
+    if rb[0] >= sb[2] or sb[0] >= rb[2] or rb[1] >= sb[3] or sb[1] >= rb[3]:
+        raise CRSMismatchError(
+            f"raster extent {_fmt(sb)} does not overlap the extent {_fmt(rb)} of the "
+            f"reference raster {ref.path}; wrong CRS or wrong file?",
             sub.path,
         )
 

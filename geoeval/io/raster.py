@@ -6,13 +6,14 @@ may be several disconnected pieces. Nodata counts as background.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from geoeval.errors import InputError, first_line
-from geoeval.objects import LabelGrid, ObjectSet
+from geoeval.errors import CapacityError, InputError, first_line
+from geoeval.objects import LabelGrid, ObjectSet, label_index
 
 # Above this many distinct values per pixel, np.unique is used instead of bincount.
 _BINCOUNT_FACTOR = 4
@@ -23,6 +24,8 @@ def label_areas(labels: np.ndarray, background: int) -> tuple[np.ndarray, np.nda
 
     Uses ``np.bincount`` when the labels are small non-negative integers (one
     pass, no sort) and ``np.unique`` otherwise (labels need not be ``1..n``).
+    Labels stay exact for every integer dtype: the ids are ``int64`` unless a
+    ``uint64`` label exceeds ``2**63 - 1``, then ``uint64`` (never float).
     """
     flat = labels.ravel()
     if flat.size == 0:
@@ -40,11 +43,179 @@ def label_areas(labels: np.ndarray, background: int) -> tuple[np.ndarray, np.nda
         return ids.astype(np.int64), counts[ids]
     ids, counts = np.unique(flat, return_counts=True)
     keep = ids != background
-    return ids[keep].astype(np.int64), counts[keep]
+    return _id_array(ids[keep], hi), counts[keep]
+
+
+def _id_array(ids: np.ndarray, hi: int) -> np.ndarray:
+    """Label ids as ``int64`` when every one fits, else (huge ``uint64`` labels) ``uint64``."""
+    if hi > np.iinfo(np.int64).max:
+        return ids.astype(np.uint64)
+    return ids.astype(np.int64)
+
+
+# --- memory limit --------------------------------------------------------------
+
+#: Environment variable overriding the memory limit of :func:`read_raster` (bytes,
+#: optionally with a K, M, G or T suffix, powers of 1024).
+MEMORY_ENV = "GEOEVAL_MAX_MEMORY"
+
+# Bytes per pixel the pipeline holds beyond the labels and one working copy of
+# them: masks (1 byte each), object indices (4-8 bytes) and sort keys.
+_WORK_BYTES_PER_PIXEL = 16
+
+
+def memory_needed(width: int, height: int, itemsize: int) -> int:
+    """Bytes a labelled raster of this size needs in memory while it is scored.
+
+    The labels themselves, one working copy of them (nodata mapping,
+    resampling), and about 16 bytes per pixel of masks, object indices and
+    sort keys (label counting, the co-occurrence histogram, vectorising).
+    """
+    return int(width) * int(height) * (2 * int(itemsize) + _WORK_BYTES_PER_PIXEL)
+
+
+def _available_memory() -> int | None:
+    """Memory available to this process now (bytes), or ``None`` when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _parse_size(text: str) -> int:
+    """``"512M"`` → bytes (K, M, G, T are powers of 1024; a bare number is bytes)."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = 1
+    if t and t[-1] in _UNITS:
+        scale, t = 1024 ** (_UNITS.index(t[-1]) + 1), t[:-1]
+    value = float(t)  # ValueError for junk
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(text)
+    return int(value * scale)
+
+
+_UNITS = "KMGT"
+
+
+def memory_limit(max_memory: int | None = None) -> tuple[int | None, str]:
+    """The memory limit of one raster read (bytes or ``None``) and where it comes from.
+
+    ``max_memory`` if given, else the environment variable ``GEOEVAL_MAX_MEMORY``,
+    else half of the memory available when the file is read (``MemAvailable`` of
+    ``/proc/meminfo``, or ``os.sysconf`` elsewhere); ``None`` when none is known.
+    """
+    if max_memory is not None:
+        if max_memory <= 0:
+            raise InputError(f"must be a positive number of bytes, got {max_memory}",
+                             "max_memory")
+        return int(max_memory), "the max_memory argument"
+    env = os.environ.get(MEMORY_ENV)
+    if env is not None and env.strip():
+        try:
+            return _parse_size(env), f"{MEMORY_ENV}={env.strip()}"
+        except ValueError:
+            raise InputError(
+                f"{env!r} is not a memory size (use bytes or a K, M, G, T suffix, e.g. 8G)",
+                MEMORY_ENV,
+            ) from None
+    avail = _available_memory()
+    if avail is None:
+        return None, "no limit"
+    return avail // 2, f"half of the available memory; set {MEMORY_ENV} to change it"
+
+
+def fmt_bytes(n: float) -> str:
+    """``1536`` → ``'1.5 KiB'`` (binary units, 3 significant digits)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} B" if unit == "B" else f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PiB"  # pragma: no cover
+
+
+def check_memory(
+    width: int, height: int, itemsize: int, path: str | Path, max_memory: int | None = None
+) -> None:
+    """Refuse a raster too large to score in memory, before reading a pixel of it.
+
+    Raises
+    ------
+    CapacityError
+        :func:`memory_needed` exceeds :func:`memory_limit`; the message states
+        both and what helps.
+    """
+    limit, source = memory_limit(max_memory)
+    need = memory_needed(width, height, itemsize)
+    if limit is None or need <= limit:
+        return
+    raise CapacityError(
+        f"{width} x {height} pixels need about {fmt_bytes(need)} of memory to score, "
+        f"more than the limit of {fmt_bytes(limit)} ({source}); crop or tile the raster "
+        "(e.g. gdal_translate -srcwin) and score the tiles, or raise the limit",
+        path,
+    )
+
+
+# --- reading ---------------------------------------------------------------------
+
+def _gdal_reason(exc: BaseException) -> str:
+    """GDAL's own words for a rasterio error (rasterio often says 'see previous')."""
+    cause = exc.__cause__ or exc.__context__
+    text = first_line(cause) if cause is not None else first_line(exc)
+    return text
+
+
+def _band_dtype(name: str, band: int, path: str | Path) -> np.dtype:
+    """The numpy dtype of a band, refusing anything but integers."""
+    if name.startswith("complex"):
+        raise InputError(
+            f"band {band} has the complex data type {name}; a labelled raster needs "
+            "integer labels (one real integer per pixel)",
+            path,
+        )
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        raise InputError(f"band {band} has the unsupported data type {name}", path) from None
+    if dtype.kind not in "iu":
+        raise InputError(
+            f"band {band} has data type {dtype.name}; a labelled raster needs integer labels "
+            "(a float band is refused even when its values are whole numbers, since it may "
+            "have rounded large labels together; convert it, e.g. gdal_translate -ot Int32)",
+            path,
+        )
+    return dtype
+
+
+def check_background(background: int, dtype: np.dtype, path: str | Path) -> None:
+    """Refuse a background label the raster's integer type cannot hold.
+
+    Raises
+    ------
+    InputError
+        ``background`` is outside ``[min, max]`` of ``dtype``; names ``--background``.
+    """
+    info = np.iinfo(dtype)
+    if isinstance(background, (bool, np.bool_)) or not isinstance(
+            background, (int, np.integer)):
+        raise InputError(f"--background must be an integer label, got {background!r}", path)
+    if not info.min <= int(background) <= info.max:
+        raise InputError(
+            f"--background {int(background)} is outside the range of the raster's data type "
+            f"{dtype.name} ({info.min}..{info.max})",
+            path,
+        )
 
 
 def read_raster(
-    path: str | Path, *, band: int = 1, background: int = 0
+    path: str | Path, *, band: int = 1, background: int = 0, max_memory: int | None = None
 ) -> ObjectSet:
     """Read a labelled raster as an :class:`~geoeval.objects.ObjectSet`.
 
@@ -55,44 +226,79 @@ def read_raster(
     band : int
         1-based band index holding the labels.
     background : int
-        Label value of the background. The band's nodata value, if any, is
-        mapped to it.
+        Label value of the background; must fit the band's integer type. The
+        band's nodata value, if any, is mapped to it.
+    max_memory : int, optional
+        Refuse rasters needing more bytes than this (see :func:`memory_limit`:
+        default ``GEOEVAL_MAX_MEMORY`` or half of the available memory).
 
     Returns
     -------
     ObjectSet
-        ``ids`` are the distinct non-background labels (sorted ascending),
-        ``areas`` their pixel counts times the pixel area, ``grid`` the labels.
+        ``ids`` are the distinct non-background labels (sorted ascending, exact
+        for every integer type), ``areas`` their pixel counts times the pixel
+        area, ``grid`` the labels.
 
     Raises
     ------
     InputError
-        The file cannot be opened, the band does not exist, or its data type is
-        not an integer type.
+        The file cannot be opened or read, the band does not exist, its data
+        type is not an integer type (float and complex bands are refused), or
+        ``background`` does not fit it.
+    CapacityError
+        The raster is too large to score in memory (:func:`check_memory`).
     """
     import rasterio
-    from rasterio.errors import RasterioIOError
+    from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
+    from rasterio.errors import RasterioError
 
     try:
         src = rasterio.open(path)
-    except RasterioIOError as exc:
+    except (RasterioError, CPLE_BaseError) as exc:
         raise InputError(f"cannot open as a raster ({first_line(exc)})", path) from None
     with src:
         if not 1 <= band <= src.count:
             raise InputError(f"band {band} does not exist (the raster has {src.count})", path)
-        dtype = np.dtype(src.dtypes[band - 1])
-        if dtype.kind not in "iu":
-            raise InputError(
-                f"band {band} has data type {dtype.name}; a labelled raster needs integer labels",
-                path,
-            )
-        labels = src.read(band)
+        dtype = _band_dtype(src.dtypes[band - 1], band, path)
+        check_background(background, dtype, path)
+        check_memory(src.width, src.height, dtype.itemsize, path, max_memory)
         nodata = src.nodatavals[band - 1]
-        transform = src.transform
-        crs = src.crs if src.crs else None
-    if nodata is not None and not np.isnan(nodata) and int(nodata) != background:
-        labels = np.where(labels == int(nodata), np.asarray(background, labels.dtype), labels)
+        try:
+            labels = src.read(band)
+            nodata_mask = _nodata_mask(src, band, labels, nodata)
+            transform = src.transform
+            crs = src.crs if src.crs else None
+        except (RasterioError, CPLE_BaseError) as exc:
+            raise InputError(
+                f"cannot read band {band} ({_gdal_reason(exc)}); is the file truncated "
+                "or a source of it missing?",
+                path,
+            ) from None
+    if nodata_mask is not None:
+        labels[nodata_mask] = background
     return objects_from_labels(labels, transform, crs, background=background, path=str(path))
+
+
+def _nodata_mask(src: Any, band: int, labels: np.ndarray, nodata: float | None) -> Any:
+    """Pixels holding the band's nodata value (``None`` when there is none).
+
+    GDAL reports nodata as a double, which is exact for every integer up to
+    2**53. For 64-bit bands whose nodata is beyond that (or that rasterio cannot
+    report at all, as for a ``UInt64`` nodata of 2**64 - 1) GDAL's own nodata
+    mask, which compares the exact 64-bit value, decides.
+    """
+    from rasterio.enums import MaskFlags
+
+    if labels.dtype.itemsize == 8 and (nodata is None or abs(nodata) >= 2**53):
+        if MaskFlags.nodata in src.mask_flag_enums[band - 1]:
+            return src.read_masks(band) == 0
+        return None
+    if nodata is None or not np.isfinite(nodata) or nodata != np.floor(nodata):
+        return None  # NaN or a fraction: no integer pixel equals it
+    info = np.iinfo(labels.dtype)
+    if not info.min <= nodata <= info.max:
+        return None
+    return labels == labels.dtype.type(int(nodata))
 
 
 def objects_from_labels(
@@ -112,6 +318,7 @@ def objects_from_labels(
     labels = np.asarray(labels)
     if labels.ndim != 2 or labels.dtype.kind not in "iu":
         raise InputError("labels must be a 2-D integer array", path)
+    check_background(background, labels.dtype, path)
     transform = Affine.identity() if transform is None else transform
     grid = LabelGrid(labels=labels, transform=transform, crs=crs, background=int(background))
     ids, counts = label_areas(labels, background)
@@ -142,7 +349,7 @@ def vectorize_grid(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
     mask = grid.labels != grid.background
     # rasterio.features.shapes needs a 32-bit type: vectorise object positions + 1.
     index = np.zeros(grid.labels.shape, dtype=np.int32)
-    index[mask] = np.searchsorted(ids, grid.labels[mask]).astype(np.int32) + 1
+    index[mask] = label_index(ids, grid.labels[mask]).astype(np.int32) + 1
     pieces, owner = [], []
     for geom, value in shapes(index, mask=mask, transform=grid.transform, connectivity=4):
         pieces.append(shape(geom))
@@ -162,26 +369,59 @@ def vectorize_grid(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
 
 
 def resample_to_grid(objects: ObjectSet, target: LabelGrid) -> ObjectSet:
-    """Resample a labelled raster onto another grid (nearest neighbour)."""
+    """Resample a labelled raster onto another grid (nearest neighbour).
+
+    The labels are first replaced by their object index (``0`` = background,
+    ``k + 1`` = ``ids[k]``, a ``uint32``), that index is warped, and the labels
+    are put back: exact for every integer dtype (``int8`` and 64-bit labels
+    included), whatever GDAL's warper supports.
+
+    Raises
+    ------
+    CRSMismatchError
+        GDAL cannot transform between the two CRSs.
+    """
+    from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
+    from rasterio.errors import CRSError, RasterioError
     from rasterio.warp import Resampling, reproject
+
+    from geoeval.errors import CRSMismatchError
 
     src = objects.grid
     assert src is not None
     bg = src.background
-    dtype = np.result_type(src.labels.dtype, np.min_scalar_type(bg))
-    dest = np.full(target.labels.shape, bg, dtype=dtype)
-    reproject(
-        source=src.labels.astype(dtype, copy=False),
-        destination=dest,
-        src_transform=src.transform,
-        src_crs=src.crs,
-        dst_transform=target.transform,
-        dst_crs=target.crs if target.crs is not None else src.crs,
-        src_nodata=bg,
-        dst_nodata=bg,
-        resampling=Resampling.nearest,
-    )
-    out = objects_from_labels(dest, target.transform, target.crs, background=bg, path=objects.path)
+    fg = src.labels != bg
+    index = np.zeros(src.labels.shape, dtype=np.uint32)
+    index[fg] = label_index(objects.ids, src.labels[fg]) + 1
+    del fg
+    dest = np.zeros(target.labels.shape, dtype=np.uint32)
+    src_crs = src.crs
+    dst_crs = target.crs if target.crs is not None else src.crs
+    if src_crs is None and dst_crs is None:  # shared coordinates: any one CRS on both sides
+        src_crs = dst_crs = "EPSG:3857"
+    try:
+        reproject(
+            source=index,
+            destination=dest,
+            src_transform=src.transform,
+            src_crs=src_crs,
+            dst_transform=target.transform,
+            dst_crs=dst_crs,
+            src_nodata=0,
+            dst_nodata=0,
+            resampling=Resampling.nearest,
+        )
+    except (RasterioError, CRSError, CPLE_BaseError) as exc:
+        raise CRSMismatchError(
+            f"cannot be resampled onto the reference grid ({_gdal_reason(exc)})", objects.path
+        ) from None
+    del index
+    ids = np.asarray(objects.ids).astype(src.labels.dtype)
+    labels = np.full(target.labels.shape, bg, dtype=src.labels.dtype)
+    hit = dest > 0
+    labels[hit] = ids[dest[hit].astype(np.intp) - 1]
+    out = objects_from_labels(labels, target.transform, target.crs, background=bg,
+                              path=objects.path)
     return ObjectSet(
         ids=out.ids,
         areas=out.areas,
@@ -190,4 +430,3 @@ def resample_to_grid(objects: ObjectSet, target: LabelGrid) -> ObjectSet:
         path=objects.path,
         kind=objects.kind,
     )
-

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError
-from geoeval.objects import LabelGrid, ObjectSet
+from geoeval.objects import LabelGrid, ObjectSet, label_index
 
 # (row0, col0, mask): an object's mask cropped to its bounding box.
 Window = tuple[int, int, np.ndarray]
@@ -133,7 +133,7 @@ def label_boxes(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
     else:
         fg = labels != grid.background
         index = np.zeros(labels.shape, dtype=np.intp)
-        index[fg] = np.searchsorted(ids, labels[fg]) + 1
+        index[fg] = label_index(ids, labels[fg]) + 1
         slices = ndimage.find_objects(index, max_label=ids.size)
         pos = np.arange(ids.size)
     for k, p in enumerate(pos.tolist()):
@@ -149,7 +149,8 @@ class GridMasks:
     def __init__(self, objects: ObjectSet) -> None:
         assert objects.grid is not None
         self.labels = objects.grid.labels
-        self.ids = objects.ids
+        # compared in the raster's own dtype: int64 ids against uint64 labels would be float
+        self.ids = np.asarray(objects.ids).astype(self.labels.dtype)
         self.boxes = label_boxes(objects.grid, objects.ids)
 
     def window(self, k: int) -> Window:
