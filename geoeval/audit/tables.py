@@ -119,7 +119,19 @@ def markdown(result: Any) -> str:
         out += [f"### {TITLES[g]}", "", _md_table(headers(result, g), table_rows(result, g)), ""]
     out += ["### Table 8 — synthesis", "",
             _md_table(headers(result, "synthesis"), synthesis_rows(result)), ""]
+    cmp = paper_comparison(result)
+    if cmp["cells"]:
+        out += [f"{cmp['agreeing']} of {cmp['cells']} property cells "
+                f"({100 * cmp['rate']:.1f} %) agree with Hemery et al. (2010), Tables 3–7.", ""]
     return "\n".join(out)
+
+
+def paper_comparison(result: Any) -> dict[str, Any]:
+    """Agreement of the run's property cells with the paper's Tables 3–7 (:mod:`.compare`)."""
+    from geoeval.audit.compare import compare
+
+    c = compare(result.verdicts)
+    return {"cells": c.n, "agreeing": c.n_agree, "rate": c.rate if c.n else None}
 
 
 def _clean(v: Any) -> Any:
@@ -147,5 +159,6 @@ def result_dict(result: Any) -> dict[str, Any]:
         "n_results": result.n_results,
         "seconds": round(result.seconds, 3),
         "max_score": sum(MAX_SCORE[g] for g in groups_of(result)),
+        "paper_comparison": paper_comparison(result),
         "metrics": metrics,
     }

@@ -62,6 +62,11 @@ def register(app: typer.Typer) -> None:
             t.add_row(*row)
         console.print(t)
         console.print(f"{result.n_results:,} altered results per metric in {result.seconds:.1f} s")
+        cmp = tb.paper_comparison(result)
+        if cmp["cells"]:
+            console.print(f"{cmp['agreeing']} of {cmp['cells']} property cells "
+                          f"({100 * cmp['rate']:.1f} %) agree with Hemery et al. (2010), "
+                          "Tables 3–7 (docs/audit.md)")
         if markdown_path:
             write_text(markdown_path, result.to_markdown())
         if json_path:
