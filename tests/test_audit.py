@@ -11,7 +11,9 @@ from geoeval.audit import audit
 from geoeval.audit import properties as prop
 from geoeval.audit import tables as tb
 from geoeval.audit.alterations import make_grid, render, window
-from geoeval.audit.protocol import AuditResult
+from geoeval.audit.compare import Cell, compare, geoeval_mark
+from geoeval.audit.paper_tables import FINAL_SCORES, PAPER, PAPER_METRICS, paper_score_sums
+from geoeval.audit.protocol import AuditResult, Curve, verdicts
 from geoeval.audit.shapes import SHAPE_NAMES, ground_truth
 from geoeval.errors import InputError
 
@@ -204,3 +206,142 @@ def test_cli_audit(tmp_path):
     assert data["alterations"] == ["translation"]
     assert "pas" in data["metrics"] and "### Table 4" in md.read_text()
     assert main(["audit", "--metric", "nope", "--quick"]) == 2
+
+
+# ---------- issue 13: the audit against Hemery et al. (2010)'s own tables ----------
+
+
+def test_paper_tables_transcription_matches_table_8():
+    # 38 metrics x (3 + 5 + 4 + 5 + 5) property cells; the sums of the transcribed
+    # marks reproduce Table 8's final scores (003 §4.6) for 36 of them
+    assert len(PAPER) == 38 and sum(len(r) for m in PAPER.values() for r in m.values()) == 836
+    sums = paper_score_sums()
+    off = {m: (sums[m], FINAL_SCORES[m]) for m in PAPER_METRICS if sums[m] != FINAL_SCORES[m]}
+    # ROB_loc: Table 4 marks axial symmetry and ✓+ only (2) but Table 8 prints 5;
+    # Lq,3: Tables 6 and 7 give 4 stars each, Table 8 3 each (16 vs 14)
+    assert off == {"rob_loc": (2, 5), "lq3": (16, 14)}
+    # spot checks read off the tables
+    assert PAPER["mar_gce"]["scale"] == {"strict_monotony": True, "uniform_continuity": True,
+                                          "scale_dependency": "-", "shape_dependency": True}
+    assert PAPER["fom"]["translation"]["scale_dependency"] == "+/-"
+    assert PAPER["hau"]["translation"]["scale_dependency"] == "none"
+    assert PAPER["hen1"]["rotation"] == {
+        "axial_symmetry": False, "strict_monotony": False, "uniform_continuity": False,
+        "scale_dependency": "none", "shape_dependency": False}
+
+
+def test_paper_triangle_column_repeats_separation():
+    # 003 §4.1: "when a metric satisfies the separation property, it also satisfies the
+    # triangle inequality" -- in Table 3 the two columns are identical, row by row,
+    # although e.g. DMoC (squared distances) cannot satisfy the triangle inequality
+    assert all(PAPER[m]["distance"]["triangle"] == PAPER[m]["distance"]["separation"]
+               for m in PAPER_METRICS)
+
+
+def test_compare_counts_cells_by_hand():
+    v = {g: {p: True for p in props} for g, props in tb.COLUMNS.items()}
+    for g in ("translation", "scale", "rotation", "perspective"):
+        v[g]["scale_dependency"] = "-"
+    c = compare({"mar_gce": v, "iou": v})  # iou is not in the paper: skipped
+    assert c.n == 22 and c.n_agree == 22 and c.rate == 1.0  # MAR_gce earns 22/22 in 003
+    v2 = {g: dict(props) for g, props in v.items()}
+    v2["distance"]["symmetry"] = {"holds": False}
+    v2["scale"]["scale_dependency"] = "+/-"
+    c2 = compare({"mar_gce": v2})
+    assert c2.n_agree == 20
+    assert [(d.group, d.prop) for d in c2.disagreements] == [
+        ("distance", "symmetry"), ("scale", "scale_dependency")]
+    assert c2.star_rate == 20 / 22
+    assert "| 5 | MAR_gce | Scale dependency | ✓− | ✓+/− |" in c2.markdown()
+    assert geoeval_mark("scale_dependency", None) == "none"
+    assert Cell("pas", "scale", "scale_dependency", "+", "-").star_agree
+
+
+def test_perspective_identity_renderings_do_not_break_monotony():
+    # item 10: corners move by v/2, so (±1, 0) and (0, ±1) render exactly as the
+    # ground truth; such a result is the identity again, not an alteration that
+    # must score worse (003 §3.3; Table 7 gives PAS strict monotony)
+    g = ground_truth("gt1")
+    m = render(g, "perspective", np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+    assert (m[1] == m[0]).all() and (m[2] == m[0]).all()
+    r = audit(["pas"], ["perspective"], shapes=["gt1"], step=1, amplitude=4, triangles=0)
+    assert r.verdicts["pas"]["perspective"]["strict_monotony"]["holds"]
+    c = r.curves[("pas", "perspective", "gt1")]
+    assert not prop.strict_monotony(c.forward, 4)  # without the identity flags it fails
+    assert prop.strict_monotony(c.forward, 4, identical=c.identical)
+
+
+def test_monotony_follows_003_protocol_as_written():
+    # item 11, 003 §3.3: X, Y > 0 (and, adapted, X, Y < 0); at (X, Y):
+    # M(X,Y) < M(X+1,Y) or M(X,Y) < M(X,Y+1), and M(X,Y) < M(X+1,Y+1)
+    v = np.hypot(X, Y)
+    flat_edge = v.copy()
+    flat_edge[-1, :] = flat_edge[0, :] = v.max() + 1  # outer rows X = ±6 flat along Y
+    assert prop.strict_monotony(flat_edge, C)  # only points with all three successors
+    assert not prop.strict_monotony(flat_edge, C, outer_edge=True)  # the former rule
+    mixed = v + 3 * (X * Y < 0) * (6 - np.abs(X))  # falls along X in the mixed quadrants
+    assert prop.strict_monotony(mixed, C)
+    assert not prop.strict_monotony(mixed, C, which="all")
+    assert prop.uniform_continuity(mixed, C)
+    gap = v + 5 * ((X < 0) & (Y > 2))  # a gap in a mixed quadrant only
+    assert prop.uniform_continuity(gap, C) and not prop.uniform_continuity(gap, C, which="all")
+    with pytest.raises(ValueError):
+        prop.quadrants(v, C, "some")
+
+
+def _synthetic_result(fwd: dict[str, np.ndarray], blind_rtol: float) -> AuditResult:
+    curves = {}
+    for (alt, shape), f in fwd.items():
+        axis = AX if f.ndim == 2 else np.arange(-6.0, 7.0)
+        curves[("m", alt, shape)] = Curve(axis, f, f, f, f == 0)
+    return AuditResult(
+        metrics=("m",), alterations=("translation", "rotation"), shapes=("gt1", "gt2"),
+        settings={"quorum": 0.5, "axial_rtol": 0.01, "continuity_fraction": 1 / 8,
+                  "continuity_ratio": 4.0, "blind_rtol": blind_rtol},
+        curves=curves, triangles={})
+
+
+def test_blind_verdict_tolerates_raster_noise():
+    # item 11: a metric whose rotation curve only carries raster noise (here 0.5 % of
+    # its response to translation) is blind to rotation: 003 leaves the row blank
+    d = np.arange(-6.0, 7.0)
+    noise = 0.005 * np.abs(d) / 6
+    fwd = {("translation", "gt1"): np.hypot(X, Y) / 8.5, ("translation", "gt2"): np.hypot(X, Y) / 9,
+           ("rotation", "gt1"): noise, ("rotation", "gt2"): 0.5 * noise}
+    v = verdicts(_synthetic_result(fwd, 0.05), "m")
+    assert tb.score(v, "rotation") == 0 and v["rotation"]["scale_dependency"] == "none"
+    assert tb.score(v, "translation") == 4  # axial, monotony, continuity, scale "+"
+    v0 = verdicts(_synthetic_result(fwd, 0.0), "m")  # zero tolerance: noise earns stars
+    assert tb.score(v0, "rotation") >= 3
+
+
+def test_hen1_is_blind_to_rotation_as_in_table_6():
+    r = audit(["hen1"], ["rotation", "scale"], quick=True, shapes=["gt1", "gt2", "gt4", "gt5"],
+              triangles=0)
+    assert tb.score(r.verdicts["hen1"], "rotation") == 0  # 003 Table 6: HEN1 row blank
+    assert r.verdicts["hen1"]["scale"]["uniform_continuity"]["holds"]  # Table 5: ✓
+
+
+def test_formula_readings_follow_the_paper_verdicts():
+    # item 12: KUL summed over the result contour (Table 3: not symmetric, separation,
+    # triangle); BHA and JEN on dark contours over a bright background (Table 4: ✓−)
+    from geoeval.measures.localization import METRICS
+
+    assert METRICS["kul"].params == {"support": "result"}
+    assert METRICS["bha"].params == {"levels": "background"}
+    assert METRICS["jen"].params["levels"] == "background"
+    r = audit(["kul", "bha", "jen"], ["translation", "scale"], quick=True,
+              shapes=["gt1", "gt2", "gt4", "gt5"], triangles=8)
+    kul = r.verdicts["kul"]["distance"]
+    assert not kul["symmetry"]["holds"] and kul["separation"]["holds"] and kul["triangle"]["holds"]
+    assert r.verdicts["bha"]["translation"]["scale_dependency"] == "-"
+    assert r.verdicts["jen"]["translation"]["scale_dependency"] == "-"
+
+
+def test_audit_reports_agreement_with_the_paper(small_audit):
+    d = small_audit.to_dict()
+    cmp = d["paper_comparison"]
+    c = compare(small_audit.verdicts)
+    assert cmp["cells"] == c.n == 4 * 22  # pas, hau, rob_loc, dmoc: all in 003
+    assert cmp["agreeing"] == c.n_agree and cmp["rate"] == pytest.approx(c.rate)
+    assert "agree with Hemery et al." in small_audit.to_markdown()

@@ -75,39 +75,68 @@ def axial_symmetry(values: np.ndarray, rtol: float = 0.01) -> bool:
     return bool(_close(v, _flip_all(v), rtol * amplitude(v) + _tol(v)).all())
 
 
-def quadrants(values: np.ndarray, centre: int) -> list[np.ndarray]:
-    """The curve split at the identity into parts oriented outward (index 0 = identity)."""
+#: quadrant sets: ``"same-sign"`` is 003 §3.3 as written (X, Y both positive, and
+#: "by adapting the criterion" both negative); ``"all"`` adds the mixed quadrants
+QUADRANT_SETS = ("same-sign", "all")
+
+
+def quadrants(values: np.ndarray, centre: int, which: str = "all") -> list[np.ndarray]:
+    """The curve split at the identity into parts oriented outward (index 0 = identity).
+
+    ``which="same-sign"`` keeps the quadrants where both parameters are positive
+    or both negative (003 §3.3), ``"all"`` all four; a one-parameter curve has
+    two halves either way.
+    """
+    if which not in QUADRANT_SETS:
+        raise ValueError(f"which must be one of {QUADRANT_SETS}, got {which!r}")
     v = np.asarray(values, float)
     c = centre
     if v.ndim == 1:
         return [v[c:], v[c::-1]]
+    if which == "same-sign":
+        return [v[c:, c:], v[c::-1, c::-1]]
     return [v[c:, c:], v[c::-1, c:], v[c:, c::-1], v[c::-1, c::-1]]
 
 
-def strict_monotony(values: np.ndarray, centre: int, limit: int | None = None) -> bool:
+def strict_monotony(values: np.ndarray, centre: int, limit: int | None = None, *,
+                    which: str = "same-sign", outer_edge: bool = False,
+                    identical: np.ndarray | None = None) -> bool:
     """The further from the identity, the larger the value, strictly (003 §3.3).
 
-    003's criterion, with strict inequalities, in each quadrant oriented away
-    from the identity: at every point ``M(X, Y) < M(X+1, Y)`` **or**
-    ``M(X, Y) < M(X, Y+1)``, and ``M(X, Y) < M(X+1, Y+1)``; on the outer edge of
-    the grid, the one step that exists must increase. One parameter:
-    ``M(D) < M(D+1)``. ``limit`` keeps the first ``limit`` steps only (rotation:
-    up to 45° as in 003).
+    003's criterion with strict inequalities, in each quadrant oriented away
+    from the identity: at every point where both steps exist,
+    ``M(X, Y) < M(X+1, Y)`` **or** ``M(X, Y) < M(X, Y+1)``, and
+    ``M(X, Y) < M(X+1, Y+1)``. One parameter: ``M(D) < M(D+1)``. ``limit``
+    keeps the first ``limit`` steps only (rotation: up to 45° as in 003).
+
+    ``which`` picks the quadrants (default ``"same-sign"``: 003 checks X, Y > 0
+    and, adapted, X, Y < 0, never the mixed ones); ``outer_edge=True`` also
+    requires the single step along the grid's last row and column to increase
+    (003 checks only points whose three successors exist). ``identical`` flags
+    the results whose rendering equals the ground truth: such a successor is
+    the identity again, not a stronger alteration, and is not required to
+    score worse.
     """
-    for q in quadrants(values, centre):
+    v = np.asarray(values, float)
+    same = np.zeros(v.shape, bool) if identical is None else np.asarray(identical, bool)
+    for q, i in zip(quadrants(v, centre, which), quadrants(same, centre, which), strict=True):
+        i = i.astype(bool)
         if limit is not None:
-            q = q[tuple(slice(0, limit + 1) for _ in range(q.ndim))]
+            cut = tuple(slice(0, limit + 1) for _ in range(q.ndim))
+            q, i = q[cut], i[cut]
         with np.errstate(invalid="ignore"):
             if q.ndim == 1:
-                ok = bool((q[1:] > q[:-1]).all())
+                ok = bool(((q[1:] > q[:-1]) | i[1:]).all())
             else:
                 inner = q[:-1, :-1]
-                either = (q[1:, :-1] > inner) | (q[:-1, 1:] > inner)
-                ok = bool(
-                    (either & (q[1:, 1:] > inner)).all()
-                    and (q[-1, 1:] > q[-1, :-1]).all()
-                    and (q[1:, -1] > q[:-1, -1]).all()
+                down, right, diag = (  # a successor scores worse, or is the identity again
+                    (q[1:, :-1] > inner) | i[1:, :-1], (q[:-1, 1:] > inner) | i[:-1, 1:],
+                    (q[1:, 1:] > inner) | i[1:, 1:],
                 )
+                ok = bool(((down | right) & diag).all())
+                if outer_edge:
+                    ok = ok and bool(((q[-1, 1:] > q[-1, :-1]) | i[-1, 1:]).all()
+                                     and ((q[1:, -1] > q[:-1, -1]) | i[1:, -1]).all())
         if not ok:
             return False
     return True
@@ -128,18 +157,20 @@ def _jumps_along(q: np.ndarray, axis: int, threshold: float, ratio: float) -> np
 
 
 def uniform_continuity(
-    values: np.ndarray, centre: int, fraction: float = 1 / 8, ratio: float = 4.0
+    values: np.ndarray, centre: int, fraction: float = 1 / 8, ratio: float = 4.0, *,
+    which: str = "same-sign",
 ) -> bool:
     """No gap between consecutive alterations (003 §3.3).
 
-    In each quadrant (oriented away from the identity) and along each axis, a
-    step ``|M(X+1) − M(X)|`` above ``fraction`` of the curve's amplitude is a
+    In each quadrant (oriented away from the identity; ``which`` as in
+    :func:`strict_monotony`) and along each axis, a step
+    ``|M(X+1) − M(X)|`` above ``fraction`` of the curve's amplitude is a
     discontinuity if it is also more than ``ratio`` times the previous and the
     next step on the same line (a step with no neighbour on one side is
     judged on the other; a steep but steady slope passes).
     """
     threshold = fraction * amplitude(values)
-    for q in quadrants(values, centre):
+    for q in quadrants(values, centre, which):
         for axis in range(q.ndim):
             if q.shape[axis] > 1 and _jumps_along(q, axis, threshold, ratio).any():
                 return False

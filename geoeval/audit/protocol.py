@@ -174,8 +174,11 @@ def audit(
     angle_step: float | None = None,
     amplitude: float = 24.0,
     triangles: int | None = None,
-    quorum: float = 0.75,
+    quorum: float = 0.5,
     axial_rtol: float = 0.01,
+    blind_rtol: float = 0.05,
+    quadrants: str = "same-sign",
+    outer_edge: bool = False,
     chunk_pixels: float = 4e6,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
@@ -204,6 +207,16 @@ def audit(
         Share of the ground truths on which a property must hold for the table's ✓.
     axial_rtol : float
         Tolerance of the axial-symmetry check, relative to the curve's amplitude.
+    blind_rtol : float
+        A curve whose amplitude is at most this share of the metric's largest
+        amplitude on the same ground truth (over the run's alterations) is
+        *blind*: raster noise, not a response (003 leaves such cells blank).
+    quadrants : str
+        ``"same-sign"`` (003 §3.3: X, Y both positive or both negative) or
+        ``"all"`` (the mixed quadrants too) for monotony and continuity.
+    outer_edge : bool
+        Also require the single step along the grid's outer edge to increase
+        (003 does not).
     chunk_pixels : float
         Pixels per batch (memory bound).
     seed : int
@@ -238,6 +251,11 @@ def audit(
     step = step or (4.0 if quick else 1.0)
     angle_step = angle_step or (5.0 if quick else 1.0)
     n_tri = triangles if triangles is not None else (16 if quick else 256)
+    if quadrants not in prop.QUADRANT_SETS:
+        raise InputError(f"quadrants must be one of {', '.join(prop.QUADRANT_SETS)}, "
+                         f"got {quadrants!r}")
+    if not 0 <= blind_rtol < 1:
+        raise InputError(f"blind_rtol must be in [0, 1), got {blind_rtol}")
     if not 0 < quorum <= 1:
         raise InputError(f"quorum must be in (0, 1], got {quorum}")
     grids = {a: make_grid(a, step, amplitude, angle_step) for a in alts}
@@ -258,7 +276,8 @@ def audit(
         "quick": quick, "step": step, "angle_step": angle_step, "amplitude": amplitude,
         "triangles": n_tri, "quorum": quorum, "axial_rtol": axial_rtol, "seed": seed,
         "rotation_monotony_limit_deg": 45.0, "continuity_fraction": 1 / 8,
-        "continuity_ratio": 4.0,
+        "continuity_ratio": 4.0, "quadrants": quadrants, "outer_edge": outer_edge,
+        "blind_rtol": blind_rtol,
     }
     result = AuditResult(
         metrics=tuple(m.name for m in mets), alterations=alts, shapes=names,
@@ -277,10 +296,31 @@ def _aggregate(per_shape: dict[str, bool | None], quorum: float) -> dict[str, An
     return {"holds": frac >= quorum - 1e-12, "fraction": frac, "per_shape": per_shape}
 
 
+def _blind(result: AuditResult, metric: str, shape: str, alteration: str) -> bool:
+    """Whether the metric does not respond to ``alteration`` of ``shape`` (003 §4: blank rows).
+
+    The curve's amplitude is compared with the largest amplitude the metric
+    shows on the same ground truth over the alterations of the run: at most
+    ``blind_rtol`` of it (raster noise, e.g. a rotated mask's area changing by
+    a few pixels) counts as blind. A curve that never changes always does.
+    """
+    amp = prop.amplitude(result.curves[(metric, alteration, shape)].forward)
+    ref = max(prop.amplitude(result.curves[(metric, a, shape)].forward)
+              for a in result.alterations)
+    return amp <= result.settings.get("blind_rtol", 0.0) * ref or amp == 0
+
+
 def verdicts(result: AuditResult, metric: str) -> dict[str, dict[str, Any]]:
-    """Property verdicts of one metric, by group (``distance`` and each alteration)."""
+    """Property verdicts of one metric, by group (``distance`` and each alteration).
+
+    A property is checked per ground truth and aggregated with the run's
+    ``quorum``; a ground truth to which the metric is blind (:func:`_blind`)
+    earns no axial symmetry, monotony or continuity, and a blind pair of
+    ground truths no scale or shape dependency (003 leaves such cells blank).
+    """
     s = result.settings
     q = s["quorum"]
+    which = s.get("quadrants", "same-sign")
     out: dict[str, dict[str, Any]] = {}
     dist: dict[str, dict[str, bool | None]] = {"symmetry": {}, "separation": {}, "triangle": {}}
     for shape in result.shapes:
@@ -297,10 +337,11 @@ def verdicts(result: AuditResult, metric: str) -> dict[str, dict[str, Any]]:
         }
         if a != "scale":
             checks = {"axial_symmetry": {}, **checks}
+        blind = {sh: _blind(result, metric, sh, a) for sh in result.shapes}
         for shape in result.shapes:
             c = result.curves[(metric, a, shape)]
             centre = int(np.flatnonzero(c.axis == 0)[0])
-            responds = prop.amplitude(c.forward) > 0  # a blind metric earns nothing
+            responds = not blind[shape]  # a blind metric earns nothing
             if "axial_symmetry" in checks:
                 checks["axial_symmetry"][shape] = (
                     None if shape not in AXIAL_SHAPES
@@ -309,18 +350,22 @@ def verdicts(result: AuditResult, metric: str) -> dict[str, dict[str, Any]]:
             limit = None
             if a == "rotation":
                 limit = int(np.count_nonzero((c.axis > 0) & (c.axis <= 45.0)))
-            checks["strict_monotony"][shape] = prop.strict_monotony(c.forward, centre, limit)
+            checks["strict_monotony"][shape] = responds and prop.strict_monotony(
+                c.forward, centre, limit, which=which, outer_edge=s.get("outer_edge", False),
+                identical=c.identical)
             checks["uniform_continuity"][shape] = responds and prop.uniform_continuity(
-                c.forward, centre, s["continuity_fraction"], s["continuity_ratio"]
+                c.forward, centre, s["continuity_fraction"], s["continuity_ratio"], which=which
             )
         group.update({k: _aggregate(v, q) for k, v in checks.items()})
         curves = {sh: result.curves[(metric, a, sh)].forward for sh in result.shapes}
         group["scale_dependency"] = (
-            prop.scale_dependency(curves["gt1"], curves["gt2"])
+            ("none" if blind["gt1"] and blind["gt2"]
+             else prop.scale_dependency(curves["gt1"], curves["gt2"]))
             if {"gt1", "gt2"} <= curves.keys() else None
         )
         group["shape_dependency"] = (
-            prop.shape_dependency(curves["gt4"], curves["gt5"])
+            (not (blind["gt4"] and blind["gt5"])
+             and prop.shape_dependency(curves["gt4"], curves["gt5"]))
             if {"gt4", "gt5"} <= curves.keys() else None
         )
         out[a] = group
