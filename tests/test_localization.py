@@ -264,3 +264,57 @@ def test_registry_conventions():
         get_metric("nope")
     with pytest.raises(InputError, match="batch sizes differ"):
         loc.pascal_overlap(np.zeros((2, 4, 4), bool), np.zeros((3, 4, 4), bool))
+
+
+# ---------- readings of 003 Table 2 chosen by the paper's verdicts (issue 13, item 12) ----------
+def test_kullback_over_the_result_contour():
+    a, b = _lines()  # 5 + 5 contour pixels, none shared, card(I) = 25
+    eps = 1e-3
+    unit = (1 - eps) * math.log(1 / eps) / 25
+    assert loc.kullback_distance(a, b, support="result") == pytest.approx(5 * unit)
+    c = a | b  # 10 contour pixels, 5 of them on a
+    assert loc.kullback_distance(a, c, support="result") == pytest.approx(5 * unit)
+    assert loc.kullback_distance(c, a, support="result") == 0.0  # not symmetric (Table 3)
+    assert loc.kullback_distance(a, a, support="result") == 0.0
+    # triangle inequality: |C \ A| <= |B \ A| + |C \ B| for any three sets
+    rng = np.random.default_rng(3)
+    x, y, z = rng.random((3, 6, 6)) < 0.4
+    assert loc.kullback_distance(x, z, support="result") <= (
+        loc.kullback_distance(x, y, support="result")
+        + loc.kullback_distance(y, z, support="result") + 1e-12)
+    with pytest.raises(InputError, match="support"):
+        loc.kullback_distance(a, b, support="all")
+
+
+def test_bhattacharyya_and_jensen_on_dark_contours():
+    a, b = _lines()
+    eps = 1e-3
+    # background pixels (15) are 1 in both images, the 10 contour pixels eps in one
+    s = 15 * 1.0 + 10 * math.sqrt(eps)
+    assert loc.bhattacharyya_distance(a, b, levels="background") == pytest.approx(-math.log(s / 25))
+    assert loc.bhattacharyya_distance(a, a, levels="background") == pytest.approx(
+        -math.log((20 + 5 * eps) / 25))  # no separation (Table 3)
+    rng = np.random.default_rng(5)
+    g, res = rng.random((2, 7, 9)) < 0.3
+    assert loc.jensen_distance(g, res, levels="background") == pytest.approx(
+        _jensen_brute(~g, ~res))  # swapping the levels = complementing the images
+    assert loc.jensen_distance(g, g, levels="background") == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(InputError, match="levels"):
+        loc.bhattacharyya_distance(a, b, levels="dark")
+
+
+def test_hafiane_greedy_pairing_is_symmetric():
+    g = np.zeros((1, 20), bool)
+    g[0, :10] = True
+    res = np.zeros((1, 20), bool)
+    res[0, 0] = True  # a = 1, b = 9, c = 0, d = 10
+    # printed reading: both reference regions pick the result's background (9 > 1, 10 > 0)
+    assert loc.hafiane_matching(g, res) == pytest.approx((9 / 20 + 10 / 19) / 2)
+    # the other way round the result's object picks the reference object: not symmetric
+    assert loc.hafiane_matching(res, g) == pytest.approx((1 / 10 + 10 / 19) / 2)
+    # greedy pairs: the largest overlap is d = 10, so (object, object) + (background, background)
+    want = (1 / 10 + 10 / 19) / 2
+    assert loc.hafiane_matching(g, res, matching="greedy") == pytest.approx(want)
+    assert loc.hafiane_matching(res, g, matching="greedy") == pytest.approx(want)
+    with pytest.raises(InputError, match="matching"):
+        loc.hafiane_matching(g, res, matching="best")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from geoeval.errors import InputError
 from geoeval.measures.localization._wrap import pair_metric, safe_div
 from geoeval.measures.localization.pairs import ContourPair
 
@@ -181,7 +182,7 @@ def lq_distance(pair: ContourPair, q: float = 1.0) -> np.ndarray:
 
 
 @pair_metric("contour")
-def kullback_distance(pair: ContourPair, eps: float = EPS) -> np.ndarray:
+def kullback_distance(pair: ContourPair, eps: float = EPS, support: str = "image") -> np.ndarray:
     """KUL: symmetric Kullback divergence of the contour grey-level images.
 
     Parameters
@@ -189,6 +190,13 @@ def kullback_distance(pair: ContourPair, eps: float = EPS) -> np.ndarray:
     {PARAMS}
     eps : float
         Grey level of non-contour pixels (keeps the logarithm finite).
+    support : {"image", "result"}
+        Pixels summed over: every pixel of the result image (``"image"``,
+        symmetric, a multiple of ErrLoc) or the result's contour pixels
+        ``I_l^c`` (``"result"``, not symmetric: only result contour pixels off
+        the reference contour count). 003 Table 3 finds KUL not symmetric but
+        with separation and triangle inequality, which only the second reading
+        gives; the audit registry uses it (``docs/localization.md``).
 
     Returns
     -------
@@ -206,18 +214,27 @@ def kullback_distance(pair: ContourPair, eps: float = EPS) -> np.ndarray:
     ----------
     Basseville, Signal Process. 18(4) 1989; Chabrier (2005).
     """
-    return _xor(pair) * (1 - eps) * np.log(1 / eps) / pair.n_pixels
+    if support not in ("image", "result"):
+        raise InputError(f"support must be 'image' or 'result', got {support!r}")
+    count = _xor(pair) if support == "image" else pair.n_res - pair.n_both
+    return count * (1 - eps) * np.log(1 / eps) / pair.n_pixels
 
 
 @pair_metric("contour")
-def bhattacharyya_distance(pair: ContourPair, eps: float = EPS) -> np.ndarray:
+def bhattacharyya_distance(pair: ContourPair, eps: float = EPS, levels: str = "contour"
+                           ) -> np.ndarray:
     """BHA: Bhattacharyya distance of the contour grey-level images.
 
     Parameters
     ----------
     {PARAMS}
     eps : float
-        Grey level of non-contour pixels.
+        The low grey level.
+    levels : {"contour", "background"}
+        Which pixels are bright (grey level 1): the contour pixels, the
+        background at ``eps`` (``"contour"``), or the background, the contour
+        drawn dark at ``eps`` (``"background"``, black lines on white). See
+        ``docs/localization.md`` for the reading the audit uses.
 
     Returns
     -------
@@ -233,8 +250,18 @@ def bhattacharyya_distance(pair: ContourPair, eps: float = EPS) -> np.ndarray:
     Basseville (1989); Chabrier (2005).
     """
     n11, n10, n01, n00 = _classes(pair)
-    s = n11 + np.sqrt(eps) * (n10 + n01) + eps * n00
+    on, off = _levels_of(levels, eps)
+    s = n11 * on + np.sqrt(on * off) * (n10 + n01) + n00 * off
     return -np.log(s / pair.n_pixels)
+
+
+def _levels_of(levels: str, eps: float) -> tuple[float, float]:
+    """Grey levels ``(contour, background)`` of a contour image read as a grey image."""
+    if levels == "contour":
+        return 1.0, eps
+    if levels == "background":
+        return eps, 1.0
+    raise InputError(f"levels must be 'contour' or 'background', got {levels!r}")
 
 
 def _renyi(counts: tuple[np.ndarray, ...], levels: tuple[float, ...], alpha: float) -> np.ndarray:
@@ -243,7 +270,8 @@ def _renyi(counts: tuple[np.ndarray, ...], levels: tuple[float, ...], alpha: flo
 
 
 @pair_metric("contour")
-def jensen_distance(pair: ContourPair, alpha: float = 3.0, eps: float = EPS) -> np.ndarray:
+def jensen_distance(pair: ContourPair, alpha: float = 3.0, eps: float = EPS,
+                    levels: str = "contour") -> np.ndarray:
     """JEN: Jensen-like divergence built on Rényi entropies of order ``alpha``.
 
     Parameters
@@ -252,7 +280,10 @@ def jensen_distance(pair: ContourPair, alpha: float = 3.0, eps: float = EPS) -> 
     alpha : float
         Order of the Rényi entropy (003: 3).
     eps : float
-        Grey level of non-contour pixels.
+        The low grey level.
+    levels : {"contour", "background"}
+        Bright contour on a dark background, or the reverse (as in
+        :func:`bhattacharyya_distance`).
 
     Returns
     -------
@@ -270,7 +301,8 @@ def jensen_distance(pair: ContourPair, alpha: float = 3.0, eps: float = EPS) -> 
     Basseville (1989); Chabrier (2005).
     """
     counts = _classes(pair)
-    g = (1.0, 1.0), (1.0, eps), (eps, 1.0), (eps, eps)  # (gt, l) per class
+    on, off = _levels_of(levels, eps)
+    g = (on, on), (on, off), (off, on), (off, off)  # (gt, l) per class
     a = tuple((x + y) / 2 for x, y in g)
     b = tuple(x for x, _ in g)
     ab = tuple(np.sqrt(x * y) for x, y in zip(a, b, strict=True))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from geoeval.errors import InputError
 from geoeval.measures.localization._wrap import pair_metric, safe_div
 from geoeval.measures.localization.pairs import MaskPair
 
@@ -294,12 +295,18 @@ def _best_matches(p: MaskPair) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
 
 
 @pair_metric("mask")
-def hafiane_matching(pair: MaskPair) -> np.ndarray:
+def hafiane_matching(pair: MaskPair, matching: str = "reference") -> np.ndarray:
     """HAF1: Hafiane's best-match overlap criterion (a **similarity**, 1 = identical).
 
     Parameters
     ----------
     {PARAMS}
+
+    matching : {"reference", "greedy"}
+        How regions are paired: each reference region with the result region
+        it overlaps most (``"reference"``, as printed, not symmetric), or
+        region pairs taken by decreasing overlap, each region once
+        (``"greedy"``, Vinet's pairing: symmetric).
 
     Returns
     -------
@@ -318,8 +325,16 @@ def hafiane_matching(pair: MaskPair) -> np.ndarray:
     ----------
     Hafiane, PhD thesis, Univ. Paris-Sud XI (2005).
     """
-    (i1, _), (i2, _) = _best_matches(pair)
-    return (i1 + i2) / 2
+    if matching == "reference":
+        (i1, _), (i2, _) = _best_matches(pair)
+        return (i1 + i2) / 2
+    if matching != "greedy":
+        raise InputError(f"matching must be 'reference' or 'greedy', got {matching!r}")
+    a, b, c, d = _abcd(pair)
+    straight = np.maximum(a, d) >= np.maximum(b, c)
+    same = (safe_div(a, a + b + c, 0.0) + safe_div(d, b + c + d, 0.0)) / 2
+    crossed = (safe_div(b, a + b + d, 0.0) + safe_div(c, a + c + d, 0.0)) / 2
+    return np.where(straight, same, crossed)
 
 
 @pair_metric("mask")
