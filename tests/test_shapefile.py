@@ -56,3 +56,44 @@ def test_cpg_encoding_is_honoured(tmp_path, codepage, cpg):
     assert names[0].encode(codepage) in raw  # stored in that code page
     objs = read(path, id_field="id", class_field="class")
     assert objs.classes.tolist() == names
+
+
+def _three_squares(tmp_path: Path) -> Path:
+    frame = gpd.GeoDataFrame({"id": [1, 2, 3]}, crs="EPSG:32651",
+                             geometry=[box(0, 0, 1, 1), box(2, 0, 3, 1), box(4, 0, 5, 1)])
+    path = tmp_path / "three.shp"
+    pyogrio.write_dataframe(frame, path)
+    return path
+
+
+def test_every_truncation_of_the_shp_is_refused(tmp_path):
+    # GDAL reads a record cut short as a feature without geometry, silently; each of the
+    # 3 records is 8 + 128 bytes, so every cut from the header's end on loses part of one
+    path = _three_squares(tmp_path)
+    full = path.read_bytes()
+    assert len(full) == 100 + 3 * 136
+    assert len(read(path)) == 3
+    for keep in range(0, len(full), 7):
+        path.write_bytes(full[:keep])
+        with pytest.raises(InputError) as err:
+            read(path)
+        lost = 0 if keep < 100 else 3 - (keep - 100) // 136
+        expected = ("empty file" if keep == 0 else "not a Shapefile" if keep < 100
+                    else f"{lost} of 3 record(s) run past")
+        assert expected in str(err.value), (keep, str(err.value))
+
+
+def test_shx_and_dbf_must_agree_and_be_whole(tmp_path):
+    path = _three_squares(tmp_path)
+    shx, dbf = path.with_suffix(".shx"), path.with_suffix(".dbf")
+    shx_bytes, dbf_bytes = shx.read_bytes(), dbf.read_bytes()
+    shx.write_bytes(shx_bytes[:100 + 2 * 8])  # index of 2 shapes, table of 3 records
+    with pytest.raises(InputError, match="2 shapes in three.shx but 3 records in three.dbf"):
+        read(path)
+    shx.write_bytes(shx_bytes)
+    dbf.write_bytes(dbf_bytes[:-3])
+    with pytest.raises(InputError, match="three.dbf is .* bytes, its header says"):
+        read(path)
+    dbf.unlink()
+    with pytest.raises(InputError, match=r"without \.dbf"):
+        read(path)

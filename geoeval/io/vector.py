@@ -1,12 +1,30 @@
-"""GIS vector layers (any OGR format): one object per Polygon/MultiPolygon feature.
+"""GIS vector layers (any OGR format, and GeoParquet): one object per polygonal feature.
 
-``SPEC.md`` §1: invalid geometries are repaired with ``make_valid`` (keeping the
-polygonal part) and counted; empty and non-polygonal features are skipped and
-counted.
+A vector layer holds one object per Polygon or MultiPolygon feature (Nowozin,
+2014, §4.1 counts objects; the repair rule follows the OGC Simple Features
+validity model). The reader
+
+* repairs invalid geometries with ``make_valid`` and keeps their polygonal part
+  (counted in ``repaired`` and announced in a warning);
+* keeps a GeometryCollection as the union of its Polygon/MultiPolygon members
+  (counted and announced; its points and lines are dropped);
+* skips features without geometry, empty ones, points and lines, and polygons of
+  zero area, with one warning saying how many were skipped and why (counted in
+  ``skipped``);
+* refuses, with a one-line :class:`~geoeval.errors.InputError` naming the file,
+  anything it cannot read faithfully: an empty or unrecognised file, a layer
+  without a geometry column, a Shapefile missing its ``.shx`` or ``.dbf``
+  sidecar or cut short, attribute text in another encoding than declared, an
+  unknown layer or field, and non-unique ids.
+
+GDAL's own messages are not passed on as they are: errors are put in our words
+and warnings raised while reading are captured.
 """
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +33,35 @@ import numpy as np
 from geoeval.errors import InputError, first_line
 from geoeval.objects import ObjectSet
 
+#: Suffixes read with :func:`geopandas.read_parquet` (GDAL wheels lack a Parquet driver).
+PARQUET_SUFFIXES = {".parquet", ".geoparquet"}
+#: Column names a CSV may hold its geometries in (WKT, or GeoJSON/WKB text).
+CSV_GEOMETRY_COLUMNS = ("WKT", "wkt", "geometry", "geom", "the_geom", "wkt_geom")
+
+_POLYGONAL = (3, 6)  # shapely type ids of Polygon, MultiPolygon
+_COLLECTION = 7  # GeometryCollection
+
 
 def list_layers(path: str | Path) -> list[str]:
-    """Names of the vector layers in a data source."""
+    """Names of the vector layers in a data source.
+
+    Raises
+    ------
+    InputError
+        The path does not exist, is an empty file, or is no vector data source.
+    """
+    p = Path(path)
+    _check_file(p)
+    if p.suffix.lower() in PARQUET_SUFFIXES:
+        return [p.stem]
     import pyogrio
 
     try:
-        return [str(row[0]) for row in pyogrio.list_layers(path)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return [str(row[0]) for row in pyogrio.list_layers(path)]
     except Exception as exc:  # pyogrio raises several error types for unreadable files
-        raise InputError(f"cannot open as a vector layer ({first_line(exc)})", path) from None
+        raise InputError(_open_failure(p, exc), path) from None
 
 
 def read_vector(
@@ -39,7 +77,8 @@ def read_vector(
     Parameters
     ----------
     path : str or Path
-        Any data source OGR can open (Shapefile, GeoPackage, GeoJSON, …).
+        Any data source OGR can open (Shapefile, GeoPackage, GeoJSON, CSV with a
+        WKT column, …) or a GeoParquet file (``.parquet``, ``.geoparquet``).
     layer : str or int, optional
         Layer name or index; required when the source has several layers.
     id_field : str, optional
@@ -52,54 +91,50 @@ def read_vector(
     Returns
     -------
     ObjectSet
-        In the layer's own CRS; ``repaired`` and ``skipped`` count the invalid
-        geometries repaired and the empty / non-polygonal features skipped.
+        In the layer's own CRS; ``repaired`` counts the invalid geometries
+        repaired, ``skipped`` the features skipped, and ``warnings`` says why.
+
+    Raises
+    ------
+    InputError
+        The file, layer or a field cannot be used (the message names which).
     """
-    import pyogrio
     import shapely
 
-    layers = list_layers(path)
+    p = Path(path)
+    layers = list_layers(p)
     if not layers:
         raise InputError("holds no vector layer", path)
-    if layer is None and len(layers) > 1:
-        raise InputError(f"has {len(layers)} layers ({', '.join(layers)}); choose one with --layer",
-                         path)
-    if isinstance(layer, str) and layer not in layers:
-        raise InputError(f"has no layer {layer!r} (layers: {', '.join(layers)})", path)
-    try:
-        frame = pyogrio.read_dataframe(path, layer=layer, fid_as_index=True,
-                                       encoding=shapefile_encoding(path))
-    except Exception as exc:
-        raise InputError(f"cannot read the layer ({first_line(exc)})", path) from None
-    for name, field in (("--id-field", id_field), ("--class-field", class_field)):
-        if field is not None and field not in frame.columns:
-            fields = ", ".join(c for c in frame.columns if c != "geometry") or "none"
-            raise InputError(f"{name} {field!r} is not a field (fields: {fields})", path)
+    layer = _choose_layer(p, layers, layer)
+    wanted = list(dict.fromkeys(f for f in (id_field, class_field) if f is not None))
+    if p.suffix.lower() in PARQUET_SUFFIXES:
+        frame, caught = _read_parquet(p, wanted, id_field, class_field)
+    else:
+        frame, caught = _read_ogr(p, layer, wanted, id_field, class_field)
 
     geoms = np.asarray(frame.geometry.values, dtype=object)
+    kept, keep, notes, repaired = _polygonal_objects(geoms)
     n_features = geoms.size
-    missing = np.array([g is None for g in geoms], dtype=bool) if n_features else np.zeros(0, bool)
-    geoms = np.where(missing, shapely.empty(1)[0] if n_features else None, geoms)
-    empty = missing | shapely.is_empty(geoms)
-    invalid = ~empty & ~shapely.is_valid(geoms)
-    if invalid.any():
-        geoms = geoms.copy()
-        geoms[invalid] = _polygonal_part(shapely.make_valid(geoms[invalid]))
-    polygonal = np.isin(shapely.get_type_id(geoms), (3, 6))  # Polygon, MultiPolygon
-    keep = ~empty & polygonal & ~shapely.is_empty(geoms)
-    keep &= shapely.area(geoms) > 0
     if id_field is not None:
-        ids = frame[id_field].to_numpy()
-        if frame[id_field].isna().any():
-            raise InputError(f"--id-field {id_field!r} has empty values", path)
+        column = frame[id_field]
+        if column.isna().any():
+            raise InputError(f"--id-field {id_field!r} has empty values "
+                             f"({int(column.isna().sum())} of {n_features} features)", path)
+        ids = column.to_numpy()
+        values, counts = np.unique(ids.astype(str) if ids.dtype == object else ids,
+                                   return_counts=True)
+        if (counts > 1).any():
+            dup = values[counts > 1]
+            raise InputError(f"--id-field {id_field!r} is not unique: {dup.size} value(s) "
+                             f"repeat (e.g. {dup[0]!s} appears {counts[counts > 1][0]} times)",
+                             path)
+        ids = ids[keep]
     else:
-        ids = frame.index.to_numpy()
-    ids = ids[keep]
-    if np.unique(ids).size != ids.size:
-        raise InputError(f"object ids in {id_field or 'the feature id'} are not unique", path)
+        ids = frame.index.to_numpy()[keep]
     classes = frame[class_field].to_numpy()[keep] if class_field is not None else None
-    layer_crs = frame.crs if frame.crs is not None else _assumed_crs(path, crs)
-    kept = geoms[keep]
+    layer_crs = frame.crs if frame.crs is not None else _assumed_crs(p, crs)
+    if caught:
+        notes.append(f"the reader reported {len(caught)} warning(s) (first: {caught[0]})")
     return ObjectSet(
         ids=ids,
         areas=shapely.area(kept).astype(float),
@@ -108,9 +143,256 @@ def read_vector(
         classes=classes,
         path=str(path),
         kind="vector",
-        repaired=int(np.count_nonzero(invalid & keep)),
-        skipped=int(n_features - np.count_nonzero(keep)),
+        repaired=repaired,
+        skipped=int(n_features - kept.size),
+        warnings=tuple(f"{path}: {n}" for n in notes),
     )
+
+
+def _polygonal_objects(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str], int]:
+    """The polygonal object of every feature that has one, columnar.
+
+    Returns the kept (Multi)Polygons, the boolean mask of kept features, the
+    warnings (repairs, collections reduced, skips by reason) and the number of
+    kept geometries that were repaired.
+    """
+    import shapely
+
+    notes: list[str] = []
+    geoms = geoms.copy()
+    type_id = shapely.get_type_id(geoms)  # -1 for a missing geometry
+    missing = type_id < 0
+    empty = ~missing & shapely.is_empty(geoms)
+    invalid = ~missing & ~empty & ~shapely.is_valid(geoms)
+    if invalid.any():
+        geoms[invalid] = shapely.make_valid(geoms[invalid])
+    collection = ~missing & ~empty & (shapely.get_type_id(geoms) == _COLLECTION)
+    if collection.any():
+        geoms[collection] = _union_of_polygons(geoms[collection])
+    polygonal = np.isin(shapely.get_type_id(geoms), _POLYGONAL)
+    area = np.zeros(geoms.size)
+    area[polygonal] = shapely.area(geoms[polygonal])
+    keep = polygonal & (area > 0)
+    # why each skipped feature was skipped (disjoint reasons)
+    was_polygonal = np.isin(type_id, _POLYGONAL)
+    gave_polygons = (type_id == _COLLECTION) & polygonal & ~shapely.is_empty(geoms)
+    lines = ~missing & ~empty & ~keep & ~was_polygonal & ~gave_polygons
+    zero = ~keep & ~missing & ~empty & ~lines
+    repaired = int(np.count_nonzero(invalid & keep))
+    if repaired:
+        notes.append(f"{repaired} invalid geometr{'y' if repaired == 1 else 'ies'} "
+                     "repaired (make_valid, polygonal part kept)")
+    n_coll = int(np.count_nonzero((type_id == _COLLECTION) & keep))
+    if n_coll:
+        notes.append(f"{n_coll} GeometryCollection feature(s) kept as the union of their "
+                     "polygons (points and lines in them dropped)")
+    reasons = [(missing, "without geometry"), (empty, "empty"), (lines, "points/lines"),
+               (zero, "zero area")]
+    counts = [(int(np.count_nonzero(m)), why) for m, why in reasons]
+    n_skipped = sum(n for n, _ in counts)
+    if n_skipped:
+        detail = ", ".join(f"{n} {why}" for n, why in counts if n)
+        notes.append(f"{n_skipped} of {geoms.size} feature(s) skipped: {detail}")
+    return geoms[keep], keep, notes, repaired
+
+
+def _union_of_polygons(collections: np.ndarray) -> np.ndarray:
+    """Each GeometryCollection as the union of its polygonal members (empty if none)."""
+    import shapely
+
+    out = np.full(collections.size, shapely.Polygon(), dtype=object)
+    parts, index = shapely.get_parts(collections, return_index=True)
+    poly = np.isin(shapely.get_type_id(parts), _POLYGONAL)
+    polys, pindex = shapely.get_parts(parts[poly], return_index=True)  # MultiPolygon members
+    owner = index[poly][pindex]
+    nonempty = ~shapely.is_empty(polys)
+    polys, owner = polys[nonempty], owner[nonempty]
+    if polys.size:
+        groups, group = np.unique(owner, return_inverse=True)
+        merged = shapely.multipolygons(polys, indices=group)
+        bad = ~shapely.is_valid(merged)  # overlapping or touching members
+        if bad.any():
+            merged[bad] = shapely.make_valid(merged[bad], method="structure",
+                                             keep_collapsed=False)
+        out[groups] = merged
+    return out
+
+
+def _check_file(p: Path) -> None:
+    """A path that can be a vector source: exists, is not empty; a Shapefile is whole."""
+    if not p.exists():
+        raise InputError("no such file", p)
+    if p.is_file() and p.stat().st_size == 0:
+        raise InputError("is an empty file (0 bytes)", p)
+    if p.is_file() and p.suffix.lower() == ".shp":
+        _check_shapefile(p)
+
+
+def _sidecar(p: Path, ext: str) -> Path | None:
+    """The sidecar ``ext`` of a Shapefile (either case), or ``None``."""
+    return next((c for c in (p.with_suffix(ext), p.with_suffix(ext.upper())) if c.is_file()),
+                None)
+
+
+def _check_shapefile(p: Path) -> None:
+    """Refuse a Shapefile whose ``.shx``/``.dbf`` is missing or whose files are cut short.
+
+    GDAL reads a record that runs past the end of the ``.shp`` as a feature
+    without geometry, and a ``.shp`` without ``.dbf`` as features without
+    attributes, both silently; the sizes in the headers (ESRI Shapefile
+    Technical Description, 1998; dBASE file header) tell whether a file is whole.
+    """
+    for ext, what in ((".shx", "index"), (".dbf", "attribute table")):
+        if _sidecar(p, ext) is None:
+            raise InputError(f"Shapefile without {ext} ({p.with_suffix(ext).name} is missing): "
+                             f"its {what} must be copied beside it", p)
+    size = p.stat().st_size
+    with open(p, "rb") as fh:
+        head = fh.read(100)
+    if len(head) < 100 or int.from_bytes(head[:4], "big") != 9994:
+        raise InputError("is not a Shapefile (no valid 100-byte .shp header)", p)
+    declared = int.from_bytes(head[24:28], "big") * 2
+    shx = _sidecar(p, ".shx")
+    assert shx is not None
+    index = np.frombuffer(shx.read_bytes()[100:], dtype=">i4")
+    index = index[: index.size // 2 * 2].reshape(-1, 2).astype(np.int64)
+    past = int(np.count_nonzero((index[:, 0] + 4 + index[:, 1]) * 2 > size))
+    if size < declared or past:
+        raise InputError(f"truncated Shapefile: {past} of {index.shape[0]} record(s) run past "
+                         f"the end of the file ({size} bytes, its header says {declared}); "
+                         "copy it again", p)
+    dbf = _sidecar(p, ".dbf")
+    assert dbf is not None
+    dsize = dbf.stat().st_size
+    with open(dbf, "rb") as fh:
+        dhead = fh.read(12)
+    if len(dhead) < 12:
+        raise InputError(f"truncated Shapefile: {dbf.name} has no dBASE header", p)
+    n_rec = int.from_bytes(dhead[4:8], "little")
+    expected = int.from_bytes(dhead[8:10], "little") + n_rec * int.from_bytes(dhead[10:12],
+                                                                              "little")
+    if dsize < expected:
+        raise InputError(f"truncated Shapefile: {dbf.name} is {dsize} bytes, its header "
+                         f"says {expected} ({n_rec} records); copy it again", p)
+    if n_rec != index.shape[0]:
+        raise InputError(f"Shapefile parts disagree: {index.shape[0]} shapes in "
+                         f"{shx.name} but {n_rec} records in {dbf.name}", p)
+
+
+def _open_options(p: Path) -> dict[str, str]:
+    """GDAL open options: a CSV's geometry may sit in a column named as in
+    :data:`CSV_GEOMETRY_COLUMNS`."""
+    if p.suffix.lower() == ".csv":
+        return {"GEOM_POSSIBLE_NAMES": ",".join(CSV_GEOMETRY_COLUMNS),
+                "KEEP_GEOM_COLUMNS": "NO"}
+    return {}
+
+
+def _open_failure(p: Path, exc: BaseException) -> str:
+    """Our one-line words for a data source GDAL cannot open."""
+    text = first_line(exc)
+    if "not recognized as being in a supported file format" in text \
+            or "not recognised" in text:
+        return "is not a vector data source OGR can read (unknown format, or a corrupt file)"
+    if p.is_dir():
+        return "is a folder that holds no vector data source OGR can read"
+    return f"cannot open as a vector layer ({text.replace(str(p), p.name)})"
+
+
+def _choose_layer(p: Path, layers: list[str], layer: str | int | None) -> str | int | None:
+    """Check the layer asked for (or that one is not needed)."""
+    names = ", ".join(layers)
+    if layer is None and len(layers) > 1:
+        raise InputError(f"has {len(layers)} layers ({names}); choose one with --layer", p)
+    if isinstance(layer, str) and layer not in layers:
+        raise InputError(f"has no layer {layer!r} (layers: {names})", p)
+    if isinstance(layer, (int, np.integer)) and not 0 <= int(layer) < len(layers):
+        raise InputError(f"has no layer number {layer} (layers: {names})", p)
+    return layer
+
+
+def _check_fields(p: Path, fields: list[str], id_field: str | None,
+                  class_field: str | None) -> None:
+    for name, field in (("--id-field", id_field), ("--class-field", class_field)):
+        if field is not None and field not in fields:
+            listed = ", ".join(fields) or "none"
+            raise InputError(f"{name} {field!r} is not a field (fields: {listed})", p)
+
+
+def _no_geometry(p: Path, layer: str | int | None = None) -> InputError:
+    where = "" if layer is None else f"layer {layer!r} "
+    hint = (" (a CSV needs its polygons as WKT text in a column named WKT or geometry)"
+            if p.suffix.lower() == ".csv" else "")
+    return InputError(f"{where}has no geometry column: nothing to evaluate{hint}", p)
+
+
+def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str | None,
+              class_field: str | None) -> tuple[Any, list[str]]:
+    """Read one OGR layer (only the wanted attribute columns), GDAL warnings captured."""
+    import pyogrio
+
+    options = _open_options(p)
+    encoding = shapefile_encoding(p)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            info = pyogrio.read_info(p, layer=layer, encoding=encoding, **options)
+        except Exception as exc:
+            raise InputError(_open_failure(p, exc), p) from None
+        _check_fields(p, [str(f) for f in info["fields"]], id_field, class_field)
+        if info.get("geometry_type") is None:
+            raise _no_geometry(p, layer)
+        try:
+            frame = pyogrio.read_dataframe(p, layer=layer, columns=wanted, fid_as_index=True,
+                                           encoding=encoding, **options)
+        except UnicodeDecodeError as exc:
+            enc = encoding or exc.encoding
+            src = f" (named by {p.with_suffix('.cpg').name})" if encoding else ""
+            raise InputError(f"attribute text is not valid {enc}{src}: byte "
+                             f"{exc.object[exc.start:exc.start + 1]!r} in field(s) "
+                             f"{', '.join(wanted)}; re-save the layer as UTF-8", p) from None
+        except Exception as exc:
+            raise InputError(f"cannot read the layer ({first_line(exc).replace(str(p), p.name)})",
+                             p) from None
+    if not hasattr(frame, "geometry"):
+        raise _no_geometry(p, layer)
+    return frame, [first_line(w.message) for w in caught
+                   if not issubclass(w.category, (ResourceWarning, DeprecationWarning))]
+
+
+def _read_parquet(p: Path, wanted: list[str], id_field: str | None,
+                  class_field: str | None) -> tuple[Any, list[str]]:
+    """Read a GeoParquet file (its primary geometry column and the wanted columns)."""
+    import json
+
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError("reading GeoParquet needs the pyarrow package (pip install pyarrow)",
+                         p) from None
+    try:
+        schema = pq.read_schema(p)
+    except Exception:
+        raise InputError("is not a Parquet file (unreadable or corrupt footer)", p) from None
+    geo = (schema.metadata or {}).get(b"geo")
+    if geo is None:
+        raise _no_geometry(p)
+    try:
+        primary = str(json.loads(geo)["primary_column"])
+    except Exception:
+        raise InputError("has unreadable GeoParquet 'geo' metadata", p) from None
+    fields = [n for n in schema.names if n != primary]
+    _check_fields(p, fields, id_field, class_field)
+    import geopandas as gpd
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            frame = gpd.read_parquet(p, columns=[*wanted, primary])
+        except Exception as exc:
+            raise InputError(f"cannot read as GeoParquet ({first_line(exc)})", p) from None
+    return frame, [first_line(w.message) for w in caught
+                   if not issubclass(w.category, (ResourceWarning, DeprecationWarning))]
 
 
 def shapefile_encoding(path: str | Path) -> str | None:
@@ -130,7 +412,7 @@ def shapefile_encoding(path: str | Path) -> str | None:
     p = Path(path)
     if p.suffix.lower() != ".shp":
         return None
-    cpg = next((c for c in (p.with_suffix(".cpg"), p.with_suffix(".CPG")) if c.is_file()), None)
+    cpg = _sidecar(p, ".cpg")
     if cpg is None:
         return None
     text = cpg.read_text(encoding="ascii", errors="ignore").strip()
@@ -153,10 +435,14 @@ def _assumed_crs(path: str | Path, crs: Any) -> Any:
     numbers silently, so it is an error unless ``crs`` (``--crs``) says which.
     """
     if crs is None:
-        if Path(path).suffix.lower() == ".shp":
+        p = Path(path)
+        if p.suffix.lower() == ".shp":
+            prj = _sidecar(p, ".prj")
+            problem = (f"{prj.name} holds no CRS OGR can read" if prj is not None
+                       else f"{p.with_suffix('.prj').name} is missing")
             raise InputError(
-                f"Shapefile without .prj ({Path(path).with_suffix('.prj').name} is missing): its "
-                "CRS is unknown; give it with --crs (e.g. --crs EPSG:32651)", path)
+                f"Shapefile without .prj ({problem}): its CRS is unknown; give it with --crs "
+                "(e.g. --crs EPSG:32651)", path)
         return None
     from pyproj import CRS
 
@@ -166,39 +452,15 @@ def _assumed_crs(path: str | Path, crs: Any) -> Any:
         raise InputError(f"--crs {crs!r} is not a CRS ({first_line(exc)})", path) from None
 
 
-def _polygonal_part(geoms: np.ndarray) -> np.ndarray:
-    """Keep only the polygonal parts of repaired geometries (collections may mix types)."""
-    import shapely
-
-    out = np.asarray(geoms, dtype=object).copy()
-    mixed = np.flatnonzero(shapely.get_type_id(out) == 7)  # GeometryCollection
-    if mixed.size:
-        parts, index = shapely.get_parts(out[mixed], return_index=True)
-        poly = np.isin(shapely.get_type_id(parts), (3, 6))
-        for k, pos in enumerate(mixed):
-            mine = parts[poly & (index == k)]
-            out[pos] = shapely.union_all(mine) if mine.size else shapely.Polygon()
-    return out
-
-
 def reproject(objects: ObjectSet, crs: Any) -> ObjectSet:
-    """The same objects in another CRS (vector geometry reprojected, areas recomputed)."""
+    """The same objects in another CRS (vector geometry reprojected, areas recomputed).
+
+    Whether the two CRSs can be transformed is checked by the caller
+    (:func:`geoeval.io.read_pair`); the reader's counts and warnings are kept.
+    """
     import geopandas as gpd
     import shapely
 
     series = gpd.GeoSeries(objects.polygons, crs=objects.crs).to_crs(crs)
     geoms = np.asarray(series.values, dtype=object)
-    return ObjectSet(
-        ids=objects.ids,
-        areas=shapely.area(geoms).astype(float),
-        crs=crs,
-        geometry=geoms,
-        classes=objects.classes,
-        scores=objects.scores,
-        image=objects.image,
-        path=objects.path,
-        kind=objects.kind,
-        repaired=objects.repaired,
-        skipped=objects.skipped,
-    )
-
+    return replace(objects, areas=shapely.area(geoms).astype(float), crs=crs, geometry=geoms)
