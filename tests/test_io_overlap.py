@@ -229,3 +229,150 @@ def test_cli_json_report_and_errors(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "missing.tif" in err and "no such file" in err
     assert cli_main(["score", str(ref), str(ref), "--hoover-threshold", "0.4", "-q"]) == 2
+
+
+# --- issue 11: exact labels of every integer dtype, empty co-occurrence, memory limit ---
+
+INT_DTYPES = ["uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64"]
+
+
+def _edge_labels(dtype: str, n: int, rng) -> np.ndarray:
+    """``n`` distinct labels crowded at the edges of the dtype (2**53 region for 64 bits)."""
+    info = np.iinfo(dtype)
+    pool = [int(info.max) - k for k in range(n)] + [int(info.min) + k for k in range(n)]
+    if info.bits == 64:
+        pool += [2**53 + k for k in range(-n, n)]
+    pool = [v for v in pool if v != 0]
+    return np.array(rng.choice(np.array(pool, dtype=object), size=n, replace=False).tolist(),
+                    dtype=dtype)
+
+
+def _brute_counts(labels: np.ndarray, background: int) -> dict[int, int]:
+    """Pixel count of every label, by a Python dict over Python ints (no numpy dtype rules)."""
+    out: dict[int, int] = {}
+    for v in labels.ravel().tolist():
+        if v != background:
+            out[v] = out.get(v, 0) + 1
+    return out
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_label_areas_exact_for_every_dtype(dtype):
+    from geoeval.io.raster import label_areas
+
+    rng = np.random.default_rng(11)
+    values = _edge_labels(dtype, 6, rng)
+    labels = np.zeros((9, 11), dtype=dtype)
+    for v in values:
+        r, c = rng.integers(0, 8, size=2)
+        labels[r:r + 2, c:c + 3] = v
+    ids, counts = label_areas(labels, 0)
+    brute = _brute_counts(labels, 0)
+    assert [int(i) for i in ids] == sorted(brute)
+    assert counts.tolist() == [brute[k] for k in sorted(brute)]
+    assert ids.dtype.kind in "iu"
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_huge_labels_raster_and_vector_paths_agree_with_brute_force(dtype):
+    """Overlaps of edge-of-dtype labels by co-occurrence, by vectorised polygons (where IoU
+    above 1 was seen with uint64) and by a brute-force pixel count must all agree."""
+    rng = np.random.default_rng(int(np.iinfo(dtype).bits))
+    ref_l = np.zeros((12, 14), dtype=dtype)
+    sub_l = np.zeros((12, 14), dtype=dtype)
+    for labels in (ref_l, sub_l):
+        for v in _edge_labels(dtype, 5, rng):
+            r, c = rng.integers(0, 10, size=2)
+            labels[r:r + 3, c:c + 4] = v
+    ref, sub = objects_from_labels(ref_l), objects_from_labels(sub_l)
+    brute: dict[tuple[int, int], int] = {}
+    for a, b in zip(ref_l.ravel().tolist(), sub_l.ravel().tolist(), strict=True):
+        if a and b:
+            brute[(a, b)] = brute.get((a, b), 0) + 1
+    for ov in (compute_overlap(ref, sub), compute_overlap(vectorised(ref), vectorised(sub))):
+        got = {(int(ref.ids[r]), int(sub.ids[c])): v
+               for r, c, v in zip(ov.rows, ov.cols, ov.values, strict=True)}
+        assert got == pytest.approx(brute)
+        assert np.all(ov.iou <= 1.0) and np.all(ov.iou > 0)
+    np.testing.assert_allclose(shapely.area(ref.polygons), ref.areas)
+
+
+def test_uint64_labels_above_2_63_survive_resampling():
+    from geoeval.io.raster import resample_to_grid
+
+    big = 2**64 - 1
+    labels = np.zeros((4, 4), dtype=np.uint64)
+    labels[:2, :2], labels[2:, 2:], labels[:2, 2:] = big, big - 1, 2**53 + 1
+    objs = objects_from_labels(labels, Affine(2, 0, 0, 0, -2, 8))
+    target = objects_from_labels(np.zeros((8, 8), np.uint8), Affine(1, 0, 0, 0, -1, 8)).grid
+    out = resample_to_grid(objs, target)
+    assert out.grid.labels.dtype == np.uint64
+    assert [int(i) for i in out.ids] == [2**53 + 1, big - 1, big]
+    assert out.areas.tolist() == [16.0, 16.0, 16.0]  # 2 x 2 px of 4 m² -> 16 px of 1 m²
+    assert int(out.grid.labels[0, 0]) == big and int(out.grid.labels[7, 7]) == big - 1
+
+
+@pytest.mark.parametrize("case", ["disjoint", "empty-sub", "empty-ref", "both-empty"])
+def test_cooccurrence_without_pairs(case):
+    a = np.zeros((4, 4), np.int32)
+    b = np.zeros((4, 4), np.int32)
+    if case in ("disjoint", "empty-sub"):
+        a[:2, :2] = 3
+    if case in ("disjoint", "empty-ref"):
+        b[2:, 2:] = 8
+    ov = compute_overlap(objects_from_labels(a), objects_from_labels(b))
+    assert ov.method == "co-occurrence" and ov.n_pairs == 0 and ov.n_components == 0
+    assert ov.union_area == float(np.count_nonzero(a) + np.count_nonzero(b))
+    assert ov.matrix().shape == (len(ov.reference), len(ov.submission))
+
+
+@pytest.mark.parametrize("empty", ["reference", "submission"])
+def test_score_with_an_empty_side_api(tmp_path, empty):
+    """Through geoeval.score: the raster/raster and the raster/vector paths alike."""
+    full = np.zeros((4, 4), np.uint8)
+    full[:2, :2] = 1
+    full[2:, 2:] = 2
+    zero = np.zeros((4, 4), np.uint8)
+    r = write_raster(tmp_path / "r.tif", zero if empty == "reference" else full)
+    s = write_raster(tmp_path / "s.tif", zero if empty == "submission" else full)
+    for sub in (s, ObjectSet.from_geometries(
+            [] if empty == "submission" else
+            [shapely.box(570000, 1449998.8, 570001.2, 1450000)], crs=UTM)):
+        res = geoeval.score(r, sub)
+        for name, m in res.results.items():
+            summ = m.summary()
+            if empty == "submission":
+                assert (summ["missed"], summ["false_alarms"]) == (2, 0), name
+                assert summ["precision"] is None and summ["recall"] == 0.0, name
+            else:
+                assert summ["missed"] == 0 and summ["recall"] is None, name
+                assert summ["false_alarms"] == len(res.submission), name
+            assert len(m.matching.instances) == 0, name
+
+
+@pytest.mark.parametrize("dtype,background", [("uint8", -1), ("uint8", 256), ("int8", 200),
+                                              ("uint64", -1), ("int64", 2**63)])
+def test_background_outside_dtype_api(tmp_path, dtype, background):
+    p = write_raster(tmp_path / "b.tif", np.ones((2, 2), dtype=dtype))
+    with pytest.raises(InputError, match="--background .* outside the range"):
+        read(p, background=background)
+    with pytest.raises(InputError, match="outside the range"):
+        objects_from_labels(np.ones((2, 2), dtype=dtype), background=background)
+
+
+def test_memory_limit_keyword_and_estimate(tmp_path, monkeypatch):
+    from geoeval.errors import CapacityError
+    from geoeval.io.raster import memory_limit, memory_needed
+
+    assert memory_needed(10, 20, 2) == 200 * (2 * 2 + 16)
+    p = write_raster(tmp_path / "m.tif", np.ones((10, 20), dtype=np.uint16))
+    with pytest.raises(CapacityError, match="20 x 10 pixels need about 3.91 KiB"):
+        read(p, max_memory=3999)
+    assert len(read(p, max_memory=4000)) == 1
+    monkeypatch.setenv("GEOEVAL_MAX_MEMORY", "2.5M")
+    assert memory_limit() == (int(2.5 * 2**20), "GEOEVAL_MAX_MEMORY=2.5M")
+    monkeypatch.setenv("GEOEVAL_MAX_MEMORY", "3g")
+    assert memory_limit()[0] == 3 * 2**30
+    monkeypatch.delenv("GEOEVAL_MAX_MEMORY")
+    limit, source = memory_limit()
+    assert source.startswith("half of the available memory") and limit > 0

@@ -103,7 +103,10 @@ def read_pair(
     Raises
     ------
     CRSMismatchError
-        Only one input has a CRS, or the two extents do not overlap.
+        Only one input has a CRS, the two CRSs cannot be transformed into each
+        other (the message names both), or the two extents do not overlap (for
+        two rasters: checked in the reference CRS before resampling, and a
+        shared edge alone is not an overlap).
     """
     ref = reference if isinstance(reference, ObjectSet) else read(
         reference, **(reference_options or {}))
