@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from geoeval.errors import InputError
 from geoeval.ranking.extensions import ExtensionStats
 from geoeval.ranking.poset import Poset
 
@@ -108,7 +109,7 @@ def iterate_crf(
     Patil & Taillie (2004), §5 (cumulative rank frequency operator); 004 §4.3.
     """
     if max_rounds < 0:
-        raise ValueError(f"max_rounds must be >= 0, got {max_rounds}")
+        raise InputError(f"max_rounds must be >= 0, got {max_rounds}")
     rounds: list[CRFRound] = []
     current, current_stats = poset, stats
     while True:

@@ -41,7 +41,7 @@ from functools import cache
 
 import numpy as np
 
-from geoeval.errors import CapacityError
+from geoeval.errors import CapacityError, InputError
 from geoeval.ranking.poset import Poset
 
 DEFAULT_MAX_STATES = 2_000_000
@@ -582,11 +582,11 @@ def sample_rank_frequencies(
     """
     n = poset.n
     if batches < 2:
-        raise ValueError(f"batches must be at least 2, got {batches}")
+        raise InputError(f"batches must be at least 2, got {batches}")
     burn = default_burn_in(n) if burn_in is None else int(burn_in)
     steps = default_samples(n) if samples is None else int(samples)
     if burn < 0 or steps < batches:
-        raise ValueError(f"need burn_in >= 0 and samples >= batches, got {burn}, {steps}")
+        raise InputError(f"need burn_in >= 0 and samples >= batches, got {burn}, {steps}")
     steps -= steps % batches
     rng = np.random.default_rng(seed)
     occ, accepted, _ = _run_chain(poset, steps, burn, batches, rng)
@@ -704,7 +704,7 @@ def rank_statistics(
     fell back to sampling a note says why.
     """
     if method not in ("auto", "exact", "mcmc"):
-        raise ValueError(f"method must be 'auto', 'exact' or 'mcmc', got {method!r}")
+        raise InputError(f"method must be 'auto', 'exact' or 'mcmc', got {method!r}")
     if method != "mcmc":
         try:
             return exact_rank_frequencies(poset, max_states)

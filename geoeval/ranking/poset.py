@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from geoeval.errors import InputError
+
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
 
@@ -45,7 +47,7 @@ def dominance(values: np.ndarray) -> np.ndarray:
     """
     v = np.asarray(values, dtype=float)
     if v.ndim != 2:
-        raise ValueError(f"values must be 2-D (items x indicators), got shape {v.shape}")
+        raise InputError(f"values must be 2-D (items x indicators), got shape {v.shape}")
     le = np.all(v[:, None, :] <= v[None, :, :], axis=2)
     lt = np.any(v[:, None, :] < v[None, :, :], axis=2)
     return le & lt
@@ -91,13 +93,13 @@ def check_strict_order(better: np.ndarray) -> None:
     """Raise ``ValueError`` unless ``better`` is irreflexive and transitive."""
     lt = np.asarray(better, dtype=bool)
     if lt.ndim != 2 or lt.shape[0] != lt.shape[1]:
-        raise ValueError(f"relation must be a square matrix, got shape {lt.shape}")
+        raise InputError(f"relation must be a square matrix, got shape {lt.shape}")
     if np.any(np.diag(lt)):
-        raise ValueError("relation is not irreflexive")
+        raise InputError("relation is not irreflexive")
     if np.any(lt & lt.T):
-        raise ValueError("relation is not antisymmetric")
+        raise InputError("relation is not antisymmetric")
     if not np.array_equal(transitive_closure(lt), lt):
-        raise ValueError("relation is not transitive")
+        raise InputError("relation is not transitive")
 
 
 @dataclass(frozen=True)
