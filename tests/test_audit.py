@@ -345,3 +345,12 @@ def test_audit_reports_agreement_with_the_paper(small_audit):
     assert cmp["cells"] == c.n == 4 * 22  # pas, hau, rob_loc, dmoc: all in 003
     assert cmp["agreeing"] == c.n_agree and cmp["rate"] == pytest.approx(c.rate)
     assert "agree with Hemery et al." in small_audit.to_markdown()
+
+
+def test_recorded_causes_name_real_cells():
+    from geoeval.audit.compare import CAUSES
+
+    for m, g, p in CAUSES:
+        assert m == "*" or m in PAPER
+        assert g == "*" or g in tb.COLUMNS
+        assert p == "*" or any(p in cols for cols in tb.COLUMNS.values())

@@ -204,7 +204,8 @@ def audit(
     triangles : int, optional
         Triangles per ground truth for the triangle inequality (default 256, quick 16).
     quorum : float
-        Share of the ground truths on which a property must hold for the table's ✓.
+        Share of the ground truths on which a property must hold for the table's
+        ✓ (003 is silent; 0.5 is the rule closest to its tables, ``docs/audit.md``).
     axial_rtol : float
         Tolerance of the axial-symmetry check, relative to the curve's amplitude.
     blind_rtol : float

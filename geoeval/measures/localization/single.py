@@ -4,12 +4,12 @@ With one reference object ``G`` and one submitted object ``L`` (masks on one
 grid) the matchers' scores reduce to small formulas on ``a = |G ∩ L|``:
 
 * IoU matcher (mean IoU of the matched pair): ``a / |G ∪ L|``;
-* BGM (``SPEC.md`` §2, 004 eq. 1): matched overlap over the union of all
+* BGM (Özdemir et al. 2010, eq. 1): matched overlap over the union of all
   objects, ``a / |G ∪ L|`` (the pair is matched as soon as ``a > 0``);
-* Hoover at threshold ``T`` (004 eq. 2): the pair is a correct detection when
+* Hoover at threshold ``T`` (Özdemir et al. 2010, eq. 2): the pair is a correct detection when
   ``a ≥ T|L|`` and ``a ≥ T|G|``, scoring ``(a/|G| + a/|L|)/2``; otherwise there
   is no instance, and geoeval scores the pair 0 (``docs/localization.md``);
-* Mallows (004 eq. 12) through :func:`geoeval.measures.mallows.mallows_scores`.
+* Mallows (Özdemir et al. 2010, eq. 12) through :func:`geoeval.measures.mallows.mallows_scores`.
 
 All four are **similarities** (1 = identical).
 """
@@ -37,7 +37,8 @@ def single_pair_iou(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    ``SPEC.md`` §2 (IoU one-to-one): the mean IoU of matched pairs, here one pair.
+    geoeval's IoU matcher (one-to-one, ``docs/matcher-iou.md``): the mean IoU of the
+    matched pairs, here one pair.
 
     References
     ----------
