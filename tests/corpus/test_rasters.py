@@ -400,7 +400,7 @@ def test_only_one_side_without_crs(tmp_path, lacking):
 
 def test_rotated_grid(tmp_path):
     """Both rasters on one grid rotated by 30° with 2 m pixels: areas are 4 m² per pixel."""
-    transform = from_origin(570000.0, 1450000.0, 2.0, 2.0) * Affine.rotation(30)
+    transform = from_origin(570000.0, 1450000.0, 2.0, 2.0) @ Affine.rotation(30)
     ref, sub = _hand_pair(tmp_path, transform=transform)
     d = score_json(tmp_path, ref, sub)
     assert d["overlap"]["method"] == "co-occurrence"
