@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from geoeval.measures.localization.registry import METRICS
-from geoeval.report.atomic import atomic_path
+from geoeval.report.atomic import atomic_path, ensure_folder
 
 
 def _save(fig, path: Path) -> None:
@@ -33,8 +33,7 @@ def write_figures(result, directory: str | os.PathLike) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out_dir = Path(directory)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = ensure_folder(directory)
     shapes = [s for s in ("gt1", "gt2") if s in result.shapes] or [result.shapes[0]]
     n = len(result.metrics)
     cols = min(6, n)

@@ -408,11 +408,12 @@ def evaluate_robin(
     dets = _as_list(detections)
     if not dets:
         raise InputError("no detection input given")
-    warnings: list[str] = []
+    warnings: list[str] = list(gt0.warnings)  # the readers' (boxes outside the image, …)
     runs: list[RobinRun] = []
     aligned: list[tuple[BoxSet, BoxSet]] = []
     for x in dets:
         det = _load(x, "det", reader, like=gt0)
+        warnings.extend(det.warnings)
         gt, det = align_images(gt0, det)
         aligned.append((gt, det))
         runs.append(_run(gt, det, eps, points, difficult_alpha))

@@ -238,9 +238,10 @@ def robin_categories(
     known = None if known_categories is None else {str(c) for c in known_categories}
     runs: list[CategoryRun] = []
     samples: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    warnings: list[str] = []
+    warnings: list[str] = list(gt0.warnings)  # the readers' (boxes outside the image, …)
     for x in _as_list(outputs):
         out = _load(x, "det", reader, like=gt0)
+        warnings.extend(out.warnings)
         gt, out = align_images(gt0, out)
         match = match_robin(gt, out, eps)
         truth = _normalise(gt.classes, set(), oth)

@@ -305,10 +305,9 @@ def plot_voc(result: VocResult, folder: str | Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from geoeval.report.atomic import atomic_path
+    from geoeval.report.atomic import atomic_path, ensure_folder
 
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_folder(folder)
     written = []
     for name, cr in result.classes.items():
         if cr.ap is None:

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from geoeval.cli.options import IOU, POSITIVE
 from geoeval.report.tables import fmt as cell
 
 
@@ -19,8 +20,10 @@ def neovision2_command(
         help="Ground truth: a CSV file or a folder of per-sequence CSV files.")],
     detections: Annotated[Path, typer.Argument(
         help="System output: a CSV file or a folder laid out like the ground truth.")],
-    iou_threshold: Annotated[float, typer.Option(help="Match when IoU ≥ this.")] = 0.2,
+    iou_threshold: Annotated[float, typer.Option(
+        callback=IOU, help="Match when IoU ≥ this.")] = 0.2,
     roc_max_fppf: Annotated[float | None, typer.Option(
+        callback=POSITIVE,
         help="Right end of the FPPF axis for Az (default: each curve's largest FPPF).")
     ] = None,
     json_path: Annotated[Path | None, typer.Option(

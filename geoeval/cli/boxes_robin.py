@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from geoeval.cli.options import ALPHA, EPS
 from geoeval.report.tables import fmt as cell
 
 
@@ -23,10 +24,12 @@ class Preset(str, Enum):
 
 GtArg = Annotated[Path, typer.Argument(help="Ground truth: folder of text/VOC files, "
                                             "COCO JSON, or YOLO folder.")]
-Eps1 = Annotated[float | None, typer.Option("--eps1", help="Localisation threshold ε1 "
-                                                           "(overrides the preset).")]
-Eps2 = Annotated[float | None, typer.Option("--eps2", help="Completeness threshold ε2.")]
-Eps3 = Annotated[float | None, typer.Option("--eps3", help="Correctness threshold ε3.")]
+Eps1 = Annotated[float | None, typer.Option(
+    "--eps1", callback=EPS, help="Localisation threshold ε1 (overrides the preset).")]
+Eps2 = Annotated[float | None, typer.Option(
+    "--eps2", callback=EPS, help="Completeness threshold ε2.")]
+Eps3 = Annotated[float | None, typer.Option(
+    "--eps3", callback=EPS, help="Correctness threshold ε3.")]
 PresetOpt = Annotated[Preset, typer.Option(help="Thresholds: rough 0.15/0.5/0.15, "
                                                 "precise 0.05/0.2/0.05.")]
 FmtOpt = Annotated[str | None, typer.Option("--format", help="text, voc, coco or yolo "
@@ -62,7 +65,7 @@ def robin_command(
     points: Annotated[bool, typer.Option(
         "--points", help="Detections are access points (box centres): G uses m1 only.")] = False,
     difficult_alpha: Annotated[float, typer.Option(
-        help="Significance level of the difficult-image test.")] = 0.05,
+        callback=ALPHA, help="Significance level of the difficult-image test.")] = 0.05,
     per_category: Annotated[bool, typer.Option(
         "--per-category", help="Also score each category as its own detector "
         "(categorisation as multiple detections, D'Angelo et al. 2006 §4.2.4).")] = False,

@@ -15,9 +15,9 @@ from typing import Annotated
 
 import typer
 
+from geoeval.cli.options import IOU
 from geoeval.errors import InputError
 from geoeval.report.tables import fmt as cell
-from geoeval.validate import fraction
 
 
 class BoxFormat(str, Enum):
@@ -56,7 +56,8 @@ def voc_command(
     gt: Annotated[Path, typer.Argument(
         help="Ground truth: folder of .txt or VOC .xml files, COCO JSON, or YOLO folder.")],
     det: Annotated[Path, typer.Argument(help="Detections (same formats, with confidences).")],
-    iou_threshold: Annotated[float, typer.Option(help="Minimum IoU of a true positive.")] = 0.5,
+    iou_threshold: Annotated[float, typer.Option(
+        callback=IOU, help="Minimum IoU of a true positive.")] = 0.5,
     voc_plus_one: Annotated[bool, typer.Option(
         "--voc-plus-one", help="Devkit areas (x2 - x1 + 1)(y2 - y1 + 1).")] = False,
     box_format: Annotated[BoxFormat, typer.Option(
@@ -97,9 +98,8 @@ def voc_command(
 
     from geoeval.challenges.voc import evaluate_voc, plot_voc
 
-    iou = fraction("--iou-threshold", iou_threshold, low_open=True)
     result = evaluate_voc(
-        gt, det, iou_threshold=iou, plus_one=voc_plus_one,
+        gt, det, iou_threshold=iou_threshold, plus_one=voc_plus_one,
         box_format=box_format.value, image_size=parse_image_size(image_size),
         gt_fmt=gt_format.value if gt_format else None,
         det_fmt=det_format.value if det_format else None,

@@ -643,3 +643,18 @@ def test_padilla_sample_mixed_pair_through_the_cli(tmp_path):
                       "--image-size", "200,200", "--iou-threshold", "0.3", inputs=[g, d])
     assert r["map"] == pytest.approx(1 / 6) and err == ""
     assert r["classes"]["person"]["tp"] == 1
+
+
+def test_robin_commands_pass_the_readers_warnings_on(tmp_path):
+    # the same box outside its 100 x 50 image on both sides: kept (G = 1, one TP), and
+    # both readers' warnings reach the JSON and stderr of robin and robin-categories
+    g = folder(tmp_path, "gt", {"a.xml": xml(obj(box=(90, 0, 120, 10)))})
+    d = folder(tmp_path, "det", {"a.xml": xml(obj(box=(90, 0, 120, 10), score="0.5"))})
+    for command in ("robin", "robin-categories"):
+        out = tmp_path / f"{command}.json"
+        run = run_cli("boxes", command, g, d, "--json", out, inputs=[g, d])
+        assert_ok(run)
+        r = json.loads(out.read_text())
+        assert sum("reach outside" in w for w in r["warnings"]) == 2
+        assert run.stderr.count("reach outside") == 2
+    assert json.loads((tmp_path / "robin.json").read_text())["runs"][0]["tp"] == 1

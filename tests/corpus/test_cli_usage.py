@@ -82,6 +82,14 @@ BAD_VALUES = [
     ("rank", "--max-states", "0"), ("rank", "--samples", "0"), ("rank", "--burn-in", "-1"),
     ("rank", "--seed", "-1"), ("rank", "--max-rounds", "-1"),
     ("rank", "--max-states", "many"),
+    ("boxes voc", "--iou-threshold", "nan"), ("boxes voc", "--iou-threshold", "0"),
+    ("boxes voc", "--iou-threshold", "1.5"),
+    ("boxes robin", "--eps1", "nan"), ("boxes robin", "--eps2", "-0.1"),
+    ("boxes robin", "--eps3", "1"), ("boxes robin", "--difficult-alpha", "0"),
+    ("boxes robin", "--difficult-alpha", "1.5"),
+    ("boxes robin-categories", "--eps1", "inf"), ("boxes robin-categories", "--eps3", "7"),
+    ("boxes neovision2", "--iou-threshold", "-1"), ("boxes neovision2", "--iou-threshold", "nan"),
+    ("boxes neovision2", "--roc-max-fppf", "0"), ("boxes neovision2", "--roc-max-fppf", "-inf"),
 ]
 
 
@@ -90,9 +98,7 @@ BAD_VALUES = [
 def test_bad_option_value(command: str, option: str, value: str, tmp_path) -> None:
     # the arguments need not exist: a bad option is refused before anything is read
     ref, sub = tmp_path / "r.tif", tmp_path / "s.tif"
-    args = [command, str(ref), str(sub)] if command == "score" else [command, str(ref),
-                                                                      str(sub)]
-    run = run_cli(*args, option, value)
+    run = run_cli(*command.split(), str(ref), str(sub), option, value)
     assert_error(run, option)
     assert re.search(r"Invalid value", run.stderr)
 
