@@ -229,9 +229,15 @@ def _joined(ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def _plain(ids: np.ndarray) -> np.ndarray:
-    """Ids as int64 when integral, else as Python objects (strings)."""
+    """Ids as int64 when integral and within its range, else as text.
+
+    GeoPackage and most tables store signed 64-bit integers: uint64 labels at or
+    above 2**63 are written as their exact decimal text rather than wrapped.
+    """
     ids = np.asarray(ids)
     if ids.dtype.kind in "iub":
+        if ids.dtype == np.uint64 and ids.size and ids.max() > np.iinfo(np.int64).max:
+            return ids.astype(str).astype(object)
         return ids.astype(np.int64)
     return ids.astype(object)
 

@@ -500,3 +500,22 @@ def test_bad_memory_limit(tmp_path, monkeypatch, value):
     monkeypatch.setenv("GEOEVAL_MAX_MEMORY", value)
     run = run_cli("score", good, good, inputs=[good])
     assert_error(run, "GEOEVAL_MAX_MEMORY", "not a memory size", max_lines=1)
+
+
+def test_uint64_labels_above_2_63_are_exact_in_gpkg_and_csv(tmp_path):
+    # GeoPackage stores signed 64-bit integers: ids at or above 2**63 are written as their
+    # exact decimal text (never wrapped to negative numbers); both files must agree
+    import geopandas as gpd
+    import pandas as pd
+
+    values = huge_labels("uint64")  # 2**64 - 1, 2**64 - 2, 2**53, 2**53 + 1
+    ref = write(tmp_path / "ref.tif", scene(objs(values), SLOTS_REF, "uint64"))
+    sub = write(tmp_path / "sub.tif", scene(objs(values), SLOTS_SUB, "uint64"))
+    gpkg, csv_dir = tmp_path / "out.gpkg", tmp_path / "csv"
+    run = run_cli("score", ref, sub, "--gpkg", gpkg, "--csv-dir", csv_dir, "--matcher", "bgm",
+                  inputs=[ref, sub])
+    assert_ok(run)
+    layer = gpd.read_file(gpkg, layer="reference")
+    assert sorted(layer["id"].astype(str)) == sorted(str(v) for v in values)
+    table = pd.read_csv(next(csv_dir.glob("*reference*.csv")), dtype=str)
+    assert sorted(table["id"]) == sorted(str(v) for v in values)
