@@ -288,7 +288,8 @@ def _score_empty(ref: Path, options: dict[str, Any]) -> Any:
     keep = ("matchers", "hoover_threshold", "iou_threshold", "min_overlap", "mallows",
             "resolution", "approximate", "n_jobs")
     return score_objects(reference, empty, **{k: options[k] for k in keep if k in options},
-                         per_class=options.get("class_field") is not None)
+                         per_class=options.get("class_field") is not None,
+                         warnings=reference.warnings)
 
 
 def _scene(name: str, ref: Path, sub: Path | None, res: Any) -> Scene:

@@ -120,3 +120,20 @@ def test_cli_folders(folders, tmp_path):
     # a folder against a file, and per-scene outputs on folders, are errors
     assert main(["score", str(ref), str(sub / "a.tif"), "-q"]) == 2
     assert main(["score", str(ref), str(sub), "--gpkg", str(tmp_path / "x.gpkg"), "-q"]) == 2
+
+
+def test_scene_without_submission_keeps_the_reference_readers_warnings(tmp_path):
+    # scene "v": a vector reference with one polygon and one point (skipped with a warning)
+    # and no submission file: the warning still reaches that scene's result
+    import geopandas as gpd
+    from shapely.geometry import Point, box
+
+    ref, sub = tmp_path / "ref", tmp_path / "sub"
+    ref.mkdir()
+    sub.mkdir()
+    gpd.GeoDataFrame({"id": [1, 2]}, geometry=[box(0, 0, 1, 1), Point(5, 5)],
+                     crs="EPSG:32651").to_file(ref / "v.gpkg")
+    result = geoeval.score_scenes(ref, sub, matchers=["bgm"])
+    (scene,) = result.scenes
+    assert scene.submission is None and scene.results["bgm"]["missed"] == 1
+    assert any("skipped" in w and "1" in w for w in scene.warnings), scene.warnings

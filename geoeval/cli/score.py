@@ -111,8 +111,10 @@ def score_command(
     folders = _is_folder(reference) or _is_folder(submission)
     if folders:
         if not (_is_folder(reference) and _is_folder(submission)):
-            raise InputError("score a folder of scenes against a folder (both arguments)",
-                             submission if _is_folder(reference) else reference)
+            folder, file = ((reference, submission) if _is_folder(reference)
+                            else (submission, reference))
+            raise InputError(f"is a file but {folder} is a folder; to score a folder of "
+                             "scenes, give a folder for both arguments", file)
         for name, value in (("--gpkg", gpkg), ("--figure", figure)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
