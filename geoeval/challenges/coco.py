@@ -173,6 +173,12 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     g_cat = np.searchsorted(cat_ids, gt.class_ids)
     d_cat = np.minimum(np.searchsorted(cat_ids, dt.class_ids), K - 1)
     d_known = cat_ids[d_cat] == dt.class_ids  # results on unknown categories are dropped
+    warnings = [*gt.warnings, *dt.warnings]
+    if not d_known.all():
+        unknown = np.unique(dt.class_ids[~d_known])
+        warnings.append(f"{dt.path}: {int((~d_known).sum())} result(s) of category id(s) "
+                        f"absent from the ground truth ({', '.join(map(str, unknown[:5]))}"
+                        f"{', …' if unknown.size > 5 else ''}) are left out, as in COCOeval")
 
     # --- detections: rank in image × category, keep the 100 best -----------------------
     d_idx = np.flatnonzero(d_known)
@@ -236,7 +242,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     stats = _summarize(precision, recall)
     per_class = _per_class(gt, cat_ids, precision, npig)
     return CocoResult(
-        warnings=tuple(gt.warnings) + tuple(dt.warnings),
+        warnings=tuple(warnings),
         stats=dict(zip(STAT_NAMES, (float(s) for s in stats), strict=True)),
         per_class=per_class,
         precision=precision,

@@ -658,3 +658,17 @@ def test_robin_commands_pass_the_readers_warnings_on(tmp_path):
         assert sum("reach outside" in w for w in r["warnings"]) == 2
         assert run.stderr.count("reach outside") == 2
     assert json.loads((tmp_path / "robin.json").read_text())["runs"][0]["tp"] == 1
+
+
+def test_coco_results_of_unknown_categories_are_left_out_with_a_warning(tmp_path):
+    # one perfect result of category 1 and two of category 7 (not in the ground truth):
+    # COCOeval ignores the latter, so AP stays 1; the warning counts them
+    g = jfile(tmp_path, "gt.json", coco_gt())
+    d = jfile(tmp_path, "dt.json", coco_det() + coco_det(category_id=7)
+              + coco_det([20, 20, 5, 5], category_id=7, score=0.5))
+    out = tmp_path / "out.json"
+    run = run_cli("boxes", "coco", g, d, "--json", out, "-q", inputs=[g, d])
+    assert_ok(run)
+    r = json.loads(out.read_text())
+    assert r["stats"]["AP"] == pytest.approx(1.0)
+    assert "2 result(s) of category id(s) absent from the ground truth (7)" in run.stderr
