@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from geoeval.audit.tables import COLUMNS
+
 #: registry names of the 38 metrics of the paper, in its row order
 PAPER_METRICS: tuple[str, ...] = (
     "rob_loc", "rob_com", "rob_cor", "err_loc", "err_sous", "err_sur", "snr", "rms", "lq1",
@@ -248,16 +250,6 @@ FINAL_SCORES: dict[str, int] = dict(zip(PAPER_METRICS, (
     13, 20, 3, 19, 16, 17, 17, 22, 22, 19, 17, 18, 21, 16, 16,
 ), strict=True))
 
-_GROUP_COLUMNS: dict[str, tuple[str, ...]] = {
-    "distance": ("symmetry", "separation", "triangle"),
-    "translation": ("axial_symmetry", "strict_monotony", "uniform_continuity",
-                    "scale_dependency", "shape_dependency"),
-    "scale": ("strict_monotony", "uniform_continuity", "scale_dependency", "shape_dependency"),
-    "rotation": ("axial_symmetry", "strict_monotony", "uniform_continuity",
-                 "scale_dependency", "shape_dependency"),
-    "perspective": ("axial_symmetry", "strict_monotony", "uniform_continuity",
-                    "scale_dependency", "shape_dependency"),
-}
 _TABLE_TEXT = {"distance": _T3, "translation": _T4, "scale": _T5, "rotation": _T6,
                "perspective": _T7}
 TABLE_NUMBERS = {"distance": 3, "translation": 4, "scale": 5, "rotation": 6, "perspective": 7}
@@ -265,7 +257,7 @@ _SCALE = {"+": "+", "-": "-", "~": "+/-", ".": "none"}
 
 
 def _parse(group: str) -> dict[str, dict[str, Any]]:
-    cols = _GROUP_COLUMNS[group]
+    cols = COLUMNS[group]
     out: dict[str, dict[str, Any]] = {}
     for line in _TABLE_TEXT[group].strip().splitlines():
         name, *cells = line.split()
@@ -281,7 +273,7 @@ def _parse(group: str) -> dict[str, dict[str, Any]]:
 #: ``PAPER[metric][group][property]``: bool, or for scale dependency
 #: ``"+"``, ``"-"``, ``"+/-"``, ``"none"`` (the audit's own labels)
 PAPER: dict[str, dict[str, dict[str, Any]]] = {}
-for _g in _GROUP_COLUMNS:
+for _g in COLUMNS:
     for _name, _row in _parse(_g).items():
         PAPER.setdefault(_name, {})[_g] = _row
 
