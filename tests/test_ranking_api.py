@@ -273,3 +273,20 @@ def test_sample_contest_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     pos = {n: i for i, n in enumerate(d["ranking"])}
     assert all(pos[better] < pos[worse] for worse, better in d["hasse_edges"])
     assert fig.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_hasse_graphml_round_trip(scores_csv: Path, tmp_path: Path) -> None:
+    # precision/recall only: A > B > C > D is a chain (each better on both); X (0.95, 0.5)
+    # beats none on recall and none beats it on precision, so X is incomparable to all:
+    # covers are exactly B->A, C->B, D->C, and X sits alone on the top level
+    import networkx as nx
+
+    from geoeval.report.graph import write_hasse_graphml
+
+    r = rank_table(scores_csv, indicators=["precision", "recall"])
+    path = write_hasse_graphml(r, tmp_path / "hasse.graphml")
+    g = nx.read_graphml(path)
+    assert sorted(g.edges()) == [("B", "A"), ("C", "B"), ("D", "C")]
+    assert g.nodes["X"]["level"] == 0 and g.nodes["A"]["level"] == 0
+    assert g.nodes["D"]["level"] == 3 and g.nodes["X"]["precision"] == 0.95
+    assert {n: g.nodes[n]["final_rank"] for n in g} == r.final_rank

@@ -53,11 +53,13 @@ def _label(result: RankingResult, name: str) -> str:
 
 def plot_hasse(result: RankingResult, ax: Axes) -> None:
     """Draw the Hasse diagram of the indicator order on ``ax``: levels, best at
-    the top, one edge per cover, nodes labelled with name and indicators."""
+    the top, one arrow per cover (worse → better), nodes labelled with name and
+    indicators."""
+    import networkx as nx  # deferred: only figures and the GraphML export need it
+
     xy = hasse_layout(result)
-    for worse, better in result.hasse_edges():
-        (x0, y0), (x1, y1) = xy[worse], xy[better]
-        ax.plot([x0, x1], [y0, y1], color="0.45", lw=1.2, zorder=1)
+    nx.draw_networkx_edges(result.hasse(), xy, ax=ax, edge_color="0.45", width=1.2,
+                           arrows=True, arrowstyle="-|>", arrowsize=10, node_size=1800)
     final = result.final_rank
     for name, (x, y) in xy.items():
         ax.text(
