@@ -3,7 +3,7 @@
 Round ``k`` replaces every item's indicators by its cumulative rank frequencies
 ``F_a(1), …, F_a(n)`` in the order of round ``k − 1`` (004 §4.3): ``a`` is better
 than ``b`` in round ``k`` iff ``F_a(r) ≥ F_b(r)`` for every ``r`` and the two
-vectors differ (SPEC §4). The operator keeps every strict comparison of the
+vectors differ (Özdemir et al. 2010, §4.3). The operator keeps every strict comparison of the
 previous round (``a > b`` puts ``a`` above ``b`` in every linear extension, so
 ``F_a ≥ F_b`` with a strict inequality at ``a``'s top rank), and adds new ones;
 it is repeated until the order is linear up to ties (a weak order: every two
