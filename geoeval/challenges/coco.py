@@ -4,7 +4,8 @@ Reproduces the official evaluator (``pycocotools.cocoeval.COCOeval`` with
 ``iouType='bbox'`` and default parameters) number for number, with a
 vectorised implementation; pycocotools is never imported here.
 
-The protocol (Lin et al. 2014, "Microsoft COCO: Common Objects in Context"; COCOeval ``evaluateImg``/``accumulate``/``summarize``):
+The protocol (Lin et al. 2014, "Microsoft COCO: Common Objects in Context";
+COCOeval ``evaluateImg``/``accumulate``/``summarize``):
 
 * images are the ground truth's ``images``, categories its ``categories``;
   results on other categories are dropped, results on unknown images refused;
