@@ -1,4 +1,4 @@
-"""Time the full metric audit of 003 (16 ground truths, 118,080 altered results per metric).
+"""Time the full metric audit of Hemery et al. (2010): 16 ground truths, 118,080 results per metric.
 
 Usage::
 

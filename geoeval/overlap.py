@@ -1,6 +1,6 @@
 """Sparse overlap between reference and submission objects, and its components.
 
-``C_ij = |R_i ∩ O_j|`` (``SPEC.md`` §1; Özdemir et al. 2010, §4) is built
+``C_ij = |R_i ∩ O_j|`` (Özdemir et al. 2010, §4) is built
 
 * from label co-occurrence when both inputs are labelled rasters on one grid
   (a joint histogram of the pixels where both sides hold an object), or

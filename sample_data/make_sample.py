@@ -1,7 +1,7 @@
 """Make geoeval's bundled sample scene and nine synthetic detector submissions.
 
 The scene imitates the building-detection task of the PRRS 2008 contest
-(Özdemir et al. 2010, ``seeds/004`` §3 and §5-6): a QuickBird panchromatic tile
+(Özdemir et al. 2010, §3 and §5-6): a QuickBird panchromatic tile
 of Legaspi City, 1668 × 1668 pixels at 0.6 m, about 3000 reference buildings,
 nine submissions given as labelled images. Nothing here comes from the real
 data: the city, its buildings and the nine "detectors" are drawn from a fixed

@@ -2,7 +2,7 @@
 
 :func:`audit` alters 16 synthetic ground truths (translation, scale, rotation,
 perspective), scores every localisation metric on the altered results and
-checks 003's properties; :mod:`geoeval.audit.tables` renders Tables 3–8 and
+checks Hemery et al.'s properties; :mod:`geoeval.audit.tables` renders Tables 3–8 and
 :mod:`geoeval.audit.figures` the curves.
 """
 

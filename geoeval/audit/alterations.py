@@ -1,6 +1,6 @@
-"""The four alterations of 003 §3.2, drawn in batches.
+"""The four alterations of Hemery et al. (2010), §3.2, drawn in batches.
 
-Parameters (003 calls the vertical one ``X`` and the horizontal one ``Y``):
+Parameters (Hemery et al. 2010 call the vertical one ``X`` and the horizontal one ``Y``):
 
 * ``translation (v, u)``: the object moves ``v`` pixels down and ``u`` right;
 * ``scale (v, u)``: about the bounding-box centre, each horizontal edge moves
@@ -12,13 +12,13 @@ Parameters (003 calls the vertical one ``X`` and the horizontal one ``Y``):
   to a quadrilateral whose top edge is ``v`` longer and bottom edge ``v``
   shorter, and whose left edge is ``u`` longer and right edge ``u`` shorter
   (each corner moves by ``v/2`` and ``u/2``; with ``2v`` the quadrilateral of a
-  64-pixel box degenerates at ``|v| = |u| = 24``) (003: "a
+  64-pixel box degenerates at ``|v| = |u| = 24``) (Hemery et al. (2010): "a
   positive value of x corresponds to an upscale of the top of the image and a
   downscale of the bottom").
 
 With 1-pixel steps the grid spans ``-24..24`` on both axes (2,400 altered
 results besides the identity) and ``-90..90`` degrees for rotation (180): 7,380
-results per ground truth, 118,080 for the 16 (003 §3.2).
+results per ground truth, 118,080 for the 16 (Hemery et al. 2010, §3.2).
 
 An altered image is drawn by sending each output pixel centre through the
 inverse map and reading the ground truth's supersampled raster (nearest fine

@@ -92,7 +92,8 @@ class Comparison:
         from geoeval.measures.localization.registry import METRICS
 
         causes = CAUSES if causes is None else causes
-        lines = ["| Table | Metric | Property | 003 | geoeval | holds on | cause |",
+        lines = ["| Table | Metric | Property | Hemery et al. (2010) | geoeval | holds on "
+                 "| cause |",
                  "|---|---|---|---|---|---|---|"]
         for c in self.disagreements:
             label = (labels or {}).get(c.metric) or METRICS[c.metric].label
@@ -155,17 +156,17 @@ def compare(verdicts: dict[str, dict[str, dict[str, Any]]]) -> Comparison:
 _BAD_SCALE = (
     "Table 2's Baddeley sum runs over the union of the two contours (kept, as printed): it "
     "grows with the contour length, so the large square is penalised more (✓−); Baddeley's "
-    "all-pixel original gives 003's ✓+ for BAD,2–3 (measured, docs/localization.md)"
+    "all-pixel original gives Hemery et al.'s ✓+ for BAD,2–3 (measured, docs/localization.md)"
 )
 _BAD_SMOOTH = (
-    "003 §4.2 finds the Baddeley and Odet metrics not strictly monotonous and "
+    "Hemery et al. (2010), §4.2 finds the Baddeley and Odet metrics not strictly monotonous and "
     "discontinuous; the printed union form is monotone and continuous on geoeval's "
     "renderings, on every ground truth (not reproduced)"
 )
 _MARTIN = (
     "Martin's errors are 0 for nested partitions (Martin et al. 2001): a box scaled up or "
     "down along both axes contains or lies in the ground truth, so the curve is 0 over "
-    "both same-sign quadrants, on every ground truth; 003's ✓ contradicts the definition"
+    "both same-sign quadrants, on every ground truth; Hemery et al.'s ✓ contradicts the definition"
 )
 _ROT_MONO = (
     "fails on most ground truths: the squares peak at 45° with a flat top where raster "
@@ -176,7 +177,8 @@ _ROT_MONO = (
 #: the paper; keys ``(metric, group, property)`` with ``*`` wildcards
 CAUSES: dict[tuple[str, str, str], str] = {
     ("*", "distance", "triangle"): (
-        "paper: 003's triangle-inequality column repeats its separation column row by row "
+        "paper: Hemery et al.'s triangle-inequality column repeats its separation column "
+        "row by row "
         "(§4.1: 'when a metric satisfies the separation property, it also satisfies the "
         "triangle inequality'); geoeval checks the inequality itself on 256 translated "
         "triples per ground truth (squared and averaged distances fail on midpoints)"),
@@ -192,7 +194,8 @@ CAUSES: dict[tuple[str, str, str], str] = {
     ("snr", "*", "*"): (
         "SNR as a ratio of sums (Table 2's per-pixel terms are 0/0 or 1/0) is scale-free for "
         "translated boxes, |Lc| / |Gc Δ Lc| ≈ 1/2 once the contours part: a plateau, equal "
-        "for gt1/gt2 and gt4/gt5; no reading found gives 003's ✓+ (docs/localization.md)"),
+        "for gt1/gt2 and gt4/gt5; no reading found gives Hemery et al.'s ✓+ "
+        "(docs/localization.md)"),
     ("bad1", "*", "scale_dependency"): _BAD_SCALE,
     ("bad2", "*", "scale_dependency"): _BAD_SCALE,
     ("bad3", "*", "scale_dependency"): _BAD_SCALE,
@@ -208,11 +211,11 @@ CAUSES: dict[tuple[str, str, str], str] = {
     ("*", "rotation", "shape_dependency"): (
         "gt4 and gt5 are the same rectangle turned by 90°: rotated about the box centre their "
         "results are congruent, so a metric invariant under a quarter turn of both images "
-        "gives equal curves; 003's ✓ must come from its own drawings (not published)"),
+        "gives equal curves; Hemery et al.'s ✓ must come from its own drawings (not published)"),
     ("*", "perspective", "axial_symmetry"): (
         "geoeval renders perspective (v, u) and (−v, −u) of a box as exact point reflections "
         "(closed rounding rule), so every metric invariant under a half turn is axially "
-        "symmetric; 003's blanks reflect its own, unpublished, perspective rendering"),
+        "symmetric; Hemery et al.'s blanks reflect its own, unpublished, perspective rendering"),
     ("*", "perspective", "strict_monotony"): (
         "monotony under perspective depends on the rasterisation of the warp (half-pixel "
         "corner steps): distance-based contour metrics grow on most of geoeval's ground "
@@ -229,7 +232,7 @@ CAUSES: dict[tuple[str, str, str], str] = {
         "decides between ✓− and ✓+/−"),
     ("*", "translation", "scale_dependency"): (
         "Odet's means over the off-contour pixels: gt1/gt2 curves do not cross on geoeval's "
-        "renderings (✓−), 003 finds them crossing (✓+/−)"),
+        "renderings (✓−), Hemery et al. (2010) find them crossing (✓+/−)"),
     ("rob_com", "scale", "*"): (
         "ROB_com compares areas only: gt1 and gt2 scaled by the same pixels change area by "
         "different factors, and in the mixed quadrants the curves cross (✓+/−); gt4 and gt5 "
@@ -240,15 +243,18 @@ CAUSES: dict[tuple[str, str, str], str] = {
     ("bha", "rotation", "uniform_continuity"): (
         "BHA (dark contours) changes smoothly with the contour length under rotation"),
     ("bha", "perspective", "*"): (
-        "003 finds BHA blind to perspective (all blank); on geoeval's renderings the contour "
+        "Hemery et al. (2010) find BHA blind to perspective (all blank); on geoeval's "
+        "renderings the contour "
         "length changes enough (> 5 % of its largest response) to count"),
     ("rms", "rotation", "uniform_continuity"): (
         "the square root makes the first changed pixels a jump (as Lq,3's cube root)"),
     ("ham", "translation", "strict_monotony"): (
-        "holds on 8 of 16 ground truths, enough for the 50 % quorum; 003 (§4.2) sees HAM "
+        "holds on 8 of 16 ground truths, enough for the 50 % quorum; Hemery et al. (2010, §4.2) "
+        "see HAM "
         "stall after 19 pixels"),
     ("haf1", "translation", "uniform_continuity"): (
-        "003 sees HAF1 jump when the best region switches; holds on 8 of 16 ground truths "
+        "Hemery et al. (2010) see HAF1 jump when the best region switches; holds on 8 of "
+        "16 ground truths "
         "here (the switch comes late for large objects), enough for the 50 % quorum"),
     ("haf2", "translation", "uniform_continuity"): (
         "HAF2 weights the best-match IoUs by region sizes: the switch of the best region is "
@@ -257,6 +263,7 @@ CAUSES: dict[tuple[str, str, str], str] = {
         "HAF2's region-size weights ρ make the value stall along the same-sign diagonals "
         "(fails on every ground truth)"),
     ("haf2", "scale", "uniform_continuity"): (
-        "the best-region switch of 003 §4.3 comes outside ±24 px for most of geoeval's "
+        "the best-region switch of Hemery et al. (2010, §4.3) comes outside ±24 px for "
+        "most of geoeval's "
         "ground truths"),
 }

@@ -1,4 +1,4 @@
-"""Curves of metric value against alteration, like 003 Figs. 6 and 9–11 (PNG).
+"""Curves of metric value against alteration, like Hemery et al. (2010), Figs. 6 and 9–11 (PNG).
 
 * ``diagonal_<alteration>.png``: one panel per metric, the value along the
   diagonal ``alt_X_X`` (rotation: ``D``) for the small and the large square

@@ -1,4 +1,4 @@
-"""Property checks of the audit (003 §3.1 and §3.3), on arrays of metric values.
+"""Property checks of the audit (Hemery et al. 2010, §3.1 and §3.3), on arrays of metric values.
 
 Values are *dissimilarities* (0 = identical; similarities are turned round
 first, :meth:`geoeval.measures.localization.Metric.as_dissimilarity`). A curve
@@ -35,13 +35,13 @@ def _tol(*arrays: np.ndarray, rtol: float = EXACT_RTOL) -> float:
 
 
 def symmetry(forward: np.ndarray, backward: np.ndarray) -> bool:
-    """``M(I_gt, I_alt) = M(I_alt, I_gt)`` for every alteration (003 §3.3)."""
+    """``M(I_gt, I_alt) = M(I_alt, I_gt)`` for every alteration (Hemery et al. 2010, §3.3)."""
     f, b = np.asarray(forward, float), np.asarray(backward, float)
     return bool(_close(f, b, _tol(f, b)).all())
 
 
 def separation(values: np.ndarray, identical: np.ndarray) -> bool:
-    """``M = 0`` exactly where the altered result equals the ground truth (003 §3.3).
+    """``M = 0`` exactly where the altered result equals the ground truth (Hemery et al., §3.3).
 
     ``identical`` flags the results equal to the ground truth in the metric's
     representation (the identity always is; e.g. a square rotated by 90° too).
@@ -53,7 +53,7 @@ def separation(values: np.ndarray, identical: np.ndarray) -> bool:
 
 
 def triangle_inequality(d13: np.ndarray, d12: np.ndarray, d23: np.ndarray) -> bool:
-    """``M(I_1, I_3) ≤ M(I_1, I_2) + M(I_2, I_3)`` on every sampled triangle (003 §3.3)."""
+    """``M(I_1, I_3) ≤ M(I_1, I_2) + M(I_2, I_3)`` on sampled triangles (Hemery et al., §3.3)."""
     a, b, c = (np.asarray(x, float) for x in (d13, d12, d23))
     with np.errstate(invalid="ignore"):
         ok = a <= b + c + _tol(a, b, c)
@@ -75,7 +75,7 @@ def axial_symmetry(values: np.ndarray, rtol: float = 0.01) -> bool:
     return bool(_close(v, _flip_all(v), rtol * amplitude(v) + _tol(v)).all())
 
 
-#: quadrant sets: ``"same-sign"`` is 003 §3.3 as written (X, Y both positive, and
+#: quadrant sets: ``"same-sign"`` is Hemery et al. (2010), §3.3 as written (X, Y both positive, and
 #: "by adapting the criterion" both negative); ``"all"`` adds the mixed quadrants
 QUADRANT_SETS = ("same-sign", "all")
 
@@ -84,7 +84,7 @@ def quadrants(values: np.ndarray, centre: int, which: str = "all") -> list[np.nd
     """The curve split at the identity into parts oriented outward (index 0 = identity).
 
     ``which="same-sign"`` keeps the quadrants where both parameters are positive
-    or both negative (003 §3.3), ``"all"`` all four; a one-parameter curve has
+    or both negative (Hemery et al. 2010, §3.3), ``"all"`` all four; a one-parameter curve has
     two halves either way.
     """
     if which not in QUADRANT_SETS:
@@ -101,18 +101,18 @@ def quadrants(values: np.ndarray, centre: int, which: str = "all") -> list[np.nd
 def strict_monotony(values: np.ndarray, centre: int, limit: int | None = None, *,
                     which: str = "same-sign", outer_edge: bool = False,
                     identical: np.ndarray | None = None) -> bool:
-    """The further from the identity, the larger the value, strictly (003 §3.3).
+    """The further from the identity, the larger the value, strictly (Hemery et al. 2010, §3.3).
 
-    003's criterion with strict inequalities, in each quadrant oriented away
+    Hemery et al.'s criterion with strict inequalities, in each quadrant oriented away
     from the identity: at every point where both steps exist,
     ``M(X, Y) < M(X+1, Y)`` **or** ``M(X, Y) < M(X, Y+1)``, and
     ``M(X, Y) < M(X+1, Y+1)``. One parameter: ``M(D) < M(D+1)``. ``limit``
-    keeps the first ``limit`` steps only (rotation: up to 45° as in 003).
+    keeps the first ``limit`` steps only (rotation: up to 45° as in Hemery et al. 2010).
 
-    ``which`` picks the quadrants (default ``"same-sign"``: 003 checks X, Y > 0
+    ``which`` picks the quadrants (default ``"same-sign"``: Hemery et al. 2010 check X, Y > 0
     and, adapted, X, Y < 0, never the mixed ones); ``outer_edge=True`` also
     requires the single step along the grid's last row and column to increase
-    (003 checks only points whose three successors exist). ``identical`` flags
+    (Hemery et al. 2010 check only points whose three successors exist). ``identical`` flags
     the results whose rendering equals the ground truth: such a successor is
     the identity again, not a stronger alteration, and is not required to
     score worse.
@@ -160,7 +160,7 @@ def uniform_continuity(
     values: np.ndarray, centre: int, fraction: float = 1 / 8, ratio: float = 4.0, *,
     which: str = "same-sign",
 ) -> bool:
-    """No gap between consecutive alterations (003 §3.3).
+    """No gap between consecutive alterations (Hemery et al. 2010, §3.3).
 
     In each quadrant (oriented away from the identity; ``which`` as in
     :func:`strict_monotony`) and along each axis, a step
@@ -178,7 +178,7 @@ def uniform_continuity(
 
 
 def scale_dependency(small: np.ndarray, large: np.ndarray, rtol: float = 1e-3) -> str:
-    """How the metric treats the same alteration of a small and a large object (003 §3.3).
+    """How a metric treats one alteration of a small and a large object (Hemery et al., §3.3).
 
     Returns ``"+"`` (the small object is always penalised more), ``"-"`` (always
     less), ``"+/-"`` (both happen) or ``"none"`` (equal everywhere, within
@@ -195,7 +195,7 @@ def scale_dependency(small: np.ndarray, large: np.ndarray, rtol: float = 1e-3) -
 
 
 def shape_dependency(first: np.ndarray, second: np.ndarray, rtol: float = 1e-3) -> bool:
-    """Whether two shapes of equal area and perimeter get different values (003 §3.3)."""
+    """Whether two shapes of equal area and perimeter score differently (Hemery et al., §3.3)."""
     a, b = np.asarray(first, float), np.asarray(second, float)
     tol = rtol * max(amplitude(a), amplitude(b)) + _tol(a, b)
     return not bool(_close(a, b, tol).all())

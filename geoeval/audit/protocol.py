@@ -1,11 +1,11 @@
-"""The audit protocol of 003 §3: alter synthetic ground truths, score, check properties.
+"""The audit protocol of Hemery et al. (2010), §3: alter ground truths, score, check properties.
 
 For each ground truth and alteration the altered masks are drawn in chunks on a
 crop holding every altered object (``card(I)`` stays 256 × 256); each chunk
 becomes one batched :class:`~geoeval.measures.localization.MaskPair`, whose
 contours, distance maps and boxes are shared by all metrics, and every metric
 is evaluated both ways, ``M(I_gt, I_alt)`` and ``M(I_alt, I_gt)`` (symmetry).
-The triangle inequality is checked on translated triples (003: translation
+The triangle inequality is checked on translated triples (Hemery et al. 2010: translation
 only) sampled with a fixed seed: half of them with the middle result at the
 midpoint of the two translations (the case that breaks squared distances),
 half at random.
@@ -74,7 +74,7 @@ class AuditResult:
         return result_dict(self)
 
     def to_markdown(self) -> str:
-        """Tables 3–8 of 003 as Markdown."""
+        """Tables 3–8 of Hemery et al. (2010) as Markdown."""
         from geoeval.audit.tables import markdown
 
         return markdown(self)
@@ -200,24 +200,24 @@ def audit(
     step, angle_step : float, optional
         Grid steps in pixels and degrees (default 1, quick 4 and 5).
     amplitude : float
-        Largest translation / scale / perspective parameter (003: 24 pixels).
+        Largest translation / scale / perspective parameter (Hemery et al. 2010: 24 pixels).
     triangles : int, optional
         Triangles per ground truth for the triangle inequality (default 256, quick 16).
     quorum : float
         Share of the ground truths on which a property must hold for the table's
-        ✓ (003 is silent; 0.5 is the rule closest to its tables, ``docs/audit.md``).
+        ✓ (Hemery et al. 2010 are silent; 0.5 is the rule closest to their tables, ``docs/audit.md``).
     axial_rtol : float
         Tolerance of the axial-symmetry check, relative to the curve's amplitude.
     blind_rtol : float
         A curve whose amplitude is at most this share of the metric's largest
         amplitude on the same ground truth (over the run's alterations) is
-        *blind*: raster noise, not a response (003 leaves such cells blank).
+        *blind*: raster noise, not a response (Hemery et al. 2010 leave such cells blank).
     quadrants : str
-        ``"same-sign"`` (003 §3.3: X, Y both positive or both negative) or
+        ``"same-sign"`` (Hemery et al. 2010, §3.3: X, Y both positive or both negative) or
         ``"all"`` (the mixed quadrants too) for monotony and continuity.
     outer_edge : bool
         Also require the single step along the grid's outer edge to increase
-        (003 does not).
+        (Hemery et al. 2010 do not).
     chunk_pixels : float
         Pixels per batch (memory bound).
     seed : int
@@ -231,7 +231,7 @@ def audit(
 
     Notes
     -----
-    Protocol and properties: 003 §3.1–3.3; choices where it is silent in
+    Protocol and properties: Hemery et al. (2010), §3.1–3.3; choices where it is silent in
     ``docs/audit.md``. The full run (16 ground truths, 1-pixel and 1° steps)
     scores 118,080 altered results per metric and direction.
 
@@ -298,7 +298,7 @@ def _aggregate(per_shape: dict[str, bool | None], quorum: float) -> dict[str, An
 
 
 def _blind(result: AuditResult, metric: str, shape: str, alteration: str) -> bool:
-    """Whether the metric does not respond to ``alteration`` of ``shape`` (003 §4: blank rows).
+    """Whether a metric ignores ``alteration`` of ``shape`` (Hemery et al., §4: blank rows).
 
     The curve's amplitude is compared with the largest amplitude the metric
     shows on the same ground truth over the alterations of the run: at most
@@ -317,7 +317,7 @@ def verdicts(result: AuditResult, metric: str) -> dict[str, dict[str, Any]]:
     A property is checked per ground truth and aggregated with the run's
     ``quorum``; a ground truth to which the metric is blind (:func:`_blind`)
     earns no axial symmetry, monotony or continuity, and a blind pair of
-    ground truths no scale or shape dependency (003 leaves such cells blank).
+    ground truths no scale or shape dependency (Hemery et al. 2010 leave such cells blank).
     """
     s = result.settings
     q = s["quorum"]

@@ -1,11 +1,11 @@
-"""The 16 synthetic ground truths of the audit (003 §3.2, Fig. 4), on 256 × 256 images.
+"""The 16 synthetic ground truths of the audit (Hemery et al. 2010, §3.2, Fig. 4), 256 × 256.
 
 Eight boxes of different sizes and aspect ratios (``gt1``/``gt2`` two squares
 of different scale for the scale-dependency check, ``gt4``/``gt5`` two
 rectangles of equal area and perimeter, one horizontal, one vertical, for the
 shape-dependency check, ``gt8`` a square 4 px from the left border) and eight
 object silhouettes drawn from shapely primitives (car, person, bike, plane,
-house, star, dog, tree), since 003's own drawings are not published.
+house, star, dog, tree), since Hemery et al.'s own drawings are not published.
 
 Each ground truth is stored as a 4× supersampled raster (``SUPERSAMPLE``): an
 altered image is drawn by mapping every output pixel centre back through the

@@ -1,6 +1,6 @@
-"""Tables 3–8 of 003 from an audit result: marks, star scores, final score out of 22.
+"""Tables 3–8 of Hemery et al. (2010) from an audit result: marks, stars, final score out of 22.
 
-Scores (003 §4): one star per property that holds. Distance (Table 3):
+Scores (Hemery et al. 2010, §4): one star per property that holds. Distance (Table 3):
 symmetry, separation, triangle inequality (3). Translation, rotation and
 perspective (Tables 4, 6, 7): axial symmetry, strict monotony, uniform
 continuity, scale dependency, shape dependency (5 each); scale (Table 5): the

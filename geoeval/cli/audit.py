@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         list_metrics: Annotated[bool, typer.Option(
             "--list", help="List the metrics and exit.")] = False,
     ) -> None:
-        """Audit localisation metrics on altered synthetic ground truths (003 §3)."""
+        """Audit localisation metrics on altered ground truths (Hemery et al. 2010, §3)."""
         from rich.console import Console
         from rich.table import Table
 
@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
         with console.status("auditing…") as status:
             result = audit(metric or None, alteration or None, quick=quick,
                            progress=lambda s: status.update(f"auditing… {s}"))
-        t = Table(*tb.headers(result, "synthesis"), title="003 Table 8 — synthesis")
+        t = Table(*tb.headers(result, "synthesis"), title="Hemery et al. 2010, Table 8 — synthesis")
         for row in tb.synthesis_rows(result):
             t.add_row(*row)
         console.print(t)

@@ -1,4 +1,4 @@
-"""``geoeval rank``: rank submissions with Hasse diagrams (004 §4.3).
+"""``geoeval rank``: rank submissions with Hasse diagrams (Özdemir et al. 2010, §4.3).
 
     $ geoeval rank reference.tif sub1.tif sub2.tif sub3.tif --matcher bgm
     $ geoeval rank --table scores.csv --indicators precision,recall,accuracy \\

@@ -2,7 +2,8 @@
 
 :func:`read` opens one file; :func:`read_pair` opens a reference and a
 submission and brings the submission into the reference's CRS (and grid, for
-two rasters), as ``SPEC.md`` §1 requires.
+two rasters), so that overlaps
+(Özdemir et al. 2010, §4) are measured in one space.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Labelled rasters: one integer label per object (any GDAL raster).
 
-``SPEC.md`` §1: an object is every pixel holding one non-background label; it
+An object is every pixel holding one non-background label; it
 may be several disconnected pieces. Nodata counts as background.
 """
 

@@ -1,7 +1,7 @@
 """Mallows shape score of match instances (Özdemir et al. 2010, §4.2, eq. 7–13).
 
 For a match instance, ``U`` are the pixels of its reference objects and ``V``
-those of its submitted objects (``SPEC.md`` §3). Each pixel's mass is its
+those of its submitted objects (Özdemir et al. 2010, §4.2). Each pixel's mass is its
 Euclidean distance to the boundary of its own object, normalised to sum to 1
 per side; the Mallows distance is the earth mover's distance (EMD) between the
 two distributions with Euclidean ground distance between pixel centres; the

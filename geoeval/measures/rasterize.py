@@ -1,10 +1,10 @@
 """Per-object pixel masks on one working grid, for pixel-based measures (Mallows).
 
-A pixel measure needs both sides of a match instance on one grid (``SPEC.md`` §3:
-"vector inputs are rasterised for this score, on the reference grid, or at a
-stated resolution"). This module chooses that grid and cuts each object's mask
-in its own bounding-box window, so no stage ever holds a full-raster array per
-object:
+A pixel measure needs both sides of a match instance on one grid (the Mallows
+score of Özdemir et al. 2010, §4.2, is defined on pixels: vector inputs are
+rasterised, on the reference grid or at a stated resolution). This module
+chooses that grid and cuts each object's mask in its own bounding-box window,
+so no stage ever holds a full-raster array per object:
 
 * a labelled raster already on the working grid: ``labels[window] == label``,
   with the windows of all labels found in one pass (``scipy.ndimage.find_objects``);
@@ -73,7 +73,7 @@ def choose_grid(
     reference, submission : ObjectSet
     resolution : float, optional
         Pixel size (CRS units) of the grid used when neither side is a raster;
-        ignored when one is (``SPEC.md`` §3 rasterises onto the reference grid).
+        ignored when one is (vectors are rasterised onto the reference grid).
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""geoeval.ranking: rank submissions with Hasse diagrams (004 §4.3; Patil & Taillie 2004).
+"""Rank submissions with Hasse diagrams (Özdemir et al. 2010, §4.3; Patil & Taillie 2004).
 
 - :mod:`~geoeval.ranking.poset`: dominance order, cover relation (Hasse
   diagram), levels, upper/lower sets, rank intervals.

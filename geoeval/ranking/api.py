@@ -105,7 +105,7 @@ class RankingResult:
 
     @property
     def rank_intervals(self) -> dict[str, tuple[int, int]]:
-        """``name → (best, worst)`` possible rank (004 eq. 18)."""
+        """``name → (best, worst)`` possible rank (Özdemir et al. 2010, eq. 18)."""
         return dict(zip(self.names, self.poset.rank_intervals(), strict=True))
 
     @property
@@ -300,7 +300,7 @@ def rank_indicators(
     ``a < b`` iff every indicator of ``a`` is ≤ that of ``b`` and the vectors
     differ; identical vectors are tied, i.e. incomparable (an antichain of
     equal elements, counted both ways round in the linear extensions). Rank
-    interval ``|U_a| + 1 ≤ r ≤ |S| − |L_a|`` (004 eq. 16–18), rank frequencies
+    interval ``|U_a| + 1 ≤ r ≤ |S| − |L_a|`` (Özdemir et al. 2010, eq. 16–18), rank frequencies
     (eq. 19), CRF operator (Patil & Taillie 2004). An indicator undefined for
     every submission is dropped (noted); one undefined for only some is an error.
 
@@ -574,7 +574,7 @@ def rank(
     submissions : sequence of path-like
         The submissions (at least one).
     matcher : {"mom", "bgm", "hoover", "iou"}
-        Matcher whose precision, recall and accuracy (004 Figs. 5–7) are the
+        Matcher whose precision, recall and accuracy (Özdemir et al. 2010, Figs. 5–7) are the
         indicators; for ``mom`` the accuracy is the scene Mallows score.
     hoover_threshold, iou_threshold, min_overlap, **reader_options
         Passed to :func:`geoeval.score`.

@@ -1,7 +1,7 @@
 """The iterated cumulative rank frequency (CRF) operator of Patil & Taillie (2004).
 
 Round ``k`` replaces every item's indicators by its cumulative rank frequencies
-``F_a(1), …, F_a(n)`` in the order of round ``k − 1`` (004 §4.3): ``a`` is better
+``F_a(1), …, F_a(n)`` in the order of round ``k − 1`` (Özdemir et al. 2010, §4.3): ``a`` is better
 than ``b`` in round ``k`` iff ``F_a(r) ≥ F_b(r)`` for every ``r`` and the two
 vectors differ (Özdemir et al. 2010, §4.3). The operator keeps every strict comparison of the
 previous round (``a > b`` puts ``a`` above ``b`` in every linear extension, so
@@ -68,7 +68,7 @@ class CRFOutcome:
 
 
 def crf_vectors(stats: ExtensionStats) -> list[list[object]]:
-    """Cumulative rank frequencies ``F_a(r) = Σ_{s ≤ r} f_a(s)`` (004 §4.3), the
+    """Cumulative rank frequencies ``F_a(r) = Σ_{s ≤ r} f_a(s)`` (Özdemir et al. 2010, §4.3), the
     indicators of the next round (exact ints if counted, probabilities if sampled)."""
     return stats.cumulative()
 
@@ -106,7 +106,7 @@ def iterate_crf(
 
     Notes
     -----
-    Patil & Taillie (2004), §5 (cumulative rank frequency operator); 004 §4.3.
+    Patil & Taillie (2004), §5 (cumulative rank frequency operator); Özdemir et al. (2010), §4.3.
     """
     if max_rounds < 0:
         raise InputError(f"max_rounds must be >= 0, got {max_rounds}")

@@ -2,9 +2,9 @@
 Markov chain estimates when the order is too wide.
 
 A linear extension lists the items best first, ``a_1, …, a_n``, never putting an
-item above one that is strictly better (004 §4.3). The rank frequency
+item above one that is strictly better (Özdemir et al. 2010, §4.3). The rank frequency
 ``f_a(r)`` is the number of linear extensions that give ``a`` rank ``r``
-(004 eq. 19; Patil & Taillie 2004).
+(Özdemir et al. 2010, eq. 19; Patil & Taillie 2004).
 
 **Exact** (:func:`exact_rank_frequencies`). The first ``k`` items of a linear
 extension form an *up-set* (closed upwards). With ``N(S)`` the number of ways
@@ -130,7 +130,7 @@ class ExtensionStats:
         return np.asarray(self.rank_frequencies, dtype=float).reshape(self.n, self.n)
 
     def cumulative(self) -> list[list[int]] | list[list[float]]:
-        """Cumulative rank frequencies ``F_a(r) = Σ_{s ≤ r} f_a(s)`` (004 §4.3).
+        """Cumulative rank frequencies ``F_a(r) = Σ_{s ≤ r} f_a(s)`` (Özdemir et al. 2010, §4.3).
 
         Exact integers when exact, probabilities when sampled.
         """
@@ -324,7 +324,7 @@ def exact_rank_frequencies(poset: Poset, max_states: int = DEFAULT_MAX_STATES) -
     Notes
     -----
     ``f_a(r) = Σ N(S) B(S ∪ {a})`` over up-sets ``S`` of size ``r − 1`` to which
-    ``a`` can be added (004 eq. 19 counted by dynamic programming; see the
+    ``a`` can be added (Özdemir et al. 2010, eq. 19 counted by dynamic programming; see the
     module docstring). Counts are int64 while ``n ≤ 20`` (``n! < 2^63``); beyond,
     they are computed modulo enough primes below ``2^31`` that their product
     exceeds ``n!`` and rebuilt exactly by the Chinese remainder theorem.
@@ -578,7 +578,7 @@ def sample_rank_frequencies(
     -----
     Karzanov & Khachiyan (1991); Bubley & Dyer (1999), "Faster random
     generation of linear extensions", Discrete Math. 201, 81–88. Patil &
-    Taillie (2004) suggest MCMC for large orders (004 §4.4).
+    Taillie (2004) suggest MCMC for large orders (Özdemir et al. 2010, §4.4).
     """
     n = poset.n
     if batches < 2:

@@ -2,7 +2,7 @@
 
 Submissions carry ``p`` indicators, all higher-is-better. ``a ≤ b`` iff every
 indicator of ``a`` is ≤ that of ``b``; ``a < b`` iff moreover the vectors differ
-(004 §4.3; Patil & Taillie 2004). Two submissions with *identical* vectors are
+(Özdemir et al. 2010, §4.3; Patil & Taillie 2004). Two submissions with *identical* vectors are
 **tied**: neither is strictly better, so they are incomparable elements of the
 order (an antichain of identical elements) and every linear extension may put
 them either way round. The relation is stored as a boolean matrix ``better``
@@ -36,7 +36,7 @@ def dominance(values: np.ndarray) -> np.ndarray:
     ndarray of bool, shape (n, n)
         ``out[i, j]`` is true iff ``values[i] <= values[j]`` component-wise and
         the two rows differ, i.e. item ``j`` is strictly better than item ``i``
-        (004 §4.3: ``a < a'``). Identical rows are tied: not ordered.
+        (Özdemir et al. 2010, §4.3: ``a < a'``). Identical rows are tied: not ordered.
 
     Examples
     --------
@@ -81,7 +81,7 @@ def transitive_closure(better: np.ndarray) -> np.ndarray:
 def cover_relation(better: np.ndarray) -> np.ndarray:
     """Cover relation (edges of the Hasse diagram) of a strict order.
 
-    ``j`` covers ``i`` iff ``i < j`` and no ``k`` has ``i < k < j`` (004 §4.3).
+    ``j`` covers ``i`` iff ``i < j`` and no ``k`` has ``i < k < j`` (Özdemir et al. 2010, §4.3).
     """
     lt = np.asarray(better, dtype=bool)
     m = lt.astype(np.int64)
@@ -159,17 +159,17 @@ class Poset:
         return sorted(zip(i.tolist(), j.tolist(), strict=True))
 
     def upper_set(self, a: int) -> list[int]:
-        """``U_a = {x : x > a}`` (004 eq. 16): items strictly better than ``a``."""
+        """``U_a = {x : x > a}`` (Özdemir et al. 2010, eq. 16): items strictly better than ``a``."""
         return np.flatnonzero(self.better[a]).tolist()
 
     def lower_set(self, a: int) -> list[int]:
-        """``L_a = {x : x < a}`` (004 eq. 17): items strictly worse than ``a``."""
+        """``L_a = {x : x < a}`` (Özdemir et al. 2010, eq. 17): items strictly worse than ``a``."""
         return np.flatnonzero(self.better[:, a]).tolist()
 
     def rank_intervals(self) -> list[tuple[int, int]]:
         """Rank interval ``|U_a| + 1 ≤ r ≤ |S| − |L_a|`` of every item, rank 1 = best.
 
-        004 eq. 18 (Patil & Taillie 2004): the best and worst rank that some
+        Özdemir et al. (2010), eq. 18 (Patil & Taillie 2004): the best and worst rank that some
         linear extension gives the item.
         """
         up = self.better.sum(axis=1)

@@ -1,4 +1,4 @@
-"""Localisation metrics of Hemery et al. (2010), 003 Table 2, one function each.
+"""Localisation metrics of Hemery et al. (2010), Hemery et al. (2010), Table 2, one function each.
 
 Box metrics take ``(x0, y0, x1, y1)`` boxes, contour metrics contour images and
 mask metrics binary masks; all accept single inputs or batches (a single

@@ -96,7 +96,8 @@ def robin_localization(pair: BoxPair) -> np.ndarray:
 
     Notes
     -----
-    003 eq. 2: ``ROB_loc = (2/π) arctan(max(|x_l − x_gt| / w_gt, |y_l − y_gt| / h_gt))``
+    Hemery et al. (2010), eq. 2:
+    ``ROB_loc = (2/π) arctan(max(|x_l − x_gt| / w_gt, |y_l − y_gt| / h_gt))``
     with ``(x, y)`` the box centre.
 
     References
@@ -127,7 +128,7 @@ def robin_completeness(pair: BoxPair) -> np.ndarray:
 
     Notes
     -----
-    003 eq. 3: ``ROB_com = |A_l − A_gt| / max(A_l, A_gt)``.
+    Hemery et al. (2010), eq. 3: ``ROB_com = |A_l − A_gt| / max(A_l, A_gt)``.
 
     References
     ----------
@@ -157,7 +158,7 @@ def robin_correctness(pair: BoxPair) -> np.ndarray:
 
     Notes
     -----
-    003 eq. 4: ``ROB_cor = (2/π) arctan(|h_l / w_l − h_gt / w_gt|)``.
+    Hemery et al. (2010), eq. 4: ``ROB_cor = (2/π) arctan(|h_l / w_l − h_gt / w_gt|)``.
 
     References
     ----------

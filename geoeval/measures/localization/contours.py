@@ -1,6 +1,6 @@
-"""Contour metrics of 003 Table 2 (inputs: contour images, 1 = contour pixel).
+"""Contour metrics of Hemery et al. (2010), Table 2 (inputs: contour images, 1 = contour pixel).
 
-Notation (003 Table 1): ``I_gt^c``, ``I_l^c`` the contour pixels of the
+Notation (Hemery et al. 2010, Table 1): ``I_gt^c``, ``I_l^c`` the contour pixels of the
 reference and of the result, ``card(I)`` the pixels of the common support,
 ``d(k, X)`` the Euclidean distance from pixel ``k`` to the nearest pixel of
 ``X``. Contour images are read as grey-level images ``gI(k)``: 1 on the contour
@@ -47,7 +47,7 @@ def localization_error(pair: ContourPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``ErrLoc = card(I_{gt\\l}^c ∪ I_{l\\gt}^c) / card(I)``.
+    Hemery et al. (2010), Table 2: ``ErrLoc = card(I_{gt\\l}^c ∪ I_{l\\gt}^c) / card(I)``.
 
     References
     ----------
@@ -71,7 +71,7 @@ def under_detection_error(pair: ContourPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``ErrSous = card(I_{gt\\l}^c) / card(I_gt^c)``.
+    Hemery et al. (2010), Table 2: ``ErrSous = card(I_{gt\\l}^c) / card(I_gt^c)``.
 
     References
     ----------
@@ -95,7 +95,7 @@ def over_detection_error(pair: ContourPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``ErrSur = card(I_{l\\gt}^c) / (card(I) − card(I_gt^c))``.
+    Hemery et al. (2010), Table 2: ``ErrSur = card(I_{l\\gt}^c) / (card(I) − card(I_gt^c))``.
 
     References
     ----------
@@ -119,7 +119,7 @@ def signal_to_noise_ratio(pair: ContourPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2 prints ``[1/card(I) Σ_k gI_l(k)² / (gI_gt(k) − gI_l(k))²]^{1/2}``,
+    Hemery et al. (2010), Table 2 prints ``[1/card(I) Σ_k gI_l(k)² / (gI_gt(k) − gI_l(k))²]^{1/2}``,
     whose terms are ``0/0`` or ``1/0`` for binary images; geoeval uses the usual
     ratio of sums ``SNR = [Σ_k gI_l(k)² / Σ_k (gI_gt(k) − gI_l(k))²]^{1/2}``
     ``= [card(I_l^c) / card(I_gt^c Δ I_l^c)]^{1/2}`` (``docs/localization.md``).
@@ -146,7 +146,7 @@ def root_mean_square(pair: ContourPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``rms = [1/card(I) Σ_k (gI_gt(k) − gI_l(k))²]^{1/2}``.
+    Hemery et al. (2010), Table 2: ``rms = [1/card(I) Σ_k (gI_gt(k) − gI_l(k))²]^{1/2}``.
 
     References
     ----------
@@ -163,7 +163,7 @@ def lq_distance(pair: ContourPair, q: float = 1.0) -> np.ndarray:
     ----------
     {PARAMS}
     q : float
-        Exponent (003 uses 1 and 3).
+        Exponent (Hemery et al. 2010 use 1 and 3).
 
     Returns
     -------
@@ -172,7 +172,7 @@ def lq_distance(pair: ContourPair, q: float = 1.0) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``L_q = [1/card(I) Σ_k |gI_l(k) − gI_gt(k)|^q]^{1/q}``.
+    Hemery et al. (2010), Table 2: ``L_q = [1/card(I) Σ_k |gI_l(k) − gI_gt(k)|^q]^{1/q}``.
 
     References
     ----------
@@ -194,7 +194,7 @@ def kullback_distance(pair: ContourPair, eps: float = EPS, support: str = "image
         Pixels summed over: every pixel of the result image (``"image"``,
         symmetric, a multiple of ErrLoc) or the result's contour pixels
         ``I_l^c`` (``"result"``, not symmetric: only result contour pixels off
-        the reference contour count). 003 Table 3 finds KUL not symmetric but
+        the reference contour count). Hemery et al. (2010), Table 3 finds KUL not symmetric but
         with separation and triangle inequality, which only the second reading
         gives; the audit registry uses it (``docs/localization.md``).
 
@@ -205,7 +205,8 @@ def kullback_distance(pair: ContourPair, eps: float = EPS, support: str = "image
 
     Notes
     -----
-    003 Table 2: ``KUL = 1/card(I) Σ_k (gI_l(k) − gI_gt(k)) log(gI_l(k) / gI_gt(k))``,
+    Hemery et al. (2010), Table 2:
+    ``KUL = 1/card(I) Σ_k (gI_l(k) − gI_gt(k)) log(gI_l(k) / gI_gt(k))``,
     the sum over all pixels of the result image (Table 1: ``I_l`` is the result
     image). With grey levels 1 and ``eps`` every disagreeing pixel adds
     ``(1 − eps) ln(1/eps)``.
@@ -239,11 +240,11 @@ def bhattacharyya_distance(pair: ContourPair, eps: float = EPS, levels: str = "c
     Returns
     -------
     float or numpy.ndarray
-        Not 0 for identical images (003 Table 3: no separation).
+        Not 0 for identical images (Hemery et al. 2010, Table 3: no separation).
 
     Notes
     -----
-    003 Table 2: ``BHA = −log(1/card(I) Σ_k [gI_gt(k) gI_l(k)]^{1/2})``.
+    Hemery et al. (2010), Table 2: ``BHA = −log(1/card(I) Σ_k [gI_gt(k) gI_l(k)]^{1/2})``.
 
     References
     ----------
@@ -278,7 +279,7 @@ def jensen_distance(pair: ContourPair, alpha: float = 3.0, eps: float = EPS,
     ----------
     {PARAMS}
     alpha : float
-        Order of the Rényi entropy (003: 3).
+        Order of the Rényi entropy (Hemery et al. 2010: 3).
     eps : float
         The low grey level.
     levels : {"contour", "background"}
@@ -292,7 +293,7 @@ def jensen_distance(pair: ContourPair, alpha: float = 3.0, eps: float = EPS,
 
     Notes
     -----
-    003 Table 2: ``JEN = J((I_gt + I_l)/2, I_gt)`` with
+    Hemery et al. (2010), Table 2: ``JEN = J((I_gt + I_l)/2, I_gt)`` with
     ``J(I_1, I_2) = H_α(√(I_1 I_2)) − (H_α(I_1) + H_α(I_2))/2`` and
     ``H_α(I) = 1/(1 − α) log2 Σ_k gI(k)^α`` (pixelwise products and means).
 
@@ -324,7 +325,7 @@ def mean_distance(pair: ContourPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``DMoy = 1/card(I_l^c) Σ_{k ∈ I_l^c} d(k, I_gt^c)``.
+    Hemery et al. (2010), Table 2: ``DMoy = 1/card(I_l^c) Σ_{k ∈ I_l^c} d(k, I_gt^c)``.
 
     References
     ----------
@@ -355,7 +356,7 @@ def mean_squared_distance(pair: ContourPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``DMoC = 1/card(I_l^c) Σ_{k ∈ I_l^c} d(k, I_gt^c)²``.
+    Hemery et al. (2010), Table 2: ``DMoC = 1/card(I_l^c) Σ_{k ∈ I_l^c} d(k, I_gt^c)²``.
 
     References
     ----------
@@ -381,7 +382,7 @@ def figure_of_merit(pair: ContourPair, alpha: float = 1 / 9) -> np.ndarray:
 
     Notes
     -----
-    003 eq. 5–6: ``FOM = 1/MP Σ_{k ∈ I_l^c} 1/(1 + α d(k, I_gt^c)²)``,
+    Hemery et al. (2010), eq. 5–6: ``FOM = 1/MP Σ_{k ∈ I_l^c} 1/(1 + α d(k, I_gt^c)²)``,
     ``MP = max(card(I_gt^c), card(I_l^c))``.
 
     References
@@ -407,7 +408,7 @@ def hausdorff_distance(pair: ContourPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``HAU = max(h(I_gt, I_l), h(I_l, I_gt))`` with
+    Hemery et al. (2010), Table 2: ``HAU = max(h(I_gt, I_l), h(I_l, I_gt))`` with
     ``h(I_1, I_2) = max_{k ∈ I_1^c} d(k, I_2^c)``.
 
     References
@@ -430,7 +431,7 @@ def baddeley_distance(pair: ContourPair, p: float = 2.0) -> np.ndarray:
     ----------
     {PARAMS}
     p : float
-        Exponent ``P ≥ 1`` (003 uses 1, 2, 3).
+        Exponent ``P ≥ 1`` (Hemery et al. 2010 use 1, 2, 3).
 
     Returns
     -------
@@ -439,10 +440,11 @@ def baddeley_distance(pair: ContourPair, p: float = 2.0) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``BAD = [1/card(I) Σ_{k ∈ I_gt^c ∪ I_l^c} |d(k, I_gt^c) − d(k, I_l^c)|^P]^{1/P}``.
+    Hemery et al. (2010), Table 2:
+    ``BAD = [1/card(I) Σ_{k ∈ I_gt^c ∪ I_l^c} |d(k, I_gt^c) − d(k, I_l^c)|^P]^{1/P}``.
     On the union one of the two distances is 0, so the sum is
     ``Σ_{I_l^c} d(k, I_gt^c)^P + Σ_{I_gt^c} d(k, I_l^c)^P``. (Baddeley's original
-    sums over all pixels with a cut-off; geoeval follows the 003 table.)
+    sums over all pixels with a cut-off; geoeval follows the Hemery et al. (2010) table.)
 
     References
     ----------
@@ -460,9 +462,9 @@ def odet_over_detection(pair: ContourPair, n: float = 1.0, d_th: float = 5.0) ->
     ----------
     {PARAMS}
     n : float
-        Exponent (003: 1 and 2).
+        Exponent (Hemery et al. 2010: 1 and 2).
     d_th : float
-        Distance scale (003: 5 pixels).
+        Distance scale (Hemery et al. 2010: 5 pixels).
 
     Returns
     -------
@@ -471,7 +473,8 @@ def odet_over_detection(pair: ContourPair, n: float = 1.0, d_th: float = 5.0) ->
 
     Notes
     -----
-    003 Table 2: ``ODI_n = 1/card(I_{l\\gt}^c) Σ_{k ∈ I_{l\\gt}^c} (d(k, I_gt^c)/d_Th)^n``.
+    Hemery et al. (2010), Table 2:
+    ``ODI_n = 1/card(I_{l\\gt}^c) Σ_{k ∈ I_{l\\gt}^c} (d(k, I_gt^c)/d_Th)^n``.
 
     References
     ----------
@@ -489,9 +492,9 @@ def odet_under_detection(pair: ContourPair, n: float = 1.0, d_th: float = 5.0) -
     ----------
     {PARAMS}
     n : float
-        Exponent (003: 1 and 2).
+        Exponent (Hemery et al. 2010: 1 and 2).
     d_th : float
-        Distance scale (003: 5 pixels).
+        Distance scale (Hemery et al. 2010: 5 pixels).
 
     Returns
     -------
@@ -500,7 +503,8 @@ def odet_under_detection(pair: ContourPair, n: float = 1.0, d_th: float = 5.0) -
 
     Notes
     -----
-    003 Table 2: ``UDI_n = 1/card(I_{gt\\l}^c) Σ_{k ∈ I_{gt\\l}^c} (d(k, I_l^c)/d_Th)^n``.
+    Hemery et al. (2010), Table 2:
+    ``UDI_n = 1/card(I_{gt\\l}^c) Σ_{k ∈ I_{gt\\l}^c} (d(k, I_l^c)/d_Th)^n``.
 
     References
     ----------

@@ -1,4 +1,4 @@
-"""Mask (region) metrics of 003 Table 2.
+"""Mask (region) metrics of Hemery et al. (2010), Table 2.
 
 Notation: ``G`` the reference mask, ``L`` the result mask, ``card(I)`` the
 pixels of the common support; per image the four counts ``a = |G ∩ L|``,
@@ -36,7 +36,7 @@ def pascal_overlap(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 eq. 7: ``PAS = card(I_gt^r ∩ I_l^r) / card(I_gt^r ∪ I_l^r)``.
+    Hemery et al. (2010), eq. 7: ``PAS = card(I_gt^r ∩ I_l^r) / card(I_gt^r ∪ I_l^r)``.
 
     References
     ----------
@@ -68,7 +68,7 @@ def henricsson_size_error(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2 (misprinted there as ``|card(I_gt^r) − card(I_gt^r)|``):
+    Hemery et al. (2010), Table 2 (misprinted there as ``|card(I_gt^r) − card(I_gt^r)|``):
     ``HEN1 = |card(I_l^r) − card(I_gt^r)| / card(I_gt^r)``.
 
     References
@@ -93,7 +93,7 @@ def henricsson_mismatch_error(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2 (a mask metric, so its ``c`` superscripts are read as regions):
+    Hemery et al. (2010), Table 2 (a mask metric, so its ``c`` superscripts are read as regions):
     ``HEN2 = (card(I_{l\\gt}^r) + card(I_{gt\\l}^r)) / card(I_gt^r)``.
 
     References
@@ -119,7 +119,7 @@ def yasnoff_over_detection(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``YAS1 = 100 (card(I_l^r) − card(I_{gt∩l}^r)) / card(I_l^r)``.
+    Hemery et al. (2010), Table 2: ``YAS1 = 100 (card(I_l^r) − card(I_{gt∩l}^r)) / card(I_l^r)``.
 
     References
     ----------
@@ -143,7 +143,7 @@ def yasnoff_under_detection(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2, as printed: ``YAS2 = 100 (card(I_gt^r) − card(I_{gt∩l}^r)) /
+    Hemery et al. (2010), Table 2, as printed: ``YAS2 = 100 (card(I_gt^r) − card(I_{gt∩l}^r)) /
     (card(I) − card(I_l^r))``.
 
     References
@@ -168,7 +168,7 @@ def yasnoff_distance_error(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``YAS3 = 100/card(I) [Σ_{a ∈ I_{l\\gt}^r} d(a, I_gt^r)²]^{1/2}``.
+    Hemery et al. (2010), Table 2: ``YAS3 = 100/card(I) [Σ_{a ∈ I_{l\\gt}^r} d(a, I_gt^r)²]^{1/2}``.
     The distance from a pixel outside ``G`` to ``G`` is its distance to ``G``'s
     inner contour, read from the contour distance map.
 
@@ -183,7 +183,7 @@ def yasnoff_distance_error(pair: MaskPair) -> np.ndarray:
 
 
 def _e_sums(p: MaskPair) -> tuple[np.ndarray, ...]:
-    """Local refinement errors of 003 eq. 8 per pixel class (object/background partitions).
+    """Local refinement errors (Hemery et al. 2010, eq. 8) per pixel class (object/background).
 
     Returns ``(E(G,L), E(L,G))`` for the classes ``G∩L``, ``G\\L``, ``L\\G``, neither,
     and the class sizes.
@@ -211,7 +211,8 @@ def global_consistency_error(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 eq. 8–9: ``E(I_1, I_2, k) = card(I_1^{r(k)} \\ I_2^{r(k)}) / card(I_1^{r(k)})``,
+    Hemery et al. (2010), eq. 8–9:
+    ``E(I_1, I_2, k) = card(I_1^{r(k)} \\ I_2^{r(k)}) / card(I_1^{r(k)})``,
     ``MAR_gce = 1/card(I) min(Σ_k E(I_gt, I_l, k), Σ_k E(I_l, I_gt, k))``.
 
     References
@@ -239,7 +240,7 @@ def local_consistency_error(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 eq. 10: ``MAR_lce = 1/card(I) Σ_k min(E(I_gt, I_l, k), E(I_l, I_gt, k))``.
+    Hemery et al. (2010), eq. 10: ``MAR_lce = 1/card(I) Σ_k min(E(I_gt, I_l, k), E(I_l, I_gt, k))``.
 
     References
     ----------
@@ -265,7 +266,8 @@ def hamming_similarity(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``HAM = 1 − (D_H(I_gt, I_l) + D_H(I_l, I_gt)) / (2 card(I))`` with
+    Hemery et al. (2010), Table 2:
+    ``HAM = 1 − (D_H(I_gt, I_l) + D_H(I_l, I_gt)) / (2 card(I))`` with
     ``D_H(S_1, S_2) = Σ_{R ∈ S_2} (|R| − max_{R' ∈ S_1} |R ∩ R'|)``; with object and
     background regions, ``D_H(G, L) + D_H(L, G) = min(a, c) + min(b, d) + min(a, b)
     + min(c, d)``.
@@ -315,7 +317,8 @@ def hafiane_matching(pair: MaskPair, matching: str = "reference") -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``HAF1 = η Σ_i card(I_gt^{r(i)} ∩ I_l^{r(j*)}) / card(I_gt^{r(i)} ∪
+    Hemery et al. (2010), Table 2:
+    ``HAF1 = η Σ_i card(I_gt^{r(i)} ∩ I_l^{r(j*)}) / card(I_gt^{r(i)} ∪
     I_l^{r(j*)})`` with ``j* = argmax_j card(I_gt^{r(i)} ∩ I_l^{r(j)})``. Both
     images have ``N = 2`` regions (object, background), so ``η = 1``; geoeval
     divides the sum by ``N(I_gt)`` so that identical images score 1
@@ -345,7 +348,7 @@ def hafiane_weighted(pair: MaskPair, m: float = 0.2) -> np.ndarray:
     ----------
     {PARAMS}
     m : float
-        Weight of the region-count term (003: 0.2).
+        Weight of the region-count term (Hemery et al. 2010: 0.2).
 
     Returns
     -------
@@ -354,7 +357,7 @@ def hafiane_weighted(pair: MaskPair, m: float = 0.2) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``HAF2 = (M + m η)/(1 + m)``,
+    Hemery et al. (2010), Table 2: ``HAF2 = (M + m η)/(1 + m)``,
     ``M = Σ_i ρ_{j*} card(I_gt^{r(i)} ∩ I_l^{r(j*)}) / card(I_gt^{r(i)} ∪ I_l^{r(j*)})``,
     ``ρ_j = card(I_l^{r(j)}) / card(I)``; ``η = 1`` with two regions on each side.
 
@@ -382,7 +385,8 @@ def vinet_distance(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``VIN = card(I) − Σ_{C'} card(I_l^{r(i)} ∩ I_gt^{r(j)})``, ``C'`` the
+    Hemery et al. (2010), Table 2:
+    ``VIN = card(I) − Σ_{C'} card(I_l^{r(i)} ∩ I_gt^{r(j)})``, ``C'`` the
     region pairs chosen greedily by decreasing overlap, each region used once.
     With object/background partitions the pairs are (object, object) and
     (background, background) when the largest overlap is ``a`` or ``d``, the
@@ -412,7 +416,7 @@ def pixel_precision(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``P_px = card(I_gt^r ∩ I_l^r) / card(I_l^r)``.
+    Hemery et al. (2010), Table 2: ``P_px = card(I_gt^r ∩ I_l^r) / card(I_l^r)``.
 
     References
     ----------
@@ -436,7 +440,7 @@ def pixel_recall(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    003 Table 2: ``R_px = card(I_gt^r ∩ I_l^r) / card(I_gt^r)``.
+    Hemery et al. (2010), Table 2: ``R_px = card(I_gt^r ∩ I_l^r) / card(I_gt^r)``.
 
     References
     ----------

@@ -6,7 +6,7 @@ so the audit computes each distance transform once for all contour metrics.
 
 Arrays are batched along the first axis: a reference of shape ``(1, H, W)``
 (or ``(1, 4)`` for boxes) broadcasts against ``B`` results. ``n_pixels`` is
-``card(I)``, the size of the common support of the two images (003 Table 1); it
+``card(I)``, the size of the common support of the two images (Hemery et al. 2010, Table 1); it
 defaults to ``H·W`` and is given explicitly when the arrays are a crop of a
 larger image.
 """

@@ -1,6 +1,6 @@
 """The registry of localisation metrics: name → :class:`Metric`.
 
-Every entry names the metric as in 003 Table 2 (``label``), its input
+Every entry names the metric as in Hemery et al. (2010), Table 2 (``label``), its input
 representation, whether it is a dissimilarity (0 = identical) or a similarity
 (``best`` = identical), the public function and its fixed parameters. The audit
 turns similarities into dissimilarities with :meth:`Metric.as_dissimilarity`.
@@ -27,7 +27,7 @@ class Metric:
     name : str
         Registry key (lower case, used by ``geoeval audit --metric``).
     label : str
-        Name in 003's tables (``ROB_loc``, ``Lq,1`` …).
+        Name in Hemery et al.'s tables (``ROB_loc``, ``Lq,1`` …).
     representation : str
         ``box``, ``contour`` or ``mask``.
     kind : str

@@ -63,7 +63,7 @@ def single_pair_bgm(pair: MaskPair) -> np.ndarray:
 
     Notes
     -----
-    004 eq. 1: ``w / |⋃ objects|``; with one pair ``w = |G ∩ L|``.
+    Özdemir et al. (2010), eq. 1: ``w / |⋃ objects|``; with one pair ``w = |G ∩ L|``.
 
     References
     ----------
@@ -90,7 +90,7 @@ def single_pair_hoover(pair: MaskPair, threshold: float = 0.6) -> np.ndarray:
 
     Notes
     -----
-    004 §4.1.2 and eq. 2 with one correct-detection candidate.
+    Özdemir et al. (2010), §4.1.2 and eq. 2 with one correct-detection candidate.
 
     References
     ----------
@@ -113,7 +113,7 @@ def single_pair_mallows(pair: MaskPair) -> np.ndarray:
     Returns
     -------
     float or numpy.ndarray
-        004 eq. 12, ``1 − EMD / max ‖u − v‖``; NaN if a mask is empty.
+        Özdemir et al. (2010), eq. 12, ``1 − EMD / max ‖u − v‖``; NaN if a mask is empty.
 
     Notes
     -----
