@@ -205,7 +205,7 @@ def audit(
         Triangles per ground truth for the triangle inequality (default 256, quick 16).
     quorum : float
         Share of the ground truths on which a property must hold for the table's
-        ✓ (Hemery et al. 2010 are silent; 0.5 is the rule closest to their tables, ``docs/audit.md``).
+        ✓ (Hemery et al. 2010 are silent; 0.5 is closest to their tables, ``docs/audit.md``).
     axial_rtol : float
         Tolerance of the axial-symmetry check, relative to the curve's amplitude.
     blind_rtol : float
