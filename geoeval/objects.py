@@ -1,4 +1,4 @@
-"""The object model every stage shares: :class:`ObjectSet` and :class:`LabelGrid`.
+"""The object model every stage shares: :class:`ObjectSet` (grids: :mod:`geoeval.grid`).
 
 An :class:`ObjectSet` is what a reader returns and what :mod:`geoeval.overlap`
 consumes: one row per object (id, area, optional class, confidence and image
@@ -15,81 +15,8 @@ from typing import Any
 
 import numpy as np
 
-
-@dataclass(frozen=True)
-class LabelGrid:
-    """A labelled raster on a georeferenced grid.
-
-    Attributes
-    ----------
-    labels : numpy.ndarray
-        2-D integer array. Pixels equal to ``background`` belong to no object
-        (nodata has already been mapped to ``background`` by the reader).
-    transform : affine.Affine
-        Pixel-to-CRS transform (rasterio convention, pixel corners).
-    crs : rasterio.crs.CRS or None
-        Coordinate reference system, ``None`` if the file has none.
-    background : int
-        The background label value.
-    """
-
-    labels: np.ndarray
-    transform: Any
-    crs: Any
-    background: int = 0
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return tuple(self.labels.shape)  # type: ignore[return-value]
-
-    @property
-    def pixel_area(self) -> float:
-        """Area of one pixel in square CRS units (absolute determinant)."""
-        t = self.transform
-        return abs(t.a * t.e - t.b * t.d)
-
-    @property
-    def bounds(self) -> tuple[float, float, float, float]:
-        """(minx, miny, maxx, maxy) of the whole grid in CRS units."""
-        h, w = self.labels.shape
-        t = self.transform
-        xs = [t.c, t.c + t.a * w, t.c + t.b * h, t.c + t.a * w + t.b * h]
-        ys = [t.f, t.f + t.d * w, t.f + t.e * h, t.f + t.d * w + t.e * h]
-        return (min(xs), min(ys), max(xs), max(ys))
-
-    def same_grid(self, other: LabelGrid) -> bool:
-        """True when both grids have the same shape, transform and CRS."""
-        return (
-            self.labels.shape == other.labels.shape
-            and tuple(self.transform) == tuple(other.transform)
-            and _same_crs(self.crs, other.crs)
-        )
-
-
-def label_index(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Position of each label value in the sorted label array ``ids``.
-
-    The comparison runs in the dtype of ``values`` (the raster's own integer
-    type, which holds every id since the ids were taken from it), so labels are
-    never promoted to float: ``uint64`` labels above 2**53 stay distinct.
-
-    Examples
-    --------
-    >>> ids = np.array([2**53, 2**53 + 1], dtype=np.int64)
-    >>> label_index(ids, np.array([2**53 + 1, 2**53], dtype=np.uint64)).tolist()
-    [1, 0]
-    """
-    values = np.asarray(values)
-    ids = np.asarray(ids)
-    if values.dtype.kind in "iu" and ids.dtype != values.dtype:
-        ids = ids.astype(values.dtype)
-    return np.searchsorted(ids, values)
-
-
-def _same_crs(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    return a == b
+from geoeval.errors import InputError
+from geoeval.grid import LabelGrid
 
 
 @dataclass(frozen=True)
@@ -148,8 +75,8 @@ class ObjectSet:
         if self.geometry is not None:
             return self.geometry
         if self.grid is None:
-            raise ValueError("ObjectSet has neither geometry nor a label grid")
-        from geoeval.io.raster import vectorize_grid
+            raise InputError("ObjectSet has neither geometry nor a label grid")
+        from geoeval.grid import vectorize_grid
 
         return vectorize_grid(self.grid, self.ids)
 
@@ -182,7 +109,7 @@ class ObjectSet:
         n = geoms.shape[0]
         ids_arr = np.arange(n) if ids is None else np.asarray(ids)
         if ids_arr.shape[0] != n:
-            raise ValueError(f"{n} geometries but {ids_arr.shape[0]} ids")
+            raise InputError(f"{n} geometries but {ids_arr.shape[0]} ids")
         return cls(
             ids=ids_arr,
             areas=shapely.area(geoms).astype(float) if n else np.zeros(0),
@@ -213,3 +140,21 @@ class ObjectSet:
             path=self.path,
             kind=self.kind,
         )
+
+
+def check_boxes(boxes: np.ndarray, name: str) -> np.ndarray:
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    if np.any(b[:, 2] < b[:, 0]) or np.any(b[:, 3] < b[:, 1]):
+        raise InputError(f"{name}: boxes must have right >= left and bottom >= top")
+    return b
+
+
+def box_area(boxes: np.ndarray, *, plus_one: bool = False) -> np.ndarray:
+    """Area of axis-aligned boxes ``(x1, y1, x2, y2)``.
+
+    With ``plus_one`` the PASCAL VOC devkit's pixel-inclusive convention
+    ``(x2 − x1 + 1)(y2 − y1 + 1)`` is used.
+    """
+    b = check_boxes(boxes, "boxes")
+    e = 1.0 if plus_one else 0.0
+    return (b[:, 2] - b[:, 0] + e) * (b[:, 3] - b[:, 1] + e)

@@ -19,8 +19,8 @@ from functools import cached_property
 
 import numpy as np
 
-from geoeval.errors import InputError
-from geoeval.objects import ObjectSet, label_index
+from geoeval.grid import label_index
+from geoeval.objects import ObjectSet, box_area, check_boxes
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,6 @@ class Overlap:
 
     @cached_property
     def _components(self) -> tuple[int, np.ndarray, np.ndarray]:
-        from geoeval.matching.assignment import edge_components
-
         return edge_components(self.rows, self.cols, self.n_reference, self.n_submission)
 
     @property
@@ -230,28 +228,10 @@ def _self_overlapping(geoms: np.ndarray) -> bool:
 
 # --- boxes -------------------------------------------------------------------
 
-def _check_boxes(boxes: np.ndarray, name: str) -> np.ndarray:
-    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
-    if np.any(b[:, 2] < b[:, 0]) or np.any(b[:, 3] < b[:, 1]):
-        raise InputError(f"{name}: boxes must have right >= left and bottom >= top")
-    return b
-
-
-def box_area(boxes: np.ndarray, *, plus_one: bool = False) -> np.ndarray:
-    """Area of axis-aligned boxes ``(x1, y1, x2, y2)``.
-
-    With ``plus_one`` the PASCAL VOC devkit's pixel-inclusive convention
-    ``(x2 − x1 + 1)(y2 − y1 + 1)`` is used.
-    """
-    b = _check_boxes(boxes, "boxes")
-    e = 1.0 if plus_one else 0.0
-    return (b[:, 2] - b[:, 0] + e) * (b[:, 3] - b[:, 1] + e)
-
-
 def box_intersection(a: np.ndarray, b: np.ndarray, *, plus_one: bool = False) -> np.ndarray:
     """Dense ``len(a) × len(b)`` intersection areas of two small box arrays (one image)."""
-    a = _check_boxes(a, "a")
-    b = _check_boxes(b, "b")
+    a = check_boxes(a, "a")
+    b = check_boxes(b, "b")
     e = 1.0 if plus_one else 0.0
     w = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]) + e
     h = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]) + e
@@ -277,8 +257,8 @@ def box_iou_pairs(
     a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, plus_one: bool = False
 ) -> np.ndarray:
     """IoU of the box pairs ``(a[ia[k]], b[ib[k]])`` only (sparse form)."""
-    a = _check_boxes(a, "a")[np.asarray(ia, dtype=np.int64)]
-    b = _check_boxes(b, "b")[np.asarray(ib, dtype=np.int64)]
+    a = check_boxes(a, "a")[np.asarray(ia, dtype=np.int64)]
+    b = check_boxes(b, "b")[np.asarray(ib, dtype=np.int64)]
     e = 1.0 if plus_one else 0.0
     w = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]) + e, 0, None)
     h = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]) + e, 0, None)
@@ -323,9 +303,33 @@ def box_intersection_areas(
     ...                        np.array([0]), np.array([0])).tolist()
     [20.0]
     """
-    a = _check_boxes(a, "a")[np.asarray(ia, dtype=np.int64)]
-    b = _check_boxes(b, "b")[np.asarray(ib, dtype=np.int64)]
+    a = check_boxes(a, "a")[np.asarray(ia, dtype=np.int64)]
+    b = check_boxes(b, "b")[np.asarray(ib, dtype=np.int64)]
     e = 1.0 if plus_one else 0.0
     w = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]) + e, 0, None)
     h = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]) + e, 0, None)
     return w * h
+
+
+def edge_components(
+    rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """Connected components of a bipartite graph given by its edges.
+
+    Returns
+    -------
+    n_components : int
+    node_labels : numpy.ndarray
+        Component of each node, rows first (``0..n_rows-1``) then columns.
+    edge_labels : numpy.ndarray
+        Component of each edge.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = n_rows + n_cols
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    adj = coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols + n_rows)), shape=(n, n))
+    n_comp, labels = connected_components(adj, directed=False)
+    return n_comp, labels, labels[rows] if rows.size else np.zeros(0, dtype=np.int64)

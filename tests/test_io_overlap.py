@@ -258,7 +258,7 @@ def _brute_counts(labels: np.ndarray, background: int) -> dict[int, int]:
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 def test_label_areas_exact_for_every_dtype(dtype):
-    from geoeval.io.raster import label_areas
+    from geoeval.grid import label_areas
 
     rng = np.random.default_rng(11)
     values = _edge_labels(dtype, 6, rng)

@@ -169,7 +169,7 @@ def test_raster_objects_never_overlap():
     geometry is built to find out)."""
     from affine import Affine
 
-    from geoeval.objects import LabelGrid
+    from geoeval.grid import LabelGrid
 
     labels = np.array([[1, 1, 2], [0, 2, 2]], dtype=np.uint8)
     grid = LabelGrid(labels, Affine.identity(), None, 0)

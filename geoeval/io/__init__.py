@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from geoeval.errors import CRSMismatchError, InputError, first_line
+from geoeval.grid import same_crs
 from geoeval.objects import ObjectSet
 
 # Extensions read as vector layers; everything else is tried as a raster first.
@@ -119,7 +120,7 @@ def read_pair(
         raise CRSMismatchError(
             f"has no CRS but {has.path} has one; give both a CRS or neither", lacks.path)
     two_grids = ref.grid is not None and sub.grid is not None
-    if ref.crs is not None and not _same_crs(ref.crs, sub.crs):
+    if ref.crs is not None and not same_crs(ref.crs, sub.crs):
         _check_transformable(sub, ref)
         if two_grids:
             _check_grid_extents(ref, sub)  # before resampling: it would hide a miss
@@ -188,25 +189,6 @@ def _check_transformable(sub: ObjectSet, ref: ObjectSet) -> None:
         )
 
 
-def _same_crs(a: Any, b: Any) -> bool:
-    if type(a) is type(b) and a == b:  # cheap path, no pyproj import
-        return True
-    from pyproj import CRS
-
-    try:
-        ca, cb = CRS.from_user_input(a), CRS.from_user_input(b)
-    except Exception:
-        return a == b
-    if ca == cb:
-        return True
-    # One local / engineering grid written by two drivers (GDAL's GeoTIFF writer drops
-    # the LOCAL_DATUM a GeoPackage keeps): same name, axes and units is the same grid.
-    eng = "Engineering CRS"
-    return (ca.type_name == cb.type_name == eng and ca.name == cb.name
-            and [(x.direction, x.unit_name) for x in ca.axis_info]
-            == [(x.direction, x.unit_name) for x in cb.axis_info])
-
-
 def _resample(sub: ObjectSet, ref: ObjectSet, warnings: list[str], what: str) -> ObjectSet:
     from geoeval.io.raster import resample_to_grid
 
@@ -259,7 +241,7 @@ def _check_grid_extents(ref: ObjectSet, sub: ObjectSet) -> None:
     """
     assert ref.grid is not None and sub.grid is not None
     rb, sb = ref.grid.bounds, sub.grid.bounds
-    if ref.crs is not None and sub.crs is not None and not _same_crs(ref.crs, sub.crs):
+    if ref.crs is not None and sub.crs is not None and not same_crs(ref.crs, sub.crs):
         from pyproj import CRS, Transformer
 
         t = Transformer.from_crs(CRS.from_user_input(sub.crs), CRS.from_user_input(ref.crs),

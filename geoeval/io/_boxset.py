@@ -118,8 +118,8 @@ class BoxSet:
         return tuple(sorted(set(self.classes.tolist())))
 
     def box_areas(self, *, plus_one: bool = False) -> np.ndarray:
-        """Geometric box areas (see :func:`geoeval.overlap.box_area`)."""
-        from geoeval.overlap import box_area
+        """Geometric box areas (see :func:`geoeval.objects.box_area`)."""
+        from geoeval.objects import box_area
 
         return box_area(self.boxes, plus_one=plus_one)
 
@@ -155,7 +155,7 @@ class BoxSet:
         pos = {k: i for i, k in enumerate(images)}
         missing = [k for k in self.images if k not in pos]
         if missing:
-            raise ValueError(f"images not in the new list: {missing[:3]}")
+            raise InputError(f"images not in the new list: {missing[:3]}")
         mapping = np.array([pos[k] for k in self.images], dtype=np.int64)
         image = mapping[self.image] if len(self) else np.zeros(0, dtype=np.int64)
         return replace(self, image=image, images=images)

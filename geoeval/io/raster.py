@@ -13,45 +13,8 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import CapacityError, InputError, first_line
-from geoeval.objects import LabelGrid, ObjectSet, label_index
-
-# Above this many distinct values per pixel, np.unique is used instead of bincount.
-_BINCOUNT_FACTOR = 4
-
-
-def label_areas(labels: np.ndarray, background: int) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct non-background labels (sorted) and their pixel counts.
-
-    Uses ``np.bincount`` when the labels are small non-negative integers (one
-    pass, no sort) and ``np.unique`` otherwise (labels need not be ``1..n``).
-    Labels stay exact for every integer dtype: the ids are ``int64`` unless a
-    ``uint64`` label exceeds ``2**63 - 1``, then ``uint64`` (never float).
-    """
-    flat = labels.ravel()
-    if flat.size == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    if flat.dtype.kind == "u" and flat.dtype.itemsize <= 2:  # no range scan needed
-        lo, hi = 0, int(np.iinfo(flat.dtype).max)
-    else:
-        lo, hi = int(flat.min()), int(flat.max())
-    if lo >= 0 and hi <= max(_BINCOUNT_FACTOR * flat.size, 1 << 16):
-        small = flat.dtype.itemsize <= 2  # bincount casts these safely itself
-        counts = np.bincount(flat if small else flat.astype(np.intp), minlength=hi + 1)
-        if 0 <= background <= hi:
-            counts[background] = 0
-        ids = np.flatnonzero(counts)
-        return ids.astype(np.int64), counts[ids]
-    ids, counts = np.unique(flat, return_counts=True)
-    keep = ids != background
-    return _id_array(ids[keep], hi), counts[keep]
-
-
-def _id_array(ids: np.ndarray, hi: int) -> np.ndarray:
-    """Label ids as ``int64`` when every one fits, else (huge ``uint64`` labels) ``uint64``."""
-    if hi > np.iinfo(np.int64).max:
-        return ids.astype(np.uint64)
-    return ids.astype(np.int64)
-
+from geoeval.grid import LabelGrid, label_areas, label_index
+from geoeval.objects import ObjectSet
 
 # --- memory limit --------------------------------------------------------------
 
@@ -330,42 +293,6 @@ def objects_from_labels(
         path=path,
         kind="raster" if path != "<memory>" else "memory",
     )
-
-
-def vectorize_grid(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
-    """Polygons of each label (along pixel edges), aligned with ``ids``.
-
-    Pieces of one label become one MultiPolygon. Areas equal pixel counts times
-    the pixel area exactly (up to floating point).
-    """
-    import shapely
-    from rasterio.features import shapes
-    from shapely.geometry import shape
-
-    ids = np.asarray(ids)
-    out = np.empty(ids.size, dtype=object)
-    if ids.size == 0:
-        return out
-    mask = grid.labels != grid.background
-    # rasterio.features.shapes needs a 32-bit type: vectorise object positions + 1.
-    index = np.zeros(grid.labels.shape, dtype=np.int32)
-    index[mask] = label_index(ids, grid.labels[mask]).astype(np.int32) + 1
-    pieces, owner = [], []
-    for geom, value in shapes(index, mask=mask, transform=grid.transform, connectivity=4):
-        pieces.append(shape(geom))
-        owner.append(int(value) - 1)
-    pieces_arr = np.asarray(pieces, dtype=object)
-    owner_arr = np.asarray(owner, dtype=np.int64)
-    order = np.argsort(owner_arr, kind="stable")
-    pieces_arr, owner_arr = pieces_arr[order], owner_arr[order]
-    counts = np.bincount(owner_arr, minlength=ids.size)
-    single = counts[owner_arr] == 1
-    out[owner_arr[single]] = pieces_arr[single]
-    multi = ~single
-    if multi.any():
-        owners, inverse = np.unique(owner_arr[multi], return_inverse=True)
-        out[owners] = shapely.multipolygons(pieces_arr[multi], indices=inverse)
-    return out
 
 
 def resample_to_grid(objects: ObjectSet, target: LabelGrid) -> ObjectSet:

@@ -12,29 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def edge_components(
-    rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int
-) -> tuple[int, np.ndarray, np.ndarray]:
-    """Connected components of a bipartite graph given by its edges.
-
-    Returns
-    -------
-    n_components : int
-    node_labels : numpy.ndarray
-        Component of each node, rows first (``0..n_rows-1``) then columns.
-    edge_labels : numpy.ndarray
-        Component of each edge.
-    """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    n = n_rows + n_cols
-    rows = np.asarray(rows, dtype=np.int64)
-    cols = np.asarray(cols, dtype=np.int64)
-    adj = coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols + n_rows)), shape=(n, n))
-    n_comp, labels = connected_components(adj, directed=False)
-    return n_comp, labels, labels[rows] if rows.size else np.zeros(0, dtype=np.int64)
+from geoeval.overlap import edge_components
 
 
 def max_weight_matching(

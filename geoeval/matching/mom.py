@@ -23,10 +23,9 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError, SolverError
-from geoeval.matching.assignment import edge_components
 from geoeval.matching.build import from_edges
 from geoeval.matching.result import Matching
-from geoeval.overlap import Overlap
+from geoeval.overlap import Overlap, edge_components
 
 #: Components with at most this many possible centres (degree ≥ 2) are enumerated.
 ENUMERATION_LIMIT = 14

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError
-from geoeval.objects import LabelGrid, ObjectSet, label_index
+from geoeval.grid import LabelGrid, label_index
+from geoeval.objects import ObjectSet
 
 # (row0, col0, mask): an object's mask cropped to its bounding box.
 Window = tuple[int, int, np.ndarray]
