@@ -12,34 +12,34 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from geoeval._version import __version__  # noqa: F401 (geoeval.__version__)
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "GeoevalError": "geoeval.errors",
     "InputError": "geoeval.errors",
     "ObjectSet": "geoeval.objects",
-    "LabelGrid": "geoeval.objects",
+    "LabelGrid": "geoeval.grid",
     "read": "geoeval.io",
     "read_pair": "geoeval.io",
     "compute_overlap": "geoeval.overlap",
     "match": "geoeval.matching",
-    "score": "geoeval.scoring",
+    "score": "geoeval.api",
     "score_objects": "geoeval.scoring",
     "ScoreResult": "geoeval.scoring",
     "write_gpkg": "geoeval.report.gpkg",
     "write_csv": "geoeval.report.csv",
     "save_status_figure": "geoeval.report.status_figure",
     "object_tables": "geoeval.report.objects",
-    "score_scenes": "geoeval.batch",
-    "pair_scenes": "geoeval.batch",
-    "ScenesResult": "geoeval.batch",
+    "score_scenes": "geoeval.api",
+    "pair_scenes": "geoeval.scoring",
+    "ScenesResult": "geoeval.scoring",
     "mallows_scores": "geoeval.measures.mallows",
     "MallowsResult": "geoeval.measures.mallows",
     "audit": "geoeval.audit",
     "AuditResult": "geoeval.audit",
     "LOCALIZATION_METRICS": "geoeval.measures.localization",
-    "rank": "geoeval.ranking.api",
+    "rank": "geoeval.scoring",
     "rank_table": "geoeval.ranking.api",
     "rank_indicators": "geoeval.ranking.api",
     "RankingResult": "geoeval.ranking.api",

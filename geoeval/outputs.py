@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import json
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from geoeval.errors import OutputError
 
@@ -305,3 +309,121 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` atomically (UTF-8)."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+# --- JSON reports: stable keys (docs/report.md), NaN written as null ---------------
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe copy: numpy scalars to Python, NaN/inf to None."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _clean(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _default(value: Any) -> Any:
+    """numpy values for the C encoder (NaN inside them is caught by the caller)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+_ENCODE = json.JSONEncoder(allow_nan=False, default=_default, separators=(", ", ": ")).encode
+
+
+def _one_line(value: Any) -> str:
+    """``value`` as one line of JSON (C encoder; NaN/inf cleaned to null if present)."""
+    try:
+        return _ENCODE(value)
+    except (ValueError, TypeError):  # NaN, inf or numpy keys somewhere: the cleaning path
+        return _ENCODE(_clean(value))
+
+
+def _is_leaf(value: Any) -> bool:
+    """Scalars, and containers of scalars only (written on one line)."""
+    if isinstance(value, dict):
+        return all(not isinstance(v, dict | list | tuple) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(not isinstance(v, dict | list | tuple) for v in value)
+    return True
+
+
+def _rows(items: list[Any]) -> list[str] | None:
+    """A long list of flat records (the instances), one line each, or ``None``.
+
+    The whole list is encoded in one C-encoder call and cut between records;
+    the cut is used only when it finds exactly one boundary per record pair
+    (a string holding ``"}, {"`` makes the count differ: then ``None``).
+    """
+    if len(items) < 2 or not all(type(x) is dict for x in items[:1]):
+        return None
+    text = _one_line(items)
+    rows = text[2:-2].split("}, {")
+    if len(rows) != len(items):
+        return None
+    return ["{" + r + "}" for r in rows]
+
+
+def _emit(value: Any, level: int, out: list[str]) -> None:
+    pad = "  " * (level + 1)
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, dict) and value and not _is_leaf(value):
+        out.append("{\n")
+        for i, (k, v) in enumerate(value.items()):
+            out.append(f"{pad}{json.dumps(str(k))}: ")
+            _emit(v, level + 1, out)
+            out.append(",\n" if i < len(value) - 1 else "\n")
+        out.append("  " * level + "}")
+    elif isinstance(value, list | tuple) and value and not _is_leaf(value):
+        rows = _rows(value) if isinstance(value, list) else None
+        if rows is not None:
+            out.append("[\n" + pad + (",\n" + pad).join(rows) + "\n" + "  " * level + "]")
+            return
+        out.append("[\n")
+        for i, v in enumerate(value):
+            out.append(pad)
+            _emit(v, level + 1, out)
+            out.append(",\n" if i < len(value) - 1 else "\n")
+        out.append("  " * level + "]")
+    else:
+        out.append(_one_line(value))
+
+
+def dumps(report: dict[str, Any]) -> str:
+    """The report as JSON text: nested objects indented by two spaces, every
+    list or object of plain values on one line (one line per instance, per
+    scene …), NaN and infinity written as null, numpy values as numbers.
+
+    Examples
+    --------
+    >>> print(dumps({"f1": float("nan"), "ids": np.arange(3),
+    ...              "instances": [{"reference": [1], "overlap": 2.5},
+    ...                            {"reference": [2, 3], "overlap": 1.0}]}), end="")
+    {
+      "f1": null,
+      "ids": [0, 1, 2],
+      "instances": [
+        {"reference": [1], "overlap": 2.5},
+        {"reference": [2, 3], "overlap": 1.0}
+      ]
+    }
+    """
+    out: list[str] = []
+    _emit(report, 0, out)
+    return "".join(out) + "\n"
+
+
+def write_json(path: str | Path, report: dict[str, Any]) -> None:
+    """Write a report to ``path`` atomically."""
+    write_text(path, dumps(report))

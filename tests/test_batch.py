@@ -10,7 +10,7 @@ import rasterio
 from affine import Affine
 
 import geoeval
-from geoeval.batch import pair_scenes
+from geoeval.scoring import pair_scenes
 from geoeval.cli.main import main
 from geoeval.errors import InputError
 

@@ -219,11 +219,11 @@ def test_figure_png_and_svg(scene_gpkg, tmp_path):
     res, _ = scene_gpkg
     png = geoeval.save_status_figure(res, tmp_path / "f.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    svg = res.save_figure(tmp_path / "f.svg", matcher="iou")
+    svg = geoeval.save_status_figure(res, tmp_path / "f.svg", matcher="iou")
     text = svg.read_text()
     assert "<svg" in text and "reference missed" in text.replace("\u00a0", " ")
     with pytest.raises(InputError, match="png or .svg"):
-        res.save_figure(tmp_path / "f.jpg")
+        geoeval.save_status_figure(res, tmp_path / "f.jpg")
 
 
 def test_cli_outputs(tmp_path):

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from geoeval.measures.localization.registry import METRICS
-from geoeval.report.atomic import atomic_path, ensure_folder
+from geoeval.outputs import atomic_path, ensure_folder
 
 
 def _save(fig, path: Path) -> None:

@@ -305,7 +305,7 @@ def plot_voc(result: VocResult, folder: str | Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from geoeval.report.atomic import atomic_path, ensure_folder
+    from geoeval.outputs import atomic_path, ensure_folder
 
     out = ensure_folder(folder)
     written = []

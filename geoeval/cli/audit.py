@@ -44,8 +44,7 @@ def register(app: typer.Typer) -> None:
         from geoeval.audit import audit
         from geoeval.audit import tables as tb
         from geoeval.measures.localization import METRICS
-        from geoeval.report.atomic import write_text
-        from geoeval.report.json import write_json
+        from geoeval.outputs import write_json, write_text
 
         console = Console()
         if list_metrics:

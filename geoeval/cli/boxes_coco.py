@@ -31,7 +31,7 @@ def coco_command(
         Console(stderr=True).print(f"[yellow]warning:[/yellow] {w}", highlight=False,
                                    soft_wrap=True)
     if json_path is not None:
-        from geoeval.report.json import write_json
+        from geoeval.outputs import write_json
 
         write_json(json_path, result.to_dict())
     if quiet:

@@ -47,7 +47,7 @@ def neovision2_command(
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     if json_path is not None:
-        from geoeval.report.json import write_json
+        from geoeval.outputs import write_json
 
         write_json(json_path, result.to_dict())
     scopes = {"all": result.overall, **result.domains}

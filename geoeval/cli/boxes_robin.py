@@ -88,7 +88,7 @@ def robin_command(
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     if json_path is not None:
-        from geoeval.report.json import write_json
+        from geoeval.outputs import write_json
 
         write_json(json_path, result.to_dict())
     table = Table(title=f"ROBIN detection (ε = {', '.join(f'{e:g}' for e in result.eps)})")
@@ -144,7 +144,7 @@ def robin_categories_command(
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     if json_path is not None:
-        from geoeval.report.json import write_json
+        from geoeval.outputs import write_json
 
         write_json(json_path, result.to_dict())
     run = result.runs[0]

@@ -115,7 +115,7 @@ def voc_command(
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
     if json_path is not None:
-        from geoeval.report.json import write_json
+        from geoeval.outputs import write_json
 
         write_json(json_path, result.to_dict())
     if figure_dir is not None:

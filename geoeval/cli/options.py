@@ -65,7 +65,7 @@ def _paths(value: Any) -> list[Path]:
 
 
 def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a command inside one output run (:func:`geoeval.report.atomic.output_run`).
+    """Run a command inside one output run (:func:`geoeval.outputs.output_run`).
 
     Before the command starts, every output option it was given is checked (its
     folder exists and is writable, it is not one of the command's inputs, no two
@@ -76,7 +76,7 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
-        from geoeval.report.atomic import output_run
+        from geoeval.outputs import output_run
 
         bound = signature.bind_partial(*args, **kwargs).arguments
         inputs = [p for name, value in bound.items() if name not in OUTPUTS

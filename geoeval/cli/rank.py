@@ -64,7 +64,7 @@ def rank_command(
 ) -> None:
     """Rank submissions: dominance order, Hasse diagram, rank intervals and
     frequencies over linear extensions, iterated cumulative rank frequency."""
-    from geoeval.ranking.api import rank, rank_table  # deferred: keeps `--help` fast
+    from geoeval import rank, rank_table  # deferred: keeps `--help` fast
 
     options = {
         "method": method,

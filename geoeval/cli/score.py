@@ -136,7 +136,7 @@ def score_command(
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     if json_path is not None:
-        from geoeval.report.json import write_json
+        from geoeval.outputs import write_json
 
         write_json(json_path, result.to_dict())
     if not quiet:
@@ -176,11 +176,11 @@ def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: P
         for w in scene.warnings:
             err.print(f"[yellow]warning:[/yellow] {scene.name}: {w}", highlight=False)
     if json_path is not None:
-        from geoeval.report.json import write_json
+        from geoeval.outputs import write_json
 
         write_json(json_path, result.to_dict())
     if csv_dir is not None:
-        from geoeval.report.atomic import ensure_folder
+        from geoeval.outputs import ensure_folder
 
         result.write_csv(ensure_folder(csv_dir) / "scenes.csv")
     if not quiet:

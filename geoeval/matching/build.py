@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from geoeval.matching.areas import pair_union_areas
-from geoeval.matching.result import ONE_TO_ONE, Instance, Matching, instance_kind
+from geoeval.matching.result import InstanceArrays, Matching, unmatched
 from geoeval.overlap import Overlap
-
-
-def unmatched(n: int, matched: np.ndarray) -> np.ndarray:
-    """Indices in ``0..n-1`` that are not in ``matched``."""
-    mask = np.ones(n, dtype=bool)
-    mask[np.asarray(matched, dtype=np.int64)] = False
-    return np.flatnonzero(mask)
 
 
 def from_edges(
@@ -54,35 +46,21 @@ def from_edges(
     key = np.where(single, nr + no + np.arange(edges.size),
                    np.where(hub_r, rows, nr + cols))
     _, inst_of = np.unique(key, return_inverse=True)
+    n_inst = int(inst_of.max(initial=-1)) + 1
     # overlapping objects of one side share area: count it once (geoeval.matching.areas)
-    inst_area = pair_union_areas(overlap, edges, inst_of, int(inst_of.max(initial=-1)) + 1)
+    inst_area = pair_union_areas(overlap, edges, inst_of, n_inst)
     total = pair_union_areas(overlap, edges, np.zeros(edges.size, np.int64), 1)[0]
-    # one-to-one instances: vectorised
-    items: list[tuple[tuple[int, int], Instance]] = [
-        ((r, c), Instance((r,), (c,), v, ONE_TO_ONE, None if scores is None else sc))
-        for r, c, v, sc in zip(rows[single].tolist(), cols[single].tolist(),
-                               vals[single].tolist(),
-                               (scores[single] if scores is not None else vals[single]).tolist(),
-                               strict=True)
-    ]
-    # stars: grouped by their centre (a reference for one-to-many, an output otherwise)
-    multi = np.flatnonzero(~single)
-    if multi.size:
-        centre = np.where(hub_r[multi], rows[multi], nr + cols[multi])
-        order = multi[np.argsort(centre, kind="stable")]
-        cuts = np.flatnonzero(np.diff(np.sort(centre, kind="stable"))) + 1
-        for g in np.split(order, cuts):
-            ref = tuple(sorted(set(rows[g].tolist())))
-            sub = tuple(sorted(set(cols[g].tolist())))
-            score = None if scores is None else float(np.mean(scores[g]))
-            inst = Instance(ref, sub, float(inst_area[inst_of[g[0]]]),
-                            instance_kind(len(ref), len(sub)), score)
-            items.append(((ref[0], sub[0]), inst))
-    items.sort(key=lambda item: item[0])
-    instances = [inst for _, inst in items]
+    # a one-to-one instance's overlap is its pair's C_ij as given
+    inst_area[inst_of[single]] = vals[single]
+    score = None
+    if scores is not None:  # the mean over the instance's pairs
+        score = (np.bincount(inst_of, weights=scores, minlength=n_inst)
+                 / np.bincount(inst_of, minlength=n_inst))
+    arrays = InstanceArrays.from_members(n_inst, inst_of, rows, inst_of, cols, inst_area,
+                                         score).sorted_by_reference()
     return Matching(
         matcher=matcher,
-        instances=tuple(instances),
+        arrays=arrays,
         missed=unmatched(nr, rows),
         false_alarms=unmatched(no, cols),
         n_reference=nr,
@@ -93,31 +71,30 @@ def from_edges(
     )
 
 
-def from_instances(
+def from_arrays(
     overlap: Overlap,
-    instances: Sequence[Instance],
+    arrays: InstanceArrays,
     matcher: str,
     *,
     params: dict[str, Any] | None = None,
     edges: np.ndarray | None = None,
 ) -> Matching:
-    """A matching from ready-made instances (missed / false alarms derived).
+    """A matching from instances already in CSR form (missed / false alarms derived).
 
     ``edges`` (indices of the pairs inside the instances) gives the matched
     area :attr:`Matching.matched_overlap`, each point once; without it the
     matched overlap is the sum of the instances' overlaps.
     """
-    ref = [i for inst in instances for i in inst.reference]
-    sub = [j for inst in instances for j in inst.submission]
     total = None
     if edges is not None:
         edges = np.asarray(edges, dtype=np.int64)
         total = float(pair_union_areas(overlap, edges, np.zeros(edges.size, np.int64), 1)[0])
+    arrays = arrays.sorted_by_reference()
     return Matching(
         matcher=matcher,
-        instances=tuple(instances),
-        missed=unmatched(overlap.n_reference, np.asarray(ref, dtype=np.int64)),
-        false_alarms=unmatched(overlap.n_submission, np.asarray(sub, dtype=np.int64)),
+        arrays=arrays,
+        missed=unmatched(overlap.n_reference, arrays.ref_idx),
+        false_alarms=unmatched(overlap.n_submission, arrays.sub_idx),
         n_reference=overlap.n_reference,
         n_submission=overlap.n_submission,
         params=dict(params or {}),

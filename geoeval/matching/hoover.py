@@ -26,8 +26,8 @@ import numpy as np
 
 from geoeval.errors import InputError
 from geoeval.matching.areas import object_union_areas, pair_union_areas
-from geoeval.matching.build import from_instances
-from geoeval.matching.result import Instance, Matching, instance_kind
+from geoeval.matching.build import from_arrays
+from geoeval.matching.result import InstanceArrays, Matching
 from geoeval.overlap import Overlap
 
 _EPS = 1e-12  # ratios equal to T must survive floating-point rounding
@@ -119,20 +119,17 @@ def match_hoover(overlap: Overlap, *, threshold: float = 0.6) -> Matching:
     m_obj = np.concatenate(member_obj).astype(np.int64)
     accepted = _resolve(score, kinds, m_cand, m_side, m_obj, overlap)
 
-    instances = []
-    order = np.argsort(m_cand, kind="stable")
-    m_cand, m_side, m_obj = m_cand[order], m_side[order], m_obj[order]
-    starts = np.searchsorted(m_cand, np.arange(n_cand + 1))
-    for cand in accepted:
-        sl = slice(starts[cand], starts[cand + 1])
-        ref = tuple(sorted(int(v) for v in m_obj[sl][m_side[sl] == 0]))
-        sub = tuple(sorted(int(v) for v in m_obj[sl][m_side[sl] == 1]))
-        instances.append(Instance(ref, sub, float(overlaps[cand]),
-                                  instance_kind(len(ref), len(sub)), float(score[cand])))
-    instances.sort(key=lambda inst: (inst.reference[0], inst.submission[0]))
+    # the accepted candidates become the instances, straight from their memberships
+    pos = np.full(n_cand, -1, np.int64)
+    pos[accepted] = np.arange(accepted.size)
+    keep = pos[m_cand] >= 0
+    inst, side, obj = pos[m_cand[keep]], m_side[keep], m_obj[keep]
+    arrays = InstanceArrays.from_members(
+        accepted.size, inst[side == 0], obj[side == 0], inst[side == 1], obj[side == 1],
+        overlaps[accepted], score[accepted])
     e_cand, e_ids = np.concatenate(edge_cand), np.concatenate(edge_ids)
-    return from_instances(overlap, instances, "hoover", params={"threshold": t},
-                          edges=e_ids[np.isin(e_cand, accepted)])
+    return from_arrays(overlap, arrays, "hoover", params={"threshold": t},
+                       edges=e_ids[np.isin(e_cand, accepted)])
 
 
 def _resolve(
@@ -164,14 +161,18 @@ def _resolve(
         np.minimum.at(min_ref, m_cand[r], ref_rank[m_obj[r]])
         np.minimum.at(min_sub, m_cand[~r], sub_rank[m_obj[~r]])
         order = hard[np.lexsort((min_sub[hard], min_ref[hard], kinds[hard], -score[hard]))]
-        members: dict[int, list[int]] = {}
-        for cnd, obj in zip(m_cand, inv, strict=True):
-            if conflicted[cnd]:
-                members.setdefault(int(cnd), []).append(int(obj))
+        # members of the conflicted candidates, grouped by candidate (CSR)
+        in_hard = conflicted[m_cand]
+        h_cand, h_obj = m_cand[in_hard], inv[in_hard]
+        grouped = np.argsort(h_cand, kind="stable")
+        h_cand, h_obj = h_cand[grouped], h_obj[grouped]
+        first = np.searchsorted(h_cand, order)
+        last = np.searchsorted(h_cand, order, side="right")
         taken = np.zeros(uniq.size, dtype=bool)
         chosen = []
-        for cnd in order:
-            objs = members[int(cnd)]
+        # the greedy pass itself is sequential: it runs over conflicted candidates only
+        for cnd, a, b in zip(order.tolist(), first.tolist(), last.tolist(), strict=True):
+            objs = h_obj[a:b]
             if not taken[objs].any():
                 taken[objs] = True
                 chosen.append(cnd)

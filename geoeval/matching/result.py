@@ -1,8 +1,19 @@
-"""The result type every matcher returns: :class:`Matching` of :class:`Instance`."""
+"""The result type every matcher returns: a columnar :class:`Matching`.
+
+A matching holds its instances in compressed sparse row (CSR) form, as numpy
+arrays: instance ``k`` groups the reference objects
+``ref_idx[ref_ptr[k]:ref_ptr[k + 1]]`` and the submitted objects
+``sub_idx[sub_ptr[k]:sub_ptr[k + 1]]`` (indices into the object sets, sorted),
+with its ``kind`` code, ``overlap`` and ``score``. Every stage that consumes
+matches (counts, Mallows, reports) works on these arrays; :class:`Instance` is
+only a view for users (``matching.instance(k)``, ``matching.instances``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -10,6 +21,9 @@ import numpy as np
 ONE_TO_ONE = "one-to-one"
 ONE_TO_MANY = "one-to-many"  # one reference, several submitted objects: over-detection
 MANY_TO_ONE = "many-to-one"  # several references, one submitted object: under-detection
+MANY_TO_MANY = "many-to-many"  # never made by a matcher; allowed in hand-built instances
+#: kind codes of :attr:`InstanceArrays.kind`: ``KINDS[code]`` is the name
+KINDS: tuple[str, ...] = (ONE_TO_ONE, ONE_TO_MANY, MANY_TO_ONE, MANY_TO_MANY)
 
 
 def instance_kind(n_reference: int, n_submission: int) -> str:
@@ -23,15 +37,25 @@ def instance_kind(n_reference: int, n_submission: int) -> str:
     raise ValueError(f"not a star: {n_reference} references and {n_submission} submissions")
 
 
+def kind_codes(n_reference: np.ndarray, n_submission: np.ndarray) -> np.ndarray:
+    """:func:`instance_kind` for arrays of member counts, as codes into :data:`KINDS`."""
+    n_reference, n_submission = np.asarray(n_reference), np.asarray(n_submission)
+    if np.any((n_reference < 1) | (n_submission < 1)):
+        raise ValueError("every instance needs an object on each side")
+    many_r, many_s = n_reference > 1, n_submission > 1
+    return np.where(many_r & many_s, 3, np.where(many_r, 2, np.where(many_s, 1, 0))
+                    ).astype(np.int8)
+
+
 @dataclass(frozen=True)
 class Instance:
-    """One match instance.
+    """One match instance (a view of one row of a :class:`Matching`).
 
     Attributes
     ----------
     reference, submission : tuple of int
         *Indices* (positions in the reference / submission :class:`ObjectSet`),
-        not user ids; :meth:`Matching.to_dict` translates them to ids.
+        not user ids.
     overlap : float
         Area of the union of the pair intersections ``R_i ∩ O_j`` of the
         instance (area units): ``Σ C_ij`` unless objects of one side of the
@@ -51,15 +75,131 @@ class Instance:
     score: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
+class InstanceArrays:
+    """Match instances in CSR form (see the module docstring).
+
+    Attributes
+    ----------
+    ref_ptr, sub_ptr : numpy.ndarray of int64, shape (n + 1,)
+    ref_idx, sub_idx : numpy.ndarray of int64
+        Member indices, sorted within each instance.
+    overlap : numpy.ndarray of float, shape (n,)
+    kind : numpy.ndarray of int8, shape (n,)
+        Codes into :data:`KINDS`.
+    score : numpy.ndarray of float, shape (n,)
+        NaN where the matcher gives no score.
+    """
+
+    ref_ptr: np.ndarray
+    ref_idx: np.ndarray
+    sub_ptr: np.ndarray
+    sub_idx: np.ndarray
+    overlap: np.ndarray
+    kind: np.ndarray
+    score: np.ndarray
+
+    @classmethod
+    def empty(cls) -> InstanceArrays:
+        z = np.zeros(0, np.int64)
+        return cls(np.zeros(1, np.int64), z, np.zeros(1, np.int64), z.copy(), np.zeros(0),
+                   np.zeros(0, np.int8), np.zeros(0))
+
+    @classmethod
+    def from_members(cls, n: int, ref_inst: np.ndarray, ref_obj: np.ndarray,
+                     sub_inst: np.ndarray, sub_obj: np.ndarray, overlap: np.ndarray,
+                     score: np.ndarray | None = None) -> InstanceArrays:
+        """Instances from (instance, object) memberships, in instance order.
+
+        Duplicate memberships are dropped; members are sorted within each
+        instance. ``score`` (one per instance) defaults to NaN (no score).
+        """
+        ref_ptr, ref_idx = _csr(n, ref_inst, ref_obj)
+        sub_ptr, sub_idx = _csr(n, sub_inst, sub_obj)
+        kind = kind_codes(np.diff(ref_ptr), np.diff(sub_ptr))
+        score = np.full(n, np.nan) if score is None else np.asarray(score, float)
+        return cls(ref_ptr, ref_idx, sub_ptr, sub_idx, np.asarray(overlap, float), kind, score)
+
+    @classmethod
+    def from_instances(cls, instances: Sequence[Instance]) -> InstanceArrays:
+        """CSR arrays of ready-made :class:`Instance` objects (for users and tests)."""
+        n = len(instances)
+        if n == 0:
+            return cls.empty()
+        n_ref = np.fromiter((len(i.reference) for i in instances), np.int64, n)
+        n_sub = np.fromiter((len(i.submission) for i in instances), np.int64, n)
+        ref = np.fromiter((k for i in instances for k in i.reference), np.int64, n_ref.sum())
+        sub = np.fromiter((k for i in instances for k in i.submission), np.int64, n_sub.sum())
+        out = cls.from_members(
+            n, np.repeat(np.arange(n), n_ref), ref, np.repeat(np.arange(n), n_sub), sub,
+            np.fromiter((i.overlap for i in instances), float, n),
+            np.fromiter((np.nan if i.score is None else i.score for i in instances), float, n))
+        given = np.array([KINDS.index(i.kind) for i in instances], np.int8)
+        if not np.array_equal(given, out.kind):
+            raise ValueError("an instance's kind does not match its member counts")
+        return out
+
+    def __len__(self) -> int:
+        return int(self.overlap.size)
+
+    def take(self, order: np.ndarray) -> InstanceArrays:
+        """The instances ``order`` (indices), in that order."""
+        order = np.asarray(order, np.int64)
+        ref_ptr, ref_idx = _take_rows(self.ref_ptr, self.ref_idx, order)
+        sub_ptr, sub_idx = _take_rows(self.sub_ptr, self.sub_idx, order)
+        return InstanceArrays(ref_ptr, ref_idx, sub_ptr, sub_idx, self.overlap[order],
+                              self.kind[order], self.score[order])
+
+    def sorted_by_reference(self) -> InstanceArrays:
+        """Instances in the order of their first (smallest) reference index: the
+        order of every report. Instances are disjoint, so this order is total."""
+        first = self.ref_idx[self.ref_ptr[:-1]] if len(self) else np.zeros(0, np.int64)
+        order = np.argsort(first, kind="stable")
+        if np.array_equal(order, np.arange(order.size)):
+            return self
+        return self.take(order)
+
+    def ref_instance(self) -> np.ndarray:
+        """The instance of each entry of ``ref_idx``."""
+        return np.repeat(np.arange(len(self)), np.diff(self.ref_ptr))
+
+    def sub_instance(self) -> np.ndarray:
+        """The instance of each entry of ``sub_idx``."""
+        return np.repeat(np.arange(len(self)), np.diff(self.sub_ptr))
+
+
+def _csr(n: int, inst: np.ndarray, obj: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    inst = np.asarray(inst, np.int64)
+    obj = np.asarray(obj, np.int64)
+    if inst.size:
+        order = np.lexsort((obj, inst))
+        inst, obj = inst[order], obj[order]
+        keep = np.r_[True, (inst[1:] != inst[:-1]) | (obj[1:] != obj[:-1])]
+        inst, obj = inst[keep], obj[keep]
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(inst, minlength=n), out=ptr[1:])
+    return ptr, obj
+
+
+def _take_rows(ptr: np.ndarray, idx: np.ndarray,
+               order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    counts = np.diff(ptr)[order]
+    new_ptr = np.zeros(order.size + 1, np.int64)
+    np.cumsum(counts, out=new_ptr[1:])
+    starts = np.repeat(ptr[:-1][order] - new_ptr[:-1], counts)
+    return new_ptr, idx[np.arange(new_ptr[-1]) + starts]
+
+
+@dataclass(frozen=True, eq=False)
 class Matching:
-    """What a matcher found: instances, missed references and false alarms.
+    """What a matcher found: instances (as arrays), missed references and false alarms.
 
     Attributes
     ----------
     matcher : str
         ``bgm``, ``hoover``, ``mom`` or ``iou``.
-    instances : tuple of Instance
+    arrays : InstanceArrays
+        The instances in CSR form, ordered by their smallest reference index.
     missed : numpy.ndarray
         Indices of reference objects in no instance (MD).
     false_alarms : numpy.ndarray
@@ -78,7 +218,7 @@ class Matching:
     """
 
     matcher: str
-    instances: tuple[Instance, ...]
+    arrays: InstanceArrays
     missed: np.ndarray
     false_alarms: np.ndarray
     n_reference: int
@@ -86,6 +226,45 @@ class Matching:
     params: dict[str, Any] = field(default_factory=dict)
     solver_stats: dict[str, int] = field(default_factory=dict)
     overlap_area: float | None = None
+
+    @classmethod
+    def from_instances(cls, matcher: str, instances: Sequence[Instance], n_reference: int,
+                       n_submission: int, **kwargs: Any) -> Matching:
+        """A matching of ready-made instances; missed and false alarms derived."""
+        arrays = InstanceArrays.from_instances(instances).sorted_by_reference()
+        return cls(matcher, arrays, unmatched(n_reference, arrays.ref_idx),
+                   unmatched(n_submission, arrays.sub_idx), n_reference, n_submission,
+                   **kwargs)
+
+    @property
+    def n_instances(self) -> int:
+        return len(self.arrays)
+
+    def __len__(self) -> int:
+        return len(self.arrays)
+
+    @property
+    def kinds(self) -> np.ndarray:
+        """Kind name of each instance (object array)."""
+        return np.asarray(KINDS, dtype=object)[self.arrays.kind]
+
+    def instance(self, k: int) -> Instance:
+        """Instance ``k`` as an :class:`Instance` view."""
+        a = self.arrays
+        score = float(a.score[k])
+        return Instance(
+            tuple(a.ref_idx[a.ref_ptr[k]:a.ref_ptr[k + 1]].tolist()),
+            tuple(a.sub_idx[a.sub_ptr[k]:a.sub_ptr[k + 1]].tolist()),
+            float(a.overlap[k]), KINDS[int(a.kind[k])], None if np.isnan(score) else score)
+
+    def __iter__(self) -> Iterator[Instance]:
+        return (self.instance(k) for k in range(len(self)))
+
+    @cached_property
+    def instances(self) -> tuple[Instance, ...]:
+        """All instances as :class:`Instance` views (built on first use; reports and
+        measures use :attr:`arrays` instead)."""
+        return tuple(self)
 
     @property
     def matched_overlap(self) -> float:
@@ -97,10 +276,20 @@ class Matching:
         """
         if self.overlap_area is not None:
             return float(self.overlap_area)
-        return float(sum(inst.overlap for inst in self.instances))
+        return float(self.arrays.overlap.sum())
 
     def kind_counts(self) -> dict[str, int]:
-        counts = {ONE_TO_ONE: 0, ONE_TO_MANY: 0, MANY_TO_ONE: 0}
-        for inst in self.instances:
-            counts[inst.kind] += 1
-        return counts
+        """Number of instances of each kind (``many-to-many`` only when a
+        hand-built matching has such instances)."""
+        counts = np.bincount(self.arrays.kind, minlength=len(KINDS))
+        out = {name: int(c) for name, c in zip(KINDS[:3], counts[:3], strict=True)}
+        if counts[3]:
+            out[MANY_TO_MANY] = int(counts[3])
+        return out
+
+
+def unmatched(n: int, matched: np.ndarray) -> np.ndarray:
+    """Indices in ``0..n-1`` that are not in ``matched``."""
+    mask = np.ones(n, dtype=bool)
+    mask[np.asarray(matched, dtype=np.int64)] = False
+    return np.flatnonzero(mask)

@@ -7,6 +7,8 @@ ratios (a side with no objects, no instances) are ``None``, never guessed.
 
 from __future__ import annotations
 
+import numpy as np
+
 from geoeval.matching.result import Matching
 
 
@@ -74,7 +76,8 @@ def mean_instance_score(m: Matching) -> float | None:
 
     ``(1/H) Σ (s_i1 + s_i2)/2`` for Hoover; ``None`` with no instance.
     """
-    scores = [inst.score for inst in m.instances if inst.score is not None]
-    if not scores:
+    scores = m.arrays.score
+    scores = scores[~np.isnan(scores)]
+    if not scores.size:
         return None
-    return float(sum(scores) / len(scores))
+    return float(scores.sum() / scores.size)

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError, SolverError
-from geoeval.matching.result import Instance
+from geoeval.matching.result import Instance, InstanceArrays, Matching
 from geoeval.measures.rasterize import Window, WorkGrid, choose_grid, mask_source
 from geoeval.objects import ObjectSet
 
@@ -188,7 +188,7 @@ _Item = tuple[int, list[Window], list[Window]]
 def mallows_scores(
     reference: ObjectSet,
     submission: ObjectSet,
-    instances: Sequence[Instance],
+    instances: Matching | InstanceArrays | Sequence[Instance],
     *,
     resolution: float | None = None,
     approximate: bool | None = None,
@@ -200,8 +200,8 @@ def mallows_scores(
     ----------
     reference, submission : ObjectSet
         The two sides, in one CRS; ``Instance.reference``/``.submission`` index them.
-    instances : sequence of Instance
-        Match instances of any matcher.
+    instances : Matching, InstanceArrays or sequence of Instance
+        Match instances of any matcher (a matching's instances in their order).
     resolution : float, optional
         Grid step (CRS units) when neither side is a raster (required then).
         Otherwise vectors are rasterised on the reference grid (or on the
@@ -229,19 +229,19 @@ def mallows_scores(
     -----
     Özdemir et al. (2010), §4.2: masses from the distance transform, eq. 7–11
     (Mallows distance = EMD), eq. 12 (instance score) and eq. 13 (scene mean);
-    conventions in ``SPEC.md`` §3 and ``docs/mallows.md``.
+    conventions in ``docs/mallows.md``.
 
     Examples
     --------
     >>> import numpy as np
     >>> from geoeval.io.raster import objects_from_labels
-    >>> from geoeval.matching.result import Instance
+    >>> from geoeval.matching.result import Instance, InstanceArrays, Matching
     >>> a = np.zeros((6, 6), dtype=np.int32); a[1:5, 1:5] = 1
     >>> ref = objects_from_labels(a); sub = objects_from_labels(a)
     >>> mallows_scores(ref, sub, [Instance((0,), (0,), 16.0, "one-to-one")]).scene
     1.0
     """
-    instances = tuple(instances)
+    arrays = _as_arrays(instances)
     grid = choose_grid(reference, submission, resolution)
     mode = {None: "auto", True: "on", False: "off"}[approximate]
     params = _params(grid, mode)
@@ -253,33 +253,34 @@ def mallows_scores(
         "measured_error": MEASURED_POOLING_ERROR,
         "measured_on": MEASURED_ON,
     }
-    n = len(instances)
+    n = len(arrays)
     nr, ns = len(reference), len(submission)
-    for inst in instances:
-        if any(not 0 <= k < nr for k in inst.reference) or any(
-            not 0 <= k < ns for k in inst.submission
-        ):
-            raise InputError(f"instance {inst} refers to objects that do not exist")
+    ref_idx, sub_idx, ref_ptr, sub_ptr = (arrays.ref_idx, arrays.sub_idx, arrays.ref_ptr,
+                                          arrays.sub_ptr)
+    bad = np.flatnonzero(np.bincount(arrays.ref_instance()[(ref_idx < 0) | (ref_idx >= nr)],
+                                     minlength=n)
+                         + np.bincount(arrays.sub_instance()[(sub_idx < 0) | (sub_idx >= ns)],
+                                       minlength=n))
+    if bad.size:
+        k = int(bad[0])
+        raise InputError(f"instance {k} (references {ref_idx[ref_ptr[k]:ref_ptr[k + 1]].tolist()}"
+                         f", submitted objects {sub_idx[sub_ptr[k]:sub_ptr[k + 1]].tolist()}) "
+                         "refers to objects that do not exist")
     ref_src = mask_source(reference, grid)
     sub_src = mask_source(submission, grid)
     # work estimate |U|·|V| in pixels from the object areas: chunks are formed (and
     # their windows cut) before anything is rasterised, so cutting overlaps solving
     pixel_area = abs(grid.transform.a * grid.transform.e - grid.transform.b * grid.transform.d)
-    work = np.array(
-        [
-            reference.areas[list(inst.reference)].sum()
-            * submission.areas[list(inst.submission)].sum()
-            for inst in instances
-        ],
-        dtype=float,
-    ) / (pixel_area * pixel_area)
+    ref_mass = np.bincount(arrays.ref_instance(), weights=reference.areas[ref_idx], minlength=n)
+    sub_mass = np.bincount(arrays.sub_instance(), weights=submission.areas[sub_idx],
+                           minlength=n)
+    work = ref_mass * sub_mass / (pixel_area * pixel_area)
 
     def item(i: int) -> _Item:
-        inst = instances[i]
         return (
             i,
-            [ref_src.window(k) for k in inst.reference],
-            [sub_src.window(k) for k in inst.submission],
+            [ref_src.window(k) for k in ref_idx[ref_ptr[i]:ref_ptr[i + 1]].tolist()],
+            [sub_src.window(k) for k in sub_idx[sub_ptr[i]:sub_ptr[i + 1]].tolist()],
         )
 
     if jobs == 1 or n < 2 or work.sum() < SERIAL_WORK:
@@ -306,6 +307,14 @@ def mallows_scores(
         approximation=approx_info,
         n_jobs=jobs_used,
     )
+
+
+def _as_arrays(instances: Matching | InstanceArrays | Sequence[Instance]) -> InstanceArrays:
+    if isinstance(instances, Matching):
+        return instances.arrays
+    if isinstance(instances, InstanceArrays):
+        return instances
+    return InstanceArrays.from_instances(tuple(instances))
 
 
 def _params(grid: WorkGrid, mode: str) -> _Params:

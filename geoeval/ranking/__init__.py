@@ -5,12 +5,13 @@
 - :mod:`~geoeval.ranking.extensions`: linear extensions, exact (dynamic
   programming over up-sets) or sampled (adjacent-transposition chain).
 - :mod:`~geoeval.ranking.crf`: the iterated cumulative rank frequency operator.
-- :mod:`~geoeval.ranking.api`: ``rank``, ``rank_table``, ``rank_indicators``.
+- :mod:`~geoeval.ranking.api`: ``rank_table``, ``rank_indicators`` (ranking a contest
+  from files is :func:`geoeval.rank`).
 """
 
 from __future__ import annotations
 
-from geoeval.ranking.api import RankingResult, rank, rank_indicators, rank_table
+from geoeval.ranking.api import RankingResult, rank_indicators, rank_table
 from geoeval.ranking.extensions import (
     ExtensionStats,
     count_linear_extensions,
@@ -27,7 +28,6 @@ __all__ = [
     "count_linear_extensions",
     "dominance",
     "exact_rank_frequencies",
-    "rank",
     "rank_indicators",
     "rank_statistics",
     "rank_table",

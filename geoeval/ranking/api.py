@@ -193,7 +193,7 @@ class RankingResult:
 
     def write_json(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_dict` as JSON atomically (temp file, then ``os.replace``)."""
-        from geoeval.report.json import write_json
+        from geoeval.outputs import write_json
 
         write_json(path, self.to_dict())
         return Path(path)
@@ -312,7 +312,7 @@ def rank_indicators(
     >>> r.linear_extensions, r.rank_intervals["C"]
     (2, (3, 3))
     """
-    _check_options(method, max_states, samples, burn_in, batches, max_rounds)
+    check_options(method, max_states, samples, burn_in, batches, max_rounds)
     names = [str(n) for n in scores]
     if not names:
         raise InputError("no submissions to rank", source)
@@ -422,7 +422,7 @@ def rank_indicators(
     )
 
 
-def _check_options(
+def check_options(
     method: str,
     max_states: int,
     samples: int | None,
@@ -545,85 +545,3 @@ def submission_names(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     if len(set(names)) != len(names):
         raise InputError(f"the same submission is given twice: {names}")
     return names
-
-
-def rank(
-    reference: str | os.PathLike[str],
-    submissions: Sequence[str | os.PathLike[str]],
-    *,
-    matcher: str = "mom",
-    hoover_threshold: float = 0.6,
-    iou_threshold: float = 0.5,
-    min_overlap: float | None = None,
-    names: Sequence[str] | None = None,
-    method: str = "auto",
-    max_states: int = DEFAULT_MAX_STATES,
-    samples: int | None = None,
-    burn_in: int | None = None,
-    batches: int = DEFAULT_BATCHES,
-    seed: int = 0,
-    max_rounds: int = DEFAULT_MAX_ROUNDS,
-    **reader_options: Any,
-) -> RankingResult:
-    """Score every submission against the reference with one matcher and rank them.
-
-    Parameters
-    ----------
-    reference : path-like
-        Reference raster or vector layer.
-    submissions : sequence of path-like
-        The submissions (at least one).
-    matcher : {"mom", "bgm", "hoover", "iou"}
-        Matcher whose precision, recall and accuracy (Özdemir et al. 2010, Figs. 5–7) are the
-        indicators; for ``mom`` the accuracy is the scene Mallows score.
-    hoover_threshold, iou_threshold, min_overlap, **reader_options
-        Passed to :func:`geoeval.score`.
-    names : sequence of str, optional
-        Submission names; default the file stems.
-    method, max_states, samples, burn_in, batches, seed, max_rounds
-        As in :func:`rank_indicators`.
-
-    Returns
-    -------
-    RankingResult
-        With ``matcher`` set; an accuracy undefined for every submission is
-        dropped from the indicators (noted in ``notes``).
-    """
-    from geoeval.scoring import score  # deferred: pulls in the readers and matchers
-
-    if matcher not in RANK_MATCHERS:
-        raise InputError(f"unknown matcher {matcher!r}; choose one of {', '.join(RANK_MATCHERS)}")
-    _check_options(method, max_states, samples, burn_in, batches, max_rounds)
-    if not submissions:
-        raise InputError("no submissions to rank")
-    labels = list(names) if names is not None else submission_names(submissions)
-    if len(labels) != len(submissions):
-        raise InputError(f"{len(labels)} names for {len(submissions)} submissions")
-    if len(set(labels)) != len(labels):
-        raise InputError(f"submission names are not unique: {labels}")
-    table: dict[str, dict[str, object]] = {}
-    for label, path in zip(labels, submissions, strict=True):
-        result = score(
-            reference,
-            path,
-            matchers=(matcher,),
-            hoover_threshold=hoover_threshold,
-            iou_threshold=iou_threshold,
-            min_overlap=min_overlap,
-            **reader_options,
-        )
-        m = result.results[matcher]
-        table[label] = {"precision": m.precision, "recall": m.recall, "accuracy": m.accuracy}
-    return rank_indicators(
-        table,
-        indicators=("precision", "recall", "accuracy"),
-        tie_break="accuracy",
-        method=method,
-        max_states=max_states,
-        samples=samples,
-        burn_in=burn_in,
-        batches=batches,
-        seed=seed,
-        max_rounds=max_rounds,
-        matcher=matcher,
-    )

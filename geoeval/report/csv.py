@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from geoeval.report.atomic import ensure_folder, write_text
+from geoeval.outputs import ensure_folder, write_text
 from geoeval.report.objects import object_tables, to_frame
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -131,7 +131,7 @@ def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> 
         raise InputError("folder does not exist", folder)
     from matplotlib.figure import Figure  # deferred: heavy, figures only
 
-    from geoeval.report.atomic import atomic_path
+    from geoeval.outputs import atomic_path
 
     n = len(result.names)
     width = max(4.0, 1.6 * max(len(lv) for lv in result.levels()))

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geoeval.errors import InputError
-from geoeval.report.atomic import atomic_path
+from geoeval.outputs import atomic_path
 from geoeval.report.objects import ObjectTables, object_tables, to_frame
 from geoeval.report.qgis_styles import STYLE_NAMES, layer_qml, layer_sld
 

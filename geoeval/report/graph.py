@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from geoeval.report.atomic import atomic_path
+from geoeval.outputs import atomic_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from geoeval.ranking.api import RankingResult

@@ -11,7 +11,6 @@ are built for the instance table.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,23 +85,19 @@ def object_tables(result: ScoreResult, matcher: str | None = None) -> ObjectTabl
     res = result.results[name]
     m = res.matching
     ov = result.overlap
-    insts = m.instances
-    n_inst = len(insts)
+    a = m.arrays
     nr, ns = len(result.reference), len(result.submission)
 
-    ref_members = np.fromiter(chain.from_iterable(i.reference for i in insts), np.int64)
-    sub_members = np.fromiter(chain.from_iterable(i.submission for i in insts), np.int64)
-    n_ref_in = np.fromiter((len(i.reference) for i in insts), np.int64, n_inst)
-    n_sub_in = np.fromiter((len(i.submission) for i in insts), np.int64, n_inst)
-    ref_inst = np.repeat(np.arange(n_inst), n_ref_in)
-    sub_inst = np.repeat(np.arange(n_inst), n_sub_in)
+    ref_members, sub_members = a.ref_idx, a.sub_idx
+    n_ref_in, n_sub_in = np.diff(a.ref_ptr), np.diff(a.sub_ptr)
+    ref_inst, sub_inst = a.ref_instance(), a.sub_instance()
     inst_of_ref = np.full(nr, -1, np.int64)
     inst_of_ref[ref_members] = ref_inst
     inst_of_sub = np.full(ns, -1, np.int64)
     inst_of_sub[sub_members] = sub_inst
 
-    kinds = np.array([i.kind for i in insts] + [None], dtype=object)
-    inst_score = np.array([np.nan if i.score is None else i.score for i in insts] + [np.nan])
+    kinds = np.append(m.kinds, None)
+    inst_score = np.append(a.score, np.nan)
     mal = res.instance_mallows
     inst_mallows = np.append(np.asarray(mal, float), np.nan) if mal is not None else None
 
@@ -172,7 +167,7 @@ def _instance_columns(result: ScoreResult, res: MatcherResult, ref_members: np.n
                            minlength=n_inst)
     sub_area = np.bincount(sub_inst, weights=result.submission.areas[sub_members],
                            minlength=n_inst)
-    overlap = np.fromiter((i.overlap for i in res.matching.instances), float, n_inst)
+    overlap = res.matching.arrays.overlap.astype(float)
     cols: dict[str, np.ndarray] = {
         "instance": np.arange(n_inst, dtype=np.int64),
         "kind": kinds.astype(object),

@@ -205,7 +205,7 @@ def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
     choose_matcher(result, matcher)
     from matplotlib.figure import Figure  # deferred: heavy, figures only
 
-    from geoeval.report.atomic import atomic_path
+    from geoeval.outputs import atomic_path
 
     fig = Figure(figsize=(13.0, 7.5), layout="constrained")
     ax_map, ax_bar = fig.subplots(1, 2, width_ratios=[2.2, 1.0])

@@ -17,18 +17,18 @@ reused; only new instances are scored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from geoeval.matching import match
-from geoeval.matching.result import Instance
+from geoeval.matching.result import Matching
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
 
 if TYPE_CHECKING:  # pragma: no cover
-    from geoeval.scoring import MatcherResult
+    from geoeval.scoring.result import MatcherResult
 
 FROM_FIELD = "field"
 FROM_REFERENCE = "from_reference"
@@ -162,7 +162,7 @@ def score_classes(
     -------
     PerClass or None
     """
-    from geoeval.scoring import _measure
+    from geoeval.scoring.result import measure
 
     ref_cls = class_labels(reference.classes)
     if ref_cls is None:
@@ -188,9 +188,9 @@ def score_classes(
             mal = None
             main = all_results.get(mname)
             if main is not None and main.mallows is not None:
-                mal = _class_mallows(reference, submission, ri, si, m.instances, main,
+                mal = _class_mallows(reference, submission, ri, si, m, main,
                                      mallows_options or {})
-            results[mname] = _measure(mname, m, ov, mal)
+            results[mname] = measure(mname, m, ov, mal)
         classes[name] = ClassResult(name, ov.reference, ov.submission, ri, si, ov, results)
     unclassified = int(np.count_nonzero([c is None for c in sub_cls]))
     return PerClass(source, unclassified, classes)
@@ -231,30 +231,44 @@ def _restrict(reference: ObjectSet, submission: ObjectSet, ov: Overlap, ri: np.n
 
 
 def _class_mallows(reference: ObjectSet, submission: ObjectSet, ri: np.ndarray, si: np.ndarray,
-                   instances: tuple[Instance, ...], main: MatcherResult,
+                   matching: Matching, main: MatcherResult,
                    options: dict[str, Any]) -> InstanceMallows:
     """Eq. 12 per class instance (reusing the all-classes scores of identical
-    instances) and eq. 13, their mean."""
-    known = {(tuple(sorted(i.reference)), tuple(sorted(i.submission))): k
-             for k, i in enumerate(main.matching.instances)}
+    instances) and eq. 13, their mean.
+
+    A class instance is identical to an all-classes instance when its members,
+    mapped back to the whole sets, are exactly that instance's members: all of
+    them in the instance of its first reference, and as many on each side.
+    """
+    a, g = matching.arrays, main.matching.arrays
+    n = len(a)
+    ref_glob, sub_glob = ri[a.ref_idx], si[a.sub_idx]
+    g_of_ref = np.full(len(reference), -1, np.int64)
+    g_of_ref[g.ref_idx] = g.ref_instance()
+    g_of_sub = np.full(len(submission), -1, np.int64)
+    g_of_sub[g.sub_idx] = g.sub_instance()
+    cand = g_of_ref[ref_glob[a.ref_ptr[:-1]]] if n else np.zeros(0, np.int64)
+    same = cand >= 0
+    safe = np.where(same, cand, 0)
+    nref, nsub = np.diff(a.ref_ptr), np.diff(a.sub_ptr)
+    if len(g):
+        same &= (nref == np.diff(g.ref_ptr)[safe]) & (nsub == np.diff(g.sub_ptr)[safe])
+    stray = (np.bincount(a.ref_instance(), weights=g_of_ref[ref_glob] != np.repeat(cand, nref),
+                         minlength=n)
+             + np.bincount(a.sub_instance(),
+                           weights=g_of_sub[sub_glob] != np.repeat(cand, nsub), minlength=n))
+    same &= stray == 0
+    scores = np.full(n, np.nan)
     all_scores = np.asarray(main.mallows.scores, float)
-    scores = np.full(len(instances), np.nan)
-    todo: list[int] = []
-    new: list[Instance] = []
-    for k, inst in enumerate(instances):
-        key = (tuple(sorted(ri[list(inst.reference)].tolist())),
-               tuple(sorted(si[list(inst.submission)].tolist())))
-        hit = known.get(key)
-        if hit is not None:
-            scores[k] = all_scores[hit]
-        else:
-            todo.append(k)
-            new.append(Instance(key[0], key[1], inst.overlap, inst.kind, inst.score))
-    if new:
+    scores[same] = all_scores[cand[same]]
+    todo = np.flatnonzero(~same)
+    if todo.size:
         from geoeval.measures.mallows import mallows_scores
 
-        res = mallows_scores(reference, submission, tuple(new), **options)
+        new = a.take(todo)
+        new = replace(new, ref_idx=ri[new.ref_idx], sub_idx=si[new.sub_idx])
+        res = mallows_scores(reference, submission, new, **options)
         scores[todo] = np.asarray(res.scores, float)
     defined = scores[~np.isnan(scores)]
     scene = float(defined.mean()) if defined.size else None
-    return InstanceMallows(scores, scene, len(instances) - len(new), len(new))
+    return InstanceMallows(scores, scene, int(n - todo.size), int(todo.size))

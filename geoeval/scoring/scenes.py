@@ -2,7 +2,7 @@
 
 Pairs come from file names (same name without extension: ``tile_07.tif`` with
 ``tile_07.gpkg``) or from a CSV list. Each scene is scored on its own
-(:func:`geoeval.score`) and reported; the pooled result sums the counts over
+(:func:`geoeval.scoring.score`) and reported; the pooled result sums the counts over
 scenes before taking the ratios, as the SpaceNet building challenge does
 (TP, FP and FN summed over all tiles, then precision, recall and F1):
 ``precision = Σ(No − FA) / Σ No``, ``recall = Σ(Nr − MD) / Σ Nr``
@@ -27,6 +27,7 @@ import numpy as np
 from geoeval.errors import InputError
 from geoeval.io import VECTOR_SUFFIXES
 from geoeval.measures import counts as _counts
+from geoeval.scoring.result import ScoreResult
 
 #: Raster suffixes considered when pairing by name (vector: VECTOR_SUFFIXES but .csv).
 RASTER_SUFFIXES = {".tif", ".tiff", ".vrt", ".img", ".png", ".jp2", ".asc", ".nc", ".hdr"}
@@ -60,10 +61,10 @@ class ScenesResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report of a multi-scene run (``docs/report.md``)."""
-        import geoeval
+        from geoeval._version import __version__
 
         return {
-            "geoeval": geoeval.__version__,
+            "geoeval": __version__,
             "schema": 1,
             "kind": "scenes",
             "scenes_scored": len(self.scenes),
@@ -89,7 +90,7 @@ class ScenesResult:
         """Write :meth:`rows` as CSV, atomically."""
         import io
 
-        from geoeval.report.atomic import write_text
+        from geoeval.outputs import write_text
 
         rows = self.rows()
         buf = io.StringIO()
@@ -204,8 +205,7 @@ def score_scenes(
     submission_dir: str | Path,
     *,
     pairs: str | Path | None = None,
-    scene_dir: str | Path | None = None,
-    gpkg_matcher: str | None = None,
+    each: Callable[[str, ScoreResult], None] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     **options: Any,
 ) -> ScenesResult:
@@ -217,15 +217,14 @@ def score_scenes(
         Folders of references and submissions (paired by :func:`pair_scenes`).
     pairs : path-like, optional
         CSV list of pairs (see :func:`pair_scenes`).
-    scene_dir : path-like, optional
-        Write each scene's full JSON report (``<scene>.json``) and styled
-        GeoPackage (``<scene>.gpkg``) into this folder (created if needed).
-    gpkg_matcher : str, optional
-        Matcher shown in the per-scene GeoPackages.
+    each : callable, optional
+        ``each(scene, result)`` with each scene's full :class:`ScoreResult`
+        before it is reduced to its summary (:func:`geoeval.score_scenes` writes
+        the per-scene reports with it); nothing here writes files.
     progress : callable, optional
         ``progress(done, total, scene)`` after each scene.
     **options
-        Keyword arguments of :func:`geoeval.score` (matchers, thresholds,
+        Keyword arguments of :func:`geoeval.scoring.score` (matchers, thresholds,
         reader options, ``class_field`` …).
 
     Returns
@@ -238,28 +237,20 @@ def score_scenes(
     ``P = Σ_s (No_s − FA_s) / Σ_s No_s``, ``R = Σ_s (Nr_s − MD_s) / Σ_s Nr_s``,
     ``F1 = 2PR / (P + R)``; ``null`` when a denominator is 0.
     """
-    from geoeval.scoring import score
+    from geoeval.scoring.scene import score
 
     for bad in ("gpkg", "csv_dir", "figure"):
         if options.get(bad) is not None:
             raise InputError(f"{bad} is per scene: use scene_dir (--scene-dir) with many scenes")
     found, warnings = pair_scenes(reference_dir, submission_dir, pairs)
-    out_dir = None
-    if scene_dir is not None:
-        from geoeval.report.atomic import ensure_folder
-
-        out_dir = ensure_folder(scene_dir)
     scenes: list[Scene] = []
     for k, (name, ref, sub) in enumerate(found):
         if sub is None:
             res = _score_empty(ref, options)
         else:
             res = score(ref, sub, **options)
-        if out_dir is not None:
-            from geoeval.report.json import write_json
-
-            write_json(out_dir / f"{name}.json", res.to_dict())
-            res.write_gpkg(out_dir / f"{name}.gpkg", matcher=gpkg_matcher)
+        if each is not None:
+            each(name, res)
         scenes.append(_scene(name, ref, sub, res))
         del res
         if progress is not None:
@@ -277,7 +268,7 @@ def _score_empty(ref: Path, options: dict[str, Any]) -> Any:
     """A scene without a submission: the reference against no object."""
     from geoeval.io import read
     from geoeval.objects import ObjectSet
-    from geoeval.scoring import _side_options, score_objects
+    from geoeval.scoring.scene import _side_options, score_objects
 
     shared = {"band": options.get("band", 1), "background": options.get("background", 0)}
     vector_shared = {k: options.get(k) for k in ("layer", "id_field", "class_field", "crs")}
@@ -296,8 +287,8 @@ def _scene(name: str, ref: Path, sub: Path | None, res: Any) -> Scene:
     results, pool = {}, {}
     for m, r in res.results.items():
         results[m] = r.summary()
-        insts = r.matching.instances
-        scores = np.array([i.score for i in insts if i.score is not None], float)
+        scores = r.matching.arrays.score
+        scores = scores[~np.isnan(scores)]
         mal = np.asarray(r.instance_mallows if r.instance_mallows is not None else [], float)
         mal = mal[~np.isnan(mal)]
         pool[m] = {

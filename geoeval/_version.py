@@ -1,0 +1,3 @@
+"""The version of geoeval (one copy: ``pyproject.toml`` reads it from here)."""
+
+__version__ = "0.1.0"

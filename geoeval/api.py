@@ -1,0 +1,157 @@
+"""The files-in, files-out entry points: scoring plus the outputs asked for.
+
+:func:`score` and :func:`score_scenes` are :func:`geoeval.scoring.score` and
+:func:`geoeval.scoring.score_scenes` with the GeoPackage, CSV tables, figure
+and per-scene reports written by :mod:`geoeval.report`. Every output is checked
+before the work starts and written atomically at the end
+(:func:`geoeval.outputs.output_run`): a failed run leaves no output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from geoeval.outputs import output_run
+from geoeval.scoring import ScenesResult, ScoreResult, check_options
+from geoeval.scoring import score as _score
+from geoeval.scoring import score_scenes as _score_scenes
+
+
+def score(
+    reference: Any,
+    submission: Any,
+    *,
+    gpkg: str | Path | None = None,
+    gpkg_matcher: str | None = None,
+    csv_dir: str | Path | None = None,
+    figure: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
+    **options: Any,
+) -> ScoreResult:
+    """Score one submission against one reference and write the outputs asked for.
+
+    Parameters
+    ----------
+    reference, submission : path or ObjectSet
+        Labelled rasters or vector layers (or objects already read).
+    gpkg : path, optional
+        Write the styled GeoPackage here (:func:`geoeval.report.gpkg.write_gpkg`).
+    gpkg_matcher : str, optional
+        Matcher whose per-object result the GeoPackage, CSV tables and figure
+        show (default ``mom`` when it ran, else the first matcher).
+    csv_dir : path, optional
+        Write the per-object tables as CSV into this folder (created if needed).
+    figure : path, optional
+        Save the status map and score chart (``.png`` or ``.svg``).
+    progress : callable, optional
+        Called with the name of each long step as it starts.
+    **options
+        Keywords of :func:`geoeval.scoring.score`: ``matchers``,
+        ``hoover_threshold``, ``iou_threshold``, ``min_overlap``, ``mallows``,
+        ``resolution``, ``approximate``, ``n_jobs``, the reader options
+        (``band``, ``background``, ``layer``, ``id_field``, ``class_field``,
+        ``crs``) and ``reference_options`` / ``submission_options``.
+
+    Returns
+    -------
+    ScoreResult
+
+    Examples
+    --------
+    >>> import geoeval
+    >>> res = geoeval.score("sample_data/reference.tif",
+    ...                     "sample_data/submissions/s1_near_perfect.tif",
+    ...                     matchers=["bgm"])  # doctest: +SKIP
+    >>> round(res.results["bgm"].f1, 4)  # doctest: +SKIP
+    """
+    check_options(gpkg_matcher=gpkg_matcher)
+    with output_run([reference, submission]) as outputs:
+        outputs.file(gpkg, "gpkg", suffixes=(".gpkg",))
+        outputs.folder(csv_dir, "csv_dir")
+        outputs.file(figure, "figure", suffixes=(".png", ".svg"))
+        result = _score(reference, submission, progress=progress, **options)
+        write_outputs(result, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
+                      figure=figure, progress=progress)
+    return result
+
+
+def write_outputs(
+    result: ScoreResult,
+    *,
+    gpkg: str | Path | None = None,
+    gpkg_matcher: str | None = None,
+    csv_dir: str | Path | None = None,
+    figure: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> None:
+    """Write the GeoPackage, CSV tables and figure that were asked for."""
+    from geoeval.report.objects import choose_matcher
+
+    if gpkg is None and csv_dir is None and figure is None:
+        return
+    matcher = choose_matcher(result, gpkg_matcher)
+    if gpkg is not None:
+        from geoeval.report.gpkg import write_gpkg
+
+        _step(progress, "writing the GeoPackage")
+        write_gpkg(result, gpkg, matcher=matcher)
+    if csv_dir is not None:
+        from geoeval.report.csv import write_csv
+
+        _step(progress, "writing CSV tables")
+        write_csv(result, csv_dir, matcher=matcher)
+    if figure is not None:
+        from geoeval.report.status_figure import save_status_figure
+
+        _step(progress, "drawing the figure")
+        save_status_figure(result, figure, matcher=matcher)
+
+
+def score_scenes(
+    reference_dir: str | Path,
+    submission_dir: str | Path,
+    *,
+    pairs: str | Path | None = None,
+    scene_dir: str | Path | None = None,
+    gpkg_matcher: str | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    **options: Any,
+) -> ScenesResult:
+    """Score every scene of two folders, pool the counts, write per-scene reports.
+
+    Parameters
+    ----------
+    reference_dir, submission_dir, pairs, progress, **options
+        As in :func:`geoeval.scoring.score_scenes` (pairing by name or by a CSV
+        list; pooled SpaceNet-style).
+    scene_dir : path-like, optional
+        Write each scene's full JSON report (``<scene>.json``) and styled
+        GeoPackage (``<scene>.gpkg``) into this folder (created if needed).
+    gpkg_matcher : str, optional
+        Matcher shown in the per-scene GeoPackages.
+
+    Returns
+    -------
+    ScenesResult
+    """
+    check_options(gpkg_matcher=gpkg_matcher)
+    each = None
+    if scene_dir is not None:
+        from geoeval.outputs import ensure_folder, write_json
+        from geoeval.report.gpkg import write_gpkg
+
+        out_dir = ensure_folder(scene_dir)
+
+        def each(name: str, res: ScoreResult) -> None:
+            write_json(out_dir / f"{name}.json", res.to_dict())
+            write_gpkg(res, out_dir / f"{name}.gpkg", matcher=gpkg_matcher)
+
+    return _score_scenes(reference_dir, submission_dir, pairs=pairs, each=each,
+                         progress=progress, **options)
+
+
+def _step(progress: Callable[[str], None] | None, name: str) -> None:
+    if progress is not None:
+        progress(name)

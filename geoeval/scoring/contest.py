@@ -1,0 +1,105 @@
+"""A contest: score every submission against one reference, then rank them.
+
+The indicators are each submission's precision, recall and accuracy under one
+matcher (Özdemir et al. 2010, §4.3, Figs. 5–7); the ranking is
+:func:`geoeval.ranking.api.rank_indicators` (Hasse diagram, rank intervals,
+rank frequencies, iterated CRF operator).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from geoeval.errors import InputError
+from geoeval.ranking.api import (
+    RANK_MATCHERS,
+    RankingResult,
+    check_options,
+    rank_indicators,
+    submission_names,
+)
+from geoeval.ranking.crf import DEFAULT_MAX_ROUNDS
+from geoeval.ranking.extensions import DEFAULT_BATCHES, DEFAULT_MAX_STATES
+from geoeval.scoring.scene import score
+
+
+def rank(
+    reference: str | os.PathLike[str],
+    submissions: Sequence[str | os.PathLike[str]],
+    *,
+    matcher: str = "mom",
+    hoover_threshold: float = 0.6,
+    iou_threshold: float = 0.5,
+    min_overlap: float | None = None,
+    names: Sequence[str] | None = None,
+    method: str = "auto",
+    max_states: int = DEFAULT_MAX_STATES,
+    samples: int | None = None,
+    burn_in: int | None = None,
+    batches: int = DEFAULT_BATCHES,
+    seed: int = 0,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    **reader_options: Any,
+) -> RankingResult:
+    """Score every submission against the reference with one matcher and rank them.
+
+    Parameters
+    ----------
+    reference : path-like
+        Reference raster or vector layer.
+    submissions : sequence of path-like
+        The submissions (at least one).
+    matcher : {"mom", "bgm", "hoover", "iou"}
+        Matcher whose precision, recall and accuracy (Özdemir et al. 2010, Figs. 5–7) are the
+        indicators; for ``mom`` the accuracy is the scene Mallows score.
+    hoover_threshold, iou_threshold, min_overlap, **reader_options
+        Passed to :func:`geoeval.scoring.score`.
+    names : sequence of str, optional
+        Submission names; default the file stems.
+    method, max_states, samples, burn_in, batches, seed, max_rounds
+        As in :func:`geoeval.ranking.api.rank_indicators`.
+
+    Returns
+    -------
+    RankingResult
+        With ``matcher`` set; an accuracy undefined for every submission is
+        dropped from the indicators (noted in ``notes``).
+    """
+    if matcher not in RANK_MATCHERS:
+        raise InputError(f"unknown matcher {matcher!r}; choose one of {', '.join(RANK_MATCHERS)}")
+    check_options(method, max_states, samples, burn_in, batches, max_rounds)
+    if not submissions:
+        raise InputError("no submissions to rank")
+    labels = list(names) if names is not None else submission_names(submissions)
+    if len(labels) != len(submissions):
+        raise InputError(f"{len(labels)} names for {len(submissions)} submissions")
+    if len(set(labels)) != len(labels):
+        raise InputError(f"submission names are not unique: {labels}")
+    table: dict[str, dict[str, object]] = {}
+    for label, path in zip(labels, submissions, strict=True):
+        result = score(
+            reference,
+            path,
+            matchers=(matcher,),
+            hoover_threshold=hoover_threshold,
+            iou_threshold=iou_threshold,
+            min_overlap=min_overlap,
+            **reader_options,
+        )
+        m = result.results[matcher]
+        table[label] = {"precision": m.precision, "recall": m.recall, "accuracy": m.accuracy}
+    return rank_indicators(
+        table,
+        indicators=("precision", "recall", "accuracy"),
+        tie_break="accuracy",
+        method=method,
+        max_states=max_states,
+        samples=samples,
+        burn_in=burn_in,
+        batches=batches,
+        seed=seed,
+        max_rounds=max_rounds,
+        matcher=matcher,
+    )

@@ -1,0 +1,202 @@
+"""What scoring returns: :class:`MatcherResult` per matcher and :class:`ScoreResult`.
+
+:meth:`ScoreResult.to_dict` is the JSON report (``docs/report.md``); it is
+built from the matchings' arrays, one list per report field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from geoeval.matching import Matching
+from geoeval.measures import counts
+from geoeval.objects import ObjectSet
+from geoeval.overlap import Overlap
+
+if TYPE_CHECKING:  # pragma: no cover
+    from geoeval.scoring.classes import PerClass
+
+REPORT_SCHEMA_VERSION = 1
+_COUNT_KEYS = ("matched_reference", "matched_submission", "missed", "false_alarms", "precision",
+               "recall", "f1", "matched_overlap", "accuracy", "mallows")
+
+
+@dataclass(frozen=True)
+class MatcherResult:
+    """One matcher's matching and measures.
+
+    Attributes
+    ----------
+    matcher : str
+    matching : Matching
+    precision, recall, f1 : float or None
+        Eq. 14–15 of Özdemir et al. (2010); ``None`` when undefined.
+    accuracy : float or None
+        The matcher's own score: BGM eq. 1, Hoover eq. 2, mean IoU for ``iou``,
+        the scene Mallows score (eq. 13) for ``mom`` once computed.
+    mallows : MallowsResult or None
+        Mallows scores of the instances (eq. 12) and their mean (eq. 13), when
+        computed (always for ``mom``; for the others with ``mallows=True``).
+    """
+
+    matcher: str
+    matching: Matching
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    accuracy: float | None
+    mallows: Any = None
+
+    def summary(self) -> dict[str, Any]:
+        """The numbers of the report without the per-object lists: counts,
+        precision, recall, F1, matched overlap, accuracy, scene Mallows score and
+        instances by kind (shared by the JSON report, per-class and multi-scene
+        reports and the GeoPackage ``summary`` table)."""
+        m = self.matching
+        return {
+            "matched_reference": int(m.n_reference - m.missed.size),
+            "matched_submission": int(m.n_submission - m.false_alarms.size),
+            "missed": int(m.missed.size),
+            "false_alarms": int(m.false_alarms.size),
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "matched_overlap": m.matched_overlap,
+            "accuracy": self.accuracy,
+            "mallows": None if self.mallows is None else self.mallows.scene,
+            "instances_by_kind": m.kind_counts(),
+        }
+
+    @property
+    def instance_mallows(self) -> np.ndarray | None:
+        """Mallows score of each instance (NaN where undefined), when computed."""
+        return None if self.mallows is None else self.mallows.scores
+
+    def to_dict(self, reference: ObjectSet, submission: ObjectSet) -> dict[str, Any]:
+        """The ``results.<matcher>`` object of the JSON report."""
+        m = self.matching
+        rid, sid = reference.ids, submission.ids
+        instances = instance_dicts(m, rid, sid, self.instance_mallows)
+        mallows_details = None
+        if self.mallows is not None:
+            mallows_details = {k: v for k, v in self.mallows.to_dict().items()
+                               if k != "instances"}
+        summary = self.summary()
+        return {
+            **{k: summary[k] for k in _COUNT_KEYS},
+            "mallows_details": mallows_details,
+            "instances_by_kind": summary["instances_by_kind"],
+            "parameters": m.params,
+            "solver": m.solver_stats or None,
+            "missed_ids": rid[m.missed].tolist(),
+            "false_alarm_ids": sid[m.false_alarms].tolist(),
+            "instances": instances,
+        }
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """Everything :func:`score` found; :meth:`to_dict` is the JSON report.
+
+    ``per_class`` holds each class scored on its own (:mod:`geoeval.per_class`)
+    when ``class_field`` was given. :mod:`geoeval.report` writes it out (GeoPackage,
+    CSV tables, figure); :meth:`to_dict` is the JSON report.
+    """
+
+    reference: ObjectSet
+    submission: ObjectSet
+    overlap: Overlap
+    results: dict[str, MatcherResult]
+    parameters: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    per_class: PerClass | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report (schema in ``docs/report.md``)."""
+        from geoeval._version import __version__
+
+        mom = self.results.get("mom")
+        return {
+            "geoeval": __version__,
+            "schema": REPORT_SCHEMA_VERSION,
+            "reference": _describe(self.reference),
+            "submission": _describe(self.submission),
+            "overlap": {
+                "method": self.overlap.method,
+                "pairs": self.overlap.n_pairs,
+                "components": self.overlap.n_components,
+                "components_solved_by_ilp": None if mom is None
+                else mom.matching.solver_stats.get("ilp", 0),
+                "union_area": self.overlap.union_area,
+            },
+            "parameters": self.parameters,
+            "warnings": list(self.warnings),
+            "results": {
+                name: res.to_dict(self.reference, self.submission)
+                for name, res in self.results.items()
+            },
+            "per_class": None if self.per_class is None else self.per_class.to_dict(),
+        }
+
+
+
+def instance_dicts(m: Matching, rid: np.ndarray, sid: np.ndarray,
+                   mallows: np.ndarray | None = None) -> list[dict[str, Any]]:
+    """The ``instances`` list of the JSON report, built from the matching's arrays:
+    user ids of both sides, overlap, kind, the matcher's score when it has one and
+    the instance's Mallows score (null where undefined) when computed."""
+    a = m.arrays
+    refs = _ragged(rid[a.ref_idx].tolist(), a.ref_ptr)
+    subs = _ragged(sid[a.sub_idx].tolist(), a.sub_ptr)
+    kinds = m.kinds.tolist()
+    overlaps = a.overlap.tolist()
+    has_score = ~np.isnan(a.score)
+    scores = a.score.tolist()
+    out = [{"reference": r, "submission": s, "overlap": o, "kind": k}
+           for r, s, o, k in zip(refs, subs, overlaps, kinds, strict=True)] if len(a) else []
+    for k in np.flatnonzero(has_score).tolist():
+        out[k]["score"] = scores[k]
+    if mallows is not None:
+        mal = np.asarray(mallows, float)
+        values = [None if v != v else v for v in mal.tolist()]  # NaN -> null
+        for item, v in zip(out, values, strict=True):
+            item["mallows"] = v
+    return out
+
+
+def _ragged(values: list[Any], ptr: np.ndarray) -> list[list[Any]]:
+    """``values`` cut at the CSR pointers ``ptr`` (one Python list per instance)."""
+    if ptr.size - 1 == len(values):  # one member each (one-to-one): no slicing
+        return [[v] for v in values]
+    bounds = ptr.tolist()
+    return [values[i:j] for i, j in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _describe(objects: ObjectSet) -> dict[str, Any]:
+    crs = objects.crs
+    return {
+        "path": objects.path,
+        "kind": objects.kind,
+        "objects": len(objects),
+        "crs": None if crs is None else (
+            crs.to_string() if hasattr(crs, "to_string") else str(crs)),
+        "repaired": objects.repaired,
+        "skipped": objects.skipped,
+    }
+
+
+def measure(name: str, m: Matching, ov: Overlap, mal: Any = None) -> MatcherResult:
+    """A matcher's measures: precision, recall, F1 (Özdemir et al. 2010, eq. 14–15)
+    and its accuracy (BGM eq. 1, Hoover eq. 2, mean IoU, MOM the scene Mallows
+    score eq. 13)."""
+    p, r = counts.precision(m), counts.recall(m)
+    if name == "bgm":
+        acc = counts.bgm_score(m, ov.union_area)
+    elif name in ("hoover", "iou"):
+        acc = counts.mean_instance_score(m)
+    else:  # MOM's accuracy is the scene Mallows score (eq. 13)
+        acc = None if mal is None else mal.scene
+    return MatcherResult(name, m, p, r, counts.f1(p, r), acc, mal)
