@@ -5,8 +5,9 @@ Compares, in one run:
 * the assignment solve alone (``max_weight_matching`` on the overlap edges),
 * each matcher stage (``match(overlap, name)``: solve + building the Matching),
 * the ``results.<matcher>`` JSON report (``MatcherResult.to_dict`` + dump)
-  against writing the matching's arrays with the standard library
-  (``json.dumps`` of ``tolist()``, same indent).
+  against writing the same content as plain arrays with the standard library
+  (``json.dumps(..., indent=2)`` of every array's ``tolist()``: member ids and
+  pointers of both sides, overlap, kind, score, missed and false alarm ids).
 
 Targets (issue "columnar matches"): matcher stage within 2x the solve; the
 JSON report no slower than the stdlib dump of the arrays.
@@ -20,6 +21,7 @@ on the same scene.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import time
 
@@ -32,9 +34,9 @@ from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
 
 try:  # the JSON writer and the measure helper, wherever this version keeps them
+    from geoeval.report.json import dumps  # older layout
+except ImportError:
     from geoeval.outputs import dumps
-except ImportError:  # older layout
-    from geoeval.report.json import dumps
 try:
     from geoeval.scoring import measure
 except ImportError:
@@ -89,26 +91,49 @@ def main() -> None:
     for name, kw in (("bgm", {}), ("hoover", {"threshold": 0.6}), ("iou", {"threshold": 0.5})):
         t_match, m = best(lambda name=name, kw=kw: match(ov, name, **kw), args.repeat)
         res = measure(name, m, ov)
-        t_json, text = best(lambda res=res: dumps(res.to_dict(ov.reference, ov.submission)),
-                            args.repeat)
-        ref_of, sub_of = _pairs(m)
-        arrays = {"reference_ids": ov.reference.ids[ref_of].tolist(),
-                  "submission_ids": ov.submission.ids[sub_of].tolist(),
-                  "overlap": ov.values[np.searchsorted(ov.rows, ref_of)].tolist()}
+        t_json, text = best(lambda res=res: _report(res, ov), args.repeat)
+        arrays = _arrays(m, ov)
         t_std, _ = best(lambda arrays=arrays: json.dumps(arrays, indent=2), args.repeat)
         print(f"{name + ' matcher stage':34s} {t_match:7.3f} s  {t_match / t_solve:5.2f}x the solve"
-              f"   ({len(ref_of):,} instances)")
+              f"   ({len(arrays['overlap']):,} instances)")
         print(f"{name + ' JSON report':34s} {t_json:7.3f} s  {t_json / t_std:5.2f}x stdlib dump "
               f"of the arrays ({t_std:.3f} s); {len(text) / 1e6:.0f} MB")
 
 
-def _pairs(m) -> tuple[np.ndarray, np.ndarray]:
-    """Reference and submission row of each (one-to-one) instance, any version."""
-    arrays = getattr(m, "arrays", None)
-    if arrays is not None:
-        return arrays.ref_idx, arrays.sub_idx
-    inst = m.instances
-    return (np.array([i.reference[0] for i in inst]), np.array([i.submission[0] for i in inst]))
+def _report(res, ov) -> str:
+    """The ``results.<matcher>`` JSON text, the way this version writes it."""
+    if "rows" in inspect.signature(res.to_dict).parameters:  # arrays straight to text
+        return dumps(res.to_dict(ov.reference, ov.submission, rows=True))
+    return dumps(res.to_dict(ov.reference, ov.submission))
+
+
+def _arrays(m, ov) -> dict[str, list]:
+    """Every array the report's matching part holds, as lists: member ids of
+    both sides with their pointers, overlap, kind, score, missed and false
+    alarm ids (any version: from the arrays, or rebuilt from Instance objects)."""
+    rid, sid = ov.reference.ids, ov.submission.ids
+    a = getattr(m, "arrays", None)
+    if a is None:  # older versions: one Instance object per match
+        inst = m.instances
+        ref_len = np.array([len(i.reference) for i in inst])
+        sub_len = np.array([len(i.submission) for i in inst])
+        ref_idx = np.array([r for i in inst for r in i.reference])
+        sub_idx = np.array([s for i in inst for s in i.submission])
+        overlap = np.array([i.overlap for i in inst])
+        kind = [i.kind for i in inst]
+        score = np.array([np.nan if i.score is None else i.score for i in inst])
+        ref_ptr = np.concatenate([[0], np.cumsum(ref_len)])
+        sub_ptr = np.concatenate([[0], np.cumsum(sub_len)])
+    else:
+        ref_ptr, ref_idx, sub_ptr, sub_idx = a.ref_ptr, a.ref_idx, a.sub_ptr, a.sub_idx
+        overlap, kind, score = a.overlap, m.kinds.tolist(), a.score
+    keep = ~np.isnan(score)
+    return {"reference_ptr": ref_ptr.tolist(), "reference_ids": rid[ref_idx].tolist(),
+            "submission_ptr": sub_ptr.tolist(), "submission_ids": sid[sub_idx].tolist(),
+            "overlap": overlap.tolist(), "kind": kind,
+            "score": [x if k else None for x, k in zip(score.tolist(), keep.tolist(), strict=True)],
+            "missed_ids": rid[m.missed].tolist(),
+            "false_alarm_ids": sid[m.false_alarms].tolist()}
 
 
 if __name__ == "__main__":

@@ -329,6 +329,14 @@ def _clean(value: Any) -> Any:
     return value
 
 
+class Rows(list):
+    """JSON values already encoded as text, written one per line by :func:`dumps`.
+
+    The JSON report's instances come this way (:func:`geoeval.scoring.result.instance_rows`):
+    encoding them straight from arrays avoids one dict per instance.
+    """
+
+
 def _default(value: Any) -> Any:
     """numpy values for the C encoder (NaN inside them is caught by the caller)."""
     if isinstance(value, np.ndarray):
@@ -376,6 +384,10 @@ def _rows(items: list[Any]) -> list[str] | None:
 
 def _emit(value: Any, level: int, out: list[str]) -> None:
     pad = "  " * (level + 1)
+    if isinstance(value, Rows):
+        out.append("[\n" + pad + (",\n" + pad).join(value) + "\n" + "  " * level + "]"
+                   if value else "[]")
+        return
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, dict) and value and not _is_leaf(value):

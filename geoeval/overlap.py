@@ -93,7 +93,7 @@ class Overlap:
         """Components of the bipartite overlap graph that hold at least one pair."""
         if self.n_pairs == 0:
             return 0
-        return int(np.unique(self._components[2]).size)
+        return int(np.count_nonzero(np.bincount(self._components[2])))
 
     @property
     def edge_component(self) -> np.ndarray:

@@ -10,9 +10,9 @@ import rasterio
 from affine import Affine
 
 import geoeval
-from geoeval.scoring import pair_scenes
 from geoeval.cli.main import main
 from geoeval.errors import InputError
+from geoeval.scoring import pair_scenes
 
 
 def write_labels(path, labels):

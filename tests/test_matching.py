@@ -248,3 +248,30 @@ def test_mom_whole_scene_uses_components():
 def test_unknown_matcher_is_input_error(scene):
     with pytest.raises(InputError, match="unknown matcher"):
         match(scene, "nope")
+
+
+@pytest.mark.parametrize("sub", [SUB, objs(ids=[]), objs((0, 0, 10, 10), (0, 0, 10, 10))])
+def test_json_text_equals_the_dict_report(sub):
+    """``ScoreResult.to_json`` (instances encoded straight from the arrays) parses
+    to exactly the report ``to_dict`` gives: ragged members, kinds, scores, a NaN
+    Mallows score as null, huge ids, nothing detected, duplicated detections."""
+    import json
+
+    from geoeval.outputs import dumps
+    from geoeval.scoring.result import instance_dicts, instance_rows
+
+    res = score_objects(REF, sub, matchers=["bgm", "hoover", "mom", "iou"], resolution=1.0,
+                        mallows=True)
+    assert json.loads(res.to_json()) == json.loads(dumps(res.to_dict()))
+    for r in res.results.values():
+        m = r.matching
+        rid = np.array([2**63 + 5, 2**62, 7, 8, 9], dtype=np.uint64)  # ids as text, exactly
+        sid = np.arange(len(sub), dtype=np.int64) - 3
+        mal = np.full(m.n_instances, np.nan)
+        mal[::2] = 0.25
+        rows = instance_rows(m, rid, sid, mal)
+        assert [json.loads(x) for x in rows] == instance_dicts(m, rid, sid, mal)
+        assert all("NaN" not in x for x in rows)
+        names = np.array(['r"0', "r\\1", "r2", "r3", "r4"], dtype=object)  # text ids, quoted
+        rows = instance_rows(m, names, sid.astype(str))
+        assert [json.loads(x) for x in rows] == instance_dicts(m, names, sid.astype(str))

@@ -136,9 +136,9 @@ def score_command(
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     if json_path is not None:
-        from geoeval.outputs import write_json
+        from geoeval.outputs import write_text
 
-        write_json(json_path, result.to_dict())
+        write_text(json_path, result.to_json())
     if not quiet:
         out = Console()
         out.print(score_table(result))

@@ -80,4 +80,5 @@ def mean_instance_score(m: Matching) -> float | None:
     scores = scores[~np.isnan(scores)]
     if not scores.size:
         return None
-    return float(scores.sum() / scores.size)
+    # left-to-right sum in instance order, as the report has always computed it
+    return float(sum(scores.tolist()) / scores.size)

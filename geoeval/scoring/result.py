@@ -6,6 +6,7 @@ built from the matchings' arrays, one list per report field.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ import numpy as np
 from geoeval.matching import Matching
 from geoeval.measures import counts
 from geoeval.objects import ObjectSet
+from geoeval.outputs import Rows
 from geoeval.overlap import Overlap
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,11 +77,17 @@ class MatcherResult:
         """Mallows score of each instance (NaN where undefined), when computed."""
         return None if self.mallows is None else self.mallows.scores
 
-    def to_dict(self, reference: ObjectSet, submission: ObjectSet) -> dict[str, Any]:
-        """The ``results.<matcher>`` object of the JSON report."""
+    def to_dict(self, reference: ObjectSet, submission: ObjectSet, *,
+                rows: bool = False) -> dict[str, Any]:
+        """The ``results.<matcher>`` object of the JSON report.
+
+        With ``rows`` the instances come as :class:`geoeval.outputs.Rows`
+        (each instance already JSON text, for the writer) instead of dicts.
+        """
         m = self.matching
         rid, sid = reference.ids, submission.ids
-        instances = instance_dicts(m, rid, sid, self.instance_mallows)
+        make = instance_rows if rows else instance_dicts
+        instances = make(m, rid, sid, self.instance_mallows)
         mallows_details = None
         if self.mallows is not None:
             mallows_details = {k: v for k, v in self.mallows.to_dict().items()
@@ -114,8 +122,17 @@ class ScoreResult:
     warnings: tuple[str, ...] = ()
     per_class: PerClass | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report (schema in ``docs/report.md``)."""
+    def to_json(self) -> str:
+        """The JSON report as text: :meth:`to_dict` written by
+        :func:`geoeval.outputs.dumps`, each instance encoded straight from the
+        matching's arrays (one line each)."""
+        from geoeval.outputs import dumps
+
+        return dumps(self.to_dict(rows=True))
+
+    def to_dict(self, *, rows: bool = False) -> dict[str, Any]:
+        """The JSON report (schema in ``docs/report.md``); ``rows`` as in
+        :meth:`MatcherResult.to_dict`."""
         from geoeval._version import __version__
 
         mom = self.results.get("mom")
@@ -135,7 +152,7 @@ class ScoreResult:
             "parameters": self.parameters,
             "warnings": list(self.warnings),
             "results": {
-                name: res.to_dict(self.reference, self.submission)
+                name: res.to_dict(self.reference, self.submission, rows=rows)
                 for name, res in self.results.items()
             },
             "per_class": None if self.per_class is None else self.per_class.to_dict(),
@@ -165,6 +182,40 @@ def instance_dicts(m: Matching, rid: np.ndarray, sid: np.ndarray,
         for item, v in zip(out, values, strict=True):
             item["mallows"] = v
     return out
+
+
+def instance_rows(m: Matching, rid: np.ndarray, sid: np.ndarray,
+                  mallows: np.ndarray | None = None) -> Rows:
+    """:func:`instance_dicts` already encoded: one JSON object per instance, same
+    keys in the same order, built from the arrays without a dict per instance
+    (``repr`` of a finite float is its JSON text; NaN Mallows scores are null)."""
+    a = m.arrays
+    refs = _ragged_text(rid[a.ref_idx], a.ref_ptr)
+    subs = _ragged_text(sid[a.sub_idx], a.sub_ptr)
+    overlaps = map(repr, a.overlap.tolist())
+    head = [f'{{"reference": {r}, "submission": {s}, "overlap": {o}, "kind": "{k}"'
+            for r, s, o, k in zip(refs, subs, overlaps, m.kinds.tolist(), strict=True)]
+    has_score = ~np.isnan(a.score)
+    for k, v in zip(np.flatnonzero(has_score).tolist(), a.score[has_score].tolist(),
+                    strict=True):
+        head[k] += f', "score": {v!r}'
+    if mallows is not None:
+        mal = ["null" if v != v else repr(v) for v in np.asarray(mallows, float).tolist()]
+        return Rows(f'{h}, "mallows": {v}}}' for h, v in zip(head, mal, strict=True))
+    return Rows(h + "}" for h in head)
+
+
+def _ragged_text(ids: np.ndarray, ptr: np.ndarray) -> list[str]:
+    """JSON arrays of the ids cut at the CSR pointers ``ptr`` (integers as
+    digits, any other id, e.g. a text field, JSON-encoded)."""
+    values = ids.tolist()
+    if ids.dtype.kind not in "iu":
+        values = [json.dumps(v) for v in values]
+    if ptr.size - 1 == len(values):
+        return [f"[{v}]" for v in values]
+    bounds = ptr.tolist()
+    return ["[" + ", ".join(map(str, values[i:j])) + "]"
+            for i, j in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _ragged(values: list[Any], ptr: np.ndarray) -> list[list[Any]]:
