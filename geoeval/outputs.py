@@ -314,14 +314,21 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
 # --- JSON reports: stable keys (docs/report.md), NaN written as null ---------------
 
 
-def _clean(value: Any) -> Any:
+def number(x: Any) -> float | None:
+    """A float for a report, ``None`` (JSON null) when NaN or infinite: undefined
+    values are null, never guessed."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def clean(value: Any) -> Any:
     """JSON-safe copy: numpy scalars to Python, NaN/inf to None."""
     if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {str(k): clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
+        return [clean(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _clean(value.tolist())
+        return clean(value.tolist())
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -354,7 +361,7 @@ def _one_line(value: Any) -> str:
     try:
         return _ENCODE(value)
     except (ValueError, TypeError):  # NaN, inf or numpy keys somewhere: the cleaning path
-        return _ENCODE(_clean(value))
+        return _ENCODE(clean(value))
 
 
 def _is_leaf(value: Any) -> bool:

@@ -95,27 +95,37 @@ class Overlap:
             return 0
         return int(np.count_nonzero(np.bincount(self._components[2])))
 
-    @property
-    def edge_component(self) -> np.ndarray:
-        """Component label of each pair."""
-        return self._components[2]
+    @cached_property
+    def union_is_sum(self) -> bool:
+        """True when no two objects of one side overlap, so that the union of all
+        objects is their total area minus the pairwise overlaps."""
+        total = float(self.ref_area.sum() + self.sub_area.sum() - self.values.sum())
+        return bool(np.isclose(total, self.union_area, rtol=1e-9, atol=1e-9))
 
-    @property
-    def node_component(self) -> np.ndarray:
-        """Component label of each object, references first then submissions."""
-        return self._components[1]
+    def restrict(self, ri: np.ndarray, si: np.ndarray) -> Overlap:
+        """The overlap of the references at ``ri`` and the submissions at ``si``.
 
-    def restrict(self, keep: np.ndarray) -> Overlap:
-        """The same overlap with only the pairs where ``keep`` is true."""
-        return Overlap(
-            self.reference,
-            self.submission,
-            self.rows[keep],
-            self.cols[keep],
-            self.values[keep],
-            self.union_area,
-            self.method,
-        )
+        Objects are :meth:`ObjectSet.subset` of both sides, the pairs between
+        them are kept and renumbered, and the union area is recomputed (from the
+        areas when :attr:`union_is_sum`, else from the geometries). Nothing is
+        intersected again.
+        """
+        ri, si = np.asarray(ri, dtype=np.int64), np.asarray(si, dtype=np.int64)
+        ref_pos = np.full(self.n_reference, -1, np.int64)
+        ref_pos[ri] = np.arange(ri.size)
+        sub_pos = np.full(self.n_submission, -1, np.int64)
+        sub_pos[si] = np.arange(si.size)
+        keep = (ref_pos[self.rows] >= 0) & (sub_pos[self.cols] >= 0)
+        rows, cols, vals = ref_pos[self.rows[keep]], sub_pos[self.cols[keep]], self.values[keep]
+        if self.union_is_sum:
+            union = float(self.ref_area[ri].sum() + self.sub_area[si].sum() - vals.sum())
+        else:
+            import shapely
+
+            geoms = np.concatenate([self.reference.polygons[ri], self.submission.polygons[si]])
+            union = float(shapely.area(shapely.union_all(geoms))) if geoms.size else 0.0
+        return Overlap(self.reference.subset(ri), self.submission.subset(si), rows, cols, vals,
+                       union, self.method)
 
 
 def compute_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:

@@ -10,11 +10,11 @@ same without axial symmetry (4). A scale dependency counts when it is ``+`` or
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from geoeval.audit.alterations import KINDS
 from geoeval.measures.localization.registry import METRICS
+from geoeval.outputs import clean
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "distance": ("symmetry", "separation", "triangle"),
@@ -134,14 +134,6 @@ def paper_comparison(result: Any) -> dict[str, Any]:
     return {"cells": c.n, "agreeing": c.n_agree, "rate": c.rate if c.n else None}
 
 
-def _clean(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _clean(x) for k, x in v.items()}
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
-
-
 def result_dict(result: Any) -> dict[str, Any]:
     """JSON-ready audit summary: settings, per-metric verdicts, scores (``docs/audit.md``)."""
     metrics = {}
@@ -150,10 +142,10 @@ def result_dict(result: Any) -> dict[str, Any]:
         scores = {g: score(v, g) for g in groups_of(result)}
         metrics[name] = {
             "label": m.label, "representation": m.representation, "kind": m.kind,
-            "verdicts": _clean(v), "scores": scores, "final_score": sum(scores.values()),
+            "verdicts": clean(v), "scores": scores, "final_score": sum(scores.values()),
         }
     return {
-        "settings": _clean(dict(result.settings)),
+        "settings": clean(dict(result.settings)),
         "alterations": list(result.alterations),
         "shapes": list(result.shapes),
         "n_results": result.n_results,

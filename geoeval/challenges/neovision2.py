@@ -32,6 +32,7 @@ from geoeval.io.neovision2 import (
     Neovision2Boxes,
     read_neovision2,
 )
+from geoeval.outputs import number
 
 #: Confidence thresholds of the ROC curve (§3.5): 0.95, 0.85, …, 0.05.
 ROC_THRESHOLDS: tuple[float, ...] = tuple(round(0.95 - 0.1 * k, 2) for k in range(10))
@@ -719,15 +720,12 @@ def _sequence_table(
     per_cls = _nmotda_values(main_c, cost_miss, cost_fp).reshape(n_seq, n_cls)
     det = _nmotda_values(main_d, cost_miss, cost_fp)
 
-    def opt(x: float) -> float | None:
-        return None if np.isnan(x) else float(x)
-
     return {
         name: {
             "n_frames": int(data.frames_per_seq[s]),
             "ground_truth": int(main_d[0, s]),
-            "detection_only": opt(det[s]),
-            "classes": {c: opt(per_cls[s, k]) for k, c in enumerate(data.classes)},
+            "detection_only": number(det[s]),
+            "classes": {c: number(per_cls[s, k]) for k, c in enumerate(data.classes)},
         }
         for s, name in enumerate(data.sequence_names)
     }

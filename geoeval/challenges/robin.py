@@ -23,6 +23,7 @@ import numpy as np
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, align_images, read_boxes
 from geoeval.measures.localization.boxes import robin_measures
+from geoeval.outputs import number
 
 __all__ = ["robin_measures", "evaluate_robin", "match_robin", "operating_points",
            "resolve_thresholds"]
@@ -218,7 +219,8 @@ class RobinRun:
                 key: {
                     "tp": int(self.image_tp[k]), "n": int(self.image_n[k]),
                     "n_star": int(self.image_n_star[k]),
-                    "p_recall": _opt(self.p_recall[k]), "p_precision": _opt(self.p_precision[k]),
+                    "p_recall": number(self.p_recall[k]),
+                    "p_precision": number(self.p_precision[k]),
                     "difficult": bool(self.difficult[k]),
                 }
                 for k, key in enumerate(self.images)
@@ -310,10 +312,6 @@ class RobinResult:
             "categories": {c: v.to_dict() for c, v in self.categories.items()},
             "warnings": list(self.warnings),
         }
-
-
-def _opt(x: float) -> float | None:
-    return None if not np.isfinite(x) else float(x)
 
 
 def _ratio(a: int, b: int) -> float | None:

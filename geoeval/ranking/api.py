@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geoeval.errors import InputError
+from geoeval.outputs import number
 from geoeval.ranking.crf import DEFAULT_MAX_ROUNDS, FALLBACK, CRFRound, final_order, iterate_crf
 from geoeval.ranking.extensions import (
     DEFAULT_BATCHES,
@@ -202,7 +203,7 @@ class RankingResult:
 def _floats(row: Sequence[float] | np.ndarray | None) -> list[float | None]:
     if row is None:
         return []
-    return [None if not math.isfinite(float(x)) else float(x) for x in row]
+    return [number(x) for x in row]
 
 
 def _round_dict(rd: CRFRound) -> dict[str, Any]:

@@ -293,19 +293,6 @@ def _forward(
     return levels, forward
 
 
-def count_upsets_forward(
-    poset: Poset, max_states: int = DEFAULT_MAX_STATES
-) -> tuple[list[np.ndarray], list[int]]:
-    """Up-sets level by level with their forward counts ``N(S)``.
-
-    Returns ``(levels, sizes)``: ``levels[k]`` the sorted bitmasks of the
-    up-sets of size ``k`` and ``sizes[k]`` their number. Raises
-    :class:`TooManyStates` once more than ``max_states`` up-sets were generated.
-    """
-    levels, _ = _forward(poset, _Counter(poset.n), max_states)
-    return levels, [lv.size for lv in levels]
-
-
 def exact_rank_frequencies(poset: Poset, max_states: int = DEFAULT_MAX_STATES) -> ExtensionStats:
     """Exact number of linear extensions and rank frequencies ``f_a(r)``.
 

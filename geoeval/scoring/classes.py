@@ -173,15 +173,11 @@ def score_classes(
         sub_cls = inherit_classes(overlap, ref_cls)
         source = FROM_REFERENCE
     names = sorted({c for c in ref_cls if c is not None} | {c for c in sub_cls if c is not None})
-    pair_ref_cls = ref_cls[overlap.rows]
-    same = pair_ref_cls == sub_cls[overlap.cols]
-    simple_union = _union_is_sum(overlap)
     classes: dict[str, ClassResult] = {}
     for name in names:
         ri = np.flatnonzero(ref_cls == name)
         si = np.flatnonzero(sub_cls == name)
-        keep = same & (pair_ref_cls == name)
-        ov = _restrict(reference, submission, overlap, ri, si, keep, simple_union)
+        ov = overlap.restrict(ri, si)
         results: dict[str, MatcherResult] = {}
         for mname, params in matcher_params.items():
             m = match(ov, mname, **params)
@@ -194,40 +190,6 @@ def score_classes(
         classes[name] = ClassResult(name, ov.reference, ov.submission, ri, si, ov, results)
     unclassified = int(np.count_nonzero([c is None for c in sub_cls]))
     return PerClass(source, unclassified, classes)
-
-
-def _union_is_sum(ov: Overlap) -> bool:
-    """True when no two objects of one side overlap (union = areas − overlap)."""
-    total = float(ov.ref_area.sum() + ov.sub_area.sum() - ov.values.sum())
-    return bool(np.isclose(total, ov.union_area, rtol=1e-9, atol=1e-9))
-
-
-def _subset(objects: ObjectSet, index: np.ndarray) -> ObjectSet:
-    return ObjectSet(
-        ids=objects.ids[index], areas=objects.areas[index], crs=objects.crs,
-        geometry=None if objects.geometry is None else objects.geometry[index],
-        classes=None if objects.classes is None else objects.classes[index],
-        scores=None if objects.scores is None else objects.scores[index],
-        path=objects.path, kind=objects.kind,
-    )
-
-
-def _restrict(reference: ObjectSet, submission: ObjectSet, ov: Overlap, ri: np.ndarray,
-              si: np.ndarray, keep: np.ndarray, simple_union: bool) -> Overlap:
-    ref_pos = np.full(len(reference), -1, np.int64)
-    ref_pos[ri] = np.arange(ri.size)
-    sub_pos = np.full(len(submission), -1, np.int64)
-    sub_pos[si] = np.arange(si.size)
-    rows, cols, vals = ref_pos[ov.rows[keep]], sub_pos[ov.cols[keep]], ov.values[keep]
-    if simple_union:
-        union = float(reference.areas[ri].sum() + submission.areas[si].sum() - vals.sum())
-    else:
-        import shapely
-
-        geoms = np.concatenate([reference.polygons[ri], submission.polygons[si]])
-        union = float(shapely.area(shapely.union_all(geoms))) if geoms.size else 0.0
-    return Overlap(_subset(reference, ri), _subset(submission, si), rows, cols, vals, union,
-                   ov.method)
 
 
 def _class_mallows(reference: ObjectSet, submission: ObjectSet, ri: np.ndarray, si: np.ndarray,
