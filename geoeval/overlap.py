@@ -343,3 +343,33 @@ def edge_components(
     adj = coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols + n_rows)), shape=(n, n))
     n_comp, labels = connected_components(adj, directed=False)
     return n_comp, labels, labels[rows] if rows.size else np.zeros(0, dtype=np.int64)
+
+
+def component_kinds(
+    rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How much solving each component of a bipartite overlap graph needs.
+
+    Returns
+    -------
+    edge_component : numpy.ndarray
+        Component of each edge.
+    has_hub : numpy.ndarray
+        Per component: some object is in two or more pairs. Without one the
+        component is a single pair, already one-to-one.
+    has_hub_pair : numpy.ndarray
+        Per component: some pair joins two such objects. Without one the
+        component is a star forest (one-to-one, one-to-many, many-to-one),
+        already a valid multi-object matching.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    _, _, comp = edge_components(rows, cols, n_rows, n_cols)
+    n_comp = int(comp.max()) + 1 if comp.size else 0
+    hub_r = np.bincount(rows, minlength=n_rows)[rows] > 1
+    hub_c = np.bincount(cols, minlength=n_cols)[cols] > 1
+    has_hub = np.zeros(n_comp, dtype=bool)
+    has_hub[comp[hub_r | hub_c]] = True
+    has_hub_pair = np.zeros(n_comp, dtype=bool)
+    has_hub_pair[comp[hub_r & hub_c]] = True
+    return comp, has_hub, has_hub_pair

@@ -275,3 +275,13 @@ def test_json_text_equals_the_dict_report(sub):
         names = np.array(['r"0', "r\\1", "r2", "r3", "r4"], dtype=object)  # text ids, quoted
         rows = instance_rows(m, names, sid.astype(str))
         assert [json.loads(x) for x in rows] == instance_dicts(m, names, sid.astype(str))
+
+
+def test_ilp_prints_nothing(capfd):
+    """The MILP solver's banner (HiGHS prints it while constructed) never reaches
+    standard output, where it would break a table or JSON written to stdout."""
+    rows, cols = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    picked, how = solve_component(rows, cols, np.array([3.0, 1.0, 1.0, 3.0]), method="ilp")
+    assert how == "ilp" and sorted(picked.tolist()) == [0, 3]
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from geoeval.overlap import edge_components
+from geoeval.overlap import component_kinds
 
 
 def max_weight_matching(
@@ -60,18 +60,10 @@ def max_weight_matching(
         return np.zeros(0, dtype=np.int64)
     if np.any(weights <= 0):
         raise ValueError("edge weights must be positive")
-    deg_r = np.bincount(rows, minlength=n_rows)
-    deg_c = np.bincount(cols, minlength=n_cols)
-    _, _, edge_comp = edge_components(rows, cols, n_rows, n_cols)
-    # A component needs a solver iff some node in it has degree >= 2.
-    busy = (deg_r[rows] > 1) | (deg_c[cols] > 1)
-    hard_comp = np.zeros(edge_comp.max() + 1, dtype=bool)
-    hard_comp[edge_comp[busy]] = True
+    # A single pair is taken as it is; a star (no pair between two objects that are
+    # in several pairs) gives its heaviest pair; the rest go to the Hungarian solver.
+    edge_comp, hard_comp, cyclic = component_kinds(rows, cols, n_rows, n_cols)
     chosen = [np.flatnonzero(~hard_comp[edge_comp])]
-    # A component with no edge between two busy nodes is a star: its heaviest edge wins.
-    both = (deg_r[rows] > 1) & (deg_c[cols] > 1)
-    cyclic = np.zeros_like(hard_comp)
-    cyclic[edge_comp[both]] = True
     star_edges = np.flatnonzero(hard_comp[edge_comp] & ~cyclic[edge_comp])
     if star_edges.size:
         # per component, the heaviest edge (lowest index on ties)

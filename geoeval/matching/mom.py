@@ -18,6 +18,10 @@ but overlap components are small, so each component is solved exactly:
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -25,7 +29,7 @@ import numpy as np
 from geoeval.errors import InputError, SolverError
 from geoeval.matching.build import from_edges
 from geoeval.matching.result import Matching
-from geoeval.overlap import Overlap, edge_components
+from geoeval.overlap import Overlap, component_kinds, edge_components
 
 #: Components with at most this many possible centres (degree ≥ 2) are enumerated.
 ENUMERATION_LIMIT = 14
@@ -91,14 +95,9 @@ def match_mom(
     if rows.size == 0:
         return from_edges(overlap, edge_index, "mom", params=params, solver_stats=stats)
 
-    deg_r = np.bincount(rows, minlength=nr)
-    deg_c = np.bincount(cols, minlength=no)
-    _, _, comp = edge_components(rows, cols, nr, no)
-    bad = (deg_r[rows] > 1) & (deg_c[cols] > 1)  # an edge between two hubs
-    hard = np.zeros(comp.max() + 1, dtype=bool)
-    hard[comp[bad]] = True
+    comp, _, hard = component_kinds(rows, cols, nr, no)  # hard: not a star forest
     easy_edges = ~hard[comp]
-    stats["taken_whole"] = int(np.unique(comp[easy_edges]).size)
+    stats["taken_whole"] = int(np.count_nonzero(np.bincount(comp[easy_edges])))
     chosen = [edge_index[easy_edges]]
     hard_edges = np.flatnonzero(~easy_edges)
     if hard_edges.size:
@@ -304,7 +303,40 @@ def _solver():
 
     available = pulp.listSolvers(onlyAvailable=True)
     if "HiGHS" in available:
-        return pulp.HiGHS(msg=False, gapRel=0.0)
+        return _quiet_highs()(msg=False, gapRel=0.0)
     if "PULP_CBC_CMD" in available:
         return pulp.PULP_CBC_CMD(msg=False, gapRel=0.0)
     raise SolverError("no MILP solver available: install highspy (HiGHS) or PuLP's CBC")
+
+
+def _quiet_highs() -> type:
+    """PuLP's HiGHS interface without the banner on standard output.
+
+    ``highspy.Highs()`` (HiGHS >= 1.16) prints its "Running HiGHS …" banner while
+    it is constructed, before PuLP can set ``output_flag``; that line would land
+    in the middle of a user's output (a table, or JSON written to stdout). Only
+    the construction runs with file descriptor 1 sent to the null device.
+    """
+    import pulp
+
+    class QuietHiGHS(pulp.HiGHS):
+        def createAndConfigureSolver(self, lp: Any) -> None:
+            with _stdout_to_devnull():
+                super().createAndConfigureSolver(lp)
+
+    return QuietHiGHS
+
+
+@contextlib.contextmanager
+def _stdout_to_devnull() -> Iterator[None]:
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 1)
+    finally:
+        os.close(saved)
