@@ -92,3 +92,28 @@ def positive(name: str, value: float | None) -> float | None:
 def count(name: str, value: int | None, *, minimum: int = 1) -> int | None:
     """A whole number >= ``minimum``; ``None`` passes through."""
     return number(name, value, low=minimum, integer=True)
+
+
+def image_size(name: str, value: str | tuple[float, float] | None) -> tuple[float, float] | None:
+    """``"W,H"`` (or ``"WxH"``, or a pair) -> ``(W, H)``, both positive and finite.
+
+    Examples
+    --------
+    >>> image_size("--image-size", "640,480")
+    (640.0, 480.0)
+    >>> image_size("--image-size", "640,-1")
+    Traceback (most recent call last):
+    ...
+    geoeval.validate.BadValue: --image-size must be W,H with W, H > 0 (e.g. 640,480), got '640,-1'
+    """
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else ",".join(map(str, value))
+    detail = f"must be W,H with W, H > 0 (e.g. 640,480), got {text!r}"
+    try:
+        w, h = (float(p) for p in text.replace("x", ",").split(","))
+    except ValueError:
+        raise BadValue(name, detail) from None
+    if not (w > 0 and h > 0 and math.isfinite(w) and math.isfinite(h)):
+        raise BadValue(name, detail)
+    return (w, h)

@@ -305,7 +305,7 @@ def test_cli_voc_and_malformed_exit_code(tmp_path, capsys):
         "geoeval: error: det/img2.txt:2: expected 6 fields (detection), got 4"]
     assert cli_main(["boxes", "voc", str(tmp_path / "gt"), str(tmp_path / "det"),
                      "--image-size", "abc"]) == 2
-    assert "--image-size must be W,H" in capsys.readouterr().err
+    assert "'--image-size': must be W,H" in capsys.readouterr().err
 
 
 def test_boxset_subset_and_reindex():

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from geoeval.cli.options import ALPHA, EPS
+from geoeval.cli.options import ALPHA, EPS, IMAGE_SIZE
 from geoeval.report.tables import fmt as cell
 
 
@@ -35,21 +35,17 @@ PresetOpt = Annotated[Preset, typer.Option(help="Thresholds: rough 0.15/0.5/0.15
 FmtOpt = Annotated[str | None, typer.Option("--format", help="text, voc, coco or yolo "
                                                              "(default: detected).")]
 BoxFmtOpt = Annotated[str, typer.Option("--box-format", help="Text files: xyrb or xywh.")]
-SizeOpt = Annotated[str | None, typer.Option("--image-size", help="W,H for relative "
+SizeOpt = Annotated[str | None, typer.Option("--image-size", callback=IMAGE_SIZE,
+                                            help="W,H for relative "
                                                                   "coordinates.")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
 
 
-def _reader(fmt: str | None, box_format: str, image_size: str | None) -> dict[str, Any]:
-    from geoeval.errors import InputError
-
+def _reader(fmt: str | None, box_format: str,
+            image_size: tuple[float, float] | None) -> dict[str, Any]:
     opts: dict[str, Any] = {"fmt": fmt, "box_format": box_format}
-    if image_size is not None:
-        try:
-            w, h = (float(v) for v in image_size.split(","))
-        except ValueError as exc:
-            raise InputError(f"--image-size must be W,H, got {image_size!r}") from exc
-        opts["image_size"] = (w, h)
+    if image_size is not None:  # checked and parsed by the IMAGE_SIZE callback
+        opts["image_size"] = image_size
     return opts
 
 

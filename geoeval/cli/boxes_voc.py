@@ -8,15 +8,13 @@ $ geoeval boxes voc gt/ det_rel/ --det-coords rel --image-size 200,200
 
 from __future__ import annotations
 
-import math
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import IOU
-from geoeval.errors import InputError
+from geoeval.cli.options import IMAGE_SIZE, IOU
 from geoeval.report.tables import fmt as cell
 
 
@@ -37,21 +35,6 @@ class FileFormat(str, Enum):
     yolo = "yolo"
 
 
-def parse_image_size(text: str | None,
-                     option: str = "--image-size") -> tuple[float, float] | None:
-    """``"W,H"`` -> ``(W, H)``; an :class:`InputError` naming ``option`` for anything else."""
-    if text is None:
-        return None
-    parts = text.replace("x", ",").split(",")
-    try:
-        w, h = (float(p) for p in parts)
-    except ValueError:
-        raise InputError(f"{option} must be W,H (e.g. 640,480), got {text!r}") from None
-    if not (w > 0 and h > 0 and math.isfinite(w) and math.isfinite(h)):
-        raise InputError(f"{option} must be positive, got {text!r}")
-    return (w, h)
-
-
 def voc_command(
     gt: Annotated[Path, typer.Argument(
         help="Ground truth: folder of .txt or VOC .xml files, COCO JSON, or YOLO folder.")],
@@ -64,6 +47,7 @@ def voc_command(
         help="Text files: <left> <top> <right> <bottom> (xyrb) or <width> <height> (xywh).")
     ] = BoxFormat.xyrb,
     image_size: Annotated[str | None, typer.Option(
+        callback=IMAGE_SIZE,
         help="W,H of the images, for relative coordinates (text, YOLO): with no --gt-coords "
              "/ --det-coords, text files of both sides are then read as relative.")] = None,
     gt_format: Annotated[FileFormat | None, typer.Option(
@@ -80,8 +64,10 @@ def voc_command(
     det_coords: Annotated[Coords | None, typer.Option(
         help="Detection text coordinates: abs or rel (see --gt-coords).")] = None,
     gt_image_size: Annotated[str | None, typer.Option(
+        callback=IMAGE_SIZE,
         help="W,H of the ground-truth images (default: --image-size).")] = None,
     det_image_size: Annotated[str | None, typer.Option(
+        callback=IMAGE_SIZE,
         help="W,H of the detection images (default: --image-size, else the ground truth's).")
     ] = None,
     class_names: Annotated[Path | None, typer.Option(
@@ -100,14 +86,14 @@ def voc_command(
 
     result = evaluate_voc(
         gt, det, iou_threshold=iou_threshold, plus_one=voc_plus_one,
-        box_format=box_format.value, image_size=parse_image_size(image_size),
+        box_format=box_format.value, image_size=image_size,
         gt_fmt=gt_format.value if gt_format else None,
         det_fmt=det_format.value if det_format else None,
         class_names=class_names,
         gt_box_format=gt_box_format.value if gt_box_format else None,
         det_box_format=det_box_format.value if det_box_format else None,
-        gt_image_size=parse_image_size(gt_image_size, "--gt-image-size"),
-        det_image_size=parse_image_size(det_image_size, "--det-image-size"),
+        gt_image_size=gt_image_size,
+        det_image_size=det_image_size,
         gt_relative=None if gt_coords is None else gt_coords is Coords.rel,
         det_relative=None if det_coords is None else det_coords is Coords.rel,
     )

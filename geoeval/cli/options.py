@@ -41,6 +41,7 @@ HOOVER = checked(validate.number, low=0.5, high=1.0, low_open=True)
 IOU = checked(validate.fraction, low_open=True)  # (0, 1]: the box protocols' IoU threshold
 EPS = checked(validate.fraction, high_open=True)  # [0, 1): ROBIN's ε1..ε3
 ALPHA = checked(validate.fraction, low_open=True, high_open=True)  # (0, 1): a test level
+IMAGE_SIZE = checked(validate.image_size)  # "W,H" -> (W, H), both > 0
 
 
 # Output options of every command: parameter name -> (flag, "file" | "folder", suffixes).
