@@ -311,6 +311,13 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def write_csv_table(path: str | Path, frame: Any) -> Path:
+    """Write a pandas DataFrame as CSV, atomically: no index, ``\\n`` line ends,
+    nulls as empty cells (geoeval's one CSV convention)."""
+    write_text(path, frame.to_csv(index=False, lineterminator="\n"))
+    return Path(path)
+
+
 # --- JSON reports: stable keys (docs/report.md), NaN written as null ---------------
 
 

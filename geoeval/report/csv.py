@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from geoeval.outputs import ensure_folder, write_text
+from geoeval.outputs import ensure_folder, write_csv_table
 from geoeval.report.objects import object_tables, to_frame
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,7 +44,5 @@ def write_csv(result: ScoreResult, folder: str | Path, *, matcher: str | None = 
     written = []
     for name in CSV_FILES:
         frame = to_frame(getattr(tables, name))
-        target = out / f"{name}.csv"
-        write_text(target, frame.to_csv(index=False, lineterminator="\n"))
-        written.append(target)
+        written.append(write_csv_table(out / f"{name}.csv", frame))
     return written

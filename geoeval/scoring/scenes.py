@@ -87,19 +87,15 @@ class ScenesResult:
         return out
 
     def write_csv(self, path: str | Path) -> Path:
-        """Write :meth:`rows` as CSV, atomically."""
-        import io
+        """Write :meth:`rows` as CSV, atomically (one row per scene and matcher,
+        then the pooled rows; columns in first-seen order, nulls empty)."""
+        import pandas as pd
 
-        from geoeval.outputs import write_text
+        from geoeval.outputs import write_csv_table
 
         rows = self.rows()
-        buf = io.StringIO()
-        if rows:
-            names = list(dict.fromkeys(k for r in rows for k in r))
-            writer = csv.DictWriter(buf, fieldnames=names, restval="", lineterminator="\n")
-            writer.writeheader()
-            writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in rows)
-        write_text(path, buf.getvalue())
+        names = list(dict.fromkeys(k for r in rows for k in r))
+        write_csv_table(path, pd.DataFrame(rows, columns=names, dtype=object))
         return Path(path)
 
 
