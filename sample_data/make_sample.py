@@ -48,7 +48,7 @@ import numpy as np
 import rasterio
 import shapely
 from rasterio.crs import CRS
-from rasterio.features import rasterize, shapes
+from rasterio.features import rasterize
 from rasterio.transform import Affine
 from scipy import ndimage
 from scipy.sparse import coo_matrix
@@ -513,39 +513,16 @@ def make_scene(
 
 
 def vectorize_labels(labels: np.ndarray, transform: Affine) -> tuple[np.ndarray, np.ndarray]:
-    """One (Multi)Polygon per label, traced along pixel edges.
+    """One (Multi)Polygon per label, traced along pixel edges
+    (:func:`geoeval.grid.vectorize_grid`, the reader's own vectorising).
 
-    Parameters
-    ----------
-    labels : numpy.ndarray
-        Integer label grid, background 0.
-    transform : affine.Affine
-        Pixel-to-CRS transform.
-
-    Returns
-    -------
-    ids : numpy.ndarray
-        Sorted distinct labels.
-    geoms : numpy.ndarray
-        Polygon (one 4-connected piece) or MultiPolygon (several) per label;
-        its area is exactly the pixel count times the pixel area.
+    Returns the sorted distinct labels (background 0 excluded) and their
+    geometries; each area is exactly the pixel count times the pixel area.
     """
-    lab = labels if labels.dtype != np.uint64 else labels.astype(np.int64)
-    if lab.dtype == np.uint32:
-        lab = lab.astype(np.int32) if lab.max() < 2**31 else lab.astype(np.float64)
-    pieces = [(shapely.geometry.shape(g), int(v))
-              for g, v in shapes(lab, mask=lab != 0, connectivity=4, transform=transform)]
-    if not pieces:
-        return np.zeros(0, dtype=np.int64), np.empty(0, dtype=object)
-    geoms = np.empty(len(pieces), dtype=object)
-    geoms[:] = [p[0] for p in pieces]
-    vals = np.array([p[1] for p in pieces], dtype=np.int64)
-    order = np.argsort(vals, kind="stable")
-    ids, group = np.unique(vals[order], return_inverse=True)
-    multi = shapely.multipolygons(geoms[order], indices=group)
-    single = shapely.get_num_geometries(multi) == 1
-    multi[single] = shapely.get_geometry(multi[single], 0)
-    return ids, multi
+    from geoeval.grid import LabelGrid, label_areas, vectorize_grid
+
+    ids, _ = label_areas(labels, 0)
+    return ids, vectorize_grid(LabelGrid(labels, transform, None, 0), ids)
 
 
 # ----------------------------------------------------------------- submissions
