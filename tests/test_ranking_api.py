@@ -290,3 +290,44 @@ def test_hasse_graphml_round_trip(scores_csv: Path, tmp_path: Path) -> None:
     assert g.nodes["X"]["level"] == 0 and g.nodes["A"]["level"] == 0
     assert g.nodes["D"]["level"] == 3 and g.nodes["X"]["precision"] == 0.95
     assert {n: g.nodes[n]["final_rank"] for n in g} == r.final_rank
+
+
+def test_rank_vector_contest_reader_options_read_reference_once(tmp_path: Path, monkeypatch,
+                                                                 capsys) -> None:
+    """`rank` takes score's reader options (--ref-layer, --id-field, --resolution …),
+    reads the reference once, and its indicators are those `score` gives each
+    submission on its own."""
+    import geopandas as gpd
+    from shapely import box
+
+    import geoeval.io
+    from geoeval.cli.main import main
+
+    crs = "EPSG:32651"
+    ref = gpd.GeoDataFrame({"fid_": [7, 8, 9]}, geometry=[box(0, 0, 4, 4), box(10, 0, 14, 4),
+                                                          box(20, 0, 24, 4)], crs=crs)
+    ref.to_file(tmp_path / "ref.gpkg", layer="truth")
+    subs = {"a": [box(0, 0, 4, 4), box(10, 0, 13, 4)], "b": [box(1, 0, 4, 4), box(30, 0, 31, 1)],
+            "c": [box(0, 0, 4, 4), box(10, 0, 14, 4), box(20, 0, 24, 3)]}
+    paths = []
+    for name, geoms in subs.items():
+        gpd.GeoDataFrame(geometry=geoms, crs=crs).to_file(tmp_path / f"{name}.gpkg", layer="det")
+        paths.append(str(tmp_path / f"{name}.gpkg"))
+    calls = []
+    real_read = geoeval.io.read
+    monkeypatch.setattr(geoeval.io, "read",
+                        lambda path, **kw: calls.append(str(path)) or real_read(path, **kw))
+    out = tmp_path / "r.json"
+    args = ["rank", str(tmp_path / "ref.gpkg"), *paths, "--ref-layer", "truth",
+            "--sub-layer", "det", "--resolution", "0.5", "--json", str(out), "-q"]
+    assert main(args) == 0
+    assert calls.count(str(tmp_path / "ref.gpkg")) == 1
+    assert capsys.readouterr().out == ""  # --quiet: no table
+    d = json.loads(out.read_text())
+    for name, path in zip(subs, paths, strict=True):
+        one = geoeval.score(tmp_path / "ref.gpkg", path, matchers=["mom"], resolution=0.5,
+                            reference_options={"layer": "truth"},
+                            submission_options={"layer": "det"}).results["mom"]
+        assert d["submissions"][name] == {"precision": one.precision, "recall": one.recall,
+                                          "accuracy": one.accuracy}
+    assert d["submissions"]["c"]["accuracy"] is not None  # MOM's Mallows, with --resolution

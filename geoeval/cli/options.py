@@ -11,8 +11,9 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -42,6 +43,71 @@ IOU = checked(validate.fraction, low_open=True)  # (0, 1]: the box protocols' Io
 EPS = checked(validate.fraction, high_open=True)  # [0, 1): ROBIN's ε1..ε3
 ALPHA = checked(validate.fraction, low_open=True, high_open=True)  # (0, 1): a test level
 IMAGE_SIZE = checked(validate.image_size)  # "W,H" -> (W, H), both > 0
+
+
+# --- options shared by `score` and `rank` -----------------------------------------
+# One declaration each; defaults are read from the library's signature
+# (geoeval.scoring.score), never copied.
+
+
+def _defaults() -> dict[str, Any]:
+    from geoeval.scoring.scene import score
+
+    return {k: p.default for k, p in inspect.signature(score).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+DEFAULTS = _defaults()
+
+
+class OneMatcher(str, Enum):
+    """One matcher (``--gpkg-matcher``, ``rank --matcher``)."""
+
+    bgm = "bgm"
+    hoover = "hoover"
+    mom = "mom"
+    iou = "iou"
+
+
+class MatcherChoice(str, Enum):
+    """``score --matcher``: one of the matchers, or all of them."""
+
+    all = "all"
+    bgm = "bgm"
+    hoover = "hoover"
+    mom = "mom"
+    iou = "iou"
+
+
+HooverOpt = Annotated[float, typer.Option(
+    help="Hoover threshold T, 0.5 < T <= 1.", callback=HOOVER)]
+IouOpt = Annotated[float, typer.Option(
+    help="IoU matcher threshold, 0 <= t <= 1.", callback=FRACTION)]
+MinOverlapOpt = Annotated[float | None, typer.Option(
+    help="MOM: minimum overlap as a fraction of the smaller object.", callback=FRACTION)]
+ResolutionOpt = Annotated[float | None, typer.Option(
+    help="Grid step (CRS units) for the Mallows score of two vector layers.",
+    callback=POSITIVE)]
+BandOpt = Annotated[int, typer.Option(help="Raster band holding the labels.", callback=COUNT)]
+BackgroundOpt = Annotated[int, typer.Option(help="Raster background label.")]
+LayerOpt = Annotated[str | None, typer.Option(help="Vector layer (both inputs).")]
+RefLayerOpt = Annotated[str | None, typer.Option(help="Reference layer.")]
+SubLayerOpt = Annotated[str | None, typer.Option(help="Submission layer.")]
+IdFieldOpt = Annotated[str | None, typer.Option(help="Vector field with object ids.")]
+CrsOpt = Annotated[str | None, typer.Option(
+    help="CRS of vector inputs that have none (Shapefile without .prj), e.g. EPSG:32651.")]
+JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
+
+
+def reader_options(*, band: int, background: int, layer: str | None, ref_layer: str | None,
+                   sub_layer: str | None, id_field: str | None, crs: str | None,
+                   class_field: str | None = None) -> dict[str, Any]:
+    """The shared reader options as :func:`geoeval.scoring.score` keywords."""
+    return {"band": band, "background": background, "layer": layer, "id_field": id_field,
+            "class_field": class_field, "crs": crs,
+            "reference_options": {"layer": ref_layer} if ref_layer else None,
+            "submission_options": {"layer": sub_layer} if sub_layer else None}
 
 
 # Output options of every command: parameter name -> (flag, "file" | "folder", suffixes).

@@ -10,11 +10,32 @@ prints a table with rich.
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-from geoeval.cli.options import COUNT, FRACTION, HOOVER, SEED
+from geoeval.cli.options import (
+    COUNT,
+    DEFAULTS,
+    SEED,
+    BackgroundOpt,
+    BandOpt,
+    CrsOpt,
+    HooverOpt,
+    IdFieldOpt,
+    IouOpt,
+    JsonOpt,
+    LayerOpt,
+    MinOverlapOpt,
+    OneMatcher,
+    QuietOpt,
+    RefLayerOpt,
+    ResolutionOpt,
+    SubLayerOpt,
+    reader_options,
+)
 from geoeval.errors import InputError
 
 
@@ -25,42 +46,57 @@ def _split(text: str | None) -> list[str] | None:
     return items or None
 
 
+def _rank_defaults() -> dict[str, Any]:
+    from geoeval.scoring.contest import rank
+
+    return {k: p.default for k, p in inspect.signature(rank).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+RANK_DEFAULTS = _rank_defaults()  # from geoeval.rank's signature, never copied
+DEFAULT_MATCHER = OneMatcher(RANK_DEFAULTS["matcher"])
+
+
 def rank_command(
-    paths: list[Path] = typer.Argument(  # noqa: B008
-        None,
+    paths: Annotated[list[Path] | None, typer.Argument(
         help="REFERENCE SUBMISSION [SUBMISSION ...] (omit with --table).",
-        show_default=False,
-    ),
-    table: Path | None = typer.Option(  # noqa: B008
-        None, "--table", help="CSV of precomputed indicators: a 'name' column + one per indicator."
-    ),
-    matcher: str = typer.Option("mom", "--matcher", help="mom | bgm | hoover | iou."),
-    indicators: str | None = typer.Option(
-        None, "--indicators", help="Comma-separated indicator columns (--table)."
-    ),
-    lower_is_better: str | None = typer.Option(
-        None, "--lower-is-better", help="Comma-separated columns where lower is better."
-    ),
-    tie_break: str = typer.Option(
-        "accuracy", "--tie-break", help="Column breaking remaining ties (higher first)."
-    ),
-    json_path: Path | None = typer.Option(None, "--json", help="Write the full report here."),  # noqa: B008
-    figure: Path | None = typer.Option(  # noqa: B008
-        None, "--figure", help="Hasse diagram + rank-frequency heat map (.png or .svg)."
-    ),
-    method: str = typer.Option("auto", "--method", help="auto | exact | mcmc."),
-    max_states: int = typer.Option(2_000_000, "--max-states", help="Up-set cap for exact.",
-                                   callback=COUNT),
-    samples: int | None = typer.Option(None, "--samples", help="MCMC steps counted.",
-                                       callback=COUNT),
-    burn_in: int | None = typer.Option(None, "--burn-in", help="MCMC steps discarded.",
-                                       callback=SEED),
-    seed: int = typer.Option(0, "--seed", help="MCMC seed.", callback=SEED),
-    max_rounds: int = typer.Option(20, "--max-rounds", help="CRF round limit.", callback=SEED),
-    hoover_threshold: float = typer.Option(0.6, "--hoover-threshold", callback=HOOVER,
-                                           help="Hoover threshold T, 0.5 < T <= 1."),
-    iou_threshold: float = typer.Option(0.5, "--iou-threshold", callback=FRACTION,
-                                        help="IoU matcher threshold, 0 <= t <= 1."),
+        show_default=False)] = None,
+    table: Annotated[Path | None, typer.Option(
+        help="CSV of precomputed indicators: a 'name' column + one per indicator.")] = None,
+    matcher: Annotated[OneMatcher, typer.Option(
+        help="Matcher whose precision, recall and accuracy are the indicators.")
+    ] = DEFAULT_MATCHER,
+    indicators: Annotated[str | None, typer.Option(
+        help="Comma-separated indicator columns (--table).")] = None,
+    lower_is_better: Annotated[str | None, typer.Option(
+        help="Comma-separated columns where lower is better.")] = None,
+    tie_break: Annotated[str, typer.Option(
+        help="Column breaking remaining ties (higher first).")] = "accuracy",
+    json_path: JsonOpt = None,
+    figure: Annotated[Path | None, typer.Option(
+        help="Hasse diagram + rank-frequency heat map (.png or .svg).")] = None,
+    method: Annotated[str, typer.Option(help="auto | exact | mcmc.")] = RANK_DEFAULTS["method"],
+    max_states: Annotated[int, typer.Option(
+        help="Up-set cap for exact.", callback=COUNT)] = RANK_DEFAULTS["max_states"],
+    samples: Annotated[int | None, typer.Option(
+        help="MCMC steps counted.", callback=COUNT)] = RANK_DEFAULTS["samples"],
+    burn_in: Annotated[int | None, typer.Option(
+        help="MCMC steps discarded.", callback=SEED)] = RANK_DEFAULTS["burn_in"],
+    seed: Annotated[int, typer.Option(help="MCMC seed.", callback=SEED)] = RANK_DEFAULTS["seed"],
+    max_rounds: Annotated[int, typer.Option(
+        help="CRF round limit.", callback=SEED)] = RANK_DEFAULTS["max_rounds"],
+    hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
+    iou_threshold: IouOpt = DEFAULTS["iou_threshold"],
+    min_overlap: MinOverlapOpt = DEFAULTS["min_overlap"],
+    resolution: ResolutionOpt = DEFAULTS["resolution"],
+    band: BandOpt = DEFAULTS["band"],
+    background: BackgroundOpt = DEFAULTS["background"],
+    layer: LayerOpt = None,
+    ref_layer: RefLayerOpt = None,
+    sub_layer: SubLayerOpt = None,
+    id_field: IdFieldOpt = DEFAULTS["id_field"],
+    crs: CrsOpt = DEFAULTS["crs"],
+    quiet: QuietOpt = False,
 ) -> None:
     """Rank submissions: dominance order, Hasse diagram, rank intervals and
     frequencies over linear extensions, iterated cumulative rank frequency."""
@@ -90,15 +126,23 @@ def rank_command(
             raise InputError("need REFERENCE and at least one SUBMISSION (or --table)")
         if indicators is not None or lower_is_better is not None:
             raise InputError("--indicators and --lower-is-better apply to --table only")
+        readers = reader_options(band=band, background=background, layer=layer,
+                                 ref_layer=ref_layer, sub_layer=sub_layer, id_field=id_field,
+                                 crs=crs)
+        del readers["class_field"]
         result = rank(
             paths[0],
             paths[1:],
-            matcher=matcher,
+            matcher=matcher.value,
             hoover_threshold=hoover_threshold,
             iou_threshold=iou_threshold,
+            min_overlap=min_overlap,
+            resolution=resolution,
+            **readers,
             **options,
         )
-    _print(result)
+    if not quiet:
+        _print(result)
     if json_path is not None:
         result.write_json(json_path)
     if figure is not None:

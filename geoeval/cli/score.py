@@ -8,28 +8,30 @@ $ geoeval score REF_DIR SUB_DIR --json scenes.json      # many scenes, paired by
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from geoeval.cli.options import COUNT, FRACTION, HOOVER, POSITIVE
-
-
-class MatcherChoice(str, Enum):
-    all = "all"
-    bgm = "bgm"
-    hoover = "hoover"
-    mom = "mom"
-    iou = "iou"
-
-
-class OneMatcher(str, Enum):
-    bgm = "bgm"
-    hoover = "hoover"
-    mom = "mom"
-    iou = "iou"
+from geoeval.cli.options import (
+    DEFAULTS,
+    BackgroundOpt,
+    BandOpt,
+    CrsOpt,
+    HooverOpt,
+    IdFieldOpt,
+    IouOpt,
+    JsonOpt,
+    LayerOpt,
+    MatcherChoice,
+    MinOverlapOpt,
+    OneMatcher,
+    QuietOpt,
+    RefLayerOpt,
+    ResolutionOpt,
+    SubLayerOpt,
+    reader_options,
+)
 
 
 def score_command(
@@ -39,36 +41,27 @@ def score_command(
         help="Submission: labelled raster or vector layer (or a folder of scenes).")],
     matcher: Annotated[list[MatcherChoice] | None, typer.Option(
         "--matcher", "-m", help="Matcher(s) to run; repeat the option for several.")] = None,
-    hoover_threshold: Annotated[float, typer.Option(
-        help="Hoover threshold T, 0.5 < T <= 1.", callback=HOOVER)] = 0.6,
-    iou_threshold: Annotated[float, typer.Option(
-        help="IoU matcher threshold, 0 <= t <= 1.", callback=FRACTION)] = 0.5,
-    min_overlap: Annotated[float | None, typer.Option(
-        help="MOM: minimum overlap as a fraction of the smaller object.",
-        callback=FRACTION)] = None,
+    hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
+    iou_threshold: IouOpt = DEFAULTS["iou_threshold"],
+    min_overlap: MinOverlapOpt = DEFAULTS["min_overlap"],
     mallows: Annotated[bool, typer.Option(
-        "--mallows", help="Mallows score for the other matchers' instances too.")] = False,
-    resolution: Annotated[float | None, typer.Option(
-        help="Grid step (CRS units) for the Mallows score of two vector layers.",
-        callback=POSITIVE)] = None,
+        "--mallows", help="Mallows score for the other matchers' instances too.")
+    ] = DEFAULTS["mallows"],
+    resolution: ResolutionOpt = DEFAULTS["resolution"],
     approximate: Annotated[bool | None, typer.Option(
         "--approximate/--exact",
         help="Mallows: pool large instances into blocks / never. Default: exact up to "
-             "the announced size, pooled and flagged beyond.")] = None,
-    band: Annotated[int, typer.Option(
-        help="Raster band holding the labels.", callback=COUNT)] = 1,
-    background: Annotated[int, typer.Option(help="Raster background label.")] = 0,
-    layer: Annotated[str | None, typer.Option(help="Vector layer (both inputs).")] = None,
-    ref_layer: Annotated[str | None, typer.Option(help="Reference layer.")] = None,
-    sub_layer: Annotated[str | None, typer.Option(help="Submission layer.")] = None,
-    id_field: Annotated[str | None, typer.Option(help="Vector field with object ids.")] = None,
+             "the announced size, pooled and flagged beyond.")] = DEFAULTS["approximate"],
+    band: BandOpt = DEFAULTS["band"],
+    background: BackgroundOpt = DEFAULTS["background"],
+    layer: LayerOpt = None,
+    ref_layer: RefLayerOpt = None,
+    sub_layer: SubLayerOpt = None,
+    id_field: IdFieldOpt = DEFAULTS["id_field"],
     class_field: Annotated[str | None, typer.Option(
         help="Vector field with object classes: also score each class on its own.")] = None,
-    crs: Annotated[str | None, typer.Option(
-        help="CRS of vector inputs that have none (Shapefile without .prj), e.g. EPSG:32651."
-    )] = None,
-    json_path: Annotated[Path | None, typer.Option(
-        "--json", help="Write the JSON report here.")] = None,
+    crs: CrsOpt = DEFAULTS["crs"],
+    json_path: JsonOpt = None,
     gpkg: Annotated[Path | None, typer.Option(
         help="Write a styled GeoPackage (layers reference, submission, instances, summary).")
     ] = None,
@@ -82,7 +75,7 @@ def score_command(
         help="Folders: CSV list of pairs (columns reference,submission[,scene]).")] = None,
     scene_dir: Annotated[Path | None, typer.Option(
         help="Folders: write each scene's JSON report and GeoPackage here.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Score SUBMISSION against REFERENCE (counts, precision, recall, F1, accuracy).
 
@@ -100,14 +93,13 @@ def score_command(
     matchers = MATCHERS if "all" in chosen else tuple(chosen)
     out_matcher = None if gpkg_matcher is None else gpkg_matcher.value
     err = Console(stderr=True)
-    ref_opts = {"layer": ref_layer} if ref_layer else None
-    sub_opts = {"layer": sub_layer} if sub_layer else None
     options = dict(
         matchers=matchers, hoover_threshold=hoover_threshold, iou_threshold=iou_threshold,
         min_overlap=min_overlap, mallows=mallows, resolution=resolution,
-        approximate=approximate, band=band, background=background, layer=layer,
-        id_field=id_field, class_field=class_field, crs=crs, reference_options=ref_opts,
-        submission_options=sub_opts)
+        approximate=approximate,
+        **reader_options(band=band, background=background, layer=layer, ref_layer=ref_layer,
+                         sub_layer=sub_layer, id_field=id_field, crs=crs,
+                         class_field=class_field))
     folders = _is_folder(reference) or _is_folder(submission)
     if folders:
         if not (_is_folder(reference) and _is_folder(submission)):

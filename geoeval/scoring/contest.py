@@ -22,7 +22,7 @@ from geoeval.ranking.api import (
 )
 from geoeval.ranking.crf import DEFAULT_MAX_ROUNDS
 from geoeval.ranking.extensions import DEFAULT_BATCHES, DEFAULT_MAX_STATES
-from geoeval.scoring.scene import score
+from geoeval.scoring.scene import read_reference, score
 
 
 def rank(
@@ -55,7 +55,9 @@ def rank(
         Matcher whose precision, recall and accuracy (Özdemir et al. 2010, Figs. 5–7) are the
         indicators; for ``mom`` the accuracy is the scene Mallows score.
     hoover_threshold, iou_threshold, min_overlap, **reader_options
-        Passed to :func:`geoeval.scoring.score`.
+        Passed to :func:`geoeval.scoring.score` (``band``, ``background``,
+        ``layer``, ``id_field``, ``crs``, ``reference_options``,
+        ``submission_options``, ``resolution`` …). The reference is read once.
     names : sequence of str, optional
         Submission names; default the file stems.
     method, max_states, samples, burn_in, batches, seed, max_rounds
@@ -78,9 +80,10 @@ def rank(
     if len(set(labels)) != len(labels):
         raise InputError(f"submission names are not unique: {labels}")
     table: dict[str, dict[str, object]] = {}
+    ref = read_reference(reference, **reader_options)  # read once, scored many times
     for label, path in zip(labels, submissions, strict=True):
         result = score(
-            reference,
+            ref,
             path,
             matchers=(matcher,),
             hoover_threshold=hoover_threshold,

@@ -115,6 +115,30 @@ def score(
     return result
 
 
+def read_reference(
+    reference: str | Path | ObjectSet,
+    *,
+    band: int = 1,
+    background: int = 0,
+    layer: str | int | None = None,
+    id_field: str | None = None,
+    class_field: str | None = None,
+    crs: Any = None,
+    reference_options: dict[str, Any] | None = None,
+    **_: Any,
+) -> ObjectSet:
+    """Read a reference once with :func:`score`'s reader options, to score many
+    submissions against it (pass the result as ``reference`` to :func:`score`)."""
+    if isinstance(reference, ObjectSet):
+        return reference
+    from geoeval.io import read
+
+    check_options(band=band)
+    shared: dict[str, Any] = {"band": band, "background": background}
+    vector_shared = {"layer": layer, "id_field": id_field, "class_field": class_field, "crs": crs}
+    return read(reference, **_side_options(reference, shared, vector_shared, reference_options))
+
+
 def check_options(
     *,
     matchers: Sequence[str] | None = None,
