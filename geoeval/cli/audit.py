@@ -39,33 +39,20 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Audit localisation metrics on altered ground truths (Hemery et al. 2010, §3)."""
         from rich.console import Console
-        from rich.table import Table
 
         from geoeval.audit import audit
-        from geoeval.audit import tables as tb
-        from geoeval.measures.localization import METRICS
         from geoeval.outputs import write_json, write_text
+        from geoeval.report.tables import audit_tables, metrics_table
 
         console = Console()
         if list_metrics:
-            t = Table("name", "label", "representation", "kind")
-            for m in METRICS.values():
-                t.add_row(m.name, m.label, m.representation, m.kind)
-            console.print(t)
+            console.print(metrics_table())
             return
         with console.status("auditing…") as status:
             result = audit(metric or None, alteration or None, quick=quick,
                            progress=lambda s: status.update(f"auditing… {s}"))
-        t = Table(*tb.headers(result, "synthesis"), title="Hemery et al. 2010, Table 8 — synthesis")
-        for row in tb.synthesis_rows(result):
-            t.add_row(*row)
-        console.print(t)
-        console.print(f"{result.n_results:,} altered results per metric in {result.seconds:.1f} s")
-        cmp = tb.paper_comparison(result)
-        if cmp["cells"]:
-            console.print(f"{cmp['agreeing']} of {cmp['cells']} property cells "
-                          f"({100 * cmp['rate']:.1f} %) agree with Hemery et al. (2010), "
-                          "Tables 3–7 (docs/audit.md)")
+        for r in audit_tables(result):
+            console.print(r)
         if markdown_path:
             write_text(markdown_path, result.to_markdown())
         if json_path:

@@ -22,9 +22,8 @@ def coco_command(
 ) -> None:
     """COCO (bbox): AP, AP50, AP75, APs/m/l, AR1/10/100, ARs/m/l as the official evaluator."""
     from rich.console import Console
-    from rich.table import Table
 
-    from geoeval.challenges.coco import STAT_NAMES, evaluate_coco
+    from geoeval.challenges.coco import evaluate_coco
 
     result = evaluate_coco(gt, dt)
     for w in result.warnings:  # the readers' warnings (boxes outside the image, zero area)
@@ -36,23 +35,10 @@ def coco_command(
         write_json(json_path, result.to_dict())
     if quiet:
         return
-    console = Console()
-    table = Table(title=f"COCO bbox: {result.n_images} images, {result.n_ground_truth} "
-                        f"ground-truth boxes, {result.n_detections} detections")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    for name in STAT_NAMES:
-        v = result.stats[name]
-        table.add_row(name, "—" if v == -1 else f"{v:.4f}")
-    console.print(table)
-    if per_class:
-        pc = Table(title="per-class AP (IoU .50:.95, all areas, 100 detections)")
-        for col in ("class", "id", "GT", "AP", "AP50", "AP75"):
-            pc.add_column(col, justify="left" if col == "class" else "right")
-        for name, c in result.per_class.items():
-            pc.add_row(name, str(c["category_id"]), str(c["n_ground_truth"]),
-                       *("—" if c[k] is None else f"{c[k]:.4f}" for k in ("ap", "ap50", "ap75")))
-        console.print(pc)
+    from geoeval.report.box_tables import coco_tables
+
+    for r in coco_tables(result, per_class):
+        Console().print(r)
 
 
 def register(boxes_app: typer.Typer) -> None:

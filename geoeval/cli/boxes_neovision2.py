@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 
 from geoeval.cli.options import IOU, POSITIVE
-from geoeval.report.tables import fmt as cell
 
 
 def neovision2_command(
@@ -37,7 +36,6 @@ def neovision2_command(
     Ekambaram et al. (2012) §3.4.
     """
     from rich.console import Console
-    from rich.table import Table
 
     import geoeval
 
@@ -50,21 +48,10 @@ def neovision2_command(
         from geoeval.outputs import write_json
 
         write_json(json_path, result.to_dict())
-    scopes = {"all": result.overall, **result.domains}
-    out = Console()
-    for name, scores in scopes.items():
-        table = Table(title=f"Neovision2 — {name} ({scores.n_frames} frames)")
-        for col in ("class", "NMOTDA", "seq. mean", "seq. median", "ground truth", "missed",
-                    "false positives", "Az"):
-            table.add_column(col, justify="left" if col == "class" else "right")
-        rows = [(cls, s, scores.roc[cls].az) for cls, s in scores.classes.items()]
-        rows.append(("detection only", scores.detection_only, scores.roc_detection_only.az))
-        for label, s, az in rows:
-            table.add_row(label, cell(s.nmotda), cell(s.sequence_mean), cell(s.sequence_median),
-                          str(s.ground_truth), str(s.missed), str(s.false_positives), cell(az))
-        out.print(table)
-        out.print(f"NMOTDA over classes: weighted mean {cell(scores.weighted_mean)}   "
-                  f"mean {cell(scores.mean)}   median {cell(scores.median)}", highlight=False)
+    from geoeval.report.box_tables import neovision2_tables
+
+    for r in neovision2_tables(result):
+        Console().print(r)
 
 
 def register(boxes_app: typer.Typer) -> None:

@@ -14,7 +14,6 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.cli.options import ALPHA, EPS, IMAGE_SIZE
-from geoeval.report.tables import fmt as cell
 
 
 class Preset(str, Enum):
@@ -72,7 +71,6 @@ def robin_command(
 ) -> None:
     """ROBIN detection: criterion G, precision/recall over all images, R*, P*, EER, AUC."""
     from rich.console import Console
-    from rich.table import Table
 
     import geoeval
 
@@ -87,27 +85,10 @@ def robin_command(
         from geoeval.outputs import write_json
 
         write_json(json_path, result.to_dict())
-    table = Table(title=f"ROBIN detection (ε = {', '.join(f'{e:g}' for e in result.eps)})")
-    for col in ("run", "TP", "N", "N*", "precision", "recall", "difficult images"):
-        table.add_column(col, justify="right" if col != "run" else "left")
-    for run in result.runs:
-        table.add_row(run.path, str(run.tp), str(run.n), str(run.n_star), cell(run.precision),
-                      cell(run.recall), str(int(run.difficult.sum())))
-    out = Console()
-    out.print(table)
-    out.print(f"R* {cell(result.r_star)}   P* {cell(result.p_star)}   EER {cell(result.eer)}"
-              f"   AUC {cell(result.auc)}   (from {result.curve_source}, "
-              f"{len(result.curve)} point(s))", highlight=False)
-    if result.categories:
-        per = Table(title="Each category as a detector (§4.2.4)")
-        for col in ("category", "TP", "N", "N*", "precision", "recall", "R*", "P*", "EER",
-                    "AUC"):
-            per.add_column(col, justify="right" if col != "category" else "left")
-        for name, c in result.categories.items():
-            per.add_row(name, str(c.tp), str(c.n), str(c.n_star), cell(c.precision),
-                        cell(c.recall), cell(c.r_star), cell(c.p_star), cell(c.eer),
-                        cell(c.auc))
-        out.print(per)
+    from geoeval.report.box_tables import robin_tables
+
+    for r in robin_tables(result):
+        Console().print(r)
 
 
 def robin_categories_command(
@@ -143,36 +124,10 @@ def robin_categories_command(
         from geoeval.outputs import write_json
 
         write_json(json_path, result.to_dict())
-    run = result.runs[0]
-    out = Console()
-    out.print(_confusion_table("η(c, c*) of the labels as given: rows ground truth c*, "
-                               "columns output c", run))
-    titles = {"max_uncertainty": "at maximal uncertainty (§4.3.1)",
-              "min_uncertainty": "at minimal uncertainty (§4.2.1, the point of D*)"}
-    for key, at in result.confusion_at.items():
-        where = (f"μ = {at.threshold:g}" if at.threshold is not None
-                 else f"run {at.run}" if at.run is not None else "labels as given")
-        out.print(_confusion_table(f"η(c, c*) {titles[key]}: {where}, D "
-                                   f"{cell(at.matrix.discrimination)}, U "
-                                   f"{cell(at.matrix.uncertainty)}", at.matrix))
-    out.print(f"D {cell(result.discrimination)}   U {cell(result.uncertainty)}   "
-              f"D* {cell(result.d_star)}   U* {cell(result.u_star)}   EDU {cell(result.edu)}",
-              highlight=False)
-    out.print(f"rejection {cell(run.rejection)}   false rejection {cell(run.false_rejection)}"
-              f"   ERR {cell(result.err)}", highlight=False)
+    from geoeval.report.box_tables import robin_category_tables
 
-
-def _confusion_table(title: str, run: Any) -> Any:
-    """A rich table of ``run.confusion`` (rows ground truth, columns outputs)."""
-    from rich.table import Table
-
-    table = Table(title=title)
-    table.add_column("c* \\ c")
-    for o in run.outputs:
-        table.add_column(o, justify="right")
-    for c in run.categories:
-        table.add_row(c, *(f"{run.confusion[c][o]:.3f}" for o in run.outputs))
-    return table
+    for r in robin_category_tables(result):
+        Console().print(r)
 
 
 def register(boxes_app: typer.Typer) -> None:

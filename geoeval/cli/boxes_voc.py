@@ -15,7 +15,6 @@ from typing import Annotated
 import typer
 
 from geoeval.cli.options import IMAGE_SIZE, IOU
-from geoeval.report.tables import fmt as cell
 
 
 class BoxFormat(str, Enum):
@@ -80,7 +79,6 @@ def voc_command(
 ) -> None:
     """PASCAL VOC: per-class precision x recall, AP (every-point and 11-point), mAP."""
     from rich.console import Console
-    from rich.table import Table
 
     from geoeval.challenges.voc import evaluate_voc, plot_voc
 
@@ -108,17 +106,10 @@ def voc_command(
         plot_voc(result, figure_dir)
     if quiet:
         return
-    table = Table(title=f"PASCAL VOC, IoU >= {result.iou_threshold:g}"
-                        + (" (+1 areas)" if result.plus_one else ""))
-    for col in ("class", "GT", "detections", "TP", "FP", "AP", "AP 11-pt"):
-        table.add_column(col, justify="left" if col == "class" else "right")
-    for name, c in result.classes.items():
-        table.add_row(name, str(c.n_ground_truth), str(c.n_detections), str(c.tp), str(c.fp),
-                      cell(c.ap), cell(c.ap11))
-    table.add_section()
-    table.add_row("mAP", "", "", "", "", cell(result.map), cell(result.map11))
-    Console().print(table)
+    from geoeval.report.box_tables import voc_tables
 
+    for r in voc_tables(result):
+        Console().print(r)
 
 
 def register(boxes_app: typer.Typer) -> None:

@@ -153,47 +153,11 @@ def rank_command(
 
 def _print(result: object) -> None:
     from rich.console import Console
-    from rich.table import Table
 
-    from geoeval.ranking.api import RankingResult
+    from geoeval.report.tables import ranking_tables
 
-    assert isinstance(result, RankingResult)
-    st = result.stats
-    if st.exact:
-        count = f"{st.linear_extensions:,} linear extensions (exact, {st.states:,} up-sets)"
-    else:
-        est = st.linear_extensions_estimate
-        rse = st.linear_extensions_rse
-        est_text = "not estimated" if est is None else f"≈ {est:.4g} (rel. SE {rse:.2g})"
-        count = f"linear extensions {est_text}; sampled, {st.samples:,} steps, seed {st.seed}"
-    title = "Ranking" + (f" — matcher {result.matcher}" if result.matcher else "")
-    tab = Table(title=title, caption=count)
-    tab.add_column("rank", justify="right")
-    tab.add_column("name", no_wrap=True)
-    for col in result.indicators:
-        tab.add_column(col + (" ↓" if col in result.lower_is_better else ""), justify="right")
-    tab.add_column("interval", justify="center")
-    tab.add_column("E(rank)", justify="right")
-    intervals, expected = result.rank_intervals, result.expected_ranks
-    for r, name in enumerate(result.ranking, start=1):
-        vals = [result.values[name].get(c) for c in result.indicators]
-        lo, hi = intervals[name]
-        tab.add_row(
-            str(r),
-            name,
-            *["–" if v is None else f"{v:.4f}" for v in vals],
-            f"[{lo}, {hi}]",
-            f"{expected[name]:.3f}",
-        )
-    console = Console()
-    console.print(tab)
-    rounds = len(result.rounds)
-    state = "converged" if result.converged else f"not converged ({result.stop_reason})"
-    console.print(f"CRF: {rounds} round(s), {state}.")
-    for tie in result.ties:
-        console.print(f"tie {' > '.join(tie['items'])} broken by {tie['by']}")
-    for note in (*result.notes, *st.notes):
-        console.print(f"note: {note}")
+    for r in ranking_tables(result):
+        Console().print(r)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,137 @@
+"""Terminal tables (rich) of the box protocols: VOC, COCO, ROBIN, Neovision2.
+
+Each function returns the renderables the CLI prints, in order (tables and
+plain lines); undefined values are shown as ``–`` (:func:`geoeval.report.tables.fmt`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from geoeval.report.tables import fmt as cell
+
+
+def _table(title: str, columns: tuple[str, ...], left: str | None = None) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col, justify="left" if col == (left or columns[0]) else "right")
+    return table
+
+
+def _line(text: str) -> Any:
+    from rich.text import Text
+
+    return Text(text)
+
+
+def voc_tables(result: Any) -> list[Any]:
+    """Per-class AP and AP 11-pt, then mAP (Everingham et al. 2010)."""
+    table = _table(f"PASCAL VOC, IoU >= {result.iou_threshold:g}"
+                   + (" (+1 areas)" if result.plus_one else ""),
+                   ("class", "GT", "detections", "TP", "FP", "AP", "AP 11-pt"))
+    for name, c in result.classes.items():
+        table.add_row(name, str(c.n_ground_truth), str(c.n_detections), str(c.tp), str(c.fp),
+                      cell(c.ap), cell(c.ap11))
+    table.add_section()
+    table.add_row("mAP", "", "", "", "", cell(result.map), cell(result.map11))
+    return [table]
+
+
+def coco_tables(result: Any, per_class: bool = False) -> list[Any]:
+    """The twelve COCOeval numbers (``-1``, undefined, shown as ``–``), optionally
+    per-class AP, AP50, AP75."""
+    from geoeval.challenges.coco import STAT_NAMES
+
+    table = _table(f"COCO bbox: {result.n_images} images, {result.n_ground_truth} "
+                   f"ground-truth boxes, {result.n_detections} detections", ("measure", "value"))
+    for name in STAT_NAMES:
+        v = result.stats[name]
+        table.add_row(name, cell(None if v == -1 else v))
+    out = [table]
+    if per_class:
+        pc = _table("per-class AP (IoU .50:.95, all areas, 100 detections)",
+                    ("class", "id", "GT", "AP", "AP50", "AP75"))
+        for name, c in result.per_class.items():
+            pc.add_row(name, str(c["category_id"]), str(c["n_ground_truth"]),
+                       *(cell(c[k]) for k in ("ap", "ap50", "ap75")))
+        out.append(pc)
+    return out
+
+
+def robin_tables(result: Any) -> list[Any]:
+    """ROBIN detection: each run's counts, precision and recall; R*, P*, EER, AUC;
+    each category as a detector when scored (D'Angelo et al. 2006, §4.2.4)."""
+    table = _table(f"ROBIN detection (ε = {', '.join(f'{e:g}' for e in result.eps)})",
+                   ("run", "TP", "N", "N*", "precision", "recall", "difficult images"))
+    for run in result.runs:
+        table.add_row(run.path, str(run.tp), str(run.n), str(run.n_star), cell(run.precision),
+                      cell(run.recall), str(int(run.difficult.sum())))
+    out = [table, _line(f"R* {cell(result.r_star)}   P* {cell(result.p_star)}   "
+                        f"EER {cell(result.eer)}   AUC {cell(result.auc)}   (from "
+                        f"{result.curve_source}, {len(result.curve)} point(s))")]
+    if result.categories:
+        per = _table("Each category as a detector (§4.2.4)",
+                     ("category", "TP", "N", "N*", "precision", "recall", "R*", "P*", "EER",
+                      "AUC"))
+        for name, c in result.categories.items():
+            per.add_row(name, str(c.tp), str(c.n), str(c.n_star), cell(c.precision),
+                        cell(c.recall), cell(c.r_star), cell(c.p_star), cell(c.eer),
+                        cell(c.auc))
+        out.append(per)
+    return out
+
+
+def robin_category_tables(result: Any) -> list[Any]:
+    """ROBIN categorisation: confusion matrices η as given and at maximal and
+    minimal uncertainty; D, U, D*, U*, EDU, rejection rates and ERR."""
+    run = result.runs[0]
+    out = [_confusion_table("η(c, c*) of the labels as given: rows ground truth c*, "
+                            "columns output c", run)]
+    titles = {"max_uncertainty": "at maximal uncertainty (§4.3.1)",
+              "min_uncertainty": "at minimal uncertainty (§4.2.1, the point of D*)"}
+    for key, at in result.confusion_at.items():
+        where = (f"μ = {at.threshold:g}" if at.threshold is not None
+                 else f"run {at.run}" if at.run is not None else "labels as given")
+        out.append(_confusion_table(f"η(c, c*) {titles[key]}: {where}, D "
+                                    f"{cell(at.matrix.discrimination)}, U "
+                                    f"{cell(at.matrix.uncertainty)}", at.matrix))
+    out.append(_line(f"D {cell(result.discrimination)}   U {cell(result.uncertainty)}   "
+                     f"D* {cell(result.d_star)}   U* {cell(result.u_star)}   "
+                     f"EDU {cell(result.edu)}"))
+    out.append(_line(f"rejection {cell(run.rejection)}   false rejection "
+                     f"{cell(run.false_rejection)}   ERR {cell(result.err)}"))
+    return out
+
+
+def _confusion_table(title: str, run: Any) -> Any:
+    """``run.confusion`` as a table (rows ground truth, columns outputs)."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("c* \\ c")
+    for o in run.outputs:
+        table.add_column(o, justify="right")
+    for c in run.categories:
+        table.add_row(c, *(cell(run.confusion[c][o], 3) for o in run.outputs))
+    return table
+
+
+def neovision2_tables(result: Any) -> list[Any]:
+    """NMOTDA, its sequence mean and median, counts and Az per class, for all
+    sequences and each domain (Ekambaram et al. 2012)."""
+    out: list[Any] = []
+    for name, scores in {"all": result.overall, **result.domains}.items():
+        table = _table(f"Neovision2 — {name} ({scores.n_frames} frames)",
+                       ("class", "NMOTDA", "seq. mean", "seq. median", "ground truth", "missed",
+                        "false positives", "Az"))
+        rows = [(cls, s, scores.roc[cls].az) for cls, s in scores.classes.items()]
+        rows.append(("detection only", scores.detection_only, scores.roc_detection_only.az))
+        for label, s, az in rows:
+            table.add_row(label, cell(s.nmotda), cell(s.sequence_mean), cell(s.sequence_median),
+                          str(s.ground_truth), str(s.missed), str(s.false_positives), cell(az))
+        out.append(table)
+        out.append(_line(f"NMOTDA over classes: weighted mean {cell(scores.weighted_mean)}   "
+                         f"mean {cell(scores.mean)}   median {cell(scores.median)}"))
+    return out
