@@ -18,7 +18,7 @@ from shapely import box
 
 import geoeval
 from geoeval.cli.main import main
-from geoeval.errors import InputError
+from geoeval.errors import InputError, OutputError
 from geoeval.objects import ObjectSet
 from geoeval.report.gpkg import grouped_union, write_gpkg
 from geoeval.report.objects import object_tables
@@ -222,7 +222,7 @@ def test_figure_png_and_svg(scene_gpkg, tmp_path):
     svg = geoeval.save_status_figure(res, tmp_path / "f.svg", matcher="iou")
     text = svg.read_text()
     assert "<svg" in text and "reference missed" in text.replace("\u00a0", " ")
-    with pytest.raises(InputError, match="png or .svg"):
+    with pytest.raises(OutputError, match="png or .svg"):
         geoeval.save_status_figure(res, tmp_path / "f.jpg")
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import geoeval
-from geoeval.errors import InputError
+from geoeval.errors import InputError, OutputError
 from geoeval.ranking.api import rank_indicators, rank_table, read_table, submission_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,7 +186,7 @@ def test_figures(scores_csv: Path, tmp_path: Path) -> None:
     svg = save_ranking_figure(r, tmp_path / "f.svg")
     text = svg.read_text()
     assert "<svg" in text and "Hasse diagram" in text
-    with pytest.raises(InputError, match=r"\.png or \.svg"):
+    with pytest.raises(OutputError, match=r"\.png or \.svg"):
         save_ranking_figure(r, tmp_path / "f.pdf")
 
 

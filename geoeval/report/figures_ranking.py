@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from geoeval.errors import InputError
+from geoeval.errors import OutputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -125,10 +125,10 @@ def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> 
     target = Path(path)
     fmt = FORMATS.get(target.suffix.lower())
     if fmt is None:
-        raise InputError("figure must be .png or .svg", target)
+        raise OutputError("figure must be .png or .svg", target)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
-        raise InputError("folder does not exist", folder)
+        raise OutputError("folder does not exist", folder)
     from matplotlib.figure import Figure  # deferred: heavy, figures only
 
     from geoeval.outputs import atomic_path

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from geoeval.errors import InputError
+from geoeval.errors import OutputError
 from geoeval.outputs import atomic_path
 from geoeval.report.objects import ObjectTables, object_tables, to_frame
 from geoeval.report.qgis_styles import STYLE_NAMES, layer_qml, layer_sld
@@ -99,9 +99,9 @@ def write_gpkg(
     """
     target = Path(path)
     if target.suffix.lower() != ".gpkg":
-        raise InputError("GeoPackage output must end in .gpkg", target)
+        raise OutputError("GeoPackage output must end in .gpkg", target)
     if version not in ("1.0", "1.1", "1.2", "1.3"):
-        raise InputError(f"GeoPackage version {version!r} (choose 1.0 to 1.3)", target)
+        raise OutputError(f"GeoPackage version {version!r} (choose 1.0 to 1.3)", target)
     tables = object_tables(result, matcher)
     layers = _spatial_layers(result, tables)
     import pyogrio

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from geoeval.errors import InputError
+from geoeval.errors import OutputError
 from geoeval.report.objects import FALSE_ALARM, MATCHED, MISSED, choose_matcher, object_tables
 from geoeval.report.qgis_styles import STATUS_COLOURS, SUBMISSION_MATCHED, hex_colour
 
@@ -201,7 +201,7 @@ def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
     target = Path(path)
     fmt = FORMATS.get(target.suffix.lower())
     if fmt is None:
-        raise InputError("figure must be .png or .svg", target)
+        raise OutputError("figure must be .png or .svg", target)
     choose_matcher(result, matcher)
     from matplotlib.figure import Figure  # deferred: heavy, figures only
 
