@@ -53,6 +53,33 @@ for _name in COMMANDS:
 guard_all(app)  # every command: outputs checked first, written all or nothing
 
 
+def _plain_flags(command: object) -> object:
+    """``--help`` shows flags bare (``--quiet``), not ``--quiet <bool>``: every flag of
+    ``command`` and of its subcommands, ``--help`` included, gets an empty metavar."""
+
+    def walk(cmd: object) -> None:
+        for param in getattr(cmd, "params", ()):
+            if getattr(param, "is_flag", False):
+                param.metavar = ""
+        get_help = cmd.get_help_option  # type: ignore[attr-defined]
+
+        def help_option(ctx: object) -> object:
+            option = get_help(ctx)
+            if option is not None:
+                option.metavar = ""
+            return option
+
+        cmd.get_help_option = help_option  # type: ignore[attr-defined]
+        for sub in getattr(cmd, "commands", {}).values():
+            walk(sub)
+
+    walk(command)
+    return command
+
+
+command = _plain_flags(typer.main.get_command(app))
+
+
 def _click_exception(exc: BaseException) -> bool:
     """Whether ``exc`` is a click exception, of the click typer actually uses.
 
@@ -77,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     from geoeval.errors import GeoevalError
 
     try:
-        app(args=argv, standalone_mode=False)
+        command.main(args=argv, standalone_mode=False)  # type: ignore[attr-defined]
     except GeoevalError as exc:
         print(f"geoeval: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
@@ -91,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         if type(exc).__name__ == "NoArgsIsHelpError":
             # `geoeval` or `geoeval boxes` alone: the help, as click does, exit 2
-            text = exc.ctx.get_help()  # type: ignore[attr-defined]  # rich help prints itself
+            # click puts the help in the message; typer's rich help printed itself
+            # while the message was made (the message is then empty)
+            text = exc.format_message()  # type: ignore[attr-defined]
             if text.strip():
                 print(text)
             return 2

@@ -22,12 +22,22 @@ def test_no_arguments_prints_help_exit_2() -> None:
     run = run_cli()
     assert run.code == 2 and "Traceback" not in run.stderr
     assert "Usage" in run.stdout and "score" in run.stdout
+    assert run.stdout.count("Usage:") == 1  # once (it was printed twice)
 
 
 def test_boxes_alone_prints_its_help_exit_2() -> None:
     run = run_cli("boxes")
     assert run.code == 2 and "Traceback" not in run.stderr
     assert "coco" in run.stdout and "neovision2" in run.stdout
+    assert run.stdout.count("Usage:") == 1
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_shows_flags_bare(command: str) -> None:
+    """Flags carry no ``<bool>`` type label in --help (``--quiet``, ``--help`` …)."""
+    run = run_cli(*command.split(), "--help")
+    assert run.code == 0 and "--help" in run.stdout
+    assert "<bool>" not in run.stdout
 
 
 def test_version() -> None:
