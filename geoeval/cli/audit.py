@@ -3,8 +3,8 @@
 Usage::
 
     $ geoeval audit --quick
-    $ geoeval audit --metric pas --metric mar_gce --alteration translation \\
-          --markdown audit.md --json audit.json --figure-dir figures/
+    $ geoeval audit --metric pas --metric mar_gce --alteration translation
+    $ geoeval audit --markdown audit.md --json audit.json --figure-dir figures/
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from typing import Annotated
 
 import typer
 
+from geoeval.cli.options import with_examples
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``audit`` command to the main app."""
 
-    @app.command("audit")
     def audit_command(
         metric: Annotated[list[str] | None, typer.Option(
             "--metric", "-m", help="Metric name (repeatable); default all but Mallows.")] = None,
@@ -61,3 +62,5 @@ def register(app: typer.Typer) -> None:
             from geoeval.audit.figures import write_figures
 
             write_figures(result, figure_dir)
+
+    app.command("audit")(with_examples(audit_command, __doc__, "geoeval audit"))

@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from geoeval.cli.options import with_examples
+
 
 def coco_command(
     gt: Annotated[Path, typer.Argument(help="COCO ground truth JSON.")],
@@ -43,4 +45,4 @@ def coco_command(
 
 def register(boxes_app: typer.Typer) -> None:
     """Add ``coco`` to the ``boxes`` command group."""
-    boxes_app.command("coco")(coco_command)
+    boxes_app.command("coco")(with_examples(coco_command, __doc__, "geoeval boxes coco"))

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import IOU, POSITIVE
+from geoeval.cli.options import IOU, POSITIVE, with_examples
 
 
 def neovision2_command(
@@ -56,4 +56,5 @@ def neovision2_command(
 
 def register(boxes_app: typer.Typer) -> None:
     """Add ``neovision2`` to ``geoeval boxes``."""
-    boxes_app.command("neovision2")(neovision2_command)
+    boxes_app.command("neovision2")(
+        with_examples(neovision2_command, __doc__, "geoeval boxes neovision2"))

@@ -1,6 +1,6 @@
 """``geoeval boxes robin`` and ``geoeval boxes robin-categories``: the ROBIN protocol.
 
-$ geoeval boxes robin groundtruths/ detections/ --preset precise --json robin.json
+$ geoeval boxes robin gt/ detections/ --preset precise --json robin.json
 $ geoeval boxes robin gt/ run1/ run2/ run3/ run4/ run5/        # five operating points
 $ geoeval boxes robin-categories gt/ labels/ --known-categories car,truck,tank
 """
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from geoeval.cli.options import ALPHA, EPS, IMAGE_SIZE
+from geoeval.cli.options import ALPHA, EPS, IMAGE_SIZE, with_examples
 
 
 class Preset(str, Enum):
@@ -132,5 +132,6 @@ def robin_categories_command(
 
 def register(boxes_app: typer.Typer) -> None:
     """Add ``robin`` and ``robin-categories`` to ``geoeval boxes``."""
-    boxes_app.command("robin")(robin_command)
-    boxes_app.command("robin-categories")(robin_categories_command)
+    boxes_app.command("robin")(with_examples(robin_command, __doc__, "geoeval boxes robin"))
+    boxes_app.command("robin-categories")(
+        with_examples(robin_categories_command, __doc__, "geoeval boxes robin-categories"))

@@ -1,7 +1,7 @@
 """``geoeval boxes voc GT DET``: PASCAL VOC precision × recall, AP and mAP.
 
 $ geoeval boxes voc groundtruths/ detections/
-$ geoeval boxes voc gt/ det/ --iou-threshold 0.3 --box-format xywh --json voc.json
+$ geoeval boxes voc gt/ det/ --iou-threshold 0.3 --box-format xywh
 $ geoeval boxes voc Annotations/ dets.json --voc-plus-one --figure-dir plots/
 $ geoeval boxes voc gt/ det_rel/ --det-coords rel --image-size 200,200
 """
@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import IMAGE_SIZE, IOU
+from geoeval.cli.options import IMAGE_SIZE, IOU, with_examples
 
 
 class BoxFormat(str, Enum):
@@ -114,4 +114,4 @@ def voc_command(
 
 def register(boxes_app: typer.Typer) -> None:
     """Add ``voc`` to the ``boxes`` command group."""
-    boxes_app.command("voc")(voc_command)
+    boxes_app.command("voc")(with_examples(voc_command, __doc__, "geoeval boxes voc"))

@@ -173,3 +173,27 @@ def guard_all(app: typer.Typer) -> None:
     for group in app.registered_groups:
         if group.typer_instance is not None:
             guard_all(group.typer_instance)
+
+
+def with_examples(command: Callable[..., Any], module_doc: str | None,
+                  prefix: str) -> Callable[..., Any]:
+    """Append an *Examples* section to ``command``'s help, rio style: the
+    ``$ geoeval …`` lines of the command module's docstring that start with
+    ``prefix`` (continuation lines joined), one per line."""
+    lines, current = [], ""
+    for raw in (module_doc or "").splitlines():
+        text = raw.strip()
+        if current:
+            current += " " + text.rstrip("\\").strip()
+            if not text.endswith("\\"):
+                lines.append(current)
+                current = ""
+        elif text.startswith("$ " + prefix + " ") or text == "$ " + prefix:
+            current = text[2:].rstrip("\\").strip()
+            if not text.endswith("\\"):
+                lines.append(current)
+                current = ""
+    if lines:
+        body = "\n".join("  " + " ".join(line.split("#")[0].split()) for line in lines)
+        command.__doc__ = (command.__doc__ or "").rstrip() + "\n\n\b\nExamples:\n" + body + "\n"
+    return command

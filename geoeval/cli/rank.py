@@ -1,8 +1,8 @@
 """``geoeval rank``: rank submissions with Hasse diagrams (Özdemir et al. 2010, §4.3).
 
     $ geoeval rank reference.tif sub1.tif sub2.tif sub3.tif --matcher bgm
-    $ geoeval rank --table scores.csv --indicators precision,recall,accuracy \\
-          --json ranking.json --figure ranking.svg
+    $ geoeval rank ref.gpkg a.gpkg b.shp --resolution 0.5 --figure ranking.svg
+    $ geoeval rank --table scores.csv --indicators precision,recall,f1
 
 Thin: parses options, calls :func:`geoeval.rank` or :func:`geoeval.rank_table`,
 prints a table with rich.
@@ -35,6 +35,7 @@ from geoeval.cli.options import (
     ResolutionOpt,
     SubLayerOpt,
     reader_options,
+    with_examples,
 )
 from geoeval.errors import InputError
 
@@ -162,4 +163,4 @@ def _print(result: object) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add ``rank`` to the main app."""
-    app.command("rank")(rank_command)
+    app.command("rank")(with_examples(rank_command, __doc__, "geoeval rank"))

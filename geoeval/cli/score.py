@@ -1,9 +1,10 @@
 """``geoeval score REFERENCE SUBMISSION``: score one submission against a reference.
 
-$ geoeval score sample_data/reference.tif sample_data/submissions/s4_fragmented.tif
+$ geoeval score reference.tif submission.tif
 $ geoeval score ref.gpkg detections.shp --matcher mom --json report.json
-$ geoeval score ref.tif detections.shp --gpkg result.gpkg --csv-dir tables --figure map.png
-$ geoeval score REF_DIR SUB_DIR --json scenes.json      # many scenes, paired by name
+$ geoeval score ref.tif dets.shp --gpkg out.gpkg --figure map.png
+$ geoeval score ref.tif dets.shp --csv-dir tables/ --class-field class
+$ geoeval score REF_DIR/ SUB_DIR/ --scene-dir scenes/   # scenes paired by name
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from geoeval.cli.options import (
     ResolutionOpt,
     SubLayerOpt,
     reader_options,
+    with_examples,
 )
 
 
@@ -81,6 +83,7 @@ def score_command(
 
     With two folders, every scene is scored (files paired by name, or --pairs)
     and the counts are pooled over scenes as SpaceNet does.
+
     """
     from rich.console import Console
 
@@ -191,4 +194,4 @@ class _null:
 
 def register(app: typer.Typer) -> None:
     """Add ``score`` to the main app."""
-    app.command("score")(score_command)
+    app.command("score")(with_examples(score_command, __doc__, "geoeval score"))

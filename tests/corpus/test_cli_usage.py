@@ -38,6 +38,9 @@ def test_help_shows_flags_bare(command: str) -> None:
     run = run_cli(*command.split(), "--help")
     assert run.code == 0 and "--help" in run.stdout
     assert "<bool>" not in run.stdout
+    # an Examples section (rio style) whose lines run this very command and fit 80 columns
+    examples = run.stdout.split("Examples:")[1].split("╭")[0].strip().splitlines()
+    assert examples and all(e.strip().startswith(f"geoeval {command} ") for e in examples)
 
 
 def test_version() -> None:
