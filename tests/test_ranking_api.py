@@ -331,3 +331,29 @@ def test_rank_vector_contest_reader_options_read_reference_once(tmp_path: Path, 
         assert d["submissions"][name] == {"precision": one.precision, "recall": one.recall,
                                           "accuracy": one.accuracy}
     assert d["submissions"]["c"]["accuracy"] is not None  # MOM's Mallows, with --resolution
+
+
+def test_table_expected_ranks_follow_the_order(capsys) -> None:
+    """E(rank) of the round that decided agrees with the ranking (round 0's does not
+    here: s3 2.8 < s1 3.0, yet s1 ranks above s3 after one CRF round, where both
+    have 5/2 and accuracy breaks the tie)."""
+    from geoeval.report.tables import ranking_tables
+
+    table = {"s0": {"p": 0.4, "r": 0.6, "a": 0.6}, "s1": {"p": 0.0, "r": 0.0, "a": 1.0},
+             "s2": {"p": 0.8, "r": 1.0, "a": 0.6}, "s3": {"p": 0.8, "r": 0.2, "a": 0.4},
+             "s4": {"p": 0.8, "r": 0.0, "a": 0.2}}
+    r = rank_indicators(table, indicators=("p", "r", "a"), tie_break="a")
+    assert list(r.ranking) == ["s2", "s1", "s3", "s0", "s4"]
+    assert r.expected_ranks["s3"] < r.expected_ranks["s1"]  # round 0 disagrees
+    assert r.deciding_round == 1
+    e = r.deciding_expected_ranks
+    assert e == {"s0": 4.0, "s1": 2.5, "s2": 1.0, "s3": 2.5, "s4": 5.0}
+    assert all(e[a] <= e[b] for a, b in zip(r.ranking, r.ranking[1:], strict=False))
+    from rich.console import Console
+
+    console = Console(width=120, record=True)
+    for x in ranking_tables(r):
+        console.print(x)
+    text = console.export_text()
+    assert "E(rank), CRF 1" in text and "round 1 decided" in text
+    assert r.to_dict()["deciding_round"] == 1

@@ -120,6 +120,24 @@ class RankingResult:
         return {n: float(e) for n, e in zip(self.names, self.stats.expected_ranks(), strict=True)}
 
     @property
+    def deciding_round(self) -> int:
+        """The CRF round whose order decided the ranking: the last one computed
+        (0, the indicator order itself, when no round was needed)."""
+        return self.rounds[-1].round if self.rounds else 0
+
+    @property
+    def deciding_stats(self) -> ExtensionStats:
+        """Linear-extension statistics of :attr:`deciding_round`."""
+        return self.rounds[-1].stats if self.rounds else self.stats
+
+    @property
+    def deciding_expected_ranks(self) -> dict[str, float]:
+        """``name → expected rank`` in :attr:`deciding_round`: never out of step
+        with :attr:`ranking` (ties in it are broken by accuracy, then name)."""
+        return {n: float(e)
+                for n, e in zip(self.names, self.deciding_stats.expected_ranks(), strict=True)}
+
+    @property
     def ties_broken_by_accuracy(self) -> list[list[str]]:
         """Tied groups whose order the accuracy decided (at least in part)."""
         return [list(t["items"]) for t in self.ties if str(t["by"]).startswith("accuracy")]
@@ -180,6 +198,8 @@ class RankingResult:
                 for n, row in self.rank_frequencies.items()
             },
             "expected_ranks": self.expected_ranks,
+            "deciding_round": self.deciding_round,
+            "deciding_expected_ranks": self.deciding_expected_ranks,
             "rounds": [_round_dict(rd) for rd in self.rounds],
             "n_rounds": len(self.rounds),
             "converged": self.converged,

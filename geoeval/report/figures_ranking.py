@@ -85,14 +85,16 @@ def plot_rank_frequencies(result: RankingResult, ax: Axes) -> Any:
     ranks 1..n) on ``ax``; returns the image (for a colour bar)."""
     order = list(result.ranking)
     index = {n: i for i, n in enumerate(result.names)}
-    prob = result.stats.probabilities()[[index[n] for n in order]]
+    stats = result.deciding_stats  # the round that decided the order, as the table shows
+    prob = stats.probabilities()[[index[n] for n in order]]
     n = len(order)
     image = ax.imshow(prob, cmap="viridis", vmin=0.0, vmax=max(float(prob.max()), 1e-12))
     ax.set_xticks(range(n), [str(r) for r in range(1, n + 1)], fontsize=7)
     ax.set_yticks(range(n), order, fontsize=7)
     ax.set_xlabel("rank")
-    method = "exact" if result.stats.exact else "sampled"
-    ax.set_title(f"Rank frequencies ({method}, share of linear extensions)", fontsize=9)
+    method = "exact" if stats.exact else "sampled"
+    where = "" if result.deciding_round == 0 else f", CRF round {result.deciding_round}"
+    ax.set_title(f"Rank frequencies ({method}{where})", fontsize=9)
     if n <= 12:
         for i in range(n):
             for j in range(n):

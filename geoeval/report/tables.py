@@ -77,15 +77,18 @@ def ranking_tables(result: Any) -> list[Any]:
     for col in result.indicators:
         tab.add_column(col + (" ↓" if col in result.lower_is_better else ""), justify="right")
     tab.add_column("interval", justify="center")
-    tab.add_column("E(rank)", justify="right")
-    intervals, expected = result.rank_intervals, result.expected_ranks
+    k = result.deciding_round
+    tab.add_column("E(rank)" if k == 0 else f"E(rank), CRF {k}", justify="right")
+    intervals, expected = result.rank_intervals, result.deciding_expected_ranks
     for r, name in enumerate(result.ranking, start=1):
         vals = [result.values[name].get(c) for c in result.indicators]
         lo, hi = intervals[name]
         tab.add_row(str(r), name, *[fmt(v) for v in vals], f"[{lo}, {hi}]",
                     fmt(float(expected[name]), 3))
     state = "converged" if result.converged else f"not converged ({result.stop_reason})"
-    out: list[Any] = [tab, Text(f"CRF: {len(result.rounds)} round(s), {state}.")]
+    decided = ("the indicator order decided" if k == 0
+               else f"round {k} decided; E(rank) is that round's")
+    out: list[Any] = [tab, Text(f"CRF: {len(result.rounds)} round(s), {state}; {decided}.")]
     out += [Text(f"tie {' > '.join(tie['items'])} broken by {tie['by']}") for tie in result.ties]
     out += [Text(f"note: {note}") for note in (*result.notes, *st.notes)]
     return out
