@@ -207,3 +207,25 @@ def test_process_pool_gives_the_serial_results(monkeypatch):
     np.testing.assert_array_equal(serial.scores, pooled.scores)
     with pytest.raises(InputError):
         mallows_scores(ref, sub, instances, n_jobs=0)
+
+
+def test_two_vector_layers_get_a_grid_step_from_the_data():
+    """score of two vector layers without a resolution: MOM's Mallows score is
+    computed on the auto step (a tenth of the median reference side, to 2 digits)
+    and equals the score with that step given; the step is reported."""
+    from geoeval.scoring import score_objects
+
+    # reference squares of sides 10, 20, 30 (median area 400, side 20 -> step 2.0)
+    ref = ObjectSet.from_geometries([box(0, 0, 10, 10), box(20, 0, 40, 20), box(50, 0, 80, 30)])
+    sub = ObjectSet.from_geometries([box(1, 0, 11, 10), box(20, 1, 40, 21), box(52, 0, 80, 30)])
+    auto = score_objects(ref, sub, matchers=["mom"])
+    given = score_objects(ref, sub, matchers=["mom"], resolution=2.0)
+    assert auto.parameters["mallows"]["resolution"] == 2.0
+    assert "resolution_rule" in auto.parameters["mallows"]
+    assert any("grid of step 2 " in w and "resolution=" in w for w in auto.warnings)
+    assert auto.results["mom"].accuracy is not None
+    assert auto.results["mom"].accuracy == given.results["mom"].accuracy
+    # nothing on either side: no grid, no warning, accuracy null
+    empty = ObjectSet.from_geometries([])
+    none = score_objects(empty, empty, matchers=["mom"])
+    assert none.results["mom"].accuracy is None and not none.warnings

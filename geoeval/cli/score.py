@@ -90,7 +90,7 @@ def score_command(
     import geoeval
     from geoeval.errors import InputError
     from geoeval.matching import MATCHERS
-    from geoeval.report.tables import score_table
+    from geoeval.report.tables import score_tables
 
     chosen = [m.value for m in (matcher or [MatcherChoice.all])]
     matchers = MATCHERS if "all" in chosen else tuple(chosen)
@@ -136,7 +136,8 @@ def score_command(
         write_text(json_path, result.to_json())
     if not quiet:
         out = Console()
-        out.print(score_table(result))
+        for r in score_tables(result):
+            out.print(r)
         if result.per_class is not None:
             from geoeval.report.scene_tables import per_class_table
 

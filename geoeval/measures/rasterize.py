@@ -32,6 +32,34 @@ from geoeval.objects import ObjectSet
 Window = tuple[int, int, np.ndarray]
 
 
+#: How :func:`auto_resolution` chooses the grid step of two vector layers.
+AUTO_RESOLUTION_RULE = "a tenth of the median reference object's side, √area, to 2 digits"
+
+
+def auto_resolution(reference: ObjectSet, submission: ObjectSet) -> float | None:
+    """A grid step for the Mallows score of two vector layers, from the data.
+
+    A tenth of the side (``√area``) of the median reference object, rounded to two
+    significant digits, so that a typical object covers about a hundred pixels
+    (the submission's objects when the reference has none); ``None`` when neither
+    side has an object of positive area.
+
+    Examples
+    --------
+    >>> from shapely import box
+    >>> ref = ObjectSet.from_geometries([box(0, 0, 10, 10), box(20, 0, 26, 6),
+    ...                                  box(40, 0, 52, 12)])
+    >>> auto_resolution(ref, ref)
+    1.0
+    """
+    for side in (reference, submission):
+        areas = np.asarray(side.areas, dtype=float)
+        areas = areas[areas > 0]
+        if areas.size:
+            return float(f"{np.sqrt(np.median(areas)) / 10:.2g}")
+    return None
+
+
 @dataclass(frozen=True)
 class WorkGrid:
     """The grid a pixel measure works on.

@@ -16,13 +16,31 @@ def fmt(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+#: What each matcher's accuracy row is (Özdemir et al. 2010; Hoover et al. 1996).
+ACCURACY = {"bgm": "bgm eq. 1", "hoover": "hoover eq. 2", "iou": "iou mean IoU",
+            "mom": "mom Mallows eq. 13"}
+
+
+def score_tables(result: Any) -> list[Any]:
+    """The score table (one column per matcher: objects, matched, missed, false
+    alarms, P, R, F1, accuracy, instance kinds) and a line on the overlap and on
+    what each accuracy is (only the matchers that ran)."""
+    from rich.text import Text
+
+    ov = result.overlap
+    what = ", ".join(ACCURACY[n] for n in result.results if n in ACCURACY)
+    return [score_table(result),
+            Text(f"{ov.n_pairs} overlapping pairs in {ov.n_components} components "
+                 f"({ov.method}); accuracy: {what}")]
+
+
 def score_table(result: Any):
     """One column per matcher: objects, matched, missed, false alarms, P, R, F1, accuracy, kinds."""
     from rich.table import Table
 
     ref, sub = result.reference, result.submission
-    title = f"{sub.path}  vs  {ref.path}"
-    table = Table(title=title, title_style="bold", show_lines=False)
+    title = f"{_name(sub.path)}  vs  {_name(ref.path)}"
+    table = Table(title=title, title_style="bold", show_lines=False, min_width=len(title) + 2)
     table.add_column("", style="bold")
     names = list(result.results)
     for name in names:
@@ -49,10 +67,6 @@ def score_table(result: Any):
         rows.append((label, [str(r.matching.kind_counts()[kind]) for r in ms]))
     for label, cells in rows:
         table.add_row(label, *cells)
-    ov = result.overlap
-    table.caption = (f"{ov.n_pairs} overlapping pairs in {ov.n_components} components "
-                     f"({ov.method}); accuracy: bgm eq. 1, hoover eq. 2, iou mean IoU, "
-                     "mom Mallows")
     return table
 
 
@@ -125,3 +139,10 @@ def audit_tables(result: Any) -> list[Any]:
                         f"({100 * cmp['rate']:.1f} %) agree with Hemery et al. (2010), "
                         "Tables 3–7 (docs/audit.md)"))
     return out
+
+
+def _name(path: Any) -> str:
+    """A file's name for a title (the whole path would wrap an 80-column table)."""
+    from pathlib import PurePath
+
+    return PurePath(str(path)).name or str(path)

@@ -249,11 +249,19 @@ def score_objects(
     want_mallows = [n for n in matchers if n == "mom" or mallows]
     if want_mallows:
         params["mallows"] = {"resolution": resolution, "approximate": approximate}
+    if want_mallows and reference.grid is None and submission.grid is None \
+            and resolution is None:
+        from geoeval.measures.rasterize import AUTO_RESOLUTION_RULE, auto_resolution
+
+        resolution = auto_resolution(reference, submission)
+        if resolution is not None:
+            params["mallows"].update(resolution=resolution, resolution_rule=AUTO_RESOLUTION_RULE)
+            warnings.append(
+                f"both inputs are vector layers: the Mallows score rasterises them on a grid of "
+                f"step {resolution:g} (CRS units) chosen from the data ({AUTO_RESOLUTION_RULE}); "
+                "set it with resolution= (--resolution)")
     can_mallows = bool(want_mallows) and (
         reference.grid is not None or submission.grid is not None or resolution is not None)
-    if want_mallows and not can_mallows:
-        warnings.append("both inputs are vector layers: the Mallows score needs a grid step "
-                        "(--resolution); it is reported as null")
     results: dict[str, MatcherResult] = {}
     matcher_params: dict[str, dict[str, Any]] = {}
     for name in matchers:
