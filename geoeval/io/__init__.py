@@ -34,8 +34,62 @@ def detect_kind(path: str | Path) -> str:
     return "raster"
 
 
+def in_memory_kind(source: Any) -> str | None:
+    """``"vector"`` or ``"raster"`` for data already in memory that :func:`read`
+    accepts, ``None`` for a path (or anything else).
+
+    Accepted: a GeoDataFrame or GeoSeries (vector); a ``(labels, transform)`` or
+    ``(labels, transform, crs)`` tuple with a 2-D integer numpy array, an open
+    rasterio dataset, or an xarray ``DataArray`` with rioxarray's ``.rio``
+    accessor (raster).
+    """
+    module = type(source).__module__
+    if module.startswith("geopandas"):
+        return "vector"
+    if isinstance(source, tuple) and source and hasattr(source[0], "ndim"):
+        return "raster"
+    if module == "numpy":
+        return "raster"  # a bare array: refused by read() with the reason
+    if module.startswith("rasterio") and hasattr(source, "transform"):
+        return "raster"
+    if hasattr(source, "rio") and hasattr(source, "values"):
+        return "raster"
+    return None
+
+
+def _read_in_memory(source: Any, *, band: int, background: int, id_field: str | None,
+                    class_field: str | None, crs: Any) -> ObjectSet:
+    from geoeval.io.raster import objects_from_labels
+
+    module = type(source).__module__
+    if module.startswith("geopandas"):
+        from geoeval.io.vector import objects_from_frame
+
+        return objects_from_frame(source, id_field=id_field, class_field=class_field, crs=crs,
+                                  path=f"<{type(source).__name__}>")
+    if isinstance(source, tuple):
+        if len(source) not in (2, 3):
+            raise InputError("give a label array as (labels, transform) or "
+                             "(labels, transform, crs)", "<array>")
+        labels, transform, *rest = source
+        return objects_from_labels(labels, transform, rest[0] if rest else crs,
+                                   background=background, path="<array>")
+    if module.startswith("rasterio"):
+        from geoeval.io.raster import read_raster
+
+        return read_raster(source.name, band=band, background=background)
+    if hasattr(source, "rio"):
+        values = source.values
+        if values.ndim == 3:
+            values = values[band - 1]
+        return objects_from_labels(values, source.rio.transform(), source.rio.crs,
+                                   background=background, path="<DataArray>")
+    raise InputError("a bare label array has no georeference: pass (labels, transform) or "
+                     "(labels, transform, crs)", "<array>")
+
+
 def read(
-    path: str | Path,
+    path: str | Path | Any,
     *,
     kind: str | None = None,
     band: int = 1,
@@ -50,7 +104,11 @@ def read(
 
     Parameters
     ----------
-    path : str or Path
+    path : str, Path, or data in memory
+        A file, or data already in memory (see :func:`in_memory_kind`): a
+        GeoDataFrame/GeoSeries, ``(labels, transform[, crs])``, an open rasterio
+        dataset, an xarray ``DataArray`` with rioxarray's ``.rio``; an
+        :class:`~geoeval.objects.ObjectSet` is returned as it is.
     kind : {'raster', 'vector'}, optional
         Default: from the file name (:data:`VECTOR_SUFFIXES` are vector).
     band, background
@@ -69,6 +127,11 @@ def read(
     -------
     ObjectSet
     """
+    if isinstance(path, ObjectSet):
+        return path
+    if in_memory_kind(path) is not None:
+        return _read_in_memory(path, band=band, background=background, id_field=id_field,
+                               class_field=class_field, crs=crs)
     kind = kind or detect_kind(path)
     if kind == "raster":
         from geoeval.io.raster import read_raster
@@ -110,10 +173,8 @@ def read_pair(
         two rasters: checked in the reference CRS before resampling, and a
         shared edge alone is not an overlap).
     """
-    ref = reference if isinstance(reference, ObjectSet) else read(
-        reference, **(reference_options or {}))
-    sub = submission if isinstance(submission, ObjectSet) else read(
-        submission, **(submission_options or {}))
+    ref = read(reference, **(reference_options or {}))
+    sub = read(submission, **(submission_options or {}))
     warnings: list[str] = [*ref.warnings, *sub.warnings]  # the readers' (skipped features…)
     if (ref.crs is None) != (sub.crs is None):
         has, lacks = (ref, sub) if sub.crs is None else (sub, ref)

@@ -24,6 +24,7 @@ and warnings raised while reading are captured.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,6 @@ def read_vector(
     InputError
         The file, layer or a field cannot be used (the message names which).
     """
-    import shapely
 
     p = Path(path)
     layers = list_layers(p)
@@ -112,6 +112,34 @@ def read_vector(
     else:
         frame, caught = _read_ogr(p, layer, wanted, id_field, class_field)
 
+    return objects_from_frame(frame, id_field=id_field, class_field=class_field,
+                              crs=frame.crs if frame.crs is not None else _assumed_crs(p, crs),
+                              path=str(path), caught=caught)
+
+
+def objects_from_frame(
+    frame: Any,
+    *,
+    id_field: str | None = None,
+    class_field: str | None = None,
+    crs: Any = None,
+    path: str = "<GeoDataFrame>",
+    caught: Sequence[str] = (),
+) -> ObjectSet:
+    """An :class:`~geoeval.objects.ObjectSet` from a GeoDataFrame (or GeoSeries)
+    already in memory, with the file reader's rules: invalid geometries repaired,
+    non-polygonal and empty ones skipped (counted, with a warning), ids unique.
+
+    ``crs`` is used when the frame has none.
+    """
+    import shapely
+
+    if hasattr(frame, "to_frame") and not hasattr(frame, "columns"):  # a GeoSeries
+        frame = frame.to_frame("geometry").set_geometry("geometry")
+    for option, field in (("--id-field", id_field), ("--class-field", class_field)):
+        if field is not None and field not in frame.columns:
+            raise InputError(f"{option} {field!r} is not a column (columns: "
+                             f"{', '.join(map(str, frame.columns))})", path)
     geoms = np.asarray(frame.geometry.values, dtype=object)
     kept, keep, notes, repaired = _polygonal_objects(geoms)
     n_features = geoms.size
@@ -132,7 +160,7 @@ def read_vector(
     else:
         ids = frame.index.to_numpy()[keep]
     classes = frame[class_field].to_numpy()[keep] if class_field is not None else None
-    layer_crs = frame.crs if frame.crs is not None else _assumed_crs(p, crs)
+    layer_crs = frame.crs if frame.crs is not None else crs
     if caught:
         notes.append(f"the reader reported {len(caught)} warning(s) (first: {caught[0]})")
     return ObjectSet(

@@ -180,8 +180,13 @@ def _class_field_optional(source: Any, opts: dict[str, Any]) -> None:
     has no such field (its classes then come from the reference)."""
     if isinstance(source, ObjectSet) or "class_field" not in opts:
         return
-    from geoeval.io import detect_kind
+    from geoeval.io import detect_kind, in_memory_kind
 
+    memory = in_memory_kind(source)
+    if memory is not None:
+        if memory != "vector" or opts["class_field"] not in getattr(source, "columns", ()):
+            del opts["class_field"]
+        return
     if (opts.get("kind") or detect_kind(source)) != "vector":
         return
     import pyogrio
@@ -202,9 +207,9 @@ def _side_options(
 ) -> dict[str, Any]:
     if isinstance(source, ObjectSet):
         return {}
-    from geoeval.io import detect_kind
+    from geoeval.io import detect_kind, in_memory_kind
 
-    kind = (override or {}).get("kind") or detect_kind(source)
+    kind = in_memory_kind(source) or (override or {}).get("kind") or detect_kind(source)
     opts = dict(shared) if kind == "raster" else {
         k: v for k, v in vector_shared.items() if v is not None}
     opts.update(override or {})
