@@ -35,6 +35,10 @@ class LabelGrid:
     crs: Any
     background: int = 0
 
+    def __repr__(self) -> str:
+        h, w = self.labels.shape
+        return f"<LabelGrid {w} x {h} {self.labels.dtype}, background {self.background}>"
+
     @property
     def shape(self) -> tuple[int, int]:
         return tuple(self.labels.shape)  # type: ignore[return-value]

@@ -66,6 +66,10 @@ class ObjectSet:
     skipped: int = 0
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
+    def __repr__(self) -> str:
+        what = "label grid" if self.grid is not None else "geometries"
+        return f"<ObjectSet {len(self)} objects ({self.kind}, {what}) from {self.path}>"
+
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 

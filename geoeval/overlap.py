@@ -50,6 +50,10 @@ class Overlap:
     union_area: float
     method: str
 
+    def __repr__(self) -> str:
+        return (f"<Overlap {self.n_pairs} pairs of {self.n_reference} reference and "
+                f"{self.n_submission} submitted objects ({self.method})>")
+
     @property
     def n_reference(self) -> int:
         return len(self.reference)

@@ -73,3 +73,21 @@ def test_bare_numpy_int_array_kind():
 
     assert in_memory_kind(np.zeros((2, 2), np.uint8)) == "raster"
     assert in_memory_kind("a.tif") is None
+
+
+def test_short_reprs_and_frames():
+    """Results print in one short line (not every array), and the per-object
+    tables come as DataFrames with the user's ids."""
+    res = geoeval.score(SAMPLE / "reference.tif", SAMPLE / "submissions" / "s4_fragmented.tif",
+                        matchers=["bgm", "hoover"])
+    for obj in (res, res.results["bgm"], res.results["hoover"].matching, res.reference,
+                res.overlap, res.reference.grid, res.results["bgm"].matching.arrays):
+        text = repr(obj)
+        assert len(text) < 200 and "\n" not in text and text.startswith("<")
+    assert "bgm: F1 0.7885" in repr(res)
+    tables = geoeval.object_tables(res, "hoover")
+    ref = tables.frame("reference")
+    assert len(ref) == len(res.reference)
+    assert ref["id"].tolist() == res.reference.ids.tolist()  # user ids, not row positions
+    with pytest.raises(InputError, match="no table"):
+        tables.frame("nope")

@@ -99,6 +99,10 @@ class InstanceArrays:
     kind: np.ndarray
     score: np.ndarray
 
+    def __repr__(self) -> str:
+        return (f"<InstanceArrays {len(self)} instances, {self.ref_idx.size} reference and "
+                f"{self.sub_idx.size} submitted members>")
+
     @classmethod
     def empty(cls) -> InstanceArrays:
         z = np.zeros(0, np.int64)
@@ -226,6 +230,11 @@ class Matching:
     params: dict[str, Any] = field(default_factory=dict)
     solver_stats: dict[str, int] = field(default_factory=dict)
     overlap_area: float | None = None
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(f"{v} {k}" for k, v in self.kind_counts().items() if v)
+        return (f"<Matching {self.matcher}: {self.n_instances} instances ({kinds or 'none'}), "
+                f"{self.missed.size} missed, {self.false_alarms.size} false alarms>")
 
     @classmethod
     def from_instances(cls, matcher: str, instances: Sequence[Instance], n_reference: int,

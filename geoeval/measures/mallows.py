@@ -126,6 +126,9 @@ class MallowsResult:
     n_jobs: int = 1
     method: str = METHOD
 
+    def __repr__(self) -> str:
+        return f"<MallowsResult {self.scores.size} instances, scene score {self.scene}>"
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (instance lists in the order given)."""
 

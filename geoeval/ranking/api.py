@@ -89,6 +89,9 @@ class RankingResult:
     matcher: str | None = None
 
     # ------------------------------------------------------------------ views
+    def __repr__(self) -> str:
+        return f"<RankingResult {' > '.join(self.ranking)}>"
+
     @property
     def method(self) -> str:
         """``"exact"`` or ``"mcmc"`` (round 0)."""

@@ -46,6 +46,27 @@ class ObjectTables:
     summary: dict[str, np.ndarray]
     instance_members: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
+    def frame(self, table: str) -> Any:
+        """One table (``reference``, ``submission``, ``instances`` or ``summary``)
+        as a pandas DataFrame, with the user's object ids (the columns of the
+        GeoPackage and CSV outputs, ``docs/qgis.md``).
+
+        Examples
+        --------
+        >>> import geoeval
+        >>> res = geoeval.score("sample_data/reference.tif",
+        ...                     "sample_data/submissions/s1_near_perfect.tif")  # doctest: +SKIP
+        >>> geoeval.object_tables(res, "mom").frame("reference").head()  # doctest: +SKIP
+        """
+        if table not in ("reference", "submission", "instances", "summary"):
+            raise InputError(f"no table {table!r} (reference, submission, instances, summary)")
+        return to_frame(getattr(self, table))
+
+    def __repr__(self) -> str:
+        return (f"<ObjectTables {self.matcher}: {len(next(iter(self.reference.values()), []))} "
+                f"reference, {len(next(iter(self.submission.values()), []))} submitted, "
+                f"{len(next(iter(self.instances.values()), []))} instances>")
+
 
 def choose_matcher(result: ScoreResult, matcher: str | None) -> str:
     """The matcher whose per-object result is written: ``matcher``, else MOM if it

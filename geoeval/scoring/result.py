@@ -52,6 +52,11 @@ class MatcherResult:
     accuracy: float | None
     mallows: Any = None
 
+    def __repr__(self) -> str:
+        return (f"<MatcherResult {self.matcher}: precision {_short(self.precision)}, recall "
+                f"{_short(self.recall)}, F1 {_short(self.f1)}, accuracy {_short(self.accuracy)}; "
+                f"{self.matching.n_instances} instances>")
+
     def summary(self) -> dict[str, Any]:
         """The numbers of the report without the per-object lists: counts,
         precision, recall, F1, matched overlap, accuracy, scene Mallows score and
@@ -121,6 +126,12 @@ class ScoreResult:
     parameters: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     per_class: PerClass | None = None
+
+    def __repr__(self) -> str:
+        scores = ", ".join(f"{n}: F1 {_short(r.f1)}, accuracy {_short(r.accuracy)}"
+                           for n, r in self.results.items())
+        return (f"<ScoreResult {len(self.reference)} reference vs {len(self.submission)} "
+                f"submitted objects; {scores}>")
 
     def to_json(self) -> str:
         """The JSON report as text: :meth:`to_dict` written by
@@ -251,3 +262,7 @@ def measure(name: str, m: Matching, ov: Overlap, mal: Any = None) -> MatcherResu
     else:  # MOM's accuracy is the scene Mallows score (eq. 13)
         acc = None if mal is None else mal.scene
     return MatcherResult(name, m, p, r, counts.f1(p, r), acc, mal)
+
+
+def _short(x: float | None) -> str:
+    return "null" if x is None else f"{x:.4g}"

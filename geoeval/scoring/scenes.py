@@ -59,6 +59,9 @@ class ScenesResult:
     parameters: dict[str, Any]
     warnings: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        return f"<ScenesResult {len(self.scenes)} scenes; pooled: {', '.join(self.pooled)}>"
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON report of a multi-scene run (``docs/report.md``)."""
         from geoeval._version import __version__
