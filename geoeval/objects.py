@@ -74,6 +74,29 @@ class ObjectSet:
         return int(self.ids.shape[0])
 
     @cached_property
+    def self_overlaps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs ``(a, b)``, ``a < b``, of objects of this set that share a positive
+        area (one STRtree self-query, cached). Empty for a label grid (one label per
+        pixel); objects that only touch are not pairs."""
+        import shapely
+
+        none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        if len(self) < 2 or self.grid is not None:
+            return none
+        geoms = self.polygons
+        from geoeval.parallel import chunked, query
+
+        a, b = query(shapely.STRtree(geoms), geoms, "intersects")
+        keep = a < b
+        a, b = a[keep], b[keep]
+        if a.size == 0:
+            return none
+
+        shared = chunked(lambda x, y: shapely.area(shapely.intersection(x, y)),
+                         geoms[a], geoms[b]) > 0
+        return a[shared].astype(np.int64), b[shared].astype(np.int64)
+
+    @cached_property
     def polygons(self) -> np.ndarray:
         """Shapely geometries of the objects (vectorised along pixel edges for rasters)."""
         if self.geometry is not None:

@@ -19,8 +19,10 @@ from functools import cached_property
 
 import numpy as np
 
+from geoeval import parallel
 from geoeval.grid import label_index
 from geoeval.objects import ObjectSet, box_area, check_boxes
+from geoeval.parallel import chunked
 
 
 @dataclass(frozen=True)
@@ -212,32 +214,80 @@ def _vector_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
         rows, cols, vals = empty, empty, np.zeros(0)
     else:
         tree = shapely.STRtree(gs)
-        rows, cols = tree.query(gr, predicate="intersects")
-        vals = shapely.area(shapely.intersection(gr[rows], gs[cols]))
+        rows, cols = parallel.query(tree, gr, "intersects")
+        vals = chunked(_intersection_area, gr[rows], gs[cols])  # every core
         keep = vals > 0
         rows, cols, vals = rows[keep], cols[keep], vals[keep]
         order = np.lexsort((cols, rows))
         rows, cols, vals = rows[order].astype(np.int64), cols[order].astype(np.int64), vals[order]
-    total = float(reference.areas.sum() + submission.areas.sum() - vals.sum())
-    if _self_overlapping(gr) or _self_overlapping(gs):
-        geoms = np.concatenate([gr, gs])
-        total = float(shapely.area(shapely.union_all(geoms))) if geoms.size else 0.0
+    total = _union_area(reference, submission, rows, cols, vals)
     return Overlap(reference, submission, rows, cols, vals.astype(float), total, "rtree")
 
 
-def _self_overlapping(geoms: np.ndarray) -> bool:
-    """True if two objects of one side share area (then the union needs a real union)."""
+def _intersection_area(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     import shapely
 
-    if len(geoms) < 2:
-        return False
-    tree = shapely.STRtree(geoms)
-    a, b = tree.query(geoms, predicate="intersects")
-    keep = a < b
-    if not keep.any():
-        return False
-    inter = shapely.area(shapely.intersection(geoms[a[keep]], geoms[b[keep]]))
-    return bool(np.any(inter > 0))
+    return shapely.area(shapely.intersection(a, b))
+
+
+def _union_area(reference: ObjectSet, submission: ObjectSet, rows: np.ndarray,
+                cols: np.ndarray, vals: np.ndarray) -> float:
+    """Area of the union of all objects of both sides, without a union of a whole side.
+
+    With no two objects of one side sharing area, every point lies in at most one
+    reference and one submitted object: ``Σ areas − Σ C_ij``. Otherwise only the
+    connected groups of mutually overlapping objects (cross pairs and same-side
+    pairs) that hold a same-side overlap get a real union, one group at a time.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    ref_areas, sub_areas = reference.areas, submission.areas
+    total = float(ref_areas.sum() + sub_areas.sum() - vals.sum())
+    ra, rb = reference.self_overlaps
+    sa, sb = submission.self_overlaps
+    if ra.size == 0 and sa.size == 0:
+        return total
+    gr, gs = reference.polygons, submission.polygons
+    nr, n = gr.size, gr.size + gs.size
+    u = np.concatenate([rows, ra, sa + nr])
+    v = np.concatenate([cols + nr, rb, sb + nr])
+    _, label = connected_components(
+        coo_matrix((np.ones(u.size, np.int8), (u, v)), shape=(n, n)), directed=False)
+    dirty = np.zeros(label.max() + 1, dtype=bool)
+    dirty[label[np.concatenate([ra, sa + nr])]] = True
+    members = np.flatnonzero(dirty[label])
+    areas = np.concatenate([ref_areas, sub_areas])
+    simple = float(areas[members].sum() - vals[dirty[label[rows]]].sum())
+    _, group = np.unique(label[members], return_inverse=True)
+    geoms = np.concatenate([gr, gs])[members]
+    exact = float(grouped_union_area(geoms, group, int(group.max()) + 1).sum())
+    return total - simple + exact
+
+
+def grouped_union_area(geoms: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """``|∪ geoms of g|`` per group, with one ``union_all`` call per power-of-two group size.
+
+    Groups are padded with ``None`` (ignored by ``shapely.union_all``) to the next
+    power of two of their size, so the padding at most doubles the array and the
+    Python loop runs over size classes, not over groups.
+    """
+    import shapely
+
+    out = np.zeros(n_groups)
+    order = np.argsort(group, kind="stable")
+    g_sorted, geoms = group[order], geoms[order]
+    uniq, start, count = np.unique(g_sorted, return_index=True, return_counts=True)
+    width = 1 << np.ceil(np.log2(count)).astype(np.int64)
+    for w in np.unique(width).tolist():
+        sel = np.flatnonzero(width == w)
+        col = np.arange(w)
+        valid = col[None, :] < count[sel, None]
+        table = np.full((sel.size, w), None, dtype=object)
+        table[valid] = geoms[(start[sel, None] + col[None, :])[valid]]
+        out[uniq[sel]] = chunked(lambda t: shapely.area(shapely.union_all(t, axis=1)), table)
+    return out
+
 
 
 # --- boxes -------------------------------------------------------------------

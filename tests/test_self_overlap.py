@@ -19,8 +19,9 @@ from shapely import box
 
 import geoeval
 from geoeval.matching import MATCHERS
-from geoeval.matching.areas import _grouped_union_area, overlapping_objects, union_areas
+from geoeval.matching.areas import overlapping_objects, union_areas
 from geoeval.objects import ObjectSet
+from geoeval.overlap import grouped_union_area
 from geoeval.scoring import score_objects
 
 A = (0, 0, 10, 10)
@@ -196,7 +197,7 @@ def test_union_areas_match_shapely_per_group(items):
     areas = shapely.area(geoms)
     got = union_areas(areas, group, 5, np.ones(len(items), bool), lambda k: geoms[k])
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(_grouped_union_area(geoms, group, 5), expected, atol=1e-9)
+    np.testing.assert_allclose(grouped_union_area(geoms, group, 5), expected, atol=1e-9)
 
 
 # --- property: random scenes with self-overlaps, checked by pixel counting ----
@@ -257,3 +258,29 @@ def test_every_score_in_unit_interval(ref, sub, t):
         if r.mallows is not None:
             s = r.mallows.scores
             assert np.all(np.isnan(s) | ((s >= 0) & (s <= 1))), name
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_union_area_per_group_equals_the_union_of_everything(seed):
+    """The union area is computed group by group (only groups with a same-side
+    overlap get a real union); it must equal one union of all objects."""
+    import shapely
+
+    from geoeval.objects import ObjectSet
+    from geoeval.overlap import compute_overlap
+
+    rng = np.random.default_rng(seed)
+
+    def boxes(n):
+        x, y = rng.uniform(0, 60, n), rng.uniform(0, 60, n)
+        w, h = rng.uniform(1, 6, n), rng.uniform(1, 6, n)
+        return shapely.box(x, y, x + w, y + h)
+
+    ref, sub = boxes(40), boxes(45)
+    if seed % 2:  # duplicated detections, shifted a little: the submission overlaps itself
+        sub = np.concatenate([sub, shapely.transform(sub[:10], lambda xy: xy + 0.5)])
+    if seed % 3 == 0:  # and the reference too
+        ref = np.concatenate([ref, shapely.transform(ref[:5], lambda xy: xy + 0.3)])
+    ov = compute_overlap(ObjectSet.from_geometries(ref), ObjectSet.from_geometries(sub))
+    want = float(shapely.area(shapely.union_all(np.concatenate([ref, sub]))))
+    assert ov.union_area == pytest.approx(want, rel=1e-12)

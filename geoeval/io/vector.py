@@ -33,6 +33,7 @@ import numpy as np
 
 from geoeval.errors import InputError, first_line
 from geoeval.objects import ObjectSet
+from geoeval.parallel import chunked
 
 #: Suffixes read with :func:`geopandas.read_parquet` (GDAL wheels lack a Parquet driver).
 PARQUET_SUFFIXES = {".parquet", ".geoparquet"}
@@ -191,7 +192,7 @@ def _polygonal_objects(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[
     type_id = shapely.get_type_id(geoms)  # -1 for a missing geometry
     missing = type_id < 0
     empty = ~missing & shapely.is_empty(geoms)
-    invalid = ~missing & ~empty & ~shapely.is_valid(geoms)
+    invalid = ~missing & ~empty & ~chunked(shapely.is_valid, geoms)  # every core
     if invalid.any():
         geoms[invalid] = shapely.make_valid(geoms[invalid])
     collection = ~missing & ~empty & (shapely.get_type_id(geoms) == _COLLECTION)

@@ -13,22 +13,18 @@ unions equal the sums and nothing changes.
 
 The unions are computed only where they differ from the sums: objects that
 share area with another object of their own side are found once per object set
-(an STRtree self-query, cached), and only the groups holding two such
-overlapping items are united (``shapely.union_all``, grouped by padding).
+(:attr:`ObjectSet.self_overlaps`, an STRtree self-query, cached), and only the
+groups holding two such overlapping items are united (``shapely.union_all``, grouped by padding).
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 
 import numpy as np
 
 from geoeval.objects import ObjectSet
-from geoeval.overlap import Overlap
-
-# id(object set) -> (weak reference to it, its "overlaps another object" mask)
-_FLAGS: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+from geoeval.overlap import Overlap, grouped_union_area
 
 
 def overlapping_objects(objects: ObjectSet) -> np.ndarray:
@@ -41,44 +37,15 @@ def overlapping_objects(objects: ObjectSet) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of bool
-        One flag per object. All false for a labelled raster (one label per
-        pixel) and for sets of fewer than two objects. Objects that only touch
-        (shared edges or corners, zero area) are not flagged.
-
-    Notes
-    -----
-    Cached per object set (it is immutable), so the matchers of one run share
-    one STRtree self-query.
+        One flag per object, from :attr:`ObjectSet.self_overlaps` (cached on the
+        object set, so the overlap stage and every matcher share one self-query).
+        All false for a labelled raster and for sets of fewer than two objects;
+        objects that only touch are not flagged.
     """
-    key = id(objects)
-    hit = _FLAGS.get(key)
-    if hit is not None and hit[0]() is objects:
-        return hit[1]
-    flags = _overlapping(objects)
-    try:
-        ref = weakref.ref(objects, lambda _r, k=key: _FLAGS.pop(k, None))
-    except TypeError:  # not weak-referenceable: compute every time
-        return flags
-    _FLAGS[key] = (ref, flags)
-    return flags
-
-
-def _overlapping(objects: ObjectSet) -> np.ndarray:
-    import shapely
-
-    n = len(objects)
-    flags = np.zeros(n, dtype=bool)
-    if n < 2 or objects.grid is not None:
-        return flags
-    geoms = objects.polygons
-    a, b = shapely.STRtree(geoms).query(geoms, predicate="intersects")
-    keep = a < b
-    a, b = a[keep], b[keep]
-    if a.size == 0:
-        return flags
-    shared = shapely.area(shapely.intersection(geoms[a], geoms[b])) > 0
-    flags[a[shared]] = True
-    flags[b[shared]] = True
+    flags = np.zeros(len(objects), dtype=bool)
+    a, b = objects.self_overlaps
+    flags[a] = True
+    flags[b] = True
     return flags
 
 
@@ -131,31 +98,7 @@ def union_areas(
     plain = np.ones(areas.size, dtype=bool)
     plain[s[involved]] = False
     out = np.bincount(group[plain], weights=areas[plain], minlength=n_groups)
-    return out + _grouped_union_area(geoms[involved], group[s[involved]], n_groups)
-
-
-def _grouped_union_area(geoms: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
-    """``|∪ geoms of g|`` per group, with one ``union_all`` call per power-of-two group size.
-
-    Groups are padded with ``None`` (ignored by ``shapely.union_all``) to the next
-    power of two of their size, so the padding at most doubles the array and the
-    Python loop runs over size classes, not over groups.
-    """
-    import shapely
-
-    out = np.zeros(n_groups)
-    order = np.argsort(group, kind="stable")
-    g_sorted, geoms = group[order], geoms[order]
-    uniq, start, count = np.unique(g_sorted, return_index=True, return_counts=True)
-    width = 1 << np.ceil(np.log2(count)).astype(np.int64)
-    for w in np.unique(width).tolist():
-        sel = np.flatnonzero(width == w)
-        col = np.arange(w)
-        valid = col[None, :] < count[sel, None]
-        table = np.full((sel.size, w), None, dtype=object)
-        table[valid] = geoms[(start[sel, None] + col[None, :])[valid]]
-        out[uniq[sel]] = shapely.area(shapely.union_all(table, axis=1))
-    return out
+    return out + grouped_union_area(geoms[involved], group[s[involved]], n_groups)
 
 
 def pair_union_areas(
