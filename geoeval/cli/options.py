@@ -98,6 +98,56 @@ CrsOpt = Annotated[str | None, typer.Option(
     help="CRS of vector inputs that have none (Shapefile without .prj), e.g. EPSG:32651.")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
+JobsOpt = Annotated[int | None, typer.Option(
+    "--jobs", "-j", help="Processes for the Mallows score (default: every core).",
+    callback=COUNT)]
+
+
+class Progress:
+    """Step texts on stderr: a live status line on a terminal; otherwise (a log, a
+    pipe) plain lines once the run has lasted ``delay`` seconds (a quick run, or an
+    error, prints none), then a new step at once and the same step at most every
+    ``every`` seconds. Silent when ``quiet``."""
+
+    def __init__(self, quiet: bool, first: str = "reading", every: float = 5.0,
+                 delay: float = 3.0) -> None:
+        import time
+
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.quiet, self.every, self.first, self.delay = quiet, every, first, delay
+        self._start = time.monotonic()
+        self.live = not quiet and self.console.is_terminal
+        self._status: Any = None
+        self._last_step, self._last_time = "", 0.0
+
+    def __enter__(self) -> Progress:
+        if self.live:
+            self._status = self.console.status(self.first, spinner="dots")
+            self._status.__enter__()
+        else:
+            self(self.first)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc)
+
+    def __call__(self, text: str) -> None:
+        import time
+
+        if self.quiet:
+            return
+        if self._status is not None:
+            self._status.update(text)
+            return
+        step, now = text.split(":")[0], time.monotonic()
+        if now - self._start < self.delay:
+            return
+        if step != self._last_step or now - self._last_time >= self.every:
+            print(f"geoeval: {text}", file=sys.stderr, flush=True)
+            self._last_step, self._last_time = step, now
 
 
 def reader_options(*, band: int, background: int, layer: str | None, ref_layer: str | None,

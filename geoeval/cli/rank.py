@@ -26,10 +26,12 @@ from geoeval.cli.options import (
     HooverOpt,
     IdFieldOpt,
     IouOpt,
+    JobsOpt,
     JsonOpt,
     LayerOpt,
     MinOverlapOpt,
     OneMatcher,
+    Progress,
     QuietOpt,
     RefLayerOpt,
     ResolutionOpt,
@@ -97,6 +99,7 @@ def rank_command(
     sub_layer: SubLayerOpt = None,
     id_field: IdFieldOpt = DEFAULTS["id_field"],
     crs: CrsOpt = DEFAULTS["crs"],
+    jobs: JobsOpt = DEFAULTS["n_jobs"],
     quiet: QuietOpt = False,
 ) -> None:
     """Rank submissions: dominance order, Hasse diagram, rank intervals and
@@ -131,17 +134,20 @@ def rank_command(
                                  ref_layer=ref_layer, sub_layer=sub_layer, id_field=id_field,
                                  crs=crs)
         del readers["class_field"]
-        result = rank(
-            paths[0],
-            paths[1:],
-            matcher=matcher.value,
-            hoover_threshold=hoover_threshold,
-            iou_threshold=iou_threshold,
-            min_overlap=min_overlap,
-            resolution=resolution,
-            **readers,
-            **options,
-        )
+        with Progress(quiet, "reading the reference") as progress:
+            result = rank(
+                paths[0],
+                paths[1:],
+                matcher=matcher.value,
+                hoover_threshold=hoover_threshold,
+                iou_threshold=iou_threshold,
+                min_overlap=min_overlap,
+                resolution=resolution,
+                n_jobs=jobs,
+                progress=progress,
+                **readers,
+                **options,
+            )
     if not quiet:
         _print(result)
     if json_path is not None:

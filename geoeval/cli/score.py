@@ -22,11 +22,13 @@ from geoeval.cli.options import (
     HooverOpt,
     IdFieldOpt,
     IouOpt,
+    JobsOpt,
     JsonOpt,
     LayerOpt,
     MatcherChoice,
     MinOverlapOpt,
     OneMatcher,
+    Progress,
     QuietOpt,
     RefLayerOpt,
     ResolutionOpt,
@@ -77,6 +79,7 @@ def score_command(
         help="Folders: CSV list of pairs (columns reference,submission[,scene]).")] = None,
     scene_dir: Annotated[Path | None, typer.Option(
         help="Folders: write each scene's JSON report and GeoPackage here.")] = None,
+    jobs: JobsOpt = DEFAULTS["n_jobs"],
     quiet: QuietOpt = False,
 ) -> None:
     """Score SUBMISSION against REFERENCE (counts, precision, recall, F1, accuracy).
@@ -99,7 +102,7 @@ def score_command(
     options = dict(
         matchers=matchers, hoover_threshold=hoover_threshold, iou_threshold=iou_threshold,
         min_overlap=min_overlap, mallows=mallows, resolution=resolution,
-        approximate=approximate,
+        approximate=approximate, n_jobs=jobs,
         **reader_options(band=band, background=background, layer=layer, ref_layer=ref_layer,
                          sub_layer=sub_layer, id_field=id_field, crs=crs,
                          class_field=class_field))
@@ -120,11 +123,7 @@ def score_command(
     for name, value in (("--pairs", pairs), ("--scene-dir", scene_dir)):
         if value is not None:
             raise InputError(f"{name} applies to folders of scenes only")
-    with err.status("reading", spinner="dots") if not quiet else _null() as status:
-        def progress(step: str) -> None:
-            if status is not None:
-                status.update(step)
-
+    with Progress(quiet) as progress:
         result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
                                gpkg_matcher=out_matcher, csv_dir=csv_dir, figure=figure,
                                **options)
@@ -183,14 +182,6 @@ def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: P
         from geoeval.report.scene_tables import scenes_table
 
         Console().print(scenes_table(result))
-
-
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def register(app: typer.Typer) -> None:

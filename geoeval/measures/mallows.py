@@ -41,7 +41,6 @@ How it is computed
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -196,6 +195,7 @@ def mallows_scores(
     resolution: float | None = None,
     approximate: bool | None = None,
     n_jobs: int | None = None,
+    progress: Callable[[int, int, float], None] | None = None,
 ) -> MallowsResult:
     """Mallows score of every match instance and their scene mean.
 
@@ -214,7 +214,10 @@ def mallows_scores(
         pixels (then pooled and flagged). ``True``: pool every instance above
         :data:`POOL_TARGET`. ``False``: always exact.
     n_jobs : int, optional
-        Worker processes; default ``min(2, os.cpu_count())``.
+        Worker processes; default every core this process may use.
+    progress : callable, optional
+        ``progress(done, total, fraction)`` as instances are scored; ``fraction`` is
+        the share of the estimated work (``|U|·|V|`` per instance) done.
 
     Returns
     -------
@@ -288,10 +291,16 @@ def mallows_scores(
 
     if jobs == 1 or n < 2 or work.sum() < SERIAL_WORK:
         jobs_used = 1
-        outs = {i: instance_mallows(*item(i)[1:], params) for i in range(n)}
+        outs = {}
+        done_work, total_work = 0.0, max(float(work.sum()), 1e-300)
+        for i in range(n):
+            outs[i] = instance_mallows(*item(i)[1:], params)
+            done_work += work[i]
+            if progress is not None:
+                progress(i + 1, n, done_work / total_work)
     else:
         jobs_used = jobs
-        outs = _run_pool(params, item, work, jobs)
+        outs = _run_pool(params, item, work, jobs, progress)
     cols = list(zip(*(outs[i] for i in range(n)), strict=True)) if n else [()] * 6
     scores = np.asarray(cols[0], dtype=float)
     block = np.asarray(cols[3], dtype=np.int64)
@@ -334,14 +343,17 @@ def _params(grid: WorkGrid, mode: str) -> _Params:
 
 def _jobs(n_jobs: int | None) -> int:
     if n_jobs is None:
-        return max(1, min(2, os.cpu_count() or 1))
+        from geoeval.parallel import workers
+
+        return workers()
     if n_jobs < 1:
         raise InputError(f"n_jobs must be at least 1, got {n_jobs}")
     return int(n_jobs)
 
 
 def _run_pool(
-    params: _Params, item: Callable[[int], _Item], work: np.ndarray, jobs: int
+    params: _Params, item: Callable[[int], _Item], work: np.ndarray, jobs: int,
+    progress: Callable[[int, int, float], None] | None = None,
 ) -> dict[int, _Out]:
     """Chunks of instances, biggest first, spread over ``jobs`` processes.
 
@@ -367,10 +379,18 @@ def _run_pool(
             chunks.append([])
             acc = 0.0
     outs: dict[int, _Out] = {}
+    from concurrent.futures import as_completed
+
+    total_work = max(float(work.sum()), 1e-300)
+    done_work = 0.0
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = [pool.submit(_run_chunk, params, [item(i) for i in c]) for c in chunks if c]
-        for fut in futures:
+        futures = {pool.submit(_run_chunk, params, [item(i) for i in c]): c
+                   for c in chunks if c}
+        for fut in as_completed(futures):
             outs.update(fut.result())
+            done_work += float(work[futures[fut]].sum())
+            if progress is not None:
+                progress(len(outs), work.size, done_work / total_work)
     return outs
 
 

@@ -9,7 +9,7 @@ rank frequencies, iterated CRF operator).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from geoeval.errors import InputError
@@ -41,6 +41,7 @@ def rank(
     batches: int = DEFAULT_BATCHES,
     seed: int = 0,
     max_rounds: int = DEFAULT_MAX_ROUNDS,
+    progress: Callable[[str], None] | None = None,
     **reader_options: Any,
 ) -> RankingResult:
     """Score every submission against the reference with one matcher and rank them.
@@ -62,6 +63,8 @@ def rank(
         Submission names; default the file stems.
     method, max_states, samples, burn_in, batches, seed, max_rounds
         As in :func:`geoeval.ranking.api.rank_indicators`.
+    progress : callable, optional
+        Called with a text for each step (reading, each submission, ranking).
 
     Returns
     -------
@@ -80,8 +83,12 @@ def rank(
     if len(set(labels)) != len(labels):
         raise InputError(f"submission names are not unique: {labels}")
     table: dict[str, dict[str, object]] = {}
+    if progress is not None:
+        progress("reading the reference")
     ref = read_reference(reference, **reader_options)  # read once, scored many times
-    for label, path in zip(labels, submissions, strict=True):
+    for k, (label, path) in enumerate(zip(labels, submissions, strict=True), start=1):
+        if progress is not None:
+            progress(f"scoring: {label} ({k}/{len(labels)})")
         result = score(
             ref,
             path,
@@ -93,6 +100,8 @@ def rank(
         )
         m = result.results[matcher]
         table[label] = {"precision": m.precision, "recall": m.recall, "accuracy": m.accuracy}
+    if progress is not None:
+        progress("ranking")
     return rank_indicators(
         table,
         indicators=("precision", "recall", "accuracy"),

@@ -65,7 +65,7 @@ def score(
         Mallows block pooling: ``None`` exact up to the announced size, then
         pooled and flagged; ``True`` pool large instances; ``False`` never.
     n_jobs : int, optional
-        Processes for the Mallows score (default: up to two).
+        Processes for the Mallows score (default: every core).
     band, background, layer, id_field, crs
         Reader options applied to both inputs (each where it applies). ``crs``
         is assumed for vector layers without one (a Shapefile without ``.prj``).
@@ -286,7 +286,9 @@ def score_objects(
 
             _step(progress, f"Mallows score ({name})")
             mal = mallows_scores(reference, submission, m, resolution=resolution,
-                                 approximate=approximate, n_jobs=n_jobs)
+                                 approximate=approximate, n_jobs=n_jobs,
+                                 progress=_counter(progress, f"Mallows score ({name})",
+                                                   "instances"))
             if mal.approximated.any():
                 warnings.append(
                     f"{name}: {int(mal.approximated.sum())} large instance(s) scored by block "
@@ -304,6 +306,25 @@ def score_objects(
             mallows_options={"resolution": resolution, "approximate": approximate,
                              "n_jobs": n_jobs})
     return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes)
+
+
+def _counter(progress: Callable[[str], None] | None, what: str,
+             unit: str) -> Callable[[int, int, float], None] | None:
+    """``(done, total, fraction of the work)`` callbacks turned into step texts
+    with the time left (from the fraction of the estimated work done)."""
+    if progress is None:
+        return None
+    import time
+
+    start = time.monotonic()
+
+    def report(done: int, total: int, fraction: float) -> None:
+        elapsed = time.monotonic() - start
+        left = elapsed * (1 - fraction) / fraction if fraction > 0 else 0.0
+        eta = f", about {left:.0f} s left" if 0 < fraction < 1 else ""
+        progress(f"{what}: {done:,}/{total:,} {unit}{eta}")
+
+    return report
 
 
 def _step(progress: Callable[[str], None] | None, name: str) -> None:
