@@ -136,8 +136,12 @@ def label_areas(labels: np.ndarray, background: int) -> tuple[np.ndarray, np.nda
     else:
         lo, hi = int(flat.min()), int(flat.max())
     if lo >= 0 and hi <= max(_BINCOUNT_FACTOR * flat.size, 1 << 16):
-        small = flat.dtype.itemsize <= 2  # bincount casts these safely itself
-        counts = np.bincount(flat if small else flat.astype(np.intp), minlength=hi + 1)
+        # in slices: bincount casts each slice to intp itself (no whole-raster int64
+        # copy, which for a large uint32 grid cost more time than the counting)
+        step = max(1 << 22, hi + 1)
+        counts = np.bincount(flat[:step], minlength=hi + 1)
+        for i in range(step, flat.size, step):
+            counts += np.bincount(flat[i:i + step], minlength=hi + 1)
         if 0 <= background <= hi:
             counts[background] = 0
         ids = np.flatnonzero(counts)
