@@ -114,7 +114,7 @@ class MatcherResult:
 class ScoreResult:
     """Everything :func:`score` found; :meth:`to_dict` is the JSON report.
 
-    ``per_class`` holds each class scored on its own (:mod:`geoeval.per_class`)
+    ``per_class`` holds each class scored on its own (:mod:`geoeval.scoring.classes`)
     when ``class_field`` was given. :mod:`geoeval.report` writes it out (GeoPackage,
     CSV tables, figure); :meth:`to_dict` is the JSON report.
     """
