@@ -285,3 +285,22 @@ def test_ilp_prints_nothing(capfd):
     assert how == "ilp" and sorted(picked.tolist()) == [0, 3]
     out, err = capfd.readouterr()
     assert out == "" and err == ""
+
+
+def test_the_which_matcher_page_scene():
+    """docs/which-matcher.md describes its figure's scene: the counts it states hold."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "make_matcher_figure.py"
+    spec = importlib.util.spec_from_file_location("make_matcher_figure", path)
+    fig = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fig)
+    res = score_objects(ObjectSet.from_geometries(fig.REF), ObjectSet.from_geometries(fig.SUB),
+                        resolution=0.25)
+    got = {n: (r.matching.n_instances, r.matching.missed.size, r.matching.false_alarms.size)
+           for n, r in res.results.items()}
+    assert got == {"bgm": (4, 2, 2), "hoover": (3, 2, 2), "mom": (4, 1, 1), "iou": (1, 5, 5)}
+    kinds = {n: r.matching.kind_counts() for n, r in res.results.items()}
+    assert kinds["mom"] == {"one-to-one": 2, "one-to-many": 1, "many-to-one": 1}
+    assert kinds["hoover"] == {"one-to-one": 1, "one-to-many": 1, "many-to-one": 1}
