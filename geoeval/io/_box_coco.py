@@ -14,11 +14,26 @@ from geoeval.io._boxset import BoxSet, ImageSize, outside_warnings
 
 
 def load_json(path: str | Path) -> Any:
-    """``json.load`` with errors as :class:`InputError` naming file and line."""
+    """Parse a JSON file; errors as :class:`InputError` naming file and line.
+
+    orjson parses a valid file several times faster than the standard library
+    (a COCO-sized result file is most of a COCO run's reading time); anything it
+    refuses (NaN literals, integers beyond 64 bits, invalid text) is parsed again
+    by :mod:`json`, whose values and error messages are the reference.
+    """
     p = Path(path)
     try:
-        with open(p, "rb") as fh:
-            return json.load(fh)
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", p) from exc
+    try:
+        import orjson
+
+        return orjson.loads(raw)
+    except Exception:  # not valid for orjson: the standard library decides
+        pass
+    try:
+        return json.loads(raw)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", p) from exc
     except json.JSONDecodeError as exc:
@@ -208,8 +223,51 @@ def _warn(box: BoxSet, sizes: dict[str, ImageSize], path: str) -> BoxSet:
     return replace(box, warnings=tuple(warns)) if warns else box
 
 
+def _columns(data: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The results' columns as arrays when every record is well formed, else ``None``.
+
+    One C-level pass per column checks the JSON types exactly (``bbox`` and
+    ``score`` numbers, ids integers; never a bool or a string), then numpy checks
+    the values (finite, ``x + w`` and ``y + h`` finite, no negative size). Any
+    doubt returns ``None`` and the record-by-record reader names the bad record.
+    """
+    import itertools
+
+    try:
+        bbox = [d["bbox"] for d in data]
+        score = [d["score"] for d in data]
+        img = [d["image_id"] for d in data]
+        cat = [d["category_id"] for d in data]
+    except (KeyError, TypeError):
+        return None
+    if not set(map(type, bbox)) <= {list}:
+        return None
+    if not set(map(type, itertools.chain.from_iterable(bbox))) | set(map(type, score)) \
+            <= {int, float}:
+        return None
+    if set(map(type, img)) | set(map(type, cat)) != {int}:
+        return None
+    with np.errstate(all="ignore"):
+        try:
+            boxes = np.array(bbox, dtype=float)
+            img_a, cat_a = np.array(img), np.array(cat)
+        except (ValueError, OverflowError):
+            return None
+        scores = np.array(score, dtype=float)
+        if boxes.shape != (len(data), 4) or img_a.dtype != np.int64 or cat_a.dtype != np.int64:
+            return None
+        ends = boxes[:, :2] + boxes[:, 2:]
+        if not (np.isfinite(boxes).all() and np.isfinite(ends).all()
+                and np.isfinite(scores).all() and (boxes[:, 2:] >= 0).all()):
+            return None
+    return boxes, scores, img_a, cat_a
+
+
 def _coco_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
     n = len(data)
+    cols = _columns(data) if n else None
+    if cols is not None:
+        return _coco_results_arrays(*cols, path=path, like=like)
     rows = np.empty((n, 4))
     wh = np.empty((n, 2))
     scores = np.empty(n)
@@ -249,6 +307,42 @@ def _coco_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
         areas=wh[:, 0] * wh[:, 1], ids=np.arange(1, n + 1, dtype=np.int64), wh=wh,
         class_ids=cls_ids, image_sizes=dict(like.image_sizes) if like is not None else {},
         categories=dict(like.categories) if like is not None else {},
+        image_ids=id_of, path=path, fmt="coco",
+    )
+    return _warn(box, box.image_sizes, path)
+
+
+def _coco_results_arrays(boxes: np.ndarray, scores: np.ndarray, img: np.ndarray,
+                         cat: np.ndarray, *, path: str, like: BoxSet | None) -> BoxSet:
+    """:func:`_coco_results` for well-formed columns: the same BoxSet, vectorised."""
+    n = len(scores)
+    wh = boxes[:, 2:].copy()
+    rows = np.column_stack([boxes[:, :2], boxes[:, :2] + wh])
+    uniq_img, img_inv = np.unique(img, return_inverse=True)
+    uniq_keys = [str(int(k)) for k in uniq_img]
+    if like is not None and like.image_ids:
+        known = like.image_ids
+        unknown = np.array([k not in known for k in uniq_keys], dtype=bool)
+        if unknown.any():  # name the first such record's image, as the record reader does
+            bad = uniq_keys[int(img_inv[np.flatnonzero(unknown[img_inv])[0]])]
+            raise InputError(f"results for image id {bad} that the ground truth does not "
+                             "list", path)
+        images = list(like.images)
+        id_of = dict(like.image_ids)
+    else:
+        images = sorted(uniq_keys, key=_numeric_key)
+        id_of = {k: _as_int(k) for k in images}
+    pos = {k: i for i, k in enumerate(images)}
+    image = np.array([pos[k] for k in uniq_keys], dtype=np.int64)[img_inv]
+    name_of = {v: k for k, v in like.categories.items()} if like is not None else {}
+    uniq_cat, cat_inv = np.unique(cat, return_inverse=True)
+    names = np.asarray([name_of.get(int(c), str(int(c))) for c in uniq_cat], dtype=str)
+    classes = names[cat_inv] if n else np.zeros(0, str)
+    box = BoxSet(
+        boxes=rows, image=image, classes=classes, images=tuple(images), scores=scores,
+        areas=wh[:, 0] * wh[:, 1], ids=np.arange(1, n + 1, dtype=np.int64), wh=wh,
+        class_ids=cat.astype(np.int64), image_sizes=dict(like.image_sizes) if like is not None
+        else {}, categories=dict(like.categories) if like is not None else {},
         image_ids=id_of, path=path, fmt="coco",
     )
     return _warn(box, box.image_sizes, path)
