@@ -256,3 +256,23 @@ def test_raster_score_does_not_import_geopandas():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_status_map_shows_splits_and_merges(tmp_path):
+    """The status map fills references by what happened to them: one-to-one, split
+    (over-detection), merged (under-detection), missed, with their counts."""
+    from shapely import box
+
+    from geoeval.objects import ObjectSet
+
+    ref = ObjectSet.from_geometries([box(0, 0, 10, 10), box(14, 0, 24, 10), box(28, 0, 34, 10),
+                                     box(35, 0, 41, 10), box(60, 0, 70, 10)])
+    sub = ObjectSet.from_geometries([box(0.5, 0, 10, 10), box(14, 0, 19, 10),
+                                     box(19.3, 0, 24, 10), box(28, 0, 41, 10)])
+    res = geoeval.score(ref, sub, matchers=["hoover"])
+    text = geoeval.save_status_figure(res, tmp_path / "m.svg").read_text().replace("\u00a0", " ")
+    for label in ("reference matched one-to-one (1)", "reference split (over-detection) (1)",
+                  "reference merged (under-detection) (2)", "reference missed (1)",
+                  "accuracy: hoover eq. 2"):
+        assert label in text, label
+    assert "mom Mallows" not in text  # only the matchers that ran are described

@@ -18,8 +18,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geoeval.errors import OutputError
+from geoeval.matching.result import MANY_TO_ONE, ONE_TO_MANY, ONE_TO_ONE
 from geoeval.report.objects import FALSE_ALARM, MATCHED, MISSED, choose_matcher, object_tables
-from geoeval.report.qgis_styles import STATUS_COLOURS, SUBMISSION_MATCHED, hex_colour
+from geoeval.report.qgis_styles import (
+    KIND_COLOURS,
+    STATUS_COLOURS,
+    SUBMISSION_MATCHED,
+    hex_colour,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -109,14 +115,26 @@ def plot_status_map(result: ScoreResult, ax: Axes, matcher: str | None = None) -
     sub_geoms = np.asarray(result.submission.polygons, dtype=object)
     ref_status = tables.reference["status"]
     sub_status = tables.submission["status"]
+    ref_kind = np.asarray(tables.reference["kind"], dtype=object)
     handles = []
-    for status in (MATCHED, MISSED):
-        sel = ref_status == status
-        colour = hex_colour(STATUS_COLOURS[status])
+    # references by what happened to them: matched one-to-one, split by the detector
+    # (one-to-many: over-detection), merged with others (many-to-one: under-detection),
+    # missed; the fills are the QGIS styles' colours
+    fills = (
+        (ref_kind == ONE_TO_ONE, STATUS_COLOURS[MATCHED], "reference matched one-to-one"),
+        (ref_kind == ONE_TO_MANY, KIND_COLOURS[ONE_TO_MANY], "reference split (over-detection)"),
+        (ref_kind == MANY_TO_ONE, KIND_COLOURS[MANY_TO_ONE], "reference merged (under-detection)"),
+        ((ref_status == MATCHED) & ~np.isin(ref_kind, [ONE_TO_ONE, ONE_TO_MANY, MANY_TO_ONE]),
+         (120, 120, 120), "reference in a many-to-many instance"),
+        (ref_status == MISSED, STATUS_COLOURS[MISSED], "reference missed"),
+    )
+    for sel, rgb, label in fills:
+        if not sel.any() and label.endswith("many-to-many instance"):
+            continue
+        colour = hex_colour(rgb)
         ax.add_patch(PathPatch(polygons_path(ref_geoms[sel]), facecolor=colour, alpha=0.6,
                                edgecolor="none", zorder=2))
-        handles.append(Patch(facecolor=colour, alpha=0.6,
-                             label=f"reference {status} ({int(sel.sum())})"))
+        handles.append(Patch(facecolor=colour, alpha=0.6, label=f"{label} ({int(sel.sum())})"))
     for status, rgb, lw in ((MATCHED, SUBMISSION_MATCHED, 0.5),
                             (FALSE_ALARM, STATUS_COLOURS[FALSE_ALARM], 0.9)):
         sel = sub_status == status
@@ -158,7 +176,8 @@ def plot_scores(result: ScoreResult, ax: Axes) -> None:
     """Grouped bars of precision, recall, F1 and accuracy per matcher (``–`` where null)."""
     names = list(result.results)
     width = 0.8 / len(SCORES)
-    colours = ("#1f78b4", "#33a02c", "#6a3d9a", "#ff7f00")
+    # none of the map's status or kind colours: a bar never reads as a status
+    colours = ("#1b1b1b", "#8c564b", "#bcbd22", "#e377c2")
     x = np.arange(len(names))
     for k, (score, colour) in enumerate(zip(SCORES, colours, strict=True)):
         vals = [getattr(result.results[n], score) for n in names]
@@ -173,11 +192,14 @@ def plot_scores(result: ScoreResult, ax: Axes) -> None:
     ax.set_ylabel("score")
     ax.legend(fontsize=7, ncol=2, loc="upper right")
     ax.set_title("scores", fontsize=9)
-    ax.set_xlabel("accuracy: bgm eq. 1, hoover eq. 2, iou mean IoU, mom Mallows", fontsize=7)
+    from geoeval.report.tables import ACCURACY
+
+    ax.set_xlabel("accuracy: " + ", ".join(ACCURACY[n] for n in names if n in ACCURACY),
+                  fontsize=7)
 
 
 def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
-                       matcher: str | None = None) -> Path:
+                       matcher: str | None = None, dpi: int = 150) -> Path:
     """Save the status map and the score chart side by side.
 
     Parameters
@@ -187,6 +209,8 @@ def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
         ``.png`` or ``.svg``; written atomically (temp file, then ``os.replace``).
     matcher : str, optional
         Matcher whose statuses the map shows (default ``mom`` when it ran).
+    dpi : int
+        Resolution of a ``.png`` (the figure is 13 × 7.5 inches).
 
     Returns
     -------
@@ -212,5 +236,5 @@ def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
     plot_status_map(result, ax_map, matcher)
     plot_scores(result, ax_bar)
     with atomic_path(target) as tmp:
-        fig.savefig(tmp, format=fmt, dpi=150)
+        fig.savefig(tmp, format=fmt, dpi=dpi)
     return target
