@@ -20,6 +20,9 @@ import numpy as np
 from geoeval.measures.localization.registry import METRICS
 from geoeval.outputs import atomic_path, ensure_folder
 
+#: Unit of each alteration's parameters (Hemery et al. 2010, §3.2).
+_UNITS = {"translation": "px", "scale": "px", "rotation": "°", "perspective": "px"}
+
 
 def _save(fig, path: Path) -> None:
     with atomic_path(path) as tmp:
@@ -48,6 +51,8 @@ def write_figures(result, directory: str | os.PathLike) -> list[Path]:
                 ax.plot(c.axis, y, style, lw=1, label=shape)
             ax.set_title(METRICS[name].label, fontsize=8)
             ax.tick_params(labelsize=6)
+            ax.set_xlabel(f"{alt} step ({_UNITS.get(alt, 'steps')})", fontsize=6)
+            ax.set_ylabel("metric value", fontsize=6)
         for ax in list(axes.flat)[n:]:
             ax.axis("off")
         axes.flat[0].legend(fontsize=6)
@@ -65,9 +70,16 @@ def write_figures(result, directory: str | os.PathLike) -> list[Path]:
             c = result.curves[(name, alt, shapes[0])]
             a = c.axis
             v = np.where(np.isfinite(c.raw), c.raw, np.nan)
-            ax.imshow(v, origin="lower", extent=(a[0], a[-1], a[0], a[-1]), cmap="viridis")
+            image = ax.imshow(v, origin="lower", extent=(a[0], a[-1], a[0], a[-1]),
+                              cmap="viridis")
+            bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+            bar.ax.tick_params(labelsize=5)
+            bar.set_label("metric value", fontsize=6)
             ax.set_title(METRICS[name].label, fontsize=8)
             ax.tick_params(labelsize=6)
+            unit = _UNITS.get(alt, "steps")
+            ax.set_xlabel(f"Y ({unit})", fontsize=6)
+            ax.set_ylabel(f"X ({unit})", fontsize=6)
         for ax in list(axes.flat)[n:]:
             ax.axis("off")
         fig.suptitle(f"{alt} of {shapes[0]}: value over (X vertical, Y horizontal)", fontsize=9)
