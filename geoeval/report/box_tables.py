@@ -14,7 +14,7 @@ from geoeval.report.tables import fmt as cell
 def _table(title: str, columns: tuple[str, ...], left: str | None = None) -> Any:
     from rich.table import Table
 
-    table = Table(title=title)
+    table = Table(title=title, min_width=min(len(title) + 4, 80))  # the title on one line
     for col in columns:
         table.add_column(col, justify="left" if col == (left or columns[0]) else "right")
     return table
@@ -66,8 +66,8 @@ def robin_tables(result: Any) -> list[Any]:
     table = _table(f"ROBIN detection (ε = {', '.join(f'{e:g}' for e in result.eps)})",
                    ("run", "TP", "N", "N*", "precision", "recall", "difficult images"))
     for run in result.runs:
-        table.add_row(run.path, str(run.tp), str(run.n), str(run.n_star), cell(run.precision),
-                      cell(run.recall), str(int(run.difficult.sum())))
+        table.add_row(_short_path(run.path), str(run.tp), str(run.n), str(run.n_star),
+                      cell(run.precision), cell(run.recall), str(int(run.difficult.sum())))
     out = [table, _line(f"R* {cell(result.r_star)}   P* {cell(result.p_star)}   "
                         f"EER {cell(result.eer)}   AUC {cell(result.auc)}   (from "
                         f"{result.curve_source}, {len(result.curve)} point(s))")]
@@ -119,13 +119,15 @@ def _confusion_table(title: str, run: Any) -> Any:
 
 
 def neovision2_tables(result: Any) -> list[Any]:
-    """NMOTDA, its sequence mean and median, counts and Az per class, for all
-    sequences and each domain (Ekambaram et al. 2012)."""
+    """NMOTDA, its sequence mean and median, ground-truth objects (GT), missed,
+    false positives (FP) and Az per class, for all sequences and each domain
+    (Ekambaram et al. 2012)."""
     out: list[Any] = []
     for name, scores in {"all": result.overall, **result.domains}.items():
         table = _table(f"Neovision2 — {name} ({scores.n_frames} frames)",
-                       ("class", "NMOTDA", "seq. mean", "seq. median", "ground truth", "missed",
-                        "false positives", "Az"))
+                       ("class", "NMOTDA", "seq. mean", "seq. median", "GT", "missed", "FP",
+                        "Az"))
+        table.columns[0].no_wrap = True
         rows = [(cls, s, scores.roc[cls].az) for cls, s in scores.classes.items()]
         rows.append(("detection only", scores.detection_only, scores.roc_detection_only.az))
         for label, s, az in rows:
@@ -135,3 +137,9 @@ def neovision2_tables(result: Any) -> list[Any]:
         out.append(_line(f"NMOTDA over classes: weighted mean {cell(scores.weighted_mean)}   "
                          f"mean {cell(scores.mean)}   median {cell(scores.median)}"))
     return out
+
+
+def _short_path(path: str) -> str:
+    """A run's folder or file for a table cell: its last two parts (``…/det/run2``)."""
+    parts = str(path).replace("\\", "/").rstrip("/").split("/")
+    return "/".join(parts[-2:]) if len(parts) > 2 else str(path)

@@ -1,0 +1,136 @@
+"""Small box data sets for trying every ``geoeval boxes`` command (seeded, synthetic).
+
+    python sample_data/make_boxes.py            # writes sample_data/boxes/
+    python sample_data/make_boxes.py --out DIR
+
+One scene set, written in each protocol's own format:
+
+* ``boxes/voc/gt/``, ``boxes/voc/det/``: Padilla et al. (2020) text files, one
+  per image (``class left top right bottom``; detections
+  ``class confidence left top right bottom``);
+* ``boxes/coco/instances.json``, ``boxes/coco/results.json``: COCO ground truth
+  and results;
+* ``boxes/robin/gt/``, ``boxes/robin/run1/`` … ``run3/``: the same text format,
+  three operating points of one detector (confidence thresholds 0.3, 0.5, 0.7);
+* ``boxes/neovision2/truth/TowerA/001.csv``, ``002.csv`` and ``results/…``:
+  DARPA Neovision2 CSV (Ekambaram et al. 2012, Table 4), two sequences of
+  20 frames.
+
+Ground truth: 40 images of 640 × 480 with 2–6 objects each (car, truck, person).
+Detections: each object found with probability 0.85, its box jittered by a few
+pixels, its confidence higher when the box is good; about one false alarm per
+image; 5 % of the found objects under a wrong class.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+CLASSES = ("car", "truck", "person")
+W, H = 640, 480
+HEADER = ("Frame,BoundingBox_X1,BoundingBox_Y1,BoundingBox_X2,BoundingBox_Y2,BoundingBox_X3,"
+          "BoundingBox_Y3,BoundingBox_X4,BoundingBox_Y4,ObjectType,Occlusion,Ambiguous,"
+          "Confidence,SiteInfo,Version")
+
+
+def scenes(n_images: int = 40, seed: int = 7) -> tuple[list, list]:
+    """Ground truth and detections: per image a list of (class, x1, y1, x2, y2[, conf])."""
+    rng = np.random.default_rng(seed)
+    gts, dets = [], []
+    for _ in range(n_images):
+        g, d = [], []
+        for _ in range(int(rng.integers(2, 7))):
+            cls = CLASSES[int(rng.integers(0, len(CLASSES)))]
+            w, h = rng.uniform(30, 160), rng.uniform(30, 120)
+            x, y = rng.uniform(0, W - w), rng.uniform(0, H - h)
+            g.append((cls, round(x), round(y), round(x + w), round(y + h)))
+            if rng.random() < 0.85:
+                j = rng.normal(0, 0.08, 4) * np.array([w, h, w, h])
+                box = np.clip(np.array([x, y, x + w, y + h]) + j, 0, [W, H, W, H])
+                conf = float(np.clip(1 - np.abs(j).mean() / 40 - rng.uniform(0, 0.3), 0.05, 1))
+                if rng.random() < 0.05:
+                    cls = CLASSES[(CLASSES.index(cls) + 1) % len(CLASSES)]
+                d.append((cls, *[round(float(v)) for v in box], round(conf, 3)))
+        for _ in range(int(rng.poisson(1.0))):
+            w, h = rng.uniform(20, 80), rng.uniform(20, 80)
+            x, y = rng.uniform(0, W - w), rng.uniform(0, H - h)
+            d.append((CLASSES[int(rng.integers(0, 3))], round(x), round(y), round(x + w),
+                      round(y + h), round(float(rng.uniform(0.05, 0.6)), 3)))
+        gts.append(g)
+        dets.append(d)
+    return gts, dets
+
+
+def write_text(folder: Path, items: list, with_conf: bool, min_conf: float = 0.0) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for k, boxes in enumerate(items):
+        lines = []
+        for b in boxes:
+            if with_conf:
+                cls, x1, y1, x2, y2, conf = b
+                if conf >= min_conf:
+                    lines.append(f"{cls} {conf} {x1} {y1} {x2} {y2}")
+            else:
+                lines.append(" ".join(map(str, b)))
+        (folder / f"img{k:03d}.txt").write_text("".join(f"{line}\n" for line in lines))
+
+
+def write_coco(folder: Path, gts: list, dets: list) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    cats = [{"id": i + 1, "name": c} for i, c in enumerate(CLASSES)]
+    cat_id = {c: i + 1 for i, c in enumerate(CLASSES)}
+    images = [{"id": k + 1, "width": W, "height": H, "file_name": f"img{k:03d}.jpg"}
+              for k in range(len(gts))]
+    anns, results = [], []
+    for k, (g, d) in enumerate(zip(gts, dets, strict=True)):
+        for cls, x1, y1, x2, y2 in g:
+            anns.append({"id": len(anns) + 1, "image_id": k + 1, "category_id": cat_id[cls],
+                         "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1),
+                         "iscrowd": 0})
+        for cls, x1, y1, x2, y2, conf in d:
+            results.append({"image_id": k + 1, "category_id": cat_id[cls],
+                            "bbox": [x1, y1, x2 - x1, y2 - y1], "score": conf})
+    gt = {"images": images, "annotations": anns, "categories": cats}
+    (folder / "instances.json").write_text(json.dumps(gt, indent=1) + "\n")
+    (folder / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+
+
+def _row(frame: int, box: tuple, label: str, conf: str = "") -> str:
+    x1, y1, x2, y2 = box
+    return f"{frame},{x1},{y1},{x2},{y1},{x2},{y2},{x1},{y2},{label},FALSE,FALSE,{conf},,1.0"
+
+
+def write_neovision2(folder: Path, gts: list, dets: list, frames: int = 20) -> None:
+    for s in range(2):  # two sequences of `frames` frames, from consecutive images
+        truth, results = [HEADER], [HEADER]
+        for f in range(frames):
+            k = (s * frames + f) % len(gts)
+            truth += [_row(f, b[1:], b[0].capitalize()) for b in gts[k]]
+            results += [_row(f, b[1:5], b[0].capitalize(), str(b[5])) for b in dets[k]]
+        for name, rows in (("truth", truth), ("results", results)):
+            path = folder / name / "TowerA" / f"{s + 1:03d}.csv"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("\n".join(rows) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "boxes")
+    args = ap.parse_args()
+    gts, dets = scenes()
+    write_text(args.out / "voc" / "gt", gts, with_conf=False)
+    write_text(args.out / "voc" / "det", dets, with_conf=True)
+    write_coco(args.out / "coco", gts, dets)
+    write_text(args.out / "robin" / "gt", gts, with_conf=False)
+    for r, threshold in enumerate((0.3, 0.5, 0.7), start=1):
+        write_text(args.out / "robin" / f"run{r}", dets, with_conf=True, min_conf=threshold)
+    write_neovision2(args.out / "neovision2", gts, dets)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
