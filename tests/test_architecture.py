@@ -141,3 +141,9 @@ def test_deferred_and_relative_imports_are_seen(tmp_path, monkeypatch):
         "def f():\n    from ..matching import assignment\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", pkg)
     assert imports(pkg / "overlap" / "__init__.py") == {"geoeval.matching.assignment"}
+
+
+def test_no_cycle_between_modules():
+    """Not even inside a stage (type-checking imports count: they are imports too)."""
+    g = nx.DiGraph((src, dst) for src, targets in graph().items() for dst in targets)
+    assert [c for c in nx.strongly_connected_components(g) if len(c) > 1] == []

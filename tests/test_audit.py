@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from geoeval.audit import audit
+from geoeval.audit import audit, summary
 from geoeval.audit import properties as prop
 from geoeval.audit import tables as tb
 from geoeval.audit.alterations import make_grid, render, window
@@ -156,7 +156,7 @@ def test_table_layout_and_scores():
     assert syn[0] == ["PAS", "Mask", "★★★", "★★★★★", "★★★★", "★★★★★", "★★★★★", "22"]
     assert syn[1][-1] == "0"
     assert tb.headers(r, "synthesis")[-1] == "Final score (/22)"
-    md = tb.markdown(r)
+    md = summary.markdown(r)
     order = [md.index(f"Table {i}") for i in range(3, 9)]
     assert order == sorted(order)
 

@@ -69,13 +69,13 @@ class AuditResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (see ``docs/audit.md``)."""
-        from geoeval.audit.tables import result_dict
+        from geoeval.audit.summary import result_dict
 
         return result_dict(self)
 
     def to_markdown(self) -> str:
         """Tables 3–8 of Hemery et al. (2010) as Markdown."""
-        from geoeval.audit.tables import markdown
+        from geoeval.audit.summary import markdown
 
         return markdown(self)
 

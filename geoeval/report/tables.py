@@ -127,13 +127,14 @@ def audit_tables(result: Any) -> list[Any]:
     from rich.text import Text
 
     from geoeval.audit import tables as tb
+    from geoeval.audit.summary import paper_comparison
 
     t = Table(*tb.headers(result, "synthesis"), title="Hemery et al. 2010, Table 8 — synthesis")
     for row in tb.synthesis_rows(result):
         t.add_row(*row)
     out: list[Any] = [t, Text(f"{result.n_results:,} altered results per metric in "
                               f"{result.seconds:.1f} s")]
-    cmp = tb.paper_comparison(result)
+    cmp = paper_comparison(result)
     if cmp["cells"]:
         out.append(Text(f"{cmp['agreeing']} of {cmp['cells']} property cells "
                         f"({100 * cmp['rate']:.1f} %) agree with Hemery et al. (2010), "

@@ -18,7 +18,7 @@ reused; only new instances are scored.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -26,9 +26,7 @@ from geoeval.matching import match
 from geoeval.matching.result import Matching
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
-
-if TYPE_CHECKING:  # pragma: no cover
-    from geoeval.scoring.result import MatcherResult
+from geoeval.scoring.result import MatcherResult, measure
 
 FROM_FIELD = "field"
 FROM_REFERENCE = "from_reference"
@@ -162,8 +160,6 @@ def score_classes(
     -------
     PerClass or None
     """
-    from geoeval.scoring.result import measure
-
     ref_cls = class_labels(reference.classes)
     if ref_cls is None:
         return None

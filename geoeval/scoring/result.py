@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -17,9 +17,6 @@ from geoeval.measures import counts
 from geoeval.objects import ObjectSet
 from geoeval.outputs import Rows
 from geoeval.overlap import Overlap
-
-if TYPE_CHECKING:  # pragma: no cover
-    from geoeval.scoring.classes import PerClass
 
 REPORT_SCHEMA_VERSION = 1
 _COUNT_KEYS = ("matched_reference", "matched_submission", "missed", "false_alarms", "precision",
@@ -125,7 +122,7 @@ class ScoreResult:
     results: dict[str, MatcherResult]
     parameters: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    per_class: PerClass | None = None
+    per_class: Any = None  # geoeval.scoring.classes.PerClass (which builds on this module)
 
     def __repr__(self) -> str:
         scores = ", ".join(f"{n}: F1 {_short(r.f1)}, accuracy {_short(r.accuracy)}"

@@ -84,7 +84,8 @@ def assert_error(run: Run, *names: str, absent: Iterable[str | os.PathLike[str]]
     assert run.code == code, str(run)
     assert "Traceback" not in run.stderr and "Traceback" not in run.stdout, str(run)
     lines = [line for line in run.stderr.strip().splitlines() if line.strip()]
-    assert 1 <= len(lines) <= max_lines, str(run)
+    assert lines, f"no error message on stderr:\n{run}"
+    assert len(lines) <= max_lines, f"{len(lines)} lines (at most {max_lines}):\n{run}"
     for name in names:
         assert str(name) in run.stderr, f"{name!r} not named:\n{run}"
     for path in absent:
