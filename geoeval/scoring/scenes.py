@@ -265,14 +265,10 @@ def score_scenes(
 
 def _score_empty(ref: Path, options: dict[str, Any]) -> Any:
     """A scene without a submission: the reference against no object."""
-    from geoeval.io import read
     from geoeval.objects import ObjectSet
-    from geoeval.scoring.scene import _side_options, score_objects
+    from geoeval.scoring.scene import read_reference, score_objects
 
-    shared = {"band": options.get("band", 1), "background": options.get("background", 0)}
-    vector_shared = {k: options.get(k) for k in ("layer", "id_field", "class_field", "crs")}
-    reference = read(ref, **_side_options(ref, shared, vector_shared,
-                                          options.get("reference_options")))
+    reference = read_reference(ref, **options)
     empty = ObjectSet(ids=np.zeros(0, np.int64), areas=np.zeros(0), crs=reference.crs,
                       geometry=np.zeros(0, dtype=object), path="<no submission>", kind="memory")
     keep = ("matchers", "hoover_threshold", "iou_threshold", "min_overlap", "mallows",
