@@ -8,6 +8,12 @@ One scene set, written in each protocol's own format:
 * ``boxes/voc/gt/``, ``boxes/voc/det/``: Padilla et al. (2020) text files, one
   per image (``class left top right bottom``; detections
   ``class confidence left top right bottom``);
+* ``boxes/voc_xml/gt/``: the same ground truth as PASCAL VOC annotation XML
+  (one ``<annotation>`` per image, with ``<size>`` and a ``<difficult>`` flag on
+  the smallest objects), to be scored against ``boxes/voc/det/``;
+* ``boxes/yolo/gt/``, ``boxes/yolo/det/``, ``boxes/yolo/classes.txt``: YOLO
+  text (``class-index cx cy w h``, normalised by the image size; detections add
+  a confidence) and the class names;
 * ``boxes/coco/instances.json``, ``boxes/coco/results.json``: COCO ground truth
   and results;
 * ``boxes/robin/gt/``, ``boxes/robin/run1/`` … ``run3/``: the same text format,
@@ -79,6 +85,35 @@ def write_text(folder: Path, items: list, with_conf: bool, min_conf: float = 0.0
         (folder / f"img{k:03d}.txt").write_text("".join(f"{line}\n" for line in lines))
 
 
+def write_voc_xml(folder: Path, gts: list, small: float = 40 * 40) -> None:
+    """VOC annotation XML; objects smaller than ``small`` square pixels are ``difficult``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for k, boxes in enumerate(gts):
+        objects = "".join(
+            f"  <object>\n    <name>{cls}</name>\n"
+            f"    <difficult>{int((x2 - x1) * (y2 - y1) < small)}</difficult>\n"
+            f"    <bndbox><xmin>{x1}</xmin><ymin>{y1}</ymin><xmax>{x2}</xmax>"
+            f"<ymax>{y2}</ymax></bndbox>\n  </object>\n"
+            for cls, x1, y1, x2, y2 in boxes)
+        (folder / f"img{k:03d}.xml").write_text(
+            f"<annotation>\n  <filename>img{k:03d}.jpg</filename>\n"
+            f"  <size><width>{W}</width><height>{H}</height><depth>3</depth></size>\n"
+            f"{objects}</annotation>\n")
+
+
+def write_yolo(folder: Path, items: list, with_conf: bool) -> None:
+    """YOLO text: ``class-index cx cy w h [confidence]``, normalised by the image size."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for k, boxes in enumerate(items):
+        lines = []
+        for b in boxes:
+            cls, x1, y1, x2, y2 = b[:5]
+            v = ((x1 + x2) / 2 / W, (y1 + y2) / 2 / H, (x2 - x1) / W, (y2 - y1) / H)
+            line = f"{CLASSES.index(cls)} " + " ".join(f"{x:.6f}" for x in v)
+            lines.append(line + (f" {b[5]}" if with_conf else ""))
+        (folder / f"img{k:03d}.txt").write_text("".join(f"{line}\n" for line in lines))
+
+
 def write_coco(folder: Path, gts: list, dets: list) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     cats = [{"id": i + 1, "name": c} for i, c in enumerate(CLASSES)]
@@ -124,6 +159,10 @@ def main() -> None:
     gts, dets = scenes()
     write_text(args.out / "voc" / "gt", gts, with_conf=False)
     write_text(args.out / "voc" / "det", dets, with_conf=True)
+    write_voc_xml(args.out / "voc_xml" / "gt", gts)
+    write_yolo(args.out / "yolo" / "gt", gts, with_conf=False)
+    write_yolo(args.out / "yolo" / "det", dets, with_conf=True)
+    (args.out / "yolo" / "classes.txt").write_text("".join(f"{c}\n" for c in CLASSES))
     write_coco(args.out / "coco", gts, dets)
     write_text(args.out / "robin" / "gt", gts, with_conf=False)
     for r, threshold in enumerate((0.3, 0.5, 0.7), start=1):

@@ -268,6 +268,36 @@ def test_yolo_class_names_and_sizes(tmp_path):
     np.testing.assert_array_equal(y.boxes[0], [10, 20, 60, 80])
 
 
+def test_yolo_border_rounding_is_not_outside(tmp_path):
+    # 0.9 +- 0.2000002 / 2 reaches x = 1.0000001: a rounding of six decimals, inside;
+    # 0.9 +- 0.21 / 2 reaches x = 1.005: outside, kept with a warning
+    (tmp_path / "y").mkdir()
+    (tmp_path / "y" / "a.txt").write_text("0 0.9 0.5 0.2000002 0.1\n")
+    assert read_boxes(tmp_path / "y", fmt="yolo", image_size=(W, H)).warnings == ()
+    (tmp_path / "y" / "a.txt").write_text("0 0.9 0.5 0.21 0.1\n")
+    (warning,) = read_boxes(tmp_path / "y", fmt="yolo", image_size=(W, H)).warnings
+    assert "1 box(es) reach outside their image" in warning
+
+
+def test_sample_formats_agree():
+    # the bundled sample holds one set in several formats: text and YOLO give the same
+    # AP to the last digit; VOC XML marks its smallest objects difficult, which the
+    # devkit ignores, so its AP is its own but its detections count the same
+    root = Path(__file__).resolve().parents[1] / "sample_data" / "boxes"
+    text = evaluate_voc(root / "voc" / "gt", root / "voc" / "det")
+    yolo = evaluate_voc(root / "yolo" / "gt", root / "yolo" / "det", gt_fmt="yolo",
+                        det_fmt="yolo", image_size=(640, 480),
+                        class_names=(root / "yolo" / "classes.txt").read_text().split())
+    assert yolo.to_dict()["classes"] == text.to_dict()["classes"]
+    xml = evaluate_voc(root / "voc_xml" / "gt", root / "voc" / "det")
+    n_difficult = sum(s.count("<difficult>1<") for s in
+                      (p.read_text() for p in (root / "voc_xml" / "gt").glob("*.xml")))
+    assert n_difficult > 0
+    gt_text = sum(c["n_ground_truth"] for c in text.to_dict()["classes"].values())
+    gt_xml = sum(c["n_ground_truth"] for c in xml.to_dict()["classes"].values())
+    assert gt_text - gt_xml == n_difficult
+
+
 def test_detect_format_and_bad_arguments(tmp_path):
     (tmp_path / "mix").mkdir()
     (tmp_path / "mix" / "a.txt").write_text("")

@@ -142,8 +142,11 @@ def _read_lines(
         warnings.append(f"{path}: {n_clipped} relative box(es) reach the image border or "
                         "beyond; clipped to [0, W - 1] x [0, H - 1] as Padilla et al.'s "
                         "converter does")
+    rel_tol = 0.0
     if fmt == "yolo":
-        what, known = "YOLO centre +- half size outside [0, 1]", box.image_sizes
+        # normalised values are written with ~6 decimals: a border box may reach a
+        # rounding beyond [0, 1] without being outside its image
+        what, known, rel_tol = "YOLO centre +- half size outside [0, 1]", box.image_sizes, 1e-5
     elif relative:
         what, known = "", {}  # reaching outside was clipped above
     else:
@@ -152,7 +155,8 @@ def _read_lines(
         if b.shape[0] and float(np.abs(b).max()) <= 1.0 and float(b.max()) > 0:
             warnings.append(f"{path}: every coordinate is within [0, 1]: if they are relative "
                             "to the image size, read them as relative coordinates")
-    warnings += outside_warnings(box.boxes, box.image, box.images, known, str(path), what)
+    warnings += outside_warnings(box.boxes, box.image, box.images, known, str(path), what,
+                                 rel_tol)
     return box if not warnings else _with_warnings(box, warnings)
 
 

@@ -281,12 +281,14 @@ def _assemble(
 
 def outside_warnings(
     boxes: np.ndarray, image: np.ndarray, images: Sequence[str],
-    sizes: dict[str, ImageSize], path: str, what: str,
+    sizes: dict[str, ImageSize], path: str, what: str, rel_tol: float = 0.0,
 ) -> list[str]:
     """Warnings for boxes that reach outside their image, or have zero area (kept as given).
 
     ``boxes`` is ``(n, 4)`` ``x1, y1, x2, y2``; only images with a known size are
-    checked (vectorised: one size lookup per image, one comparison per box).
+    checked (vectorised: one size lookup per image, one comparison per box). A box
+    reaching out by at most ``rel_tol`` times the image size is inside (the
+    rounding of normalised coordinates written with a few decimals).
     """
     out: list[str] = []
     b = np.asarray(boxes, dtype=float).reshape(-1, 4)
@@ -298,7 +300,8 @@ def outside_warnings(
         if s is not None:
             wh[i] = s
     w, h = wh[image, 0], wh[image, 1]
-    outside = (b[:, 0] < 0) | (b[:, 1] < 0) | (b[:, 2] > w) | (b[:, 3] > h)
+    tw, th = rel_tol * w, rel_tol * h
+    outside = (b[:, 0] < -tw) | (b[:, 1] < -th) | (b[:, 2] > w + tw) | (b[:, 3] > h + th)
     n_out = int(outside.sum())  # NaN comparisons are False: unknown sizes are not checked
     if n_out:
         out.append(f"{path}: {n_out} box(es) reach outside their image ({what}); kept as "
