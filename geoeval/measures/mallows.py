@@ -19,10 +19,11 @@ How it is computed
 * Transport: with a metric ground cost the EMD equals the EMD between the
   positive and the negative parts of ``μ − ν`` (Kantorovich–Rubinstein), so the
   mass two distributions share on a pixel stays put and both sides shrink.
-  That smaller problem is solved exactly by POT's network simplex: ``ot.emd2``
-  on a dense cost matrix up to :data:`DENSE_LIMIT` entries, ``ot.emd2_lazy``
-  (costs computed on the fly, O(n) memory) beyond; ``numItermax`` is set high
-  and the result code checked (:class:`~geoeval.errors.SolverError` otherwise).
+  That smaller problem is solved exactly by POT's network simplex
+  (:func:`geoeval.measures.transport.transport`): on the dense cost matrix for
+  small problems, on a sparse set of candidate pairs certified optimal by
+  duality for large ones; ``numItermax`` is set high and the result code
+  checked (:class:`~geoeval.errors.SolverError` otherwise).
 * Normaliser: the largest distance between a pixel centre of ``U`` and one of
   ``V`` is attained at vertices of their convex hulls; the hulls are built from
   the first and last pixel of each row (the only hull-vertex candidates).
@@ -41,16 +42,16 @@ How it is computed
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from geoeval.errors import InputError, SolverError
+from geoeval.errors import InputError
 from geoeval.matching.result import Instance, InstanceArrays, Matching
 from geoeval.measures.rasterize import Window, WorkGrid, choose_grid, mask_source
+from geoeval.measures.transport import DENSE_LIMIT, transport
 from geoeval.objects import ObjectSet
 
 #: Exact EMD while both sides of ``μ − ν`` have at most this many pixels
@@ -58,9 +59,6 @@ from geoeval.objects import ObjectSet
 EXACT_LIMIT = 10_000
 #: A pooled problem has at most this many cells per side.
 POOL_TARGET = 3_000
-#: Largest dense cost matrix (entries; 128 MB of float64, plus as much for the plan POT
-#: returns) before the lazy solver, which needs O(n) memory but runs about 2x slower.
-DENSE_LIMIT = 16_000_000
 #: Largest |pooled score − exact score| measured on the test set of
 #: ``benchmarks/bench_mallows.py --approx`` (pooling forced on every instance).
 MEASURED_POOLING_ERROR = 2.7e-4
@@ -526,60 +524,3 @@ def _pool(
             pcol = (uniq % width + c0).astype(float) * k + centre
             return k, prow, pcol, pooled
         k += 1
-
-
-def transport(
-    xs: np.ndarray,
-    a: np.ndarray,
-    xt: np.ndarray,
-    b: np.ndarray,
-    dense_limit: int = DENSE_LIMIT,
-    itermax: int | None = None,
-) -> tuple[float, str]:
-    """Exact EMD between masses ``a`` at ``xs`` and ``b`` at ``xt`` (Euclidean cost).
-
-    ``a`` and ``b`` have equal sums (up to rounding). Dense ``ot.emd2`` while
-    ``len(a)·len(b) ≤ dense_limit``, ``ot.emd2_lazy`` beyond; ``itermax`` is
-    POT's ``numItermax`` (default: ample for the problem size).
-
-    Raises
-    ------
-    SolverError
-        The network simplex stopped before optimality.
-    """
-    if a.size == 0 or b.size == 0:
-        return 0.0, "none"
-    import ot
-
-    total = float(a.sum())
-    a = a / total  # unit mass: keeps the simplex's tolerances meaningful
-    b = b / float(b.sum())
-    if itermax is None:
-        # optimality took 5-20 pivots per node on building-like instances: a wide margin;
-        # a capped run is an error below, never a silently wrong value
-        itermax = max(10_000_000, 2_000 * (a.size + b.size))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        if a.size * b.size <= dense_limit:
-            from scipy.spatial.distance import cdist
-
-            cost, log = ot.emd2(a, b, cdist(xs, xt), numItermax=itermax, log=True)
-            solver = "dense"
-        else:
-            cost, log = ot.emd2_lazy(
-                xs,
-                xt,
-                a,
-                b,
-                metric="euclidean",
-                numItermax=itermax,
-                log=True,
-                return_matrix=False,
-            )
-            solver = "lazy"
-    if int(log["result_code"]) != 1:
-        raise SolverError(
-            f"POT network simplex on a {a.size} x {b.size} problem did not reach optimality "
-            f"(result code {log['result_code']}: {log.get('warning')})"
-        )
-    return float(cost) * total, solver
