@@ -85,10 +85,9 @@ def city(n: int, seed: int = 0, duplicates: bool = False):
         shapely.box(cx[split], cy[split] - h[split] / 2, cx[split] + w[split] / 2,
                     cy[split] + h[split] / 2)])
     free[split] = False
-    det = np.concatenate([det[free], merged, halves])
     fa = rng.random(n) < 0.03
     false_alarms = shapely.box(cx[fa] + 12, cy[fa] + 12, cx[fa] + 15, cy[fa] + 15)
-    det = np.concatenate([det, merged, halves, false_alarms])
+    det = np.concatenate([det[free], merged, halves, false_alarms])
     if duplicates:
         dup = det[rng.random(det.size) < 0.05]
         det = np.concatenate([det, shapely.transform(
