@@ -1,0 +1,119 @@
+"""COCO box evaluation end to end from files: geoeval against its peers, side by side.
+
+The seeded synthetic val2017-sized set of ``bench_coco.py`` (5,000 images, about
+37,000 ground-truth boxes with crowd regions, about 500,000 detections) is
+written as two JSON files; each evaluator then runs in a fresh process, as a
+user runs it: read both files, evaluate, accumulate, summarise. Wall time and
+peak RSS of each process are printed with the ratio to geoeval, and the twelve
+numbers of every evaluator are checked against pycocotools' (bit for bit).
+
+Peers (benchmark-only, not geoeval dependencies; skipped when missing):
+pycocotools (``pip install pycocotools``), faster-coco-eval
+(``pip install faster-coco-eval``), hotcoco (``pip install hotcoco``, Rust).
+
+Run: ``python benchmarks/bench_coco_peers.py [--images 5000] [--seed 0] [--repeat 1]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_coco import synthetic  # noqa: E402
+
+# each runner prints json [stats...] on its last stdout line
+_PYCOCO = """
+import contextlib, io, json, sys
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
+with contextlib.redirect_stdout(io.StringIO()):
+    g = COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
+    e = COCOeval(g, d, "bbox"); e.evaluate(); e.accumulate(); e.summarize()
+print(json.dumps([float(x) for x in e.stats]))
+"""
+_FASTER = """
+import contextlib, io, json, sys
+from faster_coco_eval import COCO, COCOeval_faster
+with contextlib.redirect_stdout(io.StringIO()):
+    g = COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
+    e = COCOeval_faster(g, d, "bbox"); e.evaluate(); e.accumulate(); e.summarize()
+print(json.dumps([float(x) for x in e.stats]))
+"""
+_HOTCOCO = """
+import contextlib, io, json, sys
+import hotcoco
+with contextlib.redirect_stdout(io.StringIO()):
+    g = hotcoco.COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
+    e = hotcoco.COCOeval(g, d, "bbox"); e.evaluate(); e.accumulate(); e.summarize()
+print(json.dumps([float(x) for x in e.stats]))
+"""
+_GEOEVAL = """
+import json, sys
+import geoeval
+print(json.dumps([float(x) for x in geoeval.evaluate_coco(sys.argv[1], sys.argv[2]).stats_array]))
+"""
+_MEASURE = (
+    "import json, resource, subprocess, sys, time; t = time.perf_counter(); "
+    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+    "wall = time.perf_counter() - t; "
+    "print(json.dumps([done.returncode, wall, "
+    "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, done.stdout, done.stderr]))"
+)
+RUNNERS = {"geoeval": (_GEOEVAL, "geoeval"), "pycocotools": (_PYCOCO, "pycocotools"),
+           "faster-coco-eval": (_FASTER, "faster_coco_eval"), "hotcoco": (_HOTCOCO, "hotcoco")}
+
+
+def available(module: str) -> bool:
+    return subprocess.run([sys.executable, "-c", f"import {module}"],
+                          capture_output=True).returncode == 0
+
+
+def run(code: str, gt: Path, dt: Path) -> tuple[float, float, list[float]]:
+    """Wall time (s), peak RSS (MB) and the twelve numbers of one fresh process."""
+    out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-c", code,
+                          str(gt), str(dt)], check=True, capture_output=True, text=True)
+    rc, wall, kib, stdout, stderr = json.loads(out.stdout)
+    if rc != 0:
+        raise SystemExit(f"runner failed:\n{stderr}")
+    return wall, kib / 1024, json.loads(stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--images", type=int, default=5000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="runs per evaluator (best is kept)")
+    args = ap.parse_args()
+    gt, dets = synthetic(n_images=args.images, seed=args.seed)
+    print(f"data set: {len(gt['images'])} images, {len(gt['annotations'])} ground-truth boxes, "
+          f"{len(dets)} detections")
+    with tempfile.TemporaryDirectory() as tmp:
+        g, d = Path(tmp) / "gt.json", Path(tmp) / "dt.json"
+        g.write_text(json.dumps(gt))
+        d.write_text(json.dumps(dets))
+        rows = {}
+        for name, (code, module) in RUNNERS.items():
+            if not available(module):
+                print(f"{name}: not installed, skipped")
+                continue
+            runs = [run(code, g, d) for _ in range(args.repeat)]
+            rows[name] = min(runs, key=lambda r: r[0])
+    ref = rows.get("pycocotools", rows["geoeval"])[2]
+    base = rows["geoeval"]
+    print(f"{'evaluator':18s} {'wall s':>8s} {'/ geoeval':>10s} {'peak MB':>8s} "
+          f"{'/ geoeval':>10s}  12 numbers = pycocotools")
+    for name, (wall, mb, stats) in rows.items():
+        print(f"{name:18s} {wall:8.2f} {wall / base[0]:10.2f} {mb:8.0f} {mb / base[1]:10.2f}  "
+              f"{stats == ref}")
+    if any(stats != ref for _, _, stats in rows.values()):
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
