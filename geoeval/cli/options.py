@@ -96,6 +96,10 @@ SubLayerOpt = Annotated[str | None, typer.Option(help="Submission layer.")]
 IdFieldOpt = Annotated[str | None, typer.Option(help="Vector field with object ids.")]
 CrsOpt = Annotated[str | None, typer.Option(
     help="CRS of vector inputs that have none (Shapefile without .prj), e.g. EPSG:32651.")]
+EvalCrsOpt = Annotated[str | None, typer.Option(
+    "--eval-crs", help="Projected CRS to compute areas and distances in (default: the "
+    "reference's; a geographic or Mercator one is replaced by a local equal-area "
+    "projection, with a warning), e.g. EPSG:32631.")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
 JobsOpt = Annotated[int | None, typer.Option(
@@ -152,10 +156,11 @@ class Progress:
 
 def reader_options(*, band: int, background: int, layer: str | None, ref_layer: str | None,
                    sub_layer: str | None, id_field: str | None, crs: str | None,
-                   class_field: str | None = None) -> dict[str, Any]:
+                   class_field: str | None = None,
+                   eval_crs: str | None = None) -> dict[str, Any]:
     """The shared reader options as :func:`geoeval.scoring.score` keywords."""
     return {"band": band, "background": background, "layer": layer, "id_field": id_field,
-            "class_field": class_field, "crs": crs,
+            "class_field": class_field, "crs": crs, "evaluation_crs": eval_crs,
             "reference_options": {"layer": ref_layer} if ref_layer else None,
             "submission_options": {"layer": sub_layer} if sub_layer else None}
 

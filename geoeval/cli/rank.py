@@ -23,6 +23,7 @@ from geoeval.cli.options import (
     BackgroundOpt,
     BandOpt,
     CrsOpt,
+    EvalCrsOpt,
     HooverOpt,
     IdFieldOpt,
     IouOpt,
@@ -99,6 +100,7 @@ def rank_command(
     sub_layer: SubLayerOpt = None,
     id_field: IdFieldOpt = DEFAULTS["id_field"],
     crs: CrsOpt = DEFAULTS["crs"],
+    eval_crs: EvalCrsOpt = DEFAULTS["evaluation_crs"],
     jobs: JobsOpt = DEFAULTS["n_jobs"],
     quiet: QuietOpt = False,
 ) -> None:
@@ -132,7 +134,7 @@ def rank_command(
             raise InputError("--indicators and --lower-is-better apply to --table only")
         readers = reader_options(band=band, background=background, layer=layer,
                                  ref_layer=ref_layer, sub_layer=sub_layer, id_field=id_field,
-                                 crs=crs)
+                                 crs=crs, eval_crs=eval_crs)
         del readers["class_field"]
         with Progress(quiet, "reading the reference") as progress:
             result = rank(

@@ -19,6 +19,7 @@ from geoeval.cli.options import (
     BackgroundOpt,
     BandOpt,
     CrsOpt,
+    EvalCrsOpt,
     HooverOpt,
     IdFieldOpt,
     IouOpt,
@@ -65,6 +66,7 @@ def score_command(
     class_field: Annotated[str | None, typer.Option(
         help="Vector field with object classes: also score each class on its own.")] = None,
     crs: CrsOpt = DEFAULTS["crs"],
+    eval_crs: EvalCrsOpt = DEFAULTS["evaluation_crs"],
     json_path: JsonOpt = None,
     gpkg: Annotated[Path | None, typer.Option(
         help="Write a styled GeoPackage (layers reference, submission, instances, summary).")
@@ -105,6 +107,7 @@ def score_command(
         approximate=approximate, n_jobs=jobs,
         **reader_options(band=band, background=background, layer=layer, ref_layer=ref_layer,
                          sub_layer=sub_layer, id_field=id_field, crs=crs,
+                         eval_crs=eval_crs,
                          class_field=class_field))
     folders = _is_folder(reference) or _is_folder(submission)
     if folders:

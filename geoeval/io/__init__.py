@@ -193,8 +193,8 @@ def read_pair(
                 sub = reproject(sub, ref.crs)
             except Exception as exc:  # pyproj.ProjError, GDAL errors: not transformable
                 raise CRSMismatchError(
-                    f"cannot be reprojected from {_crs_name(sub.crs)} to the reference's "
-                    f"{_crs_name(ref.crs)} ({first_line(exc)})",
+                    f"cannot be reprojected from {crs_name(sub.crs)} to the reference's "
+                    f"{crs_name(ref.crs)} ({first_line(exc)})",
                     sub.path,
                 ) from None
     elif two_grids and not ref.grid.same_grid(sub.grid):  # type: ignore[union-attr]
@@ -207,7 +207,7 @@ def read_pair(
     return ref, sub, warnings
 
 
-def _crs_name(crs: Any) -> str:
+def crs_name(crs: Any) -> str:
     """A short, one-line name of a CRS: ``EPSG:32651 (WGS 84 / UTM zone 51N)``."""
     try:
         from pyproj import CRS
@@ -244,8 +244,8 @@ def _check_transformable(sub: ObjectSet, ref: ObjectSet) -> None:
         reason = first_line(exc)
     if reason is not None:
         raise CRSMismatchError(
-            f"its CRS {_crs_name(sub.crs)} cannot be transformed to the CRS "
-            f"{_crs_name(ref.crs)} of the reference {ref.path} ({reason})",
+            f"its CRS {crs_name(sub.crs)} cannot be transformed to the CRS "
+            f"{crs_name(ref.crs)} of the reference {ref.path} ({reason})",
             sub.path,
         )
 

@@ -35,6 +35,7 @@ def score(
     id_field: str | None = None,
     class_field: str | None = None,
     crs: Any = None,
+    evaluation_crs: Any = None,
     reference_options: dict[str, Any] | None = None,
     submission_options: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
@@ -69,6 +70,11 @@ def score(
     band, background, layer, id_field, crs
         Reader options applied to both inputs (each where it applies). ``crs``
         is assumed for vector layers without one (a Shapefile without ``.prj``).
+    evaluation_crs : CRS-like, optional
+        CRS to compute areas and distances in. Default: the reference's, unless
+        it is geographic (degrees) or Mercator, then a local equal-area
+        projection of the data, announced
+        (:func:`geoeval.io.evaluation_crs.to_evaluation_crs`).
     class_field : str, optional
         Vector field holding each object's class. The reference must have it;
         the submission's is used when it has one (else its objects take the
@@ -110,7 +116,7 @@ def score(
         ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
         iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
         resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
-        warnings=warnings, per_class=class_field is not None,
+        warnings=warnings, per_class=class_field is not None, evaluation_crs=evaluation_crs,
     )
     return result
 
@@ -231,26 +237,37 @@ def score_objects(
     progress: Callable[[str], None] | None = None,
     warnings: Sequence[str] = (),
     per_class: bool = False,
+    evaluation_crs: Any = None,
 ) -> ScoreResult:
     """:func:`score` for object sets already read and in one CRS.
 
     With ``per_class`` (and classes on the reference) every class is also
-    scored on its own (:mod:`geoeval.scoring.classes`).
+    scored on its own (:mod:`geoeval.scoring.classes`). Objects in a geographic
+    or Mercator CRS are first reprojected as :func:`score` says
+    (``evaluation_crs``).
     """
+    from geoeval.io.evaluation_crs import crs_name, to_evaluation_crs
+
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
                   n_jobs=n_jobs)
     matchers = tuple(dict.fromkeys([matchers] if isinstance(matchers, str) else matchers))
+    reference, submission, crs_info, crs_warnings = to_evaluation_crs(
+        reference, submission, evaluation_crs)
     _step(progress, "overlap")
     ov = compute_overlap(reference, submission)
     params: dict[str, Any] = {"matchers": list(matchers)}
+    if crs_info is not None:
+        params["evaluation_crs"] = crs_info
+    elif reference.crs is not None:
+        params["evaluation_crs"] = {"crs": crs_name(reference.crs), "rule": "the reference's CRS"}
     if "hoover" in matchers:
         params["hoover_threshold"] = hoover_threshold
     if "iou" in matchers:
         params["iou_threshold"] = iou_threshold
     if "mom" in matchers:
         params["min_overlap"] = min_overlap
-    warnings = list(warnings)
+    warnings = [*warnings, *crs_warnings]
     want_mallows = [n for n in matchers if n == "mom" or mallows]
     if want_mallows:
         params["mallows"] = {"resolution": resolution, "approximate": approximate}

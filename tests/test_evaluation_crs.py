@@ -1,0 +1,115 @@
+"""Areas and distances are never computed in degrees or Web Mercator silently."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import shapely
+from pyproj import Geod, Transformer
+
+import geoeval
+from geoeval.errors import InputError
+from geoeval.io.evaluation_crs import local_equal_area, unsuitable
+from geoeval.objects import ObjectSet
+
+
+def squares(lat: float, lon: float = 10.0, side_m: float = 20.0):
+    """Two ~20 m buildings in lon/lat and a submission shifted east by a tenth of a side."""
+    dlat = side_m / 111_000
+    dlon = side_m / (111_000 * np.cos(np.radians(lat)))
+    ref = np.array([shapely.box(lon, lat, lon + dlon, lat + dlat),
+                    shapely.box(lon + 3 * dlon, lat, lon + 4 * dlon, lat + dlat)])
+    sub = shapely.transform(ref, lambda xy: xy + [dlon / 10, 0])
+    return ref, sub
+
+
+def geodesic_area(g) -> float:
+    return abs(Geod(ellps="WGS84").geometry_area_perimeter(g)[0])
+
+
+@pytest.mark.parametrize("lat", [0.5, 60.0])
+def test_geographic_vectors_are_evaluated_in_a_local_equal_area_projection(lat):
+    ref, sub = squares(lat)
+    res = geoeval.score(ObjectSet.from_geometries(ref, crs="EPSG:4326"),
+                        ObjectSet.from_geometries(sub, crs="EPSG:4326"), matchers=["bgm"])
+    # areas are the ellipsoid's (equal-area projection), not square degrees
+    want = [geodesic_area(g) for g in ref]
+    np.testing.assert_allclose(res.reference.areas, want, rtol=1e-6)
+    inter = shapely.intersection(ref, sub)
+    np.testing.assert_allclose(res.overlap.values, [geodesic_area(g) for g in inter], rtol=1e-6)
+    info = res.parameters["evaluation_crs"]
+    assert "geographic" in info["rule"] and "equal-area" in info["crs"]
+    assert any("areas and distances are computed in" in w for w in res.warnings)
+    # the BGM score (union area) is the same as in a hand-made projection of the data
+    proj = local_equal_area("EPSG:4326", tuple(shapely.total_bounds(ref)))
+    t = Transformer.from_crs("EPSG:4326", proj, always_xy=True)
+    pr = shapely.transform(ref, lambda xy: np.column_stack(t.transform(xy[:, 0], xy[:, 1])))
+    ps = shapely.transform(sub, lambda xy: np.column_stack(t.transform(xy[:, 0], xy[:, 1])))
+    union = shapely.area(shapely.union_all(np.concatenate([pr, ps])))
+    assert res.overlap.union_area == pytest.approx(union, rel=1e-9)
+
+
+def test_web_mercator_areas_are_ground_areas():
+    ref, sub = squares(60.0)
+    to_merc = Transformer.from_crs("EPSG:4326", "EPSG:3857", always_xy=True)
+    merc = [shapely.transform(a, lambda xy: np.column_stack(to_merc.transform(xy[:, 0],
+                                                                               xy[:, 1])))
+            for a in (ref, sub)]
+    assert shapely.area(merc[0][0]) / geodesic_area(ref[0]) == pytest.approx(4.0, rel=0.01)
+    res = geoeval.score(ObjectSet.from_geometries(merc[0], crs="EPSG:3857"),
+                        ObjectSet.from_geometries(merc[1], crs="EPSG:3857"), matchers=["iou"])
+    np.testing.assert_allclose(res.reference.areas, [geodesic_area(g) for g in ref], rtol=1e-5)
+    assert "Mercator" in res.parameters["evaluation_crs"]["rule"]
+
+
+def test_projected_inputs_stay_as_they_are():
+    ref, sub = (shapely.transform(g, lambda xy: xy * 1e4) for g in squares(0.5))
+    res = geoeval.score(ObjectSet.from_geometries(ref, crs="EPSG:32632"),
+                        ObjectSet.from_geometries(sub, crs="EPSG:32632"), matchers=["bgm"])
+    assert res.parameters["evaluation_crs"]["rule"] == "the reference's CRS"
+    assert not any("computed in" in w for w in res.warnings)
+    np.testing.assert_allclose(res.reference.areas, shapely.area(ref))
+
+
+def test_evaluation_crs_is_honoured_and_checked():
+    ref, sub = squares(60.0)
+    a = ObjectSet.from_geometries(ref, crs="EPSG:4326")
+    b = ObjectSet.from_geometries(sub, crs="EPSG:4326")
+    res = geoeval.score(a, b, matchers=["bgm"], evaluation_crs="EPSG:32632")
+    assert res.parameters["evaluation_crs"]["crs"].startswith("EPSG:32632")
+    assert res.reference.areas[0] == pytest.approx(geodesic_area(ref[0]), rel=2e-3)  # UTM scale
+    with pytest.raises(InputError, match="geographic"):
+        geoeval.score(a, b, matchers=["bgm"], evaluation_crs="EPSG:4326")
+    with pytest.raises(InputError, match="not a CRS"):
+        geoeval.score(a, b, matchers=["bgm"], evaluation_crs="no such crs")
+    with pytest.raises(InputError, match="no CRS"):
+        geoeval.score(ObjectSet.from_geometries(ref), ObjectSet.from_geometries(sub),
+                      matchers=["bgm"], evaluation_crs="EPSG:32632")
+
+
+def test_a_geographic_raster_is_refused_with_the_command_that_fixes_it(tmp_path):
+    import rasterio
+    from rasterio.transform import from_origin
+
+    path = tmp_path / "labels_4326.tif"
+    labels = np.zeros((20, 20), np.uint16)
+    labels[5:10, 5:10] = 1
+    with rasterio.open(path, "w", driver="GTiff", width=20, height=20, count=1,
+                       dtype="uint16", crs="EPSG:4326",
+                       transform=from_origin(2.35, 48.86, 1e-5, 1e-5)) as dst:
+        dst.write(labels, 1)
+    run = subprocess.run([sys.executable, "-m", "geoeval.cli", "score", str(path), str(path),
+                          "-q", "--matcher", "bgm"], capture_output=True, text=True)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "gdalwarp -t_srs EPSG:32631 -r near" in run.stderr
+    assert len(run.stderr.strip().splitlines()) <= 3
+
+
+def test_unsuitable():
+    assert unsuitable("EPSG:4326") == "geographic (degrees)"
+    assert unsuitable("EPSG:3395").startswith("Mercator")  # world Mercator
+    assert unsuitable("EPSG:32631") is None and unsuitable("EPSG:2154") is None  # UTM, LCC
+    assert unsuitable(None) is None
