@@ -276,3 +276,34 @@ def test_status_map_shows_splits_and_merges(tmp_path):
                   "accuracy: hoover eq. 2"):
         assert label in text, label
     assert "mom Mallows" not in text  # only the matchers that ran are described
+
+
+def test_status_map_draws_multipolygons():
+    """Layers read from GeoPackages and Shapefiles hold MultiPolygons: every part,
+    holes included, is drawn (the path has the vertices of every ring)."""
+    from geoeval.report.status_figure import polygons_path
+
+    ring = box(0, 0, 10, 10).difference(box(4, 4, 6, 6))  # a square with a hole
+    geoms = np.array([shapely.MultiPolygon([ring, box(20, 0, 25, 5)]), box(30, 0, 31, 1)],
+                     dtype=object)
+    path = polygons_path(geoms)
+    # 4 rings (outer, hole, second part, single polygon) of 5 closed vertices each
+    assert (path.codes == path.MOVETO).sum() == 4 and len(path.vertices) == 20
+    rings = path.vertices.reshape(4, 5, 2)
+    x, y = rings[..., 0], rings[..., 1]
+    signed = 0.5 * (x[:, :-1] * y[:, 1:] - x[:, 1:] * y[:, :-1]).sum(axis=1)
+    # exteriors counter-clockwise, the hole clockwise: the non-zero rule leaves it empty
+    np.testing.assert_allclose(signed, [100, -4, 25, 1])
+
+
+def test_status_figure_shows_each_class(tmp_path):
+    ref = ObjectSet.from_geometries([box(0, 0, 10, 10), box(20, 0, 30, 10), box(40, 0, 50, 10)],
+                                    classes=np.array(["house", "house", "shed"], dtype=object))
+    sub = ObjectSet.from_geometries([box(0, 0, 10, 10), box(40, 0, 50, 10), box(60, 0, 62, 2)],
+                                    classes=np.array(["house", "house", "shed"], dtype=object))
+    res = score_objects(ref, sub, matchers=["bgm"], per_class=True)
+    text = geoeval.save_status_figure(res, tmp_path / "c.svg").read_text().replace("\u00a0", " ")
+    # house: 2 references, 2 submitted, 1 match -> F1 0.50; shed: 1 reference, 1 false
+    # alarm, no match -> precision 0, recall 0, F1 0.00
+    assert "each class on its own" in text and "house (2)" in text and "shed (1)" in text
+    assert "0.50" in text and "0.00" in text

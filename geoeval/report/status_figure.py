@@ -39,8 +39,9 @@ SCORES = ("precision", "recall", "f1", "accuracy")
 def polygons_path(geoms: np.ndarray) -> Any:
     """One matplotlib ``Path`` holding every ring of ``geoms`` (holes included).
 
-    Rings are oriented (exterior counter-clockwise, holes clockwise) so the
-    non-zero fill rule leaves holes empty.
+    MultiPolygons (what GeoPackages and Shapefiles hold) are split into their
+    polygons first. Rings are oriented (exterior counter-clockwise, holes
+    clockwise) so the non-zero fill rule leaves holes empty.
     """
     import shapely
     from matplotlib.path import Path as MplPath
@@ -48,7 +49,7 @@ def polygons_path(geoms: np.ndarray) -> Any:
     geoms = np.asarray(geoms, dtype=object)
     if geoms.size == 0:
         return MplPath(np.zeros((0, 2)))
-    geoms = shapely.orient_polygons(geoms)
+    geoms = shapely.orient_polygons(shapely.get_parts(geoms))
     rings = shapely.get_rings(geoms)
     coords, ring = shapely.get_coordinates(rings, return_index=True)
     codes = np.full(ring.size, MplPath.LINETO, dtype=np.uint8)
@@ -198,6 +199,25 @@ def plot_scores(result: ScoreResult, ax: Axes) -> None:
                   fontsize=7)
 
 
+def plot_classes(result: ScoreResult, ax: Axes, matcher: str) -> None:
+    """F1 of each class scored on its own (``--class-field``), one bar per class,
+    with its reference count; ``–`` where F1 is undefined."""
+    per_class = result.per_class
+    assert per_class is not None
+    names = list(per_class.classes)
+    f1 = [per_class.classes[c].results[matcher].f1 for c in names]
+    y = np.arange(len(names))[::-1]
+    ax.barh(y, [0.0 if v is None else v for v in f1], color="#1b1b1b", height=0.6)
+    for yy, v in zip(y, f1, strict=True):
+        ax.text((v or 0.0) + 0.01, yy, "– (undefined)" if v is None else f"{v:.2f}",
+                va="center", fontsize=7)
+    labels = [f"{c} ({len(per_class.classes[c].reference)})" for c in names]
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.set_xlim(0, 1.15)
+    ax.set_xlabel(f"F1 ({matcher}); class (reference objects)", fontsize=7)
+    ax.set_title("each class on its own", fontsize=9)
+
+
 def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
                        matcher: str | None = None, dpi: int = 150) -> Path:
     """Save the status map and the score chart side by side.
@@ -208,7 +228,8 @@ def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
     path : path-like
         ``.png`` or ``.svg``; written atomically (temp file, then ``os.replace``).
     matcher : str, optional
-        Matcher whose statuses the map shows (default ``mom`` when it ran).
+        Matcher whose statuses the map (and, with classes, the per-class chart)
+        shows (default ``mom`` when it ran).
     dpi : int
         Resolution of a ``.png`` (the figure is 13 × 7.5 inches).
 
@@ -232,7 +253,13 @@ def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
     from geoeval.outputs import atomic_path
 
     fig = Figure(figsize=(13.0, 7.5), layout="constrained")
-    ax_map, ax_bar = fig.subplots(1, 2, width_ratios=[2.2, 1.0])
+    if result.per_class is None or not result.per_class.classes:
+        ax_map, ax_bar = fig.subplots(1, 2, width_ratios=[2.2, 1.0])
+    else:  # the score chart above the per-class chart, right of the map
+        grid = fig.add_gridspec(2, 2, width_ratios=[2.2, 1.0])
+        ax_map = fig.add_subplot(grid[:, 0])
+        ax_bar = fig.add_subplot(grid[0, 1])
+        plot_classes(result, fig.add_subplot(grid[1, 1]), choose_matcher(result, matcher))
     plot_status_map(result, ax_map, matcher)
     plot_scores(result, ax_bar)
     with atomic_path(target) as tmp:
