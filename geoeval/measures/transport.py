@@ -204,8 +204,12 @@ def _best_pairs(xs: np.ndarray, xt: np.ndarray, u: np.ndarray, v: np.ndarray, k:
         d = cdist(xs[s:s + step], xt)
         d -= u[s:s + step, None]
         d -= v[None, :]
-        if tol is not None and not (d < -tol).any():
-            continue
+        rows = np.arange(d.shape[0])
+        if tol is not None:  # only the rows holding a violated pair
+            rows = np.flatnonzero((d < -tol).any(axis=1))
+            if rows.size == 0:
+                continue
+            d = d[rows]
         idx = np.argpartition(d, k - 1, axis=1)[:, :k] if k < m else np.broadcast_to(
             np.arange(m), d.shape)
         i = np.repeat(np.arange(d.shape[0]), idx.shape[1])
@@ -213,7 +217,7 @@ def _best_pairs(xs: np.ndarray, xt: np.ndarray, u: np.ndarray, v: np.ndarray, k:
         if tol is not None:
             keep = d[i, j] < -tol
             i, j = i[keep], j[keep]
-        out.append((i + s).astype(np.int64) * m + j)
+        out.append((rows[i] + s).astype(np.int64) * m + j)
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
