@@ -9,14 +9,75 @@ result is one value per element; small inputs run in the calling thread.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 
 #: Below this many elements the work runs in the calling thread.
 MIN_CHUNK = 20_000
+#: With a progress reporter, slices of about this many elements (at most 64 per call).
+REPORT_CHUNK = 50_000
+
+_REPORTER: ContextVar[Callable[[str, int, int], None] | None] = ContextVar(
+    "geoeval_parallel_reporter", default=None)
+
+
+@contextmanager
+def reporting(callback: Callable[[str, int, int], None] | None) -> Iterator[None]:
+    """Within the block, :func:`chunked` and :func:`query` call
+    ``callback(what, done, total)`` as their slices finish (``done = 0`` when a
+    call starts), cutting large inputs into more slices so that progress is seen.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> with reporting(lambda what, done, total: seen.append((what, done, total))):
+    ...     _ = chunked(np.sqrt, np.arange(120_000.0))
+    >>> seen[0], seen[-1]
+    (('geometry operations', 0, 4), ('geometry operations', 4, 4))
+    """
+    token = _REPORTER.set(callback)
+    try:
+        yield
+    finally:
+        _REPORTER.reset(token)
+
+
+def _bounds(n: int, n_jobs: int | None) -> tuple[int, np.ndarray | None]:
+    """Threads and slice bounds for ``n`` elements (``None``: one call, no slicing)."""
+    jobs = min(n_jobs or workers(), max(1, n // MIN_CHUNK))
+    report = _REPORTER.get() is not None and n >= 2 * MIN_CHUNK
+    if jobs <= 1 and not report:
+        return 1, None
+    parts = 2 * jobs  # 2 slices per thread
+    if report:
+        parts = max(parts, min(64, -(-n // REPORT_CHUNK)))
+    return jobs, np.linspace(0, n, parts + 1).astype(np.int64)
+
+
+def _run(work: Callable[[int], Any], parts: int, jobs: int, what: str) -> list[Any]:
+    """``work(k)`` for ``k < parts`` over ``jobs`` threads, in order, reporting each."""
+    report = _REPORTER.get()
+    if report is not None:
+        report(what, 0, parts)
+    out = []
+    if jobs <= 1:
+        results: Any = map(work, range(parts))
+        for r in results:
+            out.append(r)
+            if report is not None:
+                report(what, len(out), parts)
+        return out
+    with ThreadPoolExecutor(jobs) as pool:
+        for r in pool.map(work, range(parts)):
+            out.append(r)
+            if report is not None:
+                report(what, len(out), parts)
+    return out
 
 
 def workers() -> int:
@@ -42,14 +103,15 @@ def chunked(func: Callable[..., np.ndarray], *arrays: Any, n_jobs: int | None = 
     [0.0, 0.0, 2.0, 0.0, 0.0]
     """
     n = len(arrays[0])
-    jobs = min(n_jobs or workers(), max(1, n // MIN_CHUNK))
-    if jobs <= 1:
+    jobs, bounds = _bounds(n, n_jobs)
+    if bounds is None:
         return func(*arrays)
-    bounds = np.linspace(0, n, 2 * jobs + 1).astype(np.int64)  # 2 slices per thread
-    slices = [slice(int(s), int(e)) for s, e in zip(bounds[:-1], bounds[1:], strict=True)]
-    with ThreadPoolExecutor(jobs) as pool:
-        parts = list(pool.map(lambda s: func(*(x[s] for x in arrays)), slices))
-    return np.concatenate(parts)
+
+    def part(k: int) -> Any:
+        sl = slice(int(bounds[k]), int(bounds[k + 1]))
+        return func(*(x[sl] for x in arrays))
+
+    return np.concatenate(_run(part, len(bounds) - 1, jobs, "geometry operations"))
 
 
 def query(tree: Any, geoms: np.ndarray, predicate: str, n_jobs: int | None = None) -> np.ndarray:
@@ -64,10 +126,9 @@ def query(tree: Any, geoms: np.ndarray, predicate: str, n_jobs: int | None = Non
     [0, 1, 0, 1]
     """
     n = len(geoms)
-    jobs = min(n_jobs or workers(), max(1, n // MIN_CHUNK))
-    if jobs <= 1:
+    jobs, bounds = _bounds(n, n_jobs)
+    if bounds is None:
         return tree.query(geoms, predicate=predicate)
-    bounds = np.linspace(0, n, 2 * jobs + 1).astype(np.int64)
 
     def part(k: int) -> np.ndarray:
         lo, hi = int(bounds[k]), int(bounds[k + 1])
@@ -75,5 +136,4 @@ def query(tree: Any, geoms: np.ndarray, predicate: str, n_jobs: int | None = Non
         pairs[0] += lo
         return pairs
 
-    with ThreadPoolExecutor(jobs) as pool:
-        return np.concatenate(list(pool.map(part, range(len(bounds) - 1))), axis=1)
+    return np.concatenate(_run(part, len(bounds) - 1, jobs, "spatial index queries"), axis=1)

@@ -35,3 +35,26 @@ def test_plain_lines_on_a_non_terminal(capsys):
     with Progress(quiet=False, delay=3600.0) as progress:  # a quick run prints nothing
         progress("overlap")
     assert capsys.readouterr().err == ""
+
+
+def test_overlap_reports_its_parts(monkeypatch):
+    """The overlap stage reports the parts of its spatial queries and geometry
+    operations as they finish; the result is the one computed without reporting."""
+    import numpy as np
+
+    from geoeval import parallel
+    from geoeval.overlap import compute_overlap
+
+    monkeypatch.setattr(parallel, "MIN_CHUNK", 10)
+    monkeypatch.setattr(parallel, "REPORT_CHUNK", 25)
+    x = np.arange(200.0) * 3
+    ref = ObjectSet.from_geometries(box(x, 0, x + 2, 2))
+    sub = ObjectSet.from_geometries(box(x + 0.5, 0.5, x + 2.5, 2.5))
+    seen: list[str] = []
+    res = score_objects(ref, sub, matchers=["iou"], progress=seen.append)
+    parts = [s for s in seen if s.startswith("overlap: ")]
+    assert "overlap: spatial index queries 8/8 parts" in parts
+    assert "overlap: geometry operations 8/8 parts" in parts
+    plain = compute_overlap(ref, sub)
+    np.testing.assert_array_equal(res.overlap.values, plain.values)
+    assert res.overlap.rows.tolist() == plain.rows.tolist()

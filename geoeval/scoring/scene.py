@@ -255,7 +255,10 @@ def score_objects(
     reference, submission, crs_info, crs_warnings = to_evaluation_crs(
         reference, submission, evaluation_crs)
     _step(progress, "overlap")
-    ov = compute_overlap(reference, submission)
+    from geoeval import parallel
+
+    with parallel.reporting(_parts(progress, "overlap")):
+        ov = compute_overlap(reference, submission)
     params: dict[str, Any] = {"matchers": list(matchers)}
     if crs_info is not None:
         params["evaluation_crs"] = crs_info
@@ -340,6 +343,28 @@ def _counter(progress: Callable[[str], None] | None, what: str,
         left = elapsed * (1 - fraction) / fraction if fraction > 0 else 0.0
         eta = f", about {left:.0f} s left" if 0 < fraction < 1 else ""
         progress(f"{what}: {done:,}/{total:,} {unit}{eta}")
+
+    return report
+
+
+def _parts(progress: Callable[[str], None] | None,
+           what: str) -> Callable[[str, int, int], None] | None:
+    """:func:`geoeval.parallel.reporting` callbacks turned into step texts: the
+    sub-step, its parts done and the time left of that sub-step."""
+    if progress is None:
+        return None
+    import time
+
+    start = [time.monotonic()]
+
+    def report(sub: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done == 0:
+            start[0] = now
+            return
+        left = (now - start[0]) * (total - done) / done
+        eta = f", about {left:.0f} s left" if done < total and left >= 1 else ""
+        progress(f"{what}: {sub} {done}/{total} parts{eta}")
 
     return report
 
