@@ -26,6 +26,7 @@ def score(
     gpkg: str | Path | None = None,
     gpkg_matcher: str | None = None,
     csv_dir: str | Path | None = None,
+    parquet_dir: str | Path | None = None,
     figure: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     **options: Any,
@@ -43,6 +44,9 @@ def score(
         show (default ``mom`` when it ran, else the first matcher).
     csv_dir : path, optional
         Write the per-object tables as CSV into this folder (created if needed).
+    parquet_dir : path, optional
+        Write the GeoPackage's layers as GeoParquet files into this folder
+        (:func:`geoeval.report.parquet.write_parquet`).
     figure : path, optional
         Save the status map and score chart (``.png`` or ``.svg``).
     progress : callable, optional
@@ -70,10 +74,11 @@ def score(
     with output_run([reference, submission]) as outputs:
         outputs.file(gpkg, "gpkg", suffixes=(".gpkg",))
         outputs.folder(csv_dir, "csv_dir")
+        outputs.folder(parquet_dir, "parquet_dir")
         outputs.file(figure, "figure", suffixes=(".png", ".svg"))
         result = _score(reference, submission, progress=progress, **options)
         write_outputs(result, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
-                      figure=figure, progress=progress)
+                      parquet_dir=parquet_dir, figure=figure, progress=progress)
     return result
 
 
@@ -83,13 +88,14 @@ def write_outputs(
     gpkg: str | Path | None = None,
     gpkg_matcher: str | None = None,
     csv_dir: str | Path | None = None,
+    parquet_dir: str | Path | None = None,
     figure: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> None:
-    """Write the GeoPackage, CSV tables and figure that were asked for."""
+    """Write the GeoPackage, CSV tables, GeoParquet files and figure that were asked for."""
     from geoeval.report.objects import choose_matcher
 
-    if gpkg is None and csv_dir is None and figure is None:
+    if gpkg is None and csv_dir is None and parquet_dir is None and figure is None:
         return
     matcher = choose_matcher(result, gpkg_matcher)
     if gpkg is not None:
@@ -102,6 +108,11 @@ def write_outputs(
 
         _step(progress, "writing CSV tables")
         write_csv(result, csv_dir, matcher=matcher)
+    if parquet_dir is not None:
+        from geoeval.report.parquet import write_parquet
+
+        _step(progress, "writing GeoParquet files")
+        write_parquet(result, parquet_dir, matcher=matcher)
     if figure is not None:
         from geoeval.report.status_figure import save_status_figure
 

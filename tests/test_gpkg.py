@@ -190,6 +190,48 @@ def test_csv_tables_equal_the_gpkg_tables(scene_gpkg, tmp_path):
     assert ref.loc[ref.id == 13, "instance"].isna().all()  # null is an empty cell
 
 
+def test_geoparquet_files_equal_the_gpkg_layers(scene_gpkg, tmp_path):
+    import geopandas as gpd
+
+    from geoeval.report.parquet import write_parquet
+
+    res, path = scene_gpkg
+    files = write_parquet(res, tmp_path / "pq")
+    assert [f.name for f in files] == ["reference.parquet", "submission.parquet",
+                                       "instances.parquet", "summary.parquet"]
+    for layer in ("reference", "submission", "instances"):
+        pq = gpd.read_parquet(tmp_path / "pq" / f"{layer}.parquet")
+        gpkg = pyogrio.read_dataframe(path, layer=layer)
+        assert pq.crs.equals(gpkg.crs) and pq.crs.to_epsg() == 32651
+        cols = [c for c in gpkg.columns if c not in ("fid", "geometry")]
+        assert list(pq.columns[:-1]) == cols
+        pd.testing.assert_frame_equal(pq[cols].reset_index(drop=True),
+                                      gpkg[cols].reset_index(drop=True), check_dtype=False)
+        # same shapes (the GeoPackage promotes them to MultiPolygons)
+        assert shapely.equals(pq.geometry.values, gpkg.geometry.values).all()
+    from geoeval.report.objects import to_frame
+
+    summary = pd.read_parquet(tmp_path / "pq" / "summary.parquet")
+    pd.testing.assert_frame_equal(summary, to_frame(object_tables(res).summary))
+
+
+def test_cli_parquet_dir_and_a_failed_run_leaves_nothing(tmp_path):
+    code = main(["score", str(SAMPLE / "reference.tif"),
+                 str(SAMPLE / "submissions" / "s1_near_perfect.tif"), "-m", "bgm",
+                 "--parquet-dir", str(tmp_path / "pq"), "-q"])
+    assert code == 0 and sorted(p.name for p in (tmp_path / "pq").iterdir()) == [
+        "instances.parquet", "reference.parquet", "submission.parquet", "summary.parquet"]
+    # the output is checked before the work: a file where the folder should be
+    (tmp_path / "f").write_text("x")
+    assert main(["score", str(SAMPLE / "reference.tif"), str(SAMPLE / "reference.tif"),
+                 "-m", "bgm", "--parquet-dir", str(tmp_path / "f"), "-q"]) == 2
+    # a run that fails after the check (an unknown --gpkg-matcher) writes no folder
+    assert main(["score", str(SAMPLE / "reference.tif"), str(SAMPLE / "reference.tif"),
+                 "-m", "bgm", "--gpkg-matcher", "mom", "--parquet-dir",
+                 str(tmp_path / "new"), "-q"]) == 2
+    assert not (tmp_path / "new").exists()
+
+
 def test_table_columns_are_consistent(scene_gpkg):
     res, _ = scene_gpkg
     t = object_tables(res, "iou")

@@ -173,6 +173,7 @@ OUTPUTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "gpkg": ("--gpkg", "file", (".gpkg",)),
     "figure": ("--figure", "file", (".png", ".svg")),
     "csv_dir": ("--csv-dir", "folder", ()),
+    "parquet_dir": ("--parquet-dir", "folder", ()),
     "scene_dir": ("--scene-dir", "folder", ()),
     "figure_dir": ("--figure-dir", "folder", ()),
 }

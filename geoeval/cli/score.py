@@ -75,6 +75,8 @@ def score_command(
         help="Matcher shown in the GeoPackage, CSV tables and figure (default mom).")] = None,
     csv_dir: Annotated[Path | None, typer.Option(
         help="Write the per-object tables as CSV files into this folder.")] = None,
+    parquet_dir: Annotated[Path | None, typer.Option(
+        help="Write the GeoPackage's layers as GeoParquet files into this folder.")] = None,
     figure: Annotated[Path | None, typer.Option(
         help="Save a status map and score chart (.png or .svg).")] = None,
     pairs: Annotated[Path | None, typer.Option(
@@ -116,7 +118,8 @@ def score_command(
                             else (submission, reference))
             raise InputError(f"is a file but {folder} is a folder; to score a folder of "
                              "scenes, give a folder for both arguments", file)
-        for name, value in (("--gpkg", gpkg), ("--figure", figure)):
+        for name, value in (("--gpkg", gpkg), ("--figure", figure),
+                            ("--parquet-dir", parquet_dir)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
         _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
@@ -128,7 +131,8 @@ def score_command(
             raise InputError(f"{name} applies to folders of scenes only")
     with Progress(quiet) as progress:
         result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
-                               gpkg_matcher=out_matcher, csv_dir=csv_dir, figure=figure,
+                               gpkg_matcher=out_matcher, csv_dir=csv_dir,
+                               parquet_dir=parquet_dir, figure=figure,
                                **options)
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)

@@ -1,0 +1,56 @@
+"""The per-object tables as GeoParquet: the GeoPackage's layers, one file each.
+
+``reference.parquet``, ``submission.parquet`` and ``instances.parquet`` hold the
+GeoPackage's spatial layers (same columns, same geometries, in the evaluation
+CRS), ``summary.parquet`` its summary table; GeoParquet 1.x as written by
+geopandas (pyarrow), the columnar format large layers come in, read back by
+``geopandas.read_parquet``, QGIS ≥ 3.32, DuckDB, GDAL's Parquet driver. Each
+file is written atomically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from geoeval.outputs import atomic_path, ensure_folder
+from geoeval.report.gpkg import _crs_wkt, _geoframe, _spatial_layers
+from geoeval.report.objects import object_tables, to_frame
+
+if TYPE_CHECKING:  # pragma: no cover
+    from geoeval.scoring import ScoreResult
+
+PARQUET_FILES = ("reference", "submission", "instances", "summary")
+
+
+def write_parquet(result: ScoreResult, folder: str | Path, *,
+                  matcher: str | None = None) -> list[Path]:
+    """Write the per-object layers of ``result`` as GeoParquet files into ``folder``.
+
+    Parameters
+    ----------
+    result : ScoreResult
+    folder : path-like
+        Created (with its parents) if missing.
+    matcher : str, optional
+        Matcher whose result the tables show (default ``mom`` when it ran).
+
+    Returns
+    -------
+    list of Path
+        The files written, in :data:`PARQUET_FILES` order.
+    """
+    out = ensure_folder(folder)
+    tables = object_tables(result, matcher)
+    crs = _crs_wkt(result.reference.crs)
+    written = []
+    for name, columns, geoms in _spatial_layers(result, tables):
+        target = out / f"{name}.parquet"
+        with atomic_path(target) as tmp:
+            _geoframe(columns, geoms, crs).to_parquet(tmp, index=False)
+        written.append(target)
+    target = out / "summary.parquet"
+    with atomic_path(target) as tmp:
+        to_frame(tables.summary).to_parquet(tmp, index=False)
+    written.append(target)
+    return written
