@@ -96,6 +96,11 @@ SubLayerOpt = Annotated[str | None, typer.Option(help="Submission layer.")]
 IdFieldOpt = Annotated[str | None, typer.Option(help="Vector field with object ids.")]
 CrsOpt = Annotated[str | None, typer.Option(
     help="CRS of vector inputs that have none (Shapefile without .prj), e.g. EPSG:32651.")]
+BreakdownOpt = Annotated[bool, typer.Option(
+    "--breakdown", help="Error breakdown: what fixing misses, false alarms, merges, splits "
+                        "or localisation would gain (TIDE-style; docs/breakdown.md).")]
+BreakdownFigureOpt = Annotated[Path | None, typer.Option(
+    help="Save the error breakdown as a bar chart (.png or .svg); implies --breakdown.")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
 JobsOpt = Annotated[int | None, typer.Option(
@@ -167,6 +172,7 @@ OUTPUTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "markdown_path": ("--markdown", "file", ()),
     "gpkg": ("--gpkg", "file", (".gpkg",)),
     "figure": ("--figure", "file", (".png", ".svg")),
+    "breakdown_figure": ("--breakdown-figure", "file", (".png", ".svg")),
     "csv_dir": ("--csv-dir", "folder", ()),
     "scene_dir": ("--scene-dir", "folder", ()),
     "figure_dir": ("--figure-dir", "folder", ()),

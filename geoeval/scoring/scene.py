@@ -38,6 +38,7 @@ def score(
     reference_options: dict[str, Any] | None = None,
     submission_options: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
+    breakdown: bool = False,
 ) -> ScoreResult:
     """Read one submission and one reference and score them with the chosen matchers.
 
@@ -78,6 +79,10 @@ def score(
         Per-side reader options overriding the shared ones.
     progress : callable, optional
         Called with the name of each long step as it starts.
+    breakdown : bool
+        Also attribute each measure's loss to error types (misses, false
+        alarms, merges, splits, localisation; TIDE's oracle deltas, Bolya et
+        al. 2020): :attr:`ScoreResult.breakdown` (``docs/breakdown.md``).
 
     Returns
     -------
@@ -110,7 +115,7 @@ def score(
         ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
         iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
         resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
-        warnings=warnings, per_class=class_field is not None,
+        warnings=warnings, per_class=class_field is not None, breakdown=breakdown,
     )
     return result
 
@@ -231,11 +236,13 @@ def score_objects(
     progress: Callable[[str], None] | None = None,
     warnings: Sequence[str] = (),
     per_class: bool = False,
+    breakdown: bool = False,
 ) -> ScoreResult:
     """:func:`score` for object sets already read and in one CRS.
 
     With ``per_class`` (and classes on the reference) every class is also
-    scored on its own (:mod:`geoeval.scoring.classes`).
+    scored on its own (:mod:`geoeval.scoring.classes`); with ``breakdown`` each
+    matcher's error breakdown (:mod:`geoeval.measures.breakdown`) is added.
     """
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
@@ -305,7 +312,14 @@ def score_objects(
             reference, submission, ov, results, matcher_params,
             mallows_options={"resolution": resolution, "approximate": approximate,
                              "n_jobs": n_jobs})
-    return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes)
+    errors = None
+    if breakdown:
+        from geoeval.measures.breakdown import error_breakdown
+
+        errors = {name: error_breakdown(r.matching, r.instance_mallows)
+                  for name, r in results.items()}
+    return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
+                       errors)
 
 
 def _counter(progress: Callable[[str], None] | None, what: str,
