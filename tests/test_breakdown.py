@@ -204,8 +204,9 @@ def test_fix_matches_brute_force(scene, types):
     assert fm.n_submission == n_sub and fm.false_alarms.size == n_fa
     assert fm.n_reference == m.n_reference
     assert fm.n_instances == len(new)
-    got = sorted((tuple(fm.arrays.ref_idx[fm.arrays.ref_ptr[k]:fm.arrays.ref_ptr[k + 1]]),
-                  int(np.diff(fm.arrays.sub_ptr)[k]), round(float(np.nan_to_num(fmal[k], nan=-1)), 12))
+    a = fm.arrays
+    got = sorted((tuple(a.ref_idx[a.ref_ptr[k]:a.ref_ptr[k + 1]]), int(np.diff(a.sub_ptr)[k]),
+                  round(float(np.nan_to_num(fmal[k], nan=-1)), 12))
                  for k in range(fm.n_instances))
     want = sorted((x.reference, len(x.submission), round(float(np.nan_to_num(v, nan=-1)), 12))
                   for x, v in zip(new, scores, strict=True))
