@@ -285,3 +285,21 @@ def test_cli_breakdown(tmp_path):
     bad = subprocess.run([exe, "score", "ref.tif", "sub.tif", "--breakdown-figure", "b.txt"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_api_figure_and_refusals(tmp_path):
+    import geoeval
+    from geoeval.errors import InputError, OutputError
+
+    lab = squares([(1, 1), (1, 10)])
+    ref, sub = objects_from_labels(lab), objects_from_labels(np.zeros_like(lab))
+    with pytest.raises(OutputError, match="breakdown_figure"):
+        geoeval.score(ref, sub, matchers=["mom"], breakdown_figure=tmp_path / "b.txt")
+    res = geoeval.score(ref, sub, matchers=["mom"], breakdown_figure=tmp_path / "b.svg")
+    assert res.breakdown is not None and (tmp_path / "b.svg").stat().st_size > 1000
+    from geoeval.cli.score import score_command
+
+    (tmp_path / "r").mkdir()
+    (tmp_path / "s").mkdir()
+    with pytest.raises(InputError, match="--breakdown"):
+        score_command(tmp_path / "r", tmp_path / "s", breakdown=True)

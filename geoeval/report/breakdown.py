@@ -107,11 +107,14 @@ def save_breakdown_figure(result: Any, path: str | Path, *, matcher: str | None 
                      fontsize=10)
         ax.set_xlabel(f"gain in {what.split(' (')[0]}")
         ax.grid(axis="x", alpha=0.3)
+        if not np.isfinite(gains).any():
+            ax.text(0.5, 0.5, f"undefined: {what.split(' (')[0]} is null now", ha="center",
+                    va="center", transform=ax.transAxes, fontsize=10)
         ax.xaxis.set_major_locator(MaxNLocator(4))
     axes[0][0].set_yticks(y, labels)
     axes[0][0].invert_yaxis()
     sub = Path(str(result.submission.path)).name if result.submission.path else "submission"
-    fig.suptitle(f"Error breakdown ({matcher}) of {sub}: gain if one error type were fixed",
+    fig.suptitle(f"Error breakdown ({matcher}) of {sub}\ngain if one error type were fixed",
                  fontsize=11)
     if any((g := b.gain(t, k)) is not None and g < 0 for t in ERROR_TYPES for k, _ in panels):
         fig.supxlabel("red: fixing that type lowers the measure (precision, eq. 14 "
