@@ -303,3 +303,41 @@ def test_api_figure_and_refusals(tmp_path):
     (tmp_path / "s").mkdir()
     with pytest.raises(InputError, match="--breakdown"):
         score_command(tmp_path / "r", tmp_path / "s", breakdown=True)
+
+
+def test_class_confusion_hand_scene():
+    """R1 class A, R2 class B; S1 = R1 (class A), S2 = R2 but labelled A.
+
+    Class A now: references {R1}, submitted {S1, S2}: S2 is a false alarm,
+    P = 1/2, R = 1, F1 = 2/3. Class B: nothing submitted, P null, R 0, F1 null.
+    Fixed (S2 takes class B): both classes P = R = F1 = 1.
+    """
+    from dataclasses import replace
+
+    lab = squares([(1, 1), (1, 10)])
+    ref = replace(objects_from_labels(lab), classes=np.array(["A", "B"], dtype=object))
+    sub = replace(objects_from_labels(lab), classes=np.array(["A", "A"], dtype=object))
+    res = score_objects(ref, sub, matchers=["mom", "bgm"], per_class=True, breakdown=True)
+    for name in ("mom", "bgm"):
+        cc = res.breakdown[name].class_confusion
+        assert cc["count"] == 1
+        a, b = cc["classes"]["A"], cc["classes"]["B"]
+        assert a["now"]["f1"] == pytest.approx(2 / 3) and a["fixed"]["f1"] == 1.0
+        assert a["gain"]["f1"] == pytest.approx(1 / 3)
+        assert a["gain"]["precision"] == pytest.approx(1 / 2) and a["gain"]["recall"] == 0
+        assert b["now"]["f1"] is None and b["now"]["recall"] == 0.0
+        assert b["fixed"]["f1"] == 1.0 and b["gain"]["f1"] is None
+        assert b["gain"]["recall"] == 1.0
+    assert res.breakdown["mom"].class_confusion["classes"]["B"]["fixed"]["accuracy"] == 1.0
+    # all-classes: classes play no part, nothing to fix but nothing confused either
+    assert res.breakdown["mom"].now["f1"] == 1.0
+    js = json.loads(res.to_json())["breakdown"]["mom"]["class_confusion"]
+    assert js["classes"]["A"]["gain"]["f1"] == pytest.approx(1 / 3)
+    # correct classes: no confusion, no gain
+    ok = score_objects(ref, replace(sub, classes=np.array(["A", "B"], dtype=object)),
+                       matchers=["mom"], per_class=True, breakdown=True)
+    cc = ok.breakdown["mom"].class_confusion
+    assert cc["count"] == 0
+    assert all(g in (None, 0.0) for c in cc["classes"].values() for g in c["gain"].values())
+    assert score_objects(ref, sub, matchers=["mom"], breakdown=True
+                         ).breakdown["mom"].class_confusion is None

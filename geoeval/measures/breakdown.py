@@ -81,12 +81,17 @@ class Breakdown:
     fixed : dict of str to dict
         ``fixed[type][measure]``: the measure with that error type fixed;
         ``fixed["all"]`` with every type fixed at once.
+    class_confusion : dict, optional
+        With classes: per class, the scores now / with every matched submitted
+        object given its reference's class, and the gain
+        (:mod:`geoeval.scoring.class_breakdown`).
     """
 
     matcher: str
     errors: dict[str, int]
     now: dict[str, float | None]
     fixed: dict[str, dict[str, float | None]]
+    class_confusion: dict[str, Any] | None = None
 
     def gain(self, error: str, measure: str) -> float | None:
         """``M(fixed) − M`` (TIDE's oracle delta); ``None`` if either is undefined."""
@@ -100,6 +105,7 @@ class Breakdown:
                            "fixed": dict(self.fixed[t]),
                            "gain": {k: self.gain(t, k) for k in MEASURES}}
                        for t in (*ERROR_TYPES, "all")},
+            "class_confusion": self.class_confusion,
         }
 
 

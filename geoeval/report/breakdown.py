@@ -25,7 +25,28 @@ def breakdown_tables(result: Any) -> list[Any]:
     accuracy now, if that type were fixed and the gain."""
     if result.breakdown is None:
         return []
-    return [breakdown_table(name, b) for name, b in result.breakdown.items()]
+    tables = []
+    for name, b in result.breakdown.items():
+        tables.append(breakdown_table(name, b))
+        if b.class_confusion is not None:
+            tables.append(class_confusion_table(name, b.class_confusion))
+    return tables
+
+
+def class_confusion_table(name: str, cc: dict[str, Any]):
+    """Per class: F1 and accuracy now, if every matched submitted object had its
+    reference's class, and the gain."""
+    from rich.table import Table
+
+    title = f"{name}: class confusion ({cc['count']} submitted object(s) of another class)"
+    table = Table(title=title, title_style="bold", min_width=min(len(title) + 2, 80))
+    for col in ("class", "F1 now", "if fixed", "F1 gain", "acc. now", "if fixed", "acc. gain"):
+        table.add_column(col, justify="left" if col == "class" else "right")
+    for c, v in cc["classes"].items():
+        table.add_row(c[:16], fmt(v["now"]["f1"]), fmt(v["fixed"]["f1"]),
+                      _signed(v["gain"]["f1"]), fmt(v["now"]["accuracy"]),
+                      fmt(v["fixed"]["accuracy"]), _signed(v["gain"]["accuracy"]))
+    return table
 
 
 def breakdown_table(name: str, b: Any):

@@ -318,6 +318,16 @@ def score_objects(
 
         errors = {name: error_breakdown(r.matching, r.instance_mallows)
                   for name, r in results.items()}
+        if classes is not None:
+            from dataclasses import replace
+
+            from geoeval.scoring.class_breakdown import class_confusion
+
+            _step(progress, "class confusion")
+            cc = class_confusion(reference, submission, ov, results, matcher_params, classes,
+                                 mallows_options={"resolution": resolution,
+                                                  "approximate": approximate, "n_jobs": n_jobs})
+            errors = {name: replace(b, class_confusion=cc[name]) for name, b in errors.items()}
     return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
                        errors)
 
