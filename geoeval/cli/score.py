@@ -118,7 +118,8 @@ def score_command(
                             else (submission, reference))
             raise InputError(f"is a file but {folder} is a folder; to score a folder of "
                              "scenes, give a folder for both arguments", file)
-        for name, value in (("--gpkg", gpkg), ("--figure", figure), ("--breakdown", breakdown),
+        for name, value in (("--gpkg", gpkg), ("--figure", figure),
+                            ("--breakdown", breakdown or None),
                             ("--breakdown-figure", breakdown_figure)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")

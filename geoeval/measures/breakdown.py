@@ -35,7 +35,8 @@ mean instance score from :func:`~geoeval.measures.counts.mean_instance_score`
 :func:`~geoeval.measures.mallows.scene_score` (eq. 13): one copy of each formula.
 BGM's accuracy (eq. 1) is an area ratio over the union of all objects, which
 the instance arrays do not determine once objects are replaced: its gains are
-``None``.
+``None``. Class confusion needs the classes re-scored:
+:mod:`geoeval.scoring.class_breakdown`.
 """
 
 from __future__ import annotations
