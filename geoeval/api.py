@@ -28,6 +28,7 @@ def score(
     csv_dir: str | Path | None = None,
     parquet_dir: str | Path | None = None,
     figure: str | Path | None = None,
+    breakdown_figure: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     **options: Any,
 ) -> ScoreResult:
@@ -49,12 +50,16 @@ def score(
         (:func:`geoeval.report.parquet.write_parquet`).
     figure : path, optional
         Save the status map and score chart (``.png`` or ``.svg``).
+    breakdown_figure : path, optional
+        Save the error breakdown's bar chart (``.png`` or ``.svg``); implies
+        ``breakdown=True``.
     progress : callable, optional
         Called with the name of each long step as it starts.
     **options
         Keywords of :func:`geoeval.scoring.score`: ``matchers``,
         ``hoover_threshold``, ``iou_threshold``, ``min_overlap``, ``mallows``,
-        ``resolution``, ``approximate``, ``n_jobs``, the reader options
+        ``resolution``, ``approximate``, ``n_jobs``, ``breakdown`` (error
+        breakdown, ``docs/breakdown.md``), the reader options
         (``band``, ``background``, ``layer``, ``id_field``, ``class_field``,
         ``crs``) and ``reference_options`` / ``submission_options``.
 
@@ -76,9 +81,13 @@ def score(
         outputs.folder(csv_dir, "csv_dir")
         outputs.folder(parquet_dir, "parquet_dir")
         outputs.file(figure, "figure", suffixes=(".png", ".svg"))
+        outputs.file(breakdown_figure, "breakdown_figure", suffixes=(".png", ".svg"))
+        if breakdown_figure is not None:
+            options["breakdown"] = True
         result = _score(reference, submission, progress=progress, **options)
         write_outputs(result, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
-                      parquet_dir=parquet_dir, figure=figure, progress=progress)
+                      parquet_dir=parquet_dir, figure=figure, breakdown_figure=breakdown_figure,
+                      progress=progress)
     return result
 
 
@@ -90,12 +99,14 @@ def write_outputs(
     csv_dir: str | Path | None = None,
     parquet_dir: str | Path | None = None,
     figure: str | Path | None = None,
+    breakdown_figure: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> None:
-    """Write the GeoPackage, CSV tables, GeoParquet files and figure that were asked for."""
+    """Write the GeoPackage, CSV tables, GeoParquet files and figures that were asked for."""
     from geoeval.report.objects import choose_matcher
 
-    if gpkg is None and csv_dir is None and parquet_dir is None and figure is None:
+    if gpkg is None and csv_dir is None and parquet_dir is None and figure is None \
+            and breakdown_figure is None:
         return
     matcher = choose_matcher(result, gpkg_matcher)
     if gpkg is not None:
@@ -118,6 +129,11 @@ def write_outputs(
 
         _step(progress, "drawing the figure")
         save_status_figure(result, figure, matcher=matcher)
+    if breakdown_figure is not None:
+        from geoeval.report.breakdown import save_breakdown_figure
+
+        _step(progress, "drawing the error breakdown")
+        save_breakdown_figure(result, breakdown_figure, matcher=matcher)
 
 
 def score_scenes(

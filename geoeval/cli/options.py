@@ -100,6 +100,11 @@ EvalCrsOpt = Annotated[str | None, typer.Option(
     "--eval-crs", help="Projected CRS to compute areas and distances in (default: the "
     "reference's; a geographic or Mercator one is replaced by a local equal-area "
     "projection, with a warning), e.g. EPSG:32631.")]
+BreakdownOpt = Annotated[bool, typer.Option(
+    "--breakdown", help="Error breakdown: what fixing misses, false alarms, merges, splits "
+                        "or localisation would gain (TIDE-style; docs/breakdown.md).")]
+BreakdownFigureOpt = Annotated[Path | None, typer.Option(
+    help="Save the error breakdown as a bar chart (.png or .svg); implies --breakdown.")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
 JobsOpt = Annotated[int | None, typer.Option(
@@ -172,6 +177,7 @@ OUTPUTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "markdown_path": ("--markdown", "file", ()),
     "gpkg": ("--gpkg", "file", (".gpkg",)),
     "figure": ("--figure", "file", (".png", ".svg")),
+    "breakdown_figure": ("--breakdown-figure", "file", (".png", ".svg")),
     "csv_dir": ("--csv-dir", "folder", ()),
     "parquet_dir": ("--parquet-dir", "folder", ()),
     "scene_dir": ("--scene-dir", "folder", ()),

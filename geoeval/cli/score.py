@@ -4,6 +4,7 @@ $ geoeval score reference.tif submission.tif
 $ geoeval score ref.gpkg detections.shp --matcher mom --json report.json
 $ geoeval score ref.tif dets.shp --gpkg out.gpkg --figure map.png
 $ geoeval score ref.tif dets.shp --csv-dir tables/ --class-field class
+$ geoeval score ref.tif dets.tif --matcher mom --breakdown --breakdown-figure errors.png
 $ geoeval score REF_DIR/ SUB_DIR/ --scene-dir scenes/   # scenes paired by name
 """
 
@@ -18,6 +19,8 @@ from geoeval.cli.options import (
     DEFAULTS,
     BackgroundOpt,
     BandOpt,
+    BreakdownFigureOpt,
+    BreakdownOpt,
     CrsOpt,
     EvalCrsOpt,
     HooverOpt,
@@ -79,6 +82,8 @@ def score_command(
         help="Write the GeoPackage's layers as GeoParquet files into this folder.")] = None,
     figure: Annotated[Path | None, typer.Option(
         help="Save a status map and score chart (.png or .svg).")] = None,
+    breakdown: BreakdownOpt = DEFAULTS["breakdown"],
+    breakdown_figure: BreakdownFigureOpt = None,
     pairs: Annotated[Path | None, typer.Option(
         help="Folders: CSV list of pairs (columns reference,submission[,scene]).")] = None,
     scene_dir: Annotated[Path | None, typer.Option(
@@ -119,7 +124,9 @@ def score_command(
             raise InputError(f"is a file but {folder} is a folder; to score a folder of "
                              "scenes, give a folder for both arguments", file)
         for name, value in (("--gpkg", gpkg), ("--figure", figure),
-                            ("--parquet-dir", parquet_dir)):
+                            ("--parquet-dir", parquet_dir),
+                            ("--breakdown", breakdown or None),
+                            ("--breakdown-figure", breakdown_figure)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
         _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
@@ -133,6 +140,7 @@ def score_command(
         result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
                                gpkg_matcher=out_matcher, csv_dir=csv_dir,
                                parquet_dir=parquet_dir, figure=figure,
+                               breakdown=breakdown, breakdown_figure=breakdown_figure,
                                **options)
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
@@ -148,6 +156,11 @@ def score_command(
             from geoeval.report.scene_tables import per_class_table
 
             out.print(per_class_table(result))
+        if result.breakdown is not None:
+            from geoeval.report.breakdown import breakdown_tables
+
+            for t in breakdown_tables(result):
+                out.print(t)
 
 
 def _is_folder(path: Path) -> bool:

@@ -302,10 +302,9 @@ def mallows_scores(
     cols = list(zip(*(outs[i] for i in range(n)), strict=True)) if n else [()] * 6
     scores = np.asarray(cols[0], dtype=float)
     block = np.asarray(cols[3], dtype=np.int64)
-    defined = scores[~np.isnan(scores)]
     return MallowsResult(
         scores=scores,
-        scene=float(defined.mean()) if defined.size else None,
+        scene=scene_score(scores),
         approximated=block > 1,
         emd=np.asarray(cols[1], dtype=float),
         max_distance=np.asarray(cols[2], dtype=float),
@@ -317,6 +316,20 @@ def mallows_scores(
         approximation=approx_info,
         n_jobs=jobs_used,
     )
+
+
+def scene_score(scores: np.ndarray) -> float | None:
+    """Scene Mallows score (Özdemir et al. 2010, eq. 13): the mean of the instance
+    scores (eq. 12) that are defined (NaN ones left out); ``None`` with none.
+
+    Examples
+    --------
+    >>> scene_score(np.array([0.5, np.nan, 1.0])), scene_score(np.zeros(0))
+    (0.75, None)
+    """
+    defined = np.asarray(scores, float)
+    defined = defined[~np.isnan(defined)]
+    return float(defined.mean()) if defined.size else None
 
 
 def _as_arrays(instances: Matching | InstanceArrays | Sequence[Instance]) -> InstanceArrays:

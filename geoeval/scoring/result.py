@@ -123,6 +123,8 @@ class ScoreResult:
     parameters: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     per_class: Any = None  # geoeval.scoring.classes.PerClass (which builds on this module)
+    #: matcher -> geoeval.measures.breakdown.Breakdown, with ``breakdown=True``
+    breakdown: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         scores = ", ".join(f"{n}: F1 {_short(r.f1)}, accuracy {_short(r.accuracy)}"
@@ -164,6 +166,8 @@ class ScoreResult:
                 for name, res in self.results.items()
             },
             "per_class": None if self.per_class is None else self.per_class.to_dict(),
+            "breakdown": None if self.breakdown is None
+            else {name: b.to_dict() for name, b in self.breakdown.items()},
         }
 
 

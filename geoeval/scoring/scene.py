@@ -39,6 +39,7 @@ def score(
     reference_options: dict[str, Any] | None = None,
     submission_options: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
+    breakdown: bool = False,
 ) -> ScoreResult:
     """Read one submission and one reference and score them with the chosen matchers.
 
@@ -84,6 +85,10 @@ def score(
         Per-side reader options overriding the shared ones.
     progress : callable, optional
         Called with the name of each long step as it starts.
+    breakdown : bool
+        Also attribute each measure's loss to error types (misses, false
+        alarms, merges, splits, localisation; TIDE's oracle deltas, Bolya et
+        al. 2020): :attr:`ScoreResult.breakdown` (``docs/breakdown.md``).
 
     Returns
     -------
@@ -117,6 +122,7 @@ def score(
         iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
         resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
         warnings=warnings, per_class=class_field is not None, evaluation_crs=evaluation_crs,
+        breakdown=breakdown,
     )
     return result
 
@@ -238,12 +244,14 @@ def score_objects(
     warnings: Sequence[str] = (),
     per_class: bool = False,
     evaluation_crs: Any = None,
+    breakdown: bool = False,
 ) -> ScoreResult:
     """:func:`score` for object sets already read and in one CRS.
 
     With ``per_class`` (and classes on the reference) every class is also
-    scored on its own (:mod:`geoeval.scoring.classes`). Objects in a geographic
-    or Mercator CRS are first reprojected as :func:`score` says
+    scored on its own (:mod:`geoeval.scoring.classes`); with ``breakdown`` each
+    matcher's error breakdown (:mod:`geoeval.measures.breakdown`) is added. Objects
+    in a geographic or Mercator CRS are first reprojected as :func:`score` says
     (``evaluation_crs``).
     """
     from geoeval.io.evaluation_crs import crs_name, to_evaluation_crs
@@ -325,7 +333,24 @@ def score_objects(
             reference, submission, ov, results, matcher_params,
             mallows_options={"resolution": resolution, "approximate": approximate,
                              "n_jobs": n_jobs})
-    return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes)
+    errors = None
+    if breakdown:
+        from geoeval.measures.breakdown import error_breakdown
+
+        errors = {name: error_breakdown(r.matching, r.instance_mallows)
+                  for name, r in results.items()}
+        if classes is not None:
+            from dataclasses import replace
+
+            from geoeval.scoring.class_breakdown import class_confusion
+
+            _step(progress, "class confusion")
+            cc = class_confusion(reference, submission, ov, results, matcher_params, classes,
+                                 mallows_options={"resolution": resolution,
+                                                  "approximate": approximate, "n_jobs": n_jobs})
+            errors = {name: replace(b, class_confusion=cc[name]) for name, b in errors.items()}
+    return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
+                       errors)
 
 
 def _counter(progress: Callable[[str], None] | None, what: str,

@@ -1,0 +1,146 @@
+"""The error breakdown as a terminal table and as a bar figure.
+
+What each row means is in :mod:`geoeval.measures.breakdown` and ``docs/breakdown.md``
+(TIDE's oracle deltas, Bolya et al. 2020, on match instances).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from geoeval.measures.breakdown import ERROR_TYPES
+from geoeval.report.tables import ACCURACY, fmt
+
+#: Short row labels (the table fits 80 columns).
+FIGURE_ROWS = {"missed": "misses", "false_alarm": "false alarms",
+               "merge": "merges (under-detection)", "split": "splits (over-detection)",
+               "localisation": "one-to-one (localisation)"}
+ROWS = {"missed": "misses", "false_alarm": "false alarms", "merge": "merges (under)",
+        "split": "splits (over)", "localisation": "localisation", "all": "all fixed"}
+
+
+def breakdown_tables(result: Any) -> list[Any]:
+    """One table per matcher: rows the error types, columns F1 and the matcher's
+    accuracy now, if that type were fixed and the gain."""
+    if result.breakdown is None:
+        return []
+    tables = []
+    for name, b in result.breakdown.items():
+        tables.append(breakdown_table(name, b))
+        if b.class_confusion is not None:
+            tables.append(class_confusion_table(name, b.class_confusion))
+    return tables
+
+
+def class_confusion_table(name: str, cc: dict[str, Any]):
+    """Per class: F1 and accuracy now, if every matched submitted object had its
+    reference's class, and the gain."""
+    from rich.table import Table
+
+    title = f"{name}: class confusion ({cc['count']} submitted object(s) of another class)"
+    table = Table(title=title, title_style="bold", min_width=min(len(title) + 2, 80))
+    for col in ("class", "F1 now", "if fixed", "F1 gain", "acc. now", "if fixed", "acc. gain"):
+        table.add_column(col, justify="left" if col == "class" else "right")
+    for c, v in cc["classes"].items():
+        table.add_row(c[:16], fmt(v["now"]["f1"]), fmt(v["fixed"]["f1"]),
+                      _signed(v["gain"]["f1"]), fmt(v["now"]["accuracy"]),
+                      fmt(v["fixed"]["accuracy"]), _signed(v["gain"]["accuracy"]))
+    return table
+
+
+def breakdown_table(name: str, b: Any):
+    """The breakdown of one matcher (see :func:`breakdown_tables`)."""
+    from rich.table import Table
+
+    title = f"{name}: what fixing each error type would gain"
+    table = Table(title=title, title_style="bold", min_width=len(title) + 2,
+                  caption=f"accuracy: {ACCURACY.get(name, name)}"
+                  + ("" if b.now["accuracy"] is not None or name != "bgm"
+                     else " (area ratio: not attributable)"))
+    table.add_column("error", style="bold")
+    table.add_column("count", justify="right")
+    table.add_column("F1 if fixed", justify="right")
+    table.add_column("F1 gain", justify="right")
+    table.add_column("acc. if fixed", justify="right")
+    table.add_column("acc. gain", justify="right")
+    table.add_row("now", "", fmt(b.now["f1"]), "", fmt(b.now["accuracy"]), "", end_section=True)
+    for t in (*ERROR_TYPES, "all"):
+        f = b.fixed[t]
+        table.add_row(ROWS[t], "" if t == "all" else str(b.errors[t]), fmt(f["f1"]),
+                      _signed(b.gain(t, "f1")), fmt(f["accuracy"]),
+                      _signed(b.gain(t, "accuracy")), end_section=t == ERROR_TYPES[-1])
+    return table
+
+
+def _signed(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"{x:+.4f}"
+
+
+def save_breakdown_figure(result: Any, path: str | Path, *, matcher: str | None = None,
+                          dpi: int = 150) -> Path:
+    """Horizontal bars of the gain per error type: F1 and the matcher's accuracy.
+
+    ``matcher`` defaults to ``mom`` when it ran, else the first matcher; ``path``
+    is ``.png`` or ``.svg``, written atomically. Gains below zero are red.
+    """
+    import numpy as np
+    from matplotlib.figure import Figure  # deferred: heavy, figures only
+    from matplotlib.ticker import MaxNLocator
+
+    from geoeval.errors import InputError, OutputError
+    from geoeval.outputs import atomic_path
+    from geoeval.report.status_figure import FORMATS
+
+    target = Path(path)
+    form = FORMATS.get(target.suffix.lower())
+    if form is None:
+        raise OutputError("breakdown figure must be .png or .svg", target)
+    if result.breakdown is None:
+        raise InputError("no error breakdown was computed (breakdown=True)")
+    from geoeval.report.objects import choose_matcher
+
+    matcher = choose_matcher(result, matcher)
+    b = result.breakdown[matcher]
+    panels = [("f1", "F1")]
+    if b.now["accuracy"] is not None:
+        panels.append(("accuracy", f"accuracy ({ACCURACY.get(matcher, matcher)})"))
+    labels = [f"{b.errors[t]} {FIGURE_ROWS[t]}" for t in ERROR_TYPES]
+    fig = Figure(figsize=(5.6 * len(panels), 3.9), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)
+    y = np.arange(len(ERROR_TYPES))
+    for ax, (key, what) in zip(axes[0], panels, strict=True):
+        gains = np.array([np.nan if (g := b.gain(t, key)) is None else g for t in ERROR_TYPES])
+        colours = ["#c0392b" if g < 0 else "#2c7fb8" for g in np.nan_to_num(gains)]
+        ax.barh(y, np.nan_to_num(gains), color=colours)
+        span = max(float(np.nanmax(np.abs(gains))) if np.isfinite(gains).any() else 0.0, 1e-3)
+        for yi, g in zip(y, gains, strict=True):
+            text = "–" if g != g else f"{g:+.4f}"
+            ax.text((0 if g != g else g) + (span * 0.02 if not g < 0 else -span * 0.02), yi,
+                    text, va="center", ha="left" if not g < 0 else "right", fontsize=9)
+        ax.axvline(0, color="black", linewidth=0.8)
+        lo = min(0.0, float(np.nanmin(gains)) if np.isfinite(gains).any() else 0.0)
+        ax.set_xlim(lo - 0.25 * span * (lo < 0), span * 1.3)
+        now = b.now[key]
+        ax.set_title(f"{what}: now {fmt(now, 3)}, all fixed {fmt(b.fixed['all'][key], 3)}",
+                     fontsize=10)
+        ax.set_xlabel(f"gain in {what.split(' (')[0]}")
+        ax.grid(axis="x", alpha=0.3)
+        if not np.isfinite(gains).any():
+            ax.text(0.5, 0.5, f"undefined: {what.split(' (')[0]} is null now", ha="center",
+                    va="center", transform=ax.transAxes, fontsize=10)
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+    axes[0][0].set_yticks(y, labels)
+    axes[0][0].invert_yaxis()
+    sub = Path(str(result.submission.path)).name if result.submission.path else "submission"
+    fig.suptitle(f"Error breakdown ({matcher}) of {sub}\ngain if one error type were fixed",
+                 fontsize=11)
+    if any((g := b.gain(t, k)) is not None and g < 0 for t in ERROR_TYPES for k, _ in panels):
+        fig.supxlabel("red: fixing that type lowers the measure (precision, eq. 14 "
+                 "of Özdemir et al. 2010, counts every piece of a split as a detection)",
+                      fontsize=8)
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format=form, dpi=dpi)
+    return target
