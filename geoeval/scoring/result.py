@@ -123,6 +123,8 @@ class ScoreResult:
     parameters: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     per_class: Any = None  # geoeval.scoring.classes.PerClass (which builds on this module)
+    strata: Any = None  # geoeval.scoring.strata.Strata
+    bootstrap: Any = None  # geoeval.scoring.bootstrap.BootstrapResult
 
     def __repr__(self) -> str:
         scores = ", ".join(f"{n}: F1 {_short(r.f1)}, accuracy {_short(r.accuracy)}"
@@ -164,6 +166,8 @@ class ScoreResult:
                 for name, res in self.results.items()
             },
             "per_class": None if self.per_class is None else self.per_class.to_dict(),
+            "strata": None if self.strata is None else self.strata.to_dict(),
+            "bootstrap": None if self.bootstrap is None else self.bootstrap.to_dict(),
         }
 
 
