@@ -4,6 +4,8 @@ $ geoeval score reference.tif submission.tif
 $ geoeval score ref.gpkg detections.shp --matcher mom --json report.json
 $ geoeval score ref.tif dets.shp --gpkg out.gpkg --figure map.png
 $ geoeval score ref.tif dets.shp --csv-dir tables/ --class-field class
+$ geoeval score ref.tif dets.tif --size-bins coco --zones zones.gpkg --zone-field NAME
+$ geoeval score ref.tif dets.tif --bootstrap 1000 --seed 0 --json report.json
 $ geoeval score REF_DIR/ SUB_DIR/ --scene-dir scenes/   # scenes paired by name
 """
 
@@ -18,6 +20,10 @@ from geoeval.cli.options import (
     DEFAULTS,
     BackgroundOpt,
     BandOpt,
+    BlockSizeOpt,
+    BootSeedOpt,
+    BootstrapOpt,
+    ConfidenceOpt,
     CrsOpt,
     HooverOpt,
     IdFieldOpt,
@@ -32,7 +38,10 @@ from geoeval.cli.options import (
     QuietOpt,
     RefLayerOpt,
     ResolutionOpt,
+    SizeBinsOpt,
     SubLayerOpt,
+    ZoneFieldOpt,
+    ZonesOpt,
     reader_options,
     with_examples,
 )
@@ -65,6 +74,13 @@ def score_command(
     class_field: Annotated[str | None, typer.Option(
         help="Vector field with object classes: also score each class on its own.")] = None,
     crs: CrsOpt = DEFAULTS["crs"],
+    size_bins: SizeBinsOpt = DEFAULTS["size_bins"],
+    zones: ZonesOpt = DEFAULTS["zones"],
+    zone_field: ZoneFieldOpt = DEFAULTS["zone_field"],
+    bootstrap: BootstrapOpt = DEFAULTS["bootstrap"],
+    confidence: ConfidenceOpt = DEFAULTS["confidence"],
+    seed: BootSeedOpt = DEFAULTS["seed"],
+    block_size: BlockSizeOpt = DEFAULTS["block_size"],
     json_path: JsonOpt = None,
     gpkg: Annotated[Path | None, typer.Option(
         help="Write a styled GeoPackage (layers reference, submission, instances, summary).")
@@ -106,6 +122,8 @@ def score_command(
         **reader_options(band=band, background=background, layer=layer, ref_layer=ref_layer,
                          sub_layer=sub_layer, id_field=id_field, crs=crs,
                          class_field=class_field))
+    options.update(size_bins=size_bins, zones=zones, zone_field=zone_field,
+                   bootstrap=bootstrap, confidence=confidence, seed=seed, block_size=block_size)
     folders = _is_folder(reference) or _is_folder(submission)
     if folders:
         if not (_is_folder(reference) and _is_folder(submission)):
@@ -141,6 +159,13 @@ def score_command(
             from geoeval.report.scene_tables import per_class_table
 
             out.print(per_class_table(result))
+        if result.strata is not None or result.bootstrap is not None:
+            from geoeval.report.strata_tables import bootstrap_table, strata_table
+
+            if result.strata is not None:
+                out.print(strata_table(result))
+            if result.bootstrap is not None:
+                out.print(bootstrap_table(result))
 
 
 def _is_folder(path: Path) -> bool:
