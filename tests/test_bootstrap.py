@@ -15,6 +15,7 @@ from geoeval.scoring.bootstrap import (
     block_weights,
     replicate_measures,
 )
+from geoeval.scoring.contest_bootstrap import contest_bootstrap, replicate_dominance
 
 CRS = "EPSG:32651"
 MATCHERS = ("bgm", "hoover", "iou", "mom")
@@ -134,3 +135,51 @@ def test_bad_bootstrap_options():
                dict(bootstrap=10, seed=-1), dict(bootstrap=10, block_size=0.0)):
         with pytest.raises(InputError):
             score_objects(objects(refs), objects(subs), matchers=["iou"], **kw)
+
+
+# --- the contest's paired bootstrap (geoeval rank --bootstrap) ---------------------
+
+
+def test_replicate_dominance_by_hand():
+    v = np.array([[[1.0, 1.0], [2.0, 1.0], [0.0, 3.0], [np.nan, 9.0]]])
+    dom = replicate_dominance(v)[0]
+    want = np.zeros((4, 4), bool)
+    want[0, 1] = True  # (2, 1) dominates (1, 1); (0, 3) is incomparable; NaN never counts
+    assert np.array_equal(dom, want)
+
+
+def contest():
+    refs, subs = block_scene()
+    ref = objects(refs)
+    perfect = score_objects(ref, objects(refs), matchers=["iou"])
+    other = score_objects(ref, objects(subs), matchers=["iou"])
+    return ref, perfect, other
+
+
+def test_one_block_gives_the_point_ranking():
+    ref, perfect, other = contest()
+    b = contest_bootstrap(ref, {"A": perfect, "B": other}, "iou",
+                          ("precision", "recall", "accuracy"), n=50, block_size=1e4)
+    assert b["p_first"] == {"A": 1.0, "B": 0.0}
+    assert b["rank_interval"] == {"A": [1, 1], "B": [2, 2]}
+    assert b["robust_edges"] == [["A", "B"]]
+    assert b["dominance"]["A"]["B"] == 1.0 and b["dominance"]["B"]["A"] == 0.0
+
+
+def test_identical_submissions_tie_in_every_replicate():
+    ref, _, other = contest()
+    b = contest_bootstrap(ref, {"A": other, "B": other}, "iou", ("precision", "recall"), n=200,
+                          block_size=50.0, seed=1)
+    assert b["p_first"] == {"A": 1.0, "B": 1.0}
+    assert b["rank_interval"] == {"A": [1, 2], "B": [1, 2]}
+    assert b["robust_edges"] == []
+
+
+def test_paired_and_seeded():
+    ref, perfect, other = contest()
+    kw = dict(n=300, block_size=50.0, seed=4)
+    a = contest_bootstrap(ref, {"A": perfect, "B": other}, "iou", ("precision", "recall"), **kw)
+    b = contest_bootstrap(ref, {"A": perfect, "B": other}, "iou", ("precision", "recall"), **kw)
+    assert a == b
+    # B is never better than a perfect A on the same blocks: A is never dominated
+    assert a["p_first"]["A"] == 1.0

@@ -22,6 +22,9 @@ from geoeval.cli.options import (
     SEED,
     BackgroundOpt,
     BandOpt,
+    BlockSizeOpt,
+    BootstrapOpt,
+    ConfidenceOpt,
     CrsOpt,
     HooverOpt,
     IdFieldOpt,
@@ -99,6 +102,9 @@ def rank_command(
     sub_layer: SubLayerOpt = None,
     id_field: IdFieldOpt = DEFAULTS["id_field"],
     crs: CrsOpt = DEFAULTS["crs"],
+    bootstrap: BootstrapOpt = RANK_DEFAULTS["bootstrap"],
+    confidence: ConfidenceOpt = RANK_DEFAULTS["confidence"],
+    block_size: BlockSizeOpt = RANK_DEFAULTS["block_size"],
     jobs: JobsOpt = DEFAULTS["n_jobs"],
     quiet: QuietOpt = False,
 ) -> None:
@@ -144,6 +150,9 @@ def rank_command(
                 min_overlap=min_overlap,
                 resolution=resolution,
                 n_jobs=jobs,
+                bootstrap=bootstrap,
+                confidence=confidence,
+                block_size=block_size,
                 progress=progress,
                 **readers,
                 **options,
@@ -165,6 +174,10 @@ def _print(result: object) -> None:
 
     for r in ranking_tables(result):
         Console().print(r)
+    if getattr(result, "bootstrap", None) is not None:
+        from geoeval.report.strata_tables import rank_bootstrap_table
+
+        Console().print(rank_bootstrap_table(result))
 
 
 def register(app: typer.Typer) -> None:
