@@ -82,13 +82,20 @@ def write_strata_csv(result: Any, folder: str | Path) -> list[Path]:
 
 def strata_table(result: Any) -> Any:
     """Terminal table: one row per kind, stratum and matcher."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title="strata", title_style="bold")
-    for c in ("kind", "stratum", "matcher", "ref", "sub", "MD", "FA", "P", "R", "F1", "acc"):
-        table.add_column(c, justify="left" if c in ("kind", "stratum", "matcher") else "right")
+    table = Table(title="strata", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
+                  collapse_padding=True)
+    table.add_column("stratum", no_wrap=True)
+    for c in ("matcher", "ref", "sub", "MD", "FA", "P", "R", "F1", "acc"):
+        table.add_column(c, justify="left" if c == "matcher" else "right", no_wrap=True)
+    kind = None
     for r in strata_rows(result):
-        table.add_row(r["kind"], str(r["stratum"]), r["matcher"], str(r["reference_objects"]),
+        if kind is not None and r["kind"] != kind:
+            table.add_section()
+        kind = r["kind"]
+        table.add_row(f"{r['kind']} {r['stratum']}", r["matcher"], str(r["reference_objects"]),
                       str(r["submission_objects"]), str(r["missed"]), str(r["false_alarms"]),
                       fmt(r["precision"], 3), fmt(r["recall"], 3), fmt(r["f1"], 3),
                       fmt(r["accuracy"], 3))
