@@ -155,3 +155,17 @@ def test_class_strata_are_the_per_class_results():
     for name, c in res.per_class.classes.items():
         assert cls.strata[name].results is c.results
     assert res.to_dict()["strata"]["class"]["strata"]["a"]["reference_objects"] == 3
+
+
+def test_strata_get_intervals_on_the_scene_blocks():
+    ref, sub = zone_scene()
+    res = score_objects(ref, sub, matchers=["iou"], zones=zones_frame(), zone_field="NAME",
+                        bootstrap=100, block_size=1e4)
+    for s in res.strata.kinds["zone"].strata.values():
+        assert s.bootstrap.grid == res.bootstrap.grid
+        r = s.results["iou"]
+        iv = s.bootstrap.intervals["iou"]
+        # one block: every interval collapses to the stratum's own value
+        assert iv["recall"] == (None if r.recall is None else [r.recall, r.recall])
+    d = res.to_dict()["strata"]["zone"]["strata"]["B"]["bootstrap"]
+    assert d["iou"]["precision"] == [1.0, 1.0]

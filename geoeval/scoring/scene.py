@@ -356,6 +356,10 @@ def score_objects(
         _step(progress, "bootstrap")
         boot = bootstrap_scene(reference, submission, ov, results, n=bootstrap, seed=seed,
                                confidence=confidence, block_size=block_size)
+        if strata is not None:
+            from geoeval.scoring.strata import bootstrap_strata
+
+            strata = bootstrap_strata(strata, boot)
     return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
                        strata, boot)
 

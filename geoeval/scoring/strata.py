@@ -60,6 +60,7 @@ class Stratum:
     submission_index: np.ndarray
     overlap: Overlap
     results: dict[str, MatcherResult]
+    bootstrap: Any = None  # BootstrapResult on the scene's blocks, with bootstrap=N
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class StrataKind:
                     "reference_objects": int(s.reference_index.size),
                     "submission_objects": int(s.submission_index.size),
                     "results": {m: r.summary() for m, r in s.results.items()},
+                    "bootstrap": None if s.bootstrap is None else s.bootstrap.intervals,
                 }
                 for name, s in self.strata.items()
             },
@@ -278,3 +280,20 @@ def _kind(kind: str, definition: dict[str, Any], ref_labels: np.ndarray,
                                    matcher_params, mallows_options)
         strata[name] = Stratum(name, ri, si, ov, results)
     return StrataKind(kind, definition, ref_labels, sub_labels, strata)
+
+
+def bootstrap_strata(strata: Strata, scene_bootstrap: Any) -> Strata:
+    """Each stratum's intervals from the scene's blocks and draws (same grid, seed
+    and replicates: :func:`geoeval.scoring.bootstrap.bootstrap_scene` on the stratum)."""
+    from dataclasses import replace
+
+    from geoeval.scoring.bootstrap import bootstrap_scene
+
+    b = scene_bootstrap
+    kinds = {}
+    for kind, k in strata.kinds.items():
+        new = {name: replace(s, bootstrap=bootstrap_scene(
+            s.overlap.reference, s.overlap.submission, s.overlap, s.results, n=b.n, seed=b.seed,
+            confidence=b.confidence, grid=b.grid)) for name, s in k.strata.items()}
+        kinds[kind] = replace(k, strata=new)
+    return Strata(kinds)
