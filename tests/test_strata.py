@@ -169,3 +169,51 @@ def test_strata_get_intervals_on_the_scene_blocks():
         assert iv["recall"] == (None if r.recall is None else [r.recall, r.recall])
     d = res.to_dict()["strata"]["zone"]["strata"]["B"]["bootstrap"]
     assert d["iou"]["precision"] == [1.0, 1.0]
+
+
+def test_cli_writes_strata_to_json_csv_and_gpkg(tmp_path, capsys):
+    import json
+
+    import pyogrio
+
+    from geoeval.cli.main import main
+
+    ref, sub = zone_scene()
+    gpd.GeoDataFrame({"id": ref.ids}, geometry=list(ref.polygons), crs=CRS).to_file(
+        tmp_path / "ref.gpkg")
+    gpd.GeoDataFrame({"id": sub.ids}, geometry=list(sub.polygons), crs=CRS).to_file(
+        tmp_path / "sub.gpkg")
+    zones_frame().to_file(tmp_path / "zones.gpkg")
+    code = main(["score", str(tmp_path / "ref.gpkg"), str(tmp_path / "sub.gpkg"),
+                 "--id-field", "id", "-m", "iou", "--zones", str(tmp_path / "zones.gpkg"),
+                 "--zone-field", "NAME", "--size-bins", "100", "--bootstrap", "50",
+                 "--json", str(tmp_path / "r.json"), "--gpkg", str(tmp_path / "o.gpkg"),
+                 "--csv-dir", str(tmp_path / "csv"), "-q"])
+    assert code == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["strata"]["zone"]["strata"]["A"]["results"]["iou"]["recall"] == 1 / 3
+    assert report["bootstrap"]["n"] == 50
+    layer = pyogrio.read_dataframe(tmp_path / "o.gpkg", layer="reference", read_geometry=False)
+    assert list(layer.sort_values("id")["stratum_zone"]) == ["A", "A", "B", "C", "B", "A"]
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "csv" / "strata.csv")
+    row = table[(table.kind == "zone") & (table.stratum == "B")].iloc[0]
+    assert (row.reference_objects, row.precision, row.recall) == (2, 1.0, 0.5)
+    assert len(pd.read_csv(tmp_path / "csv" / "bootstrap.csv")) == 5
+    sub_csv = pd.read_csv(tmp_path / "csv" / "submission.csv")
+    assert set(sub_csv["stratum_size"]) == {"[0, 100)", "[100, inf)"}
+
+
+@pytest.mark.parametrize("args", [["--size-bins", "a,b"], ["--bootstrap", "0"],
+                                  ["--confidence", "1.5", "--bootstrap", "5"]])
+def test_cli_bad_options_exit_2(tmp_path, args, capsys):
+    from geoeval.cli.main import main
+
+    ref, sub = zone_scene()
+    gpd.GeoDataFrame(geometry=list(ref.polygons), crs=CRS).to_file(tmp_path / "ref.gpkg")
+    gpd.GeoDataFrame(geometry=list(sub.polygons), crs=CRS).to_file(tmp_path / "sub.gpkg")
+    code = main(["score", str(tmp_path / "ref.gpkg"), str(tmp_path / "sub.gpkg"), "-m", "iou",
+                 "-q", *args])
+    assert code == 2
+    assert "Traceback" not in capsys.readouterr().err
