@@ -183,3 +183,23 @@ def test_paired_and_seeded():
     assert a == b
     # B is never better than a perfect A on the same blocks: A is never dominated
     assert a["p_first"]["A"] == 1.0
+
+
+def test_ranking_figure_marks_robust_dominance(tmp_path):
+    from dataclasses import replace
+
+    from geoeval.ranking.api import rank_indicators
+    from geoeval.report.figures_ranking import save_ranking_figure
+
+    ref, perfect, other = contest()
+    table = {n: {"precision": r.results["iou"].precision, "recall": r.results["iou"].recall,
+                 "accuracy": r.results["iou"].accuracy}
+             for n, r in (("A", perfect), ("B", other))}
+    ranked = rank_indicators(table, indicators=("precision", "recall", "accuracy"),
+                             tie_break="accuracy")
+    boot = contest_bootstrap(ref, {"A": perfect, "B": other}, "iou", ranked.indicators, n=50,
+                             block_size=1e4)
+    ranked = replace(ranked, bootstrap=boot)
+    assert ranked.to_dict()["bootstrap"]["robust_edges"] == [["A", "B"]]
+    path = save_ranking_figure(ranked, tmp_path / "rank.png")
+    assert path.stat().st_size > 0
