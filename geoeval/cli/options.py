@@ -111,6 +111,26 @@ JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", help="Processes for the Mallows score (default: every core).",
     callback=COUNT)]
 
+# strata and bootstrap (geoeval.scoring.strata, geoeval.scoring.bootstrap)
+SizeBinsOpt = Annotated[str | None, typer.Option(
+    help="Also score by object size: 'coco' (32², 96² pixels) or increasing area edges in "
+         "square CRS units, e.g. 100,900; an area on an edge goes to the upper bin.")]
+ZonesOpt = Annotated[Path | None, typer.Option(
+    help="Also score by zone: polygon layer; each object goes to the zone holding its "
+         "representative point, or to 'outside'.")]
+ZoneFieldOpt = Annotated[str | None, typer.Option(
+    help="Field naming the zones (default the feature number).")]
+BootstrapOpt = Annotated[int | None, typer.Option(
+    help="Spatial block bootstrap replicates: confidence intervals for every measure.",
+    callback=COUNT)]
+ConfidenceOpt = Annotated[float, typer.Option(
+    help="Coverage of the bootstrap intervals, 0 < c < 1.", callback=ALPHA)]
+BootSeedOpt = Annotated[int, typer.Option(
+    "--seed", help="Seed of the bootstrap draws (same seed, same intervals).", callback=SEED)]
+BlockSizeOpt = Annotated[float | None, typer.Option(
+    help="Bootstrap block side in CRS units (default: a tenth of the reference bounds).",
+    callback=POSITIVE)]
+
 
 class Progress:
     """Step texts on stderr: a live status line on a terminal; otherwise (a log, a

@@ -22,6 +22,9 @@ from geoeval.cli.options import (
     SEED,
     BackgroundOpt,
     BandOpt,
+    BlockSizeOpt,
+    BootstrapOpt,
+    ConfidenceOpt,
     CrsOpt,
     EvalCrsOpt,
     HooverOpt,
@@ -101,6 +104,9 @@ def rank_command(
     id_field: IdFieldOpt = DEFAULTS["id_field"],
     crs: CrsOpt = DEFAULTS["crs"],
     eval_crs: EvalCrsOpt = DEFAULTS["evaluation_crs"],
+    bootstrap: BootstrapOpt = RANK_DEFAULTS["bootstrap"],
+    confidence: ConfidenceOpt = RANK_DEFAULTS["confidence"],
+    block_size: BlockSizeOpt = RANK_DEFAULTS["block_size"],
     jobs: JobsOpt = DEFAULTS["n_jobs"],
     quiet: QuietOpt = False,
 ) -> None:
@@ -146,6 +152,9 @@ def rank_command(
                 min_overlap=min_overlap,
                 resolution=resolution,
                 n_jobs=jobs,
+                bootstrap=bootstrap,
+                confidence=confidence,
+                block_size=block_size,
                 progress=progress,
                 **readers,
                 **options,
@@ -167,6 +176,10 @@ def _print(result: object) -> None:
 
     for r in ranking_tables(result):
         Console().print(r)
+    if getattr(result, "bootstrap", None) is not None:
+        from geoeval.report.strata_tables import rank_bootstrap_table
+
+        Console().print(rank_bootstrap_table(result))
 
 
 def register(app: typer.Typer) -> None:

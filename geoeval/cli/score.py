@@ -5,6 +5,8 @@ $ geoeval score ref.gpkg detections.shp --matcher mom --json report.json
 $ geoeval score ref.tif dets.shp --gpkg out.gpkg --figure map.png
 $ geoeval score ref.tif dets.shp --csv-dir tables/ --class-field class
 $ geoeval score ref.tif dets.tif --matcher mom --breakdown --breakdown-figure errors.png
+$ geoeval score ref.tif dets.tif --size-bins coco --zones zones.gpkg --zone-field NAME
+$ geoeval score ref.tif dets.tif --bootstrap 1000 --seed 0 --json report.json
 $ geoeval score REF_DIR/ SUB_DIR/ --scene-dir scenes/   # scenes paired by name
 """
 
@@ -19,8 +21,12 @@ from geoeval.cli.options import (
     DEFAULTS,
     BackgroundOpt,
     BandOpt,
+    BlockSizeOpt,
+    BootSeedOpt,
+    BootstrapOpt,
     BreakdownFigureOpt,
     BreakdownOpt,
+    ConfidenceOpt,
     CrsOpt,
     EvalCrsOpt,
     HooverOpt,
@@ -36,7 +42,10 @@ from geoeval.cli.options import (
     QuietOpt,
     RefLayerOpt,
     ResolutionOpt,
+    SizeBinsOpt,
     SubLayerOpt,
+    ZoneFieldOpt,
+    ZonesOpt,
     reader_options,
     with_examples,
 )
@@ -70,6 +79,13 @@ def score_command(
         help="Vector field with object classes: also score each class on its own.")] = None,
     crs: CrsOpt = DEFAULTS["crs"],
     eval_crs: EvalCrsOpt = DEFAULTS["evaluation_crs"],
+    size_bins: SizeBinsOpt = DEFAULTS["size_bins"],
+    zones: ZonesOpt = DEFAULTS["zones"],
+    zone_field: ZoneFieldOpt = DEFAULTS["zone_field"],
+    bootstrap: BootstrapOpt = DEFAULTS["bootstrap"],
+    confidence: ConfidenceOpt = DEFAULTS["confidence"],
+    seed: BootSeedOpt = DEFAULTS["seed"],
+    block_size: BlockSizeOpt = DEFAULTS["block_size"],
     json_path: JsonOpt = None,
     gpkg: Annotated[Path | None, typer.Option(
         help="Write a styled GeoPackage (layers reference, submission, instances, summary).")
@@ -116,6 +132,8 @@ def score_command(
                          sub_layer=sub_layer, id_field=id_field, crs=crs,
                          eval_crs=eval_crs,
                          class_field=class_field))
+    options.update(size_bins=size_bins, zones=zones, zone_field=zone_field,
+                   bootstrap=bootstrap, confidence=confidence, seed=seed, block_size=block_size)
     folders = _is_folder(reference) or _is_folder(submission)
     if folders:
         if not (_is_folder(reference) and _is_folder(submission)):
@@ -161,6 +179,13 @@ def score_command(
 
             for t in breakdown_tables(result):
                 out.print(t)
+        if result.strata is not None or result.bootstrap is not None:
+            from geoeval.report.strata_tables import bootstrap_table, strata_table
+
+            if result.strata is not None:
+                out.print(strata_table(result))
+            if result.bootstrap is not None:
+                out.print(bootstrap_table(result))
 
 
 def _is_folder(path: Path) -> bool:

@@ -71,6 +71,9 @@ class RankingResult:
         Human-readable remarks (dropped indicators, sampling fallback …).
     matcher : str or None
         Matcher used to score the submissions (``rank`` only).
+    bootstrap : dict or None
+        Paired spatial block bootstrap of the contest (``rank(bootstrap=N)``):
+        probability of ranking first, rank intervals, dominance frequencies.
     """
 
     names: tuple[str, ...]
@@ -87,6 +90,7 @@ class RankingResult:
     ties: tuple[dict[str, Any], ...]
     notes: tuple[str, ...] = field(default=())
     matcher: str | None = None
+    bootstrap: dict[str, Any] | None = None  # geoeval.scoring.contest_bootstrap (paired)
 
     # ------------------------------------------------------------------ views
     def __repr__(self) -> str:
@@ -213,6 +217,7 @@ class RankingResult:
             "ties_broken": [dict(t) for t in self.ties],
             "ties_broken_by_accuracy": self.ties_broken_by_accuracy,
             "notes": list(self.notes) + list(st.notes),
+            "bootstrap": self.bootstrap,
         }
 
     def write_json(self, path: str | os.PathLike[str]) -> Path:

@@ -45,4 +45,8 @@ def write_csv(result: ScoreResult, folder: str | Path, *, matcher: str | None = 
     for name in CSV_FILES:
         frame = to_frame(getattr(tables, name))
         written.append(write_csv_table(out / f"{name}.csv", frame))
+    if result.strata is not None or result.bootstrap is not None:
+        from geoeval.report.strata_tables import write_strata_csv
+
+        written += write_strata_csv(result, out)  # strata.csv, bootstrap.csv
     return written

@@ -60,12 +60,20 @@ def plot_hasse(result: RankingResult, ax: Axes) -> None:
     xy = hasse_layout(result)
     nx.draw_networkx_edges(result.hasse(), xy, ax=ax, edge_color="0.45", width=1.2,
                            arrows=True, arrowstyle="-|>", arrowsize=10, node_size=1800)
+    boot = getattr(result, "bootstrap", None)
+    if boot is not None:  # covers that hold in >= confidence of the paired replicates
+        robust = {(b, a) for a, b in boot["robust_edges"]}  # graph edges run worse -> better
+        keep = [e for e in result.hasse().edges if tuple(e) in robust]
+        nx.draw_networkx_edges(result.hasse(), xy, edgelist=keep, ax=ax, edge_color="black",
+                               width=3.0, arrows=True, arrowstyle="-|>", arrowsize=12,
+                               node_size=1800)
     final = result.final_rank
     for name, (x, y) in xy.items():
+        first = "" if boot is None else f"\nP(first) {boot['p_first'][name]:.2f}"
         ax.text(
             x,
             y,
-            f"#{final[name]} {_label(result, name)}",
+            f"#{final[name]} {_label(result, name)}{first}",
             ha="center",
             va="center",
             fontsize=8,
@@ -78,6 +86,10 @@ def plot_hasse(result: RankingResult, ax: Axes) -> None:
     ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
     ax.set_axis_off()
     ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)}); #k = final rank", fontsize=9)
+    if boot is not None:
+        ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)});\n#k = final rank; "
+                     f"bold: dominance in ≥ {boot['confidence']:.0%}\nof {boot['n']} paired "
+                     "bootstrap replicates", fontsize=9)
 
 
 def plot_rank_frequencies(result: RankingResult, ax: Axes) -> Any:

@@ -156,6 +156,10 @@ def object_tables(result: ScoreResult, matcher: str | None = None) -> ObjectTabl
                      ref_partner, result.submission.ids, n_sub_in_pad)
     submission = side(result.submission, inst_of_sub, FALSE_ALARM, sub_overlap, sub_best,
                       sub_partner, result.reference.ids, n_ref_in_pad)
+    if getattr(result, "strata", None) is not None:
+        from geoeval.report.strata_tables import add_stratum_columns
+
+        add_stratum_columns(result, reference, submission)
     instances = _instance_columns(result, res, ref_members, ref_inst, sub_members, sub_inst,
                                   n_ref_in, n_sub_in, kinds[:-1], inst_score[:-1],
                                   None if inst_mallows is None else inst_mallows[:-1])

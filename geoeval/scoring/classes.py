@@ -17,32 +17,21 @@ reused; only new instances are scored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from geoeval.matching import match
-from geoeval.matching.result import Matching
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
-from geoeval.scoring.result import MatcherResult, measure
+from geoeval.scoring.result import MatcherResult
+from geoeval.scoring.subset import InstanceMallows, score_subset
+
+__all__ = ["ClassResult", "InstanceMallows", "PerClass", "class_labels", "inherit_classes",
+           "score_classes"]
 
 FROM_FIELD = "field"
 FROM_REFERENCE = "from_reference"
-
-
-@dataclass(frozen=True)
-class InstanceMallows:
-    """Mallows scores of a class's instances (eq. 12) and their mean (eq. 13)."""
-
-    scores: np.ndarray
-    scene: float | None
-    reused: int
-    computed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"reused": self.reused, "computed": self.computed}
 
 
 @dataclass(frozen=True)
@@ -173,60 +162,8 @@ def score_classes(
     for name in names:
         ri = np.flatnonzero(ref_cls == name)
         si = np.flatnonzero(sub_cls == name)
-        ov = overlap.restrict(ri, si)
-        results: dict[str, MatcherResult] = {}
-        for mname, params in matcher_params.items():
-            m = match(ov, mname, **params)
-            mal = None
-            main = all_results.get(mname)
-            if main is not None and main.mallows is not None:
-                mal = _class_mallows(reference, submission, ri, si, m, main,
-                                     mallows_options or {})
-            results[mname] = measure(mname, m, ov, mal)
+        ov, results = score_subset(reference, submission, overlap, ri, si, all_results,
+                                   matcher_params, mallows_options)
         classes[name] = ClassResult(name, ov.reference, ov.submission, ri, si, ov, results)
     unclassified = int(np.count_nonzero([c is None for c in sub_cls]))
     return PerClass(source, unclassified, classes)
-
-
-def _class_mallows(reference: ObjectSet, submission: ObjectSet, ri: np.ndarray, si: np.ndarray,
-                   matching: Matching, main: MatcherResult,
-                   options: dict[str, Any]) -> InstanceMallows:
-    """Eq. 12 per class instance (reusing the all-classes scores of identical
-    instances) and eq. 13, their mean.
-
-    A class instance is identical to an all-classes instance when its members,
-    mapped back to the whole sets, are exactly that instance's members: all of
-    them in the instance of its first reference, and as many on each side.
-    """
-    a, g = matching.arrays, main.matching.arrays
-    n = len(a)
-    ref_glob, sub_glob = ri[a.ref_idx], si[a.sub_idx]
-    g_of_ref = np.full(len(reference), -1, np.int64)
-    g_of_ref[g.ref_idx] = g.ref_instance()
-    g_of_sub = np.full(len(submission), -1, np.int64)
-    g_of_sub[g.sub_idx] = g.sub_instance()
-    cand = g_of_ref[ref_glob[a.ref_ptr[:-1]]] if n else np.zeros(0, np.int64)
-    same = cand >= 0
-    safe = np.where(same, cand, 0)
-    nref, nsub = np.diff(a.ref_ptr), np.diff(a.sub_ptr)
-    if len(g):
-        same &= (nref == np.diff(g.ref_ptr)[safe]) & (nsub == np.diff(g.sub_ptr)[safe])
-    stray = (np.bincount(a.ref_instance(), weights=g_of_ref[ref_glob] != np.repeat(cand, nref),
-                         minlength=n)
-             + np.bincount(a.sub_instance(),
-                           weights=g_of_sub[sub_glob] != np.repeat(cand, nsub), minlength=n))
-    same &= stray == 0
-    scores = np.full(n, np.nan)
-    all_scores = np.asarray(main.mallows.scores, float)
-    scores[same] = all_scores[cand[same]]
-    todo = np.flatnonzero(~same)
-    if todo.size:
-        from geoeval.measures.mallows import mallows_scores
-
-        new = a.take(todo)
-        new = replace(new, ref_idx=ri[new.ref_idx], sub_idx=si[new.sub_idx])
-        res = mallows_scores(reference, submission, new, **options)
-        scores[todo] = np.asarray(res.scores, float)
-    defined = scores[~np.isnan(scores)]
-    scene = float(defined.mean()) if defined.size else None
-    return InstanceMallows(scores, scene, int(n - todo.size), int(todo.size))

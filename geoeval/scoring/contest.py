@@ -41,6 +41,9 @@ def rank(
     batches: int = DEFAULT_BATCHES,
     seed: int = 0,
     max_rounds: int = DEFAULT_MAX_ROUNDS,
+    bootstrap: int | None = None,
+    confidence: float = 0.95,
+    block_size: float | None = None,
     progress: Callable[[str], None] | None = None,
     **reader_options: Any,
 ) -> RankingResult:
@@ -63,6 +66,13 @@ def rank(
         Submission names; default the file stems.
     method, max_states, samples, burn_in, batches, seed, max_rounds
         As in :func:`geoeval.ranking.api.rank_indicators`.
+    bootstrap : int, optional
+        Replicates of a paired spatial block bootstrap (same blocks for every
+        submission, seeded by ``seed``): each submission's probability of
+        ranking first, its rank interval and how often each dominance holds
+        (:mod:`geoeval.scoring.contest_bootstrap`), in ``RankingResult.bootstrap``.
+    confidence, block_size
+        Coverage of the bootstrap intervals; block side in CRS units.
     progress : callable, optional
         Called with a text for each step (reading, each submission, ranking).
 
@@ -83,6 +93,11 @@ def rank(
     if len(set(labels)) != len(labels):
         raise InputError(f"submission names are not unique: {labels}")
     table: dict[str, dict[str, object]] = {}
+    scored: dict[str, Any] = {}
+    if bootstrap is not None:
+        from geoeval.scoring.bootstrap import check_bootstrap
+
+        check_bootstrap(bootstrap, confidence, seed, block_size)
     if progress is not None:
         progress("reading the reference")
     ref = read_reference(reference, **reader_options)  # read once, scored many times
@@ -99,10 +114,12 @@ def rank(
             **reader_options,
         )
         m = result.results[matcher]
+        if bootstrap is not None:
+            scored[label] = result
         table[label] = {"precision": m.precision, "recall": m.recall, "accuracy": m.accuracy}
     if progress is not None:
         progress("ranking")
-    return rank_indicators(
+    ranked = rank_indicators(
         table,
         indicators=("precision", "recall", "accuracy"),
         tie_break="accuracy",
@@ -115,3 +132,14 @@ def rank(
         max_rounds=max_rounds,
         matcher=matcher,
     )
+    if bootstrap is None:
+        return ranked
+    from dataclasses import replace
+
+    from geoeval.scoring.contest_bootstrap import contest_bootstrap
+
+    if progress is not None:
+        progress("bootstrap")
+    boot = contest_bootstrap(ref, scored, matcher, ranked.indicators, n=bootstrap, seed=seed,
+                             confidence=confidence, block_size=block_size)
+    return replace(ranked, bootstrap=boot)

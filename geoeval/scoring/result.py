@@ -125,6 +125,8 @@ class ScoreResult:
     per_class: Any = None  # geoeval.scoring.classes.PerClass (which builds on this module)
     #: matcher -> geoeval.measures.breakdown.Breakdown, with ``breakdown=True``
     breakdown: dict[str, Any] | None = None
+    strata: Any = None  # geoeval.scoring.strata.Strata
+    bootstrap: Any = None  # geoeval.scoring.bootstrap.BootstrapResult
 
     def __repr__(self) -> str:
         scores = ", ".join(f"{n}: F1 {_short(r.f1)}, accuracy {_short(r.accuracy)}"
@@ -168,6 +170,8 @@ class ScoreResult:
             "per_class": None if self.per_class is None else self.per_class.to_dict(),
             "breakdown": None if self.breakdown is None
             else {name: b.to_dict() for name, b in self.breakdown.items()},
+            "strata": None if self.strata is None else self.strata.to_dict(),
+            "bootstrap": None if self.bootstrap is None else self.bootstrap.to_dict(),
         }
 
 

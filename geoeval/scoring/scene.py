@@ -38,6 +38,13 @@ def score(
     evaluation_crs: Any = None,
     reference_options: dict[str, Any] | None = None,
     submission_options: dict[str, Any] | None = None,
+    size_bins: Sequence[float] | str | None = None,
+    zones: Any = None,
+    zone_field: str | None = None,
+    bootstrap: int | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+    block_size: float | None = None,
     progress: Callable[[str], None] | None = None,
     breakdown: bool = False,
 ) -> ScoreResult:
@@ -83,6 +90,21 @@ def score(
         scored on its own (:attr:`ScoreResult.per_class`).
     reference_options, submission_options : dict, optional
         Per-side reader options overriding the shared ones.
+    size_bins : "coco" or sequence of float, optional
+        Also score each object size stratum (:mod:`geoeval.scoring.strata`):
+        ``"coco"`` (32², 96² pixels) or increasing area edges in square CRS units.
+    zones, zone_field : path or GeoDataFrame, str, optional
+        Also score each zone (objects by their representative point; the rest
+        ``"outside"``), named by ``zone_field`` (default the feature number).
+    bootstrap : int, optional
+        Replicates of the spatial block bootstrap (:mod:`geoeval.scoring.bootstrap`):
+        percentile intervals for every measure (:attr:`ScoreResult.bootstrap`).
+    confidence : float
+        Coverage of the bootstrap intervals.
+    seed : int
+        Seed of the bootstrap draws (same seed, same intervals).
+    block_size : float, optional
+        Bootstrap block side in CRS units (default a tenth of the reference bounds).
     progress : callable, optional
         Called with the name of each long step as it starts.
     breakdown : bool
@@ -122,7 +144,9 @@ def score(
         iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
         resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
         warnings=warnings, per_class=class_field is not None, evaluation_crs=evaluation_crs,
-        breakdown=breakdown,
+        breakdown=breakdown, size_bins=size_bins,
+        zones=zones, zone_field=zone_field, bootstrap=bootstrap, confidence=confidence,
+        seed=seed, block_size=block_size,
     )
     return result
 
@@ -245,6 +269,13 @@ def score_objects(
     per_class: bool = False,
     evaluation_crs: Any = None,
     breakdown: bool = False,
+    size_bins: Sequence[float] | str | None = None,
+    zones: Any = None,
+    zone_field: str | None = None,
+    bootstrap: int | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+    block_size: float | None = None,
 ) -> ScoreResult:
     """:func:`score` for object sets already read and in one CRS.
 
@@ -259,6 +290,10 @@ def score_objects(
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
                   n_jobs=n_jobs)
+    if bootstrap is not None:
+        from geoeval.scoring.bootstrap import check_bootstrap
+
+        check_bootstrap(bootstrap, confidence, seed, block_size)
     matchers = tuple(dict.fromkeys([matchers] if isinstance(matchers, str) else matchers))
     reference, submission, crs_info, crs_warnings = to_evaluation_crs(
         reference, submission, evaluation_crs)
@@ -349,8 +384,28 @@ def score_objects(
                                  mallows_options={"resolution": resolution,
                                                   "approximate": approximate, "n_jobs": n_jobs})
             errors = {name: replace(b, class_confusion=cc[name]) for name, b in errors.items()}
+    strata = boot = None
+    if size_bins is not None or zones is not None or classes is not None:
+        from geoeval.scoring.strata import score_strata
+
+        _step(progress, "scoring each stratum")
+        strata = score_strata(
+            reference, submission, ov, results, matcher_params, size_bins=size_bins,
+            zones=zones, zone_field=zone_field, per_class=classes,
+            mallows_options={"resolution": resolution, "approximate": approximate,
+                             "n_jobs": n_jobs})
+    if bootstrap is not None:
+        from geoeval.scoring.bootstrap import bootstrap_scene
+
+        _step(progress, "bootstrap")
+        boot = bootstrap_scene(reference, submission, ov, results, n=bootstrap, seed=seed,
+                               confidence=confidence, block_size=block_size)
+        if strata is not None:
+            from geoeval.scoring.strata import bootstrap_strata
+
+            strata = bootstrap_strata(strata, boot)
     return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
-                       errors)
+                       breakdown=errors, strata=strata, bootstrap=boot)
 
 
 def _counter(progress: Callable[[str], None] | None, what: str,

@@ -1,0 +1,151 @@
+"""Strata and bootstrap intervals as tables: CSV (``strata.csv``,
+``bootstrap.csv``), terminal tables (rich) and the ``stratum_<kind>`` columns
+of the GeoPackage / CSV object layers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from geoeval.report.tables import fmt
+
+#: Measures of a stratum row, in the order of the scene's summary.
+_MEASURES = ("matched_reference", "matched_submission", "missed", "false_alarms", "precision",
+             "recall", "f1", "matched_overlap", "accuracy", "mallows")
+_BOOT_MEASURES = ("precision", "recall", "f1", "accuracy", "mallows")
+
+
+def add_stratum_columns(result: Any, reference: dict[str, np.ndarray],
+                        submission: dict[str, np.ndarray]) -> None:
+    """Add ``stratum_size`` / ``stratum_zone`` to the object tables' columns (the
+    ``class`` kind is already the ``class`` column)."""
+    strata = getattr(result, "strata", None)
+    if strata is None:
+        return
+    for kind, k in strata.kinds.items():
+        if kind == "class":
+            continue
+        reference[f"stratum_{kind}"] = np.asarray(k.reference_labels, dtype=object)
+        submission[f"stratum_{kind}"] = np.asarray(k.submission_labels, dtype=object)
+
+
+def strata_rows(result: Any) -> list[dict[str, Any]]:
+    """One row per kind, stratum and matcher: object counts and the scene's measures,
+    with the bootstrap-free numbers of :meth:`MatcherResult.summary`."""
+    rows: list[dict[str, Any]] = []
+    if result.strata is None:
+        return rows
+    for kind, k in result.strata.kinds.items():
+        for name, s in k.strata.items():
+            for m, r in s.results.items():
+                summ = r.summary()
+                rows.append({"kind": kind, "stratum": name, "matcher": m,
+                             "reference_objects": int(s.reference_index.size),
+                             "submission_objects": int(s.submission_index.size),
+                             **{key: summ[key] for key in _MEASURES}})
+    return rows
+
+
+def bootstrap_rows(result: Any) -> list[dict[str, Any]]:
+    """One row per matcher and measure: the scene value and its interval."""
+    boot = result.bootstrap
+    if boot is None:
+        return []
+    rows = []
+    for m, res in result.results.items():
+        summ = res.summary()
+        for key in _BOOT_MEASURES:
+            iv = boot.intervals[m][key]
+            rows.append({"matcher": m, "measure": key, "value": summ[key],
+                         "low": None if iv is None else iv[0],
+                         "high": None if iv is None else iv[1],
+                         "confidence": boot.confidence, "replicates": boot.n,
+                         "block_size": boot.grid.size, "seed": boot.seed})
+    return rows
+
+
+def write_strata_csv(result: Any, folder: str | Path) -> list[Path]:
+    """``strata.csv`` and ``bootstrap.csv`` in ``folder`` when there is something to write."""
+    import pandas as pd
+
+    from geoeval.outputs import write_csv_table
+
+    written = []
+    for name, rows in (("strata", strata_rows(result)), ("bootstrap", bootstrap_rows(result))):
+        if rows:
+            written.append(write_csv_table(Path(folder) / f"{name}.csv", pd.DataFrame(rows)))
+    return written
+
+
+def strata_table(result: Any) -> Any:
+    """Terminal table: one row per kind, stratum and matcher."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title="strata", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
+                  collapse_padding=True)
+    table.add_column("stratum", no_wrap=True)
+    for c in ("matcher", "ref", "sub", "MD", "FA", "P", "R", "F1", "acc"):
+        table.add_column(c, justify="left" if c == "matcher" else "right", no_wrap=True)
+    kind = None
+    for r in strata_rows(result):
+        if kind is not None and r["kind"] != kind:
+            table.add_section()
+        kind = r["kind"]
+        table.add_row(f"{r['kind']} {r['stratum']}", r["matcher"], str(r["reference_objects"]),
+                      str(r["submission_objects"]), str(r["missed"]), str(r["false_alarms"]),
+                      fmt(r["precision"], 3), fmt(r["recall"], 3), fmt(r["f1"], 3),
+                      fmt(r["accuracy"], 3))
+    table.caption = ("each stratum scored as a scene of its own (its references and submitted "
+                     "objects); MD missed, FA false alarms, P precision, R recall, acc accuracy")
+    return table
+
+
+def bootstrap_table(result: Any) -> Any:
+    """Terminal table: each measure with its bootstrap interval."""
+    from rich.table import Table
+
+    boot = result.bootstrap
+    table = Table(title=f"{boot.confidence:.0%} intervals, spatial block bootstrap",
+                  title_style="bold")
+    table.add_column("matcher")
+    for key in _BOOT_MEASURES:
+        table.add_column(key, justify="right")
+    for m, res in result.results.items():
+        summ = res.summary()
+        cells = []
+        for key in _BOOT_MEASURES:
+            iv = boot.intervals[m][key]
+            cells.append(fmt(summ[key], 3) + ("" if iv is None
+                                              else f" [{fmt(iv[0], 3)}, {fmt(iv[1], 3)}]"))
+        table.add_row(m, *cells)
+    g = boot.grid
+    table.caption = (f"{boot.n} replicates, seed {boot.seed}, blocks {g.size:g} CRS units "
+                     f"({g.nx} × {g.ny}), percentile intervals")
+    return table
+
+
+def rank_bootstrap_table(result: Any) -> Any:
+    """Terminal table of a contest's paired bootstrap: P(first), rank interval."""
+    from rich.table import Table
+
+    b = result.bootstrap
+    table = Table(title=f"bootstrap of the ranking ({b['n']} paired replicates)",
+                  title_style="bold")
+    table.add_column("submission", style="bold")
+    table.add_column("Hasse rank", justify="right")
+    table.add_column("P(first)", justify="right")
+    table.add_column(f"{b['confidence']:.0%} rank interval", justify="right")
+    final = dict(zip(result.ranking, range(1, len(result.ranking) + 1), strict=True))
+    for name in result.ranking:
+        lo, hi = b["rank_interval"][name]
+        table.add_row(name, str(final[name]), f"{b['p_first'][name]:.3f}", f"[{lo}, {hi}]")
+    robust = ", ".join(f"{a} > {c}" for a, c in b["robust_edges"]) or "none"
+    table.caption = (f"same blocks for every submission ({b['block_size']:g} CRS units, seed "
+                     f"{b['seed']}); P(first): no submission dominates it on "
+                     f"{', '.join(b['indicators'])}; dominance in ≥ {b['confidence']:.0%} of "
+                     f"replicates: {robust}")
+    return table
