@@ -122,6 +122,6 @@ def subset_mallows(reference: ObjectSet, submission: ObjectSet, ri: np.ndarray, 
         new = replace(new, ref_idx=ri[new.ref_idx], sub_idx=si[new.sub_idx])
         res = mallows_scores(reference, submission, new, **options)
         scores[todo] = np.asarray(res.scores, float)
-    defined = scores[~np.isnan(scores)]
-    scene = float(defined.mean()) if defined.size else None
-    return InstanceMallows(scores, scene, int(n - todo.size), int(todo.size))
+    from geoeval.measures.mallows import scene_score
+
+    return InstanceMallows(scores, scene_score(scores), int(n - todo.size), int(todo.size))
