@@ -10,7 +10,7 @@ import pytest
 
 from geoeval.challenges.neovision2 import ROC_THRESHOLDS, _az, _merge, evaluate_neovision2
 from geoeval.errors import InputError
-from geoeval.io.neovision2 import KIND_DCF, KIND_DCO, KIND_DCR, KIND_OBJECT, read_neovision2
+from geoeval.io.neovision2 import ROLE_DCF, ROLE_DCO, ROLE_DCR, ROLE_OBJECT, read_neovision2
 
 HEADER = ("Frame,BoundingBox_X1,BoundingBox_Y1,BoundingBox_X2,BoundingBox_Y2,BoundingBox_X3,"
           "BoundingBox_Y3,BoundingBox_X4,BoundingBox_Y4,ObjectType,Occlusion,Ambiguous,"
@@ -48,7 +48,7 @@ def test_reader_table4_example(tmp_path):
     assert d.occlusion.tolist() == [False, True, False, False]
     assert d.confidence.tolist() == [1.0, 1.0, 0.5, 0.7]
     assert d.line.tolist() == [2, 3, 4, 5]
-    assert (d.kind == KIND_OBJECT).all()
+    assert (d.role == ROLE_OBJECT).all()
 
 
 def test_reader_oriented_box_becomes_envelope_and_no_header(tmp_path):
@@ -68,9 +68,9 @@ def test_reader_dont_care_kinds(tmp_path):
         row(1, (0, 0, 5, 5), "Don't Care Frame"),
     ])
     d = read_neovision2(f)
-    assert d.kind.tolist() == [KIND_OBJECT, KIND_DCO, KIND_DCO, KIND_DCR, KIND_DCF]
+    assert d.role.tolist() == [ROLE_OBJECT, ROLE_DCO, ROLE_DCO, ROLE_DCR, ROLE_DCF]
     assert d.all_classes.tolist() == [False, False, True, True, True]
-    assert (read_neovision2(f, dont_care=False).kind == KIND_OBJECT).all()
+    assert (read_neovision2(f, dont_care=False).role == ROLE_OBJECT).all()
 
 
 def test_reader_folder_domains(tmp_path):
