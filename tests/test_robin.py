@@ -102,7 +102,8 @@ def test_maximum_cardinality_association():
     gt = boxset([("i", "c", 0, 0, 10, 10), ("i", "c", 2, 0, 12, 10)])
     det = boxset([("i", "c", 0.5, 0, 10.5, 10), ("i", "c", -1, 0, 9, 10)])
     match = match_robin(gt, det, ROUGH)
-    assert sorted(zip(match.reference.tolist(), match.submission.tolist(), strict=True)) == [(0, 1), (1, 0)]
+    pairs = zip(match.reference.tolist(), match.submission.tolist(), strict=True)
+    assert sorted(pairs) == [(0, 1), (1, 0)]
 
 
 def test_precision_recall_summed_over_images():
@@ -443,8 +444,9 @@ def test_per_category_equals_separate_evaluations():
         jit = rng.integers(-1, 2, (n_d, 4)).astype(float)
         boxes = gt.boxes[src] + jit
         boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2] + 1)
-        det = BoxSet(boxes=boxes, image_index=gt.image_index[src], classes=cats[rng.integers(0, 3, n_d)],
-                     images=("a", "b", "c"), scores=rng.integers(1, 6, n_d) / 10)
+        det = BoxSet(boxes=boxes, image_index=gt.image_index[src],
+                     classes=cats[rng.integers(0, 3, n_d)], images=("a", "b", "c"),
+                     scores=rng.integers(1, 6, n_d) / 10)
         joint = evaluate_robin(gt, det, per_category=True)
         runs = [det.subset(np.flatnonzero(rng.random(n_d) < 0.7)) for _ in range(3)]
         runs = [BoxSet(boxes=x.boxes, image_index=x.image_index, classes=x.classes, images=x.images)

@@ -726,7 +726,7 @@ def _sequence_table(
     return {
         name: {
             "n_frames": int(data.frames_per_seq[s]),
-            "ground_truth": int(main_d[0, s]),
+            "n_reference": int(main_d[0, s]),
             "detection_only": number(det[s]),
             "classes": {c: number(per_cls[s, k]) for k, c in enumerate(data.classes)},
         }

@@ -544,7 +544,8 @@ def _write(data: bytes, suffix: str) -> tuple[tempfile.TemporaryDirectory, Path]
 
 
 @FUZZ
-@given(text=TEXT, raw=st.binary(max_size=20), side=st.sampled_from([None, "reference", "submission"]),
+@given(text=TEXT, raw=st.binary(max_size=20),
+       side=st.sampled_from([None, "reference", "submission"]),
        layout=st.sampled_from(["xyrb", "xywh"]), rel=st.booleans())
 def test_fuzz_002_text(text, raw, side, layout, rel):
     tmp, d = _write(text.encode() + raw, ".txt")
