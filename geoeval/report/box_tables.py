@@ -125,8 +125,8 @@ def neovision2_tables(result: Any) -> list[Any]:
     out: list[Any] = []
     for name, scores in {"all": result.overall, **result.domains}.items():
         table = _table(f"Neovision2 — {name} ({scores.n_frames} frames)",
-                       ("class", "NMOTDA", "seq. mean", "seq. median", "reference", "missed", "FP",
-                        "Az"))
+                       ("class", "NMOTDA", "seq. mean", "seq. median", "ref. objects", "missed",
+                        "FP", "Az"))
         table.columns[0].no_wrap = True
         rows = [(cls, s, scores.roc[cls].az) for cls, s in scores.classes.items()]
         rows.append(("detection only", scores.detection_only, scores.roc_detection_only.az))
