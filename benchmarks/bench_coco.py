@@ -100,8 +100,8 @@ def run_geoeval(gt: dict, dets: list) -> tuple[np.ndarray, float, float]:
     from geoeval.io.boxes import read_coco
 
     t0 = time.perf_counter()
-    g = read_coco(gt, kind="gt")
-    d = read_coco(dets, kind="det", like=g)
+    g = read_coco(gt, side="reference")
+    d = read_coco(dets, side="submission", like=g)
     t1 = time.perf_counter()
     result = _evaluate(g, d)
     t2 = time.perf_counter()

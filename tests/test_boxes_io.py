@@ -102,7 +102,7 @@ def write_yolo(folder: Path, rows, det: bool):
 
 
 def summary(result):
-    return {k: (v.ap, v.ap11, v.tp, v.fp, v.n_ground_truth, tuple(v.precision),
+    return {k: (v.ap, v.ap11, v.tp, v.fp, v.n_reference, tuple(v.precision),
                 tuple(v.recall)) for k, v in result.classes.items()}, result.map, result.map11
 
 
@@ -125,26 +125,26 @@ def test_every_format_gives_the_same_voc_result(tmp_path):
     results["coco json"] = evaluate_voc(gt_json, dt_json)
     write_yolo(tmp_path / "y_gt", GT, False)
     write_yolo(tmp_path / "y_det", DET, True)
-    results["yolo"] = evaluate_voc(tmp_path / "y_gt", tmp_path / "y_det", gt_fmt="yolo",
-                                   det_fmt="yolo", image_size=(W, H),
+    results["yolo"] = evaluate_voc(tmp_path / "y_gt", tmp_path / "y_det", ref_fmt="yolo",
+                                   sub_fmt="yolo", image_size=(W, H),
                                    class_names=tmp_path / "y_gt" / "classes.txt")
     # mixed: VOC XML ground truth (sizes from <size>) with YOLO detections
-    results["voc + yolo"] = evaluate_voc(tmp_path / "v_gt", tmp_path / "y_det", det_fmt="yolo",
+    results["voc + yolo"] = evaluate_voc(tmp_path / "v_gt", tmp_path / "y_det", sub_fmt="yolo",
                                          class_names=CLASSES)
     reference = summary(results["text xyrb"])
     for name, r in results.items():
         assert summary(r) == reference, name
     # and the reference is right: car 5 det (1 dup FP, 1 background FP), person 3 det
     car = results["text xyrb"].classes["car"]
-    assert (car.tp, car.fp, car.n_ground_truth) == (3, 2, 3)
+    assert (car.tp, car.fp, car.n_reference) == (3, 2, 3)
     person = results["text xyrb"].classes["person"]
-    assert (person.tp, person.fp, person.n_ground_truth) == (2, 1, 3)
+    assert (person.tp, person.fp, person.n_reference) == (2, 1, 3)
 
 
 def test_reader_contents(tmp_path):
     write_voc(tmp_path / "v", GT, False)
     gt = read_boxes(tmp_path / "v")
-    assert gt.fmt == "voc" and gt.kind == "gt" and len(gt) == len(GT)
+    assert gt.fmt == "voc" and gt.side == "reference" and len(gt) == len(GT)
     assert gt.images == ("img1", "img2", "img3")
     assert gt.image_sizes["img2"] == (W, H)
     np.testing.assert_array_equal(gt.boxes[0], [10, 20, 60, 80])
@@ -153,7 +153,7 @@ def test_reader_contents(tmp_path):
     assert objs.image.tolist()[:3] == ["img1"] * 3
     write_text(tmp_path / "d", DET, True)
     det = read_boxes(tmp_path / "d")
-    assert det.kind == "det" and det.scores[0] == 0.9 and det.lines[1] == 2
+    assert det.side == "submission" and det.scores[0] == 0.9 and det.lines[1] == 2
     g2, d2 = align_images(gt, det)
     assert g2.images == d2.images == ("img1", "img2", "img3", "img4")
     assert d2.image_keys[-1] == "img4" and g2.image_keys[-1] == "img3"
@@ -164,9 +164,9 @@ def test_empty_files_and_folders(tmp_path):
     (tmp_path / "g" / "a.txt").write_text("car 0 0 10 10\n")
     (tmp_path / "g" / "b.txt").write_text("\n")
     (tmp_path / "d").mkdir()
-    gt = read_boxes(tmp_path / "g", kind="gt")
-    det = read_boxes(tmp_path / "d", kind="det")
-    assert gt.images == ("a", "b") and len(det) == 0 and det.kind == "det"
+    gt = read_boxes(tmp_path / "g", side="reference")
+    det = read_boxes(tmp_path / "d", side="submission")
+    assert gt.images == ("a", "b") and len(det) == 0 and det.side == "submission"
     r = evaluate_voc(tmp_path / "g", tmp_path / "d")
     assert r.classes["car"].ap == 0.0 and r.map == 0.0
 
@@ -177,7 +177,7 @@ def test_coco_reader(tmp_path):
     assert gt.fmt == "coco" and gt.categories == {"car": 1, "person": 2}
     assert gt.images == ("11", "12", "13", "14") and gt.areas[0] == 50 * 60
     det = read_boxes(dt_json, like=gt)
-    assert det.kind == "det" and det.classes[0] == "car" and det.areas[0] == 48 * 58
+    assert det.side == "submission" and det.classes[0] == "car" and det.areas[0] == 48 * 58
     alone = read_coco(dt_json)  # without the ground truth: class = category id
     assert alone.classes[0] == "1"
 
@@ -192,15 +192,16 @@ XML_EXTERNAL = """<?xml version="1.0"?>
 """
 
 
-@pytest.mark.parametrize("content, fmt, kind, message", [
-    ("car 0.9 0 0 10 10\ncar 0.8 0 0 10 10\ncar 0.7 1 1\n", "text", "det",
+@pytest.mark.parametrize("content, fmt, side, message", [
+    ("car 0.9 0 0 10 10\ncar 0.8 0 0 10 10\ncar 0.7 1 1\n", "text", "submission",
      r"^dets/img1\.txt:3: expected 6 fields \(detection\), got 4$"),
-    ("car 0 0 10 10\nperson 1 1 x 5\n", "text", "gt",
+    ("car 0 0 10 10\nperson 1 1 x 5\n", "text", "reference",
      r"^dets/img1\.txt:2: right is not a number: 'x'$"),
-    ("car 10 0 5 10\n", "text", "gt", r"^dets/img1\.txt:1: right < left"),
-    ("car 0 0 nan 10\n", "text", "gt", r"dets/img1\.txt:1: right is not finite"),
-    ("0 0.5 0.5 0.1 0.1\n", "yolo", "gt", r"dets/img1\.txt:1: relative coordinates need"),
-    ("a 0.5 0.5 0.1 0.1\n", "yolo", "gt", r"dets/img1\.txt:1: YOLO class index is not an int"),
+    ("car 10 0 5 10\n", "text", "reference", r"^dets/img1\.txt:1: right < left"),
+    ("car 0 0 nan 10\n", "text", "reference", r"dets/img1\.txt:1: right is not finite"),
+    ("0 0.5 0.5 0.1 0.1\n", "yolo", "reference", r"dets/img1\.txt:1: relative coordinates need"),
+    ("a 0.5 0.5 0.1 0.1\n", "yolo", "reference",
+     r"dets/img1\.txt:1: YOLO class index is not an int"),
     (XML_BOMB, "voc", None, r"dets/img1\.xml:2: DOCTYPE and ENTITY declarations are not"),
     (XML_EXTERNAL, "voc", None, r"dets/img1\.xml:2: DOCTYPE and ENTITY"),
     ("<annotation>\n<object><name>a</name>\n</annotation>\n", "voc", None,
@@ -215,18 +216,18 @@ XML_EXTERNAL = """<?xml version="1.0"?>
      "voc", None, r"dets/img1\.xml:2: <difficult> must be 0 or 1, got '2'"),
     ("<annotation><object><name>a</name><bndbox><xmin>0</xmin>"
      "<ymin>0</ymin><xmax>1</xmax><ymax>1</ymax></bndbox></object></annotation>",
-     "voc", "det", r"dets: detection XML: every <object> needs a <score>"),
+     "voc", "submission", r"dets: detection XML: every <object> needs a <score>"),
 ])
-def test_malformed_files_name_file_and_line(tmp_path, content, fmt, kind, message):
+def test_malformed_files_name_file_and_line(tmp_path, content, fmt, side, message):
     folder = tmp_path / "dets"
     folder.mkdir()
     suffix = ".xml" if fmt == "voc" else ".txt"
     (folder / f"img1{suffix}").write_text(content)
     with pytest.raises(InputError, match=message):
-        read_boxes(folder, fmt=fmt, kind=kind)
+        read_boxes(folder, fmt=fmt, side=side)
 
 
-@pytest.mark.parametrize("content, kind, message", [
+@pytest.mark.parametrize("content, side, message", [
     ('{"images": [], \n "annotations": [,]}', None, r"gt\.json:2: invalid JSON"),
     ('[{"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5},\n'
      ' {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1]}]', None,
@@ -242,11 +243,11 @@ def test_malformed_files_name_file_and_line(tmp_path, content, fmt, kind, messag
      r"annotations\[1\]: duplicate annotation id 1"),
     ('{"info": {}}', None, r"not COCO JSON"),
 ])
-def test_malformed_coco(tmp_path, content, kind, message):
+def test_malformed_coco(tmp_path, content, side, message):
     p = tmp_path / ("gt.json" if content.startswith("{") else "dt.json")
     p.write_text(content)
     with pytest.raises(InputError, match=message):
-        read_boxes(p, kind=kind)
+        read_boxes(p, side=side)
 
 
 def test_coco_results_on_unknown_image(tmp_path):
@@ -285,16 +286,16 @@ def test_sample_formats_agree():
     # devkit ignores, so its AP is its own but its detections count the same
     root = Path(__file__).resolve().parents[1] / "sample_data" / "boxes"
     text = evaluate_voc(root / "voc" / "gt", root / "voc" / "det")
-    yolo = evaluate_voc(root / "yolo" / "gt", root / "yolo" / "det", gt_fmt="yolo",
-                        det_fmt="yolo", image_size=(640, 480),
+    yolo = evaluate_voc(root / "yolo" / "gt", root / "yolo" / "det", ref_fmt="yolo",
+                        sub_fmt="yolo", image_size=(640, 480),
                         class_names=(root / "yolo" / "classes.txt").read_text().split())
     assert yolo.to_dict()["classes"] == text.to_dict()["classes"]
     xml = evaluate_voc(root / "voc_xml" / "gt", root / "voc" / "det")
     n_difficult = sum(s.count("<difficult>1<") for s in
                       (p.read_text() for p in (root / "voc_xml" / "gt").glob("*.xml")))
     assert n_difficult > 0
-    gt_text = sum(c["n_ground_truth"] for c in text.to_dict()["classes"].values())
-    gt_xml = sum(c["n_ground_truth"] for c in xml.to_dict()["classes"].values())
+    gt_text = sum(c["n_reference"] for c in text.to_dict()["classes"].values())
+    gt_xml = sum(c["n_reference"] for c in xml.to_dict()["classes"].values())
     assert gt_text - gt_xml == n_difficult
 
 
@@ -323,7 +324,7 @@ def test_cli_voc_and_malformed_exit_code(tmp_path, capsys):
     assert cli_main(["boxes", "voc", str(tmp_path / "gt"), str(tmp_path / "det"),
                      "--json", str(out), "--quiet"]) == 0
     report = json.loads(out.read_text())
-    assert set(report["classes"]["car"]) >= {"ap", "ap11", "tp", "fp", "n_ground_truth",
+    assert set(report["classes"]["car"]) >= {"ap", "ap11", "tp", "fp", "n_reference",
                                              "precision", "recall"}
     assert report["classes"]["car"]["tp"] == 3 and report["map"] == pytest.approx(
         evaluate_voc(tmp_path / "gt", tmp_path / "det").map)
@@ -339,9 +340,9 @@ def test_cli_voc_and_malformed_exit_code(tmp_path, capsys):
 
 
 def test_boxset_subset_and_reindex():
-    b = BoxSet(boxes=np.array([[0., 0, 1, 1], [1., 1, 2, 2]]), image=np.array([0, 1]),
+    b = BoxSet(boxes=np.array([[0., 0, 1, 1], [1., 1, 2, 2]]), image_index=np.array([0, 1]),
                classes=np.array(["a", "b"]), images=("x", "y"))
     s = b.subset(np.array([1]))
     assert s.classes.tolist() == ["b"] and s.images == ("x", "y") and s.ids.tolist() == [2]
     r = b.reindex_images(("w", "x", "y"))
-    assert r.image.tolist() == [1, 2] and r.image_keys.tolist() == ["x", "y"]
+    assert r.image_index.tolist() == [1, 2] and r.image_keys.tolist() == ["x", "y"]

@@ -257,7 +257,7 @@ def test_pairs_batch_swap_and_contours():
 
 def test_registry_conventions():
     assert len([m for m in METRICS.values() if m.source.startswith("Hemery")]) == 38
-    assert get_metric("PAS").kind == "similarity"
+    assert get_metric("PAS").sense == "similarity"
     assert get_metric("snr").as_dissimilarity(np.array([np.inf]))[0] == -np.inf
     assert get_metric("fom").as_dissimilarity(np.array([0.25]))[0] == 0.75
     with pytest.raises(InputError, match="unknown metric"):

@@ -10,7 +10,7 @@ import pytest
 
 from geoeval.challenges.neovision2 import ROC_THRESHOLDS, _az, _merge, evaluate_neovision2
 from geoeval.errors import InputError
-from geoeval.io.neovision2 import KIND_DCF, KIND_DCO, KIND_DCR, KIND_OBJECT, read_neovision2
+from geoeval.io.neovision2 import ROLE_DCF, ROLE_DCO, ROLE_DCR, ROLE_OBJECT, read_neovision2
 
 HEADER = ("Frame,BoundingBox_X1,BoundingBox_Y1,BoundingBox_X2,BoundingBox_Y2,BoundingBox_X3,"
           "BoundingBox_Y3,BoundingBox_X4,BoundingBox_Y4,ObjectType,Occlusion,Ambiguous,"
@@ -48,7 +48,7 @@ def test_reader_table4_example(tmp_path):
     assert d.occlusion.tolist() == [False, True, False, False]
     assert d.confidence.tolist() == [1.0, 1.0, 0.5, 0.7]
     assert d.line.tolist() == [2, 3, 4, 5]
-    assert (d.kind == KIND_OBJECT).all()
+    assert (d.role == ROLE_OBJECT).all()
 
 
 def test_reader_oriented_box_becomes_envelope_and_no_header(tmp_path):
@@ -68,9 +68,9 @@ def test_reader_dont_care_kinds(tmp_path):
         row(1, (0, 0, 5, 5), "Don't Care Frame"),
     ])
     d = read_neovision2(f)
-    assert d.kind.tolist() == [KIND_OBJECT, KIND_DCO, KIND_DCO, KIND_DCR, KIND_DCF]
+    assert d.role.tolist() == [ROLE_OBJECT, ROLE_DCO, ROLE_DCO, ROLE_DCR, ROLE_DCF]
     assert d.all_classes.tolist() == [False, False, True, True, True]
-    assert (read_neovision2(f, dont_care=False).kind == KIND_OBJECT).all()
+    assert (read_neovision2(f, dont_care=False).role == ROLE_OBJECT).all()
 
 
 def test_reader_folder_domains(tmp_path):
@@ -143,10 +143,10 @@ def test_hand_case_multilabel_dco_dcr(tmp_path):
     ]
     r = evaluate(tmp_path, gt, det)
     car, truck = r.classes["Car"], r.classes["Truck"]
-    assert (car.ground_truth, car.true_positives, car.missed, car.false_positives,
+    assert (car.n_reference, car.true_positives, car.missed, car.false_positives,
             car.ignored) == (2, 1, 1, 2, 1)
     assert car.nmotda == pytest.approx(1 - (1 + 2) / 2)
-    assert (truck.ground_truth, truck.true_positives, truck.missed,
+    assert (truck.n_reference, truck.true_positives, truck.missed,
             truck.false_positives) == (1, 1, 0, 1)
     assert truck.nmotda == pytest.approx(0.0)
     assert r.weighted_mean == pytest.approx((2 * -0.5 + 1 * 0.0) / 3)
@@ -154,7 +154,7 @@ def test_hand_case_multilabel_dco_dcr(tmp_path):
     assert r.dont_care["objects"] == 1 and r.dont_care["regions"] == 1
     # detection only: the two identical boxes of frame 0 merge; 5 boxes remain
     d = r.detection_only
-    assert (d.ground_truth, d.detections, d.true_positives, d.missed, d.false_positives,
+    assert (d.n_reference, d.n_submission, d.true_positives, d.missed, d.false_positives,
             d.ignored) == (3, 5, 2, 1, 2, 1)
     assert d.nmotda == pytest.approx(1 - 3 / 3)
 
@@ -185,7 +185,7 @@ def test_dont_care_object_neither_tp_nor_fp_and_real_object_preferred(tmp_path):
     # maximising 2·TP + D: the detection goes to the real car, not the DCO
     assert (car.true_positives, car.missed, car.false_positives, car.ignored) == (1, 0, 0, 0)
     bus = r.classes["Bus"]
-    assert (bus.ground_truth, bus.false_positives, bus.ignored, bus.nmotda) == (0, 0, 1, None)
+    assert (bus.n_reference, bus.false_positives, bus.ignored, bus.nmotda) == (0, 0, 1, None)
     assert any("Bus" in w for w in r.warnings)
 
 
@@ -222,7 +222,7 @@ def test_dont_care_frame_and_frame_count(tmp_path):
     r = evaluate(tmp_path, gt, det)
     car = r.classes["Car"]
     # frame 1 ignored entirely: its ground truth and its FP
-    assert (car.ground_truth, car.true_positives, car.false_positives) == (2, 1, 0)
+    assert (car.n_reference, car.true_positives, car.false_positives) == (2, 1, 0)
     assert r.overall.n_frames == 4  # frames 0..4 minus the don't-care frame
     assert r.dont_care["frames"] == 1 and r.dont_care["detections_in_frames"] == 1
 
@@ -351,7 +351,7 @@ def test_cli_json_and_exit_codes(tmp_path, capsys):
     assert rep["classes"]["Car"]["nmotda"] == 0.5
     assert rep["classes"]["Car"]["missed"] == 1
     assert rep["classes"]["Car"]["false_positives"] == 0
-    assert rep["classes"]["Car"]["ground_truth"] == 2
+    assert rep["classes"]["Car"]["n_reference"] == 2
     assert rep["detection_only"]["nmotda"] == 0.5
     assert rep["roc"]["classes"]["Car"]["thresholds"][0] == 0.95
     assert "detection_only" in rep["roc"]
@@ -445,13 +445,13 @@ def test_ground_truth_inside_a_region_is_eliminated_both_sides(tmp_path):
     det = [row(0, car, "Car", 0.9), row(1, car, "Car", 0.9), row(2, (2, 0, 12, 10), "Car", 0.9)]
     r = evaluate(tmp_path, gt, det)
     c = r.classes["Car"]
-    assert (c.ground_truth, c.true_positives, c.missed, c.false_positives, c.ignored) == (
+    assert (c.n_reference, c.true_positives, c.missed, c.false_positives, c.ignored) == (
         1, 1, 0, 0, 1)
     assert c.nmotda == 1.0
     assert r.dont_care["objects_in_regions"] == 3
     assert r.dont_care["detections_in_regions"] == 1
     d = r.detection_only
-    assert (d.ground_truth, d.true_positives, d.missed, d.false_positives) == (1, 1, 0, 0)
+    assert (d.n_reference, d.true_positives, d.missed, d.false_positives) == (1, 1, 0, 0)
 
 
 def test_mean_median_and_weighted_mean_over_sequences_and_classes(tmp_path):

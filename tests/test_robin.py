@@ -31,7 +31,7 @@ def boxset(rows, scores=None, images=None):
     keys = tuple(sorted({r[0] for r in rows} | set(images or ())))
     return BoxSet(
         boxes=np.array([r[2:] for r in rows], dtype=float).reshape(-1, 4),
-        image=np.array([keys.index(r[0]) for r in rows], dtype=np.int64),
+        image_index=np.array([keys.index(r[0]) for r in rows], dtype=np.int64),
         classes=np.array([r[1] for r in rows], dtype=str),
         images=keys,
         scores=None if scores is None else np.asarray(scores, dtype=float),
@@ -69,14 +69,14 @@ def test_presets(preset, eps):
 
 def test_rough_accepts_what_precise_rejects():
     gt = boxset([("i", "c", 0, 0, 10, 10)] * 4)
-    gt = BoxSet(boxes=gt.boxes, image=np.arange(4), classes=gt.classes,
+    gt = BoxSet(boxes=gt.boxes, image_index=np.arange(4), classes=gt.classes,
                 images=("a", "b", "c", "d"))
     det = BoxSet(boxes=np.array([
         [1, 0, 11, 10],             # m1 = 0.0635: rough yes, precise no
         [0, 0, 10, 13],             # m2 = 0.23 (and m1 = 0.095, m3 = 0.19) ...
         [0.5, 0.5, 9.5, 9.5],       # m2 = 0.19, m1 = m3 = 0: both presets
         [0, 0, 10, 10.5],           # m1 = .016, m2 = .048, m3 = .032: both
-    ]), image=np.arange(4), classes=np.array(["c"] * 4), images=("a", "b", "c", "d"))
+    ]), image_index=np.arange(4), classes=np.array(["c"] * 4), images=("a", "b", "c", "d"))
     rough = evaluate_robin(gt, det, preset="rough")
     precise = evaluate_robin(gt, det, preset="precise")
     # det b: m3 = (2/π) atan(0.3) = 0.185 > 0.15: rejected by both
@@ -102,7 +102,8 @@ def test_maximum_cardinality_association():
     gt = boxset([("i", "c", 0, 0, 10, 10), ("i", "c", 2, 0, 12, 10)])
     det = boxset([("i", "c", 0.5, 0, 10.5, 10), ("i", "c", -1, 0, 9, 10)])
     match = match_robin(gt, det, ROUGH)
-    assert sorted(zip(match.gt.tolist(), match.det.tolist(), strict=True)) == [(0, 1), (1, 0)]
+    pairs = zip(match.reference.tolist(), match.submission.tolist(), strict=True)
+    assert sorted(pairs) == [(0, 1), (1, 0)]
 
 
 def test_precision_recall_summed_over_images():
@@ -202,7 +203,7 @@ def test_sweep_matches_brute_force_on_every_cut():
     eps = (0.3, 0.5, 0.3)
     levels, tp = _sweep_tp(gt, det, eps, False)
     for level, t in zip(levels, tp, strict=True):
-        assert match_robin(gt, det.subset(scores >= level), eps).gt.size == t
+        assert match_robin(gt, det.subset(scores >= level), eps).reference.size == t
 
 
 def test_association_size_is_maximum_brute_force():
@@ -221,7 +222,7 @@ def test_association_size_is_maximum_brute_force():
         else:
             best = max(sum(ok[p[j], j] for j in range(ng))
                        for p in itertools.permutations(range(nd), ng))
-        assert match_robin(gt, det, ROUGH).gt.size == best
+        assert match_robin(gt, det, ROUGH).reference.size == best
 
 
 # --- categorisation ----------------------------------------------------------------
@@ -437,17 +438,18 @@ def test_per_category_equals_separate_evaluations():
         n_g, n_d = 25, 40
         g_xy = rng.integers(0, 40, (n_g, 2)).astype(float)
         gt = BoxSet(boxes=np.c_[g_xy, g_xy + rng.integers(4, 9, (n_g, 2))],
-                    image=rng.integers(0, 3, n_g), classes=cats[rng.integers(0, 3, n_g)],
+                    image_index=rng.integers(0, 3, n_g), classes=cats[rng.integers(0, 3, n_g)],
                     images=("a", "b", "c"))
         src = rng.integers(0, n_g, n_d)
         jit = rng.integers(-1, 2, (n_d, 4)).astype(float)
         boxes = gt.boxes[src] + jit
         boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2] + 1)
-        det = BoxSet(boxes=boxes, image=gt.image[src], classes=cats[rng.integers(0, 3, n_d)],
-                     images=("a", "b", "c"), scores=rng.integers(1, 6, n_d) / 10)
+        det = BoxSet(boxes=boxes, image_index=gt.image_index[src],
+                     classes=cats[rng.integers(0, 3, n_d)], images=("a", "b", "c"),
+                     scores=rng.integers(1, 6, n_d) / 10)
         joint = evaluate_robin(gt, det, per_category=True)
         runs = [det.subset(np.flatnonzero(rng.random(n_d) < 0.7)) for _ in range(3)]
-        runs = [BoxSet(boxes=x.boxes, image=x.image, classes=x.classes, images=x.images)
+        runs = [BoxSet(boxes=x.boxes, image_index=x.image_index, classes=x.classes, images=x.images)
                 for x in runs]
         joint_runs = evaluate_robin(gt, runs, per_category=True)
         for c in cats:

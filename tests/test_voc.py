@@ -11,17 +11,17 @@ from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet
 
 
-def boxset(rows, images, det=False, difficult=None):
+def boxset(rows, images, submission=False, difficult=None):
     """rows: (image, class, [score,] x1, y1, x2, y2)."""
     keys = sorted(set(images) | {r[0] for r in rows})
     pos = {k: i for i, k in enumerate(keys)}
-    off = 3 if det else 2
+    off = 3 if submission else 2
     return BoxSet(
         boxes=np.array([r[off:] for r in rows], dtype=float).reshape(-1, 4),
-        image=np.array([pos[r[0]] for r in rows], dtype=np.int64),
+        image_index=np.array([pos[r[0]] for r in rows], dtype=np.int64),
         classes=np.array([r[1] for r in rows], dtype=str),
         images=tuple(keys),
-        scores=np.array([r[2] for r in rows], dtype=float) if det else None,
+        scores=np.array([r[2] for r in rows], dtype=float) if submission else None,
         difficult=None if difficult is None else np.array(difficult, dtype=bool),
     )
 
@@ -34,10 +34,10 @@ def test_duplicates_are_false_positives_hand_computed():
         ("i", "car", 0.8, 1, 0, 10, 10),     # IoU .9 with gt 0, taken -> FP (duplicate)
         ("i", "car", 0.7, 50, 50, 60, 60),   # FP, no overlap
         ("i", "car", 0.6, 20, 0, 30, 10),    # TP (gt 1)
-    ], ["i"], det=True)
+    ], ["i"], submission=True)
     r = evaluate_voc(gt, det)
     c = r.classes["car"]
-    assert (c.tp, c.fp, c.n_ground_truth) == (2, 2, 2)
+    assert (c.tp, c.fp, c.n_reference) == (2, 2, 2)
     assert r.outcome.tolist() == [1, 0, 0, 1]
     np.testing.assert_allclose(c.precision, [1, 1 / 2, 1 / 3, 2 / 4])
     np.testing.assert_allclose(c.recall, [1 / 2, 1 / 2, 1 / 2, 1])
@@ -52,7 +52,7 @@ def test_best_iou_ground_truth_taken_gives_false_positive():
     # second ground truth with IoU >= t is still free
     gt = boxset([("i", "a", 0, 0, 10, 10), ("i", "a", 2, 0, 12, 10)], ["i"])
     det = boxset([("i", "a", 0.9, 0, 0, 10, 10), ("i", "a", 0.8, 0.5, 0, 10.5, 10)],
-                 ["i"], det=True)
+                 ["i"], submission=True)
     r = evaluate_voc(gt, det)
     assert r.outcome.tolist() == [1, 0]
     assert r.matched.tolist() == [0, 0]
@@ -92,7 +92,7 @@ def seed002_example():
     gtb("7", 100)
     d += [("7", "obj", .48, *b7), ("7", "obj", .95, 7, 0, 17, 10)]  # IoU 3/17 < .3
     imgs = [str(i) for i in range(1, 8)]
-    return boxset(g, imgs), boxset(d, imgs, det=True)
+    return boxset(g, imgs), boxset(d, imgs, submission=True)
 
 
 def test_seed002_worked_example():
@@ -117,32 +117,32 @@ def test_difficult_ground_truth_is_neither_tp_nor_fp():
     gt = boxset([("i", "a", 0, 0, 10, 10), ("i", "a", 50, 0, 60, 10)], ["i"],
                 difficult=[False, True])
     det = boxset([("i", "a", 0.9, 50, 0, 60, 10), ("i", "a", 0.8, 0, 0, 10, 10),
-                  ("i", "a", 0.7, 51, 0, 61, 10)], ["i"], det=True)
+                  ("i", "a", 0.7, 51, 0, 61, 10)], ["i"], submission=True)
     r = evaluate_voc(gt, det)
     c = r.classes["a"]
     assert r.outcome.tolist() == [-1, 1, -1]
-    assert (c.tp, c.fp, c.ignored, c.n_ground_truth) == (1, 0, 2, 1)
+    assert (c.tp, c.fp, c.ignored, c.n_reference) == (1, 0, 2, 1)
     assert c.ap == 1.0 and c.recall.tolist() == [1.0]
 
 
 def test_plus_one_areas_change_the_decision():
     # IoU = 4*10 / (2*50 - 40) = 2/3 normally; with +1: 5*11 / (2*66 - 55) = 55/77
     gt = boxset([("i", "a", 0, 0, 5, 10)], ["i"])
-    det = boxset([("i", "a", 0.9, 1, 0, 6, 10)], ["i"], det=True)
+    det = boxset([("i", "a", 0.9, 1, 0, 6, 10)], ["i"], submission=True)
     assert evaluate_voc(gt, det, iou_threshold=0.7).classes["a"].tp == 0
     assert evaluate_voc(gt, det, iou_threshold=0.7, plus_one=True).classes["a"].tp == 1
 
 
 def test_classes_without_ground_truth_or_detections():
     gt = boxset([("i", "a", 0, 0, 10, 10)], ["i", "j"])
-    det = boxset([("j", "b", 0.5, 0, 0, 10, 10)], ["j"], det=True)
+    det = boxset([("j", "b", 0.5, 0, 0, 10, 10)], ["j"], submission=True)
     r = evaluate_voc(gt, det)
     assert r.classes["a"].ap == 0.0 and r.classes["a"].ap11 == 0.0
     assert r.classes["b"].ap is None and r.classes["b"].fp == 1
     assert r.map == 0.0  # only class "a" counts
     d = r.to_dict()
     assert d["classes"]["b"]["ap"] is None and d["map"] == 0.0
-    empty = evaluate_voc(boxset([], ["i"]), boxset([], ["i"], det=True))
+    empty = evaluate_voc(boxset([], ["i"]), boxset([], ["i"], submission=True))
     assert empty.map is None and empty.classes == {}
 
 
@@ -165,7 +165,7 @@ def devkit_loop(gt, det, t, plus_one=False):
         used = set()
         tp, fp = [], []
         for d in ds:
-            cand = g[gt.image[g] == det.image[d]]
+            cand = g[gt.image_index[g] == det.image_index[d]]
             if cand.size == 0:
                 tp.append(0)
                 fp.append(1)
@@ -222,7 +222,7 @@ def test_matches_devkit_loop_on_random_data(seed):
                 c = classes[rng.integers(3)]
             d.append((f"im{i}", c, float(rng.integers(0, 20)) / 20, x1, y1, x2, y2))
     imgs = [f"im{i}" for i in range(n_img)]
-    gt, det = boxset(g, imgs, difficult=diff), boxset(d, imgs, det=True)
+    gt, det = boxset(g, imgs, difficult=diff), boxset(d, imgs, submission=True)
     for plus_one in (False, True):
         ref = devkit_loop(gt, det, 0.5, plus_one)
         r = evaluate_voc(gt, det, plus_one=plus_one)
@@ -281,7 +281,7 @@ def _write_002(folder, box, det, relative=None):
     folder.mkdir()
     for i, key in enumerate(box.images):
         lines = []
-        for j in np.flatnonzero(box.image == i):
+        for j in np.flatnonzero(box.image_index == i):
             x1, y1, x2, y2 = box.boxes[j]
             if relative is None:
                 vals = [x1, y1, x2, y2]
@@ -307,9 +307,9 @@ def test_seed002_relative_files_give_the_absolute_ap(tmp_path, plus_one):
         "rel files": evaluate_voc(tmp_path / "gt_rel", tmp_path / "det_rel", 0.3, plus_one,
                                   image_size=size),
         "abs gt + rel det": evaluate_voc(tmp_path / "gt", tmp_path / "det_rel", 0.3, plus_one,
-                                         det_relative=True, image_size=size),
+                                         sub_relative=True, image_size=size),
         "rel gt + abs det": evaluate_voc(tmp_path / "gt_rel", tmp_path / "det", 0.3, plus_one,
-                                         gt_relative=True, gt_image_size=size),
+                                         ref_relative=True, ref_image_size=size),
     }
     for name, r in runs.items():
         c = r.classes["obj"]
@@ -326,7 +326,7 @@ def test_relative_boxes_read_in_the_declared_layout_would_be_wrong(tmp_path):
 
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "a.txt").write_text("car 0.5 0.25 0.2 0.1\n")
-    b = read_boxes(tmp_path / "r", kind="gt", image_size=(100, 200))
+    b = read_boxes(tmp_path / "r", side="reference", image_size=(100, 200))
     # x1 = round((1 - 0.2) * 50) = 40, x2 = 40 + 20; y1 = round((0.5 - 0.1) * 100) = 40, +20
     assert b.boxes.tolist() == [[40, 40, 60, 60]]
 
@@ -373,14 +373,14 @@ def test_seed002_sample_files_abs_rel_and_mixed_give_24_57(tmp_path):
     runs = {
         "abs": evaluate_voc(g, d, 0.3, True, box_format="xywh"),
         "rel": evaluate_voc(gr, dr, 0.3, True, image_size=(200, 200)),
-        "abs gt, rel det": evaluate_voc(g, dr, 0.3, True, gt_box_format="xywh",
-                                        det_relative=True, image_size=(200, 200)),
+        "abs gt, rel det": evaluate_voc(g, dr, 0.3, True, ref_box_format="xywh",
+                                        sub_relative=True, image_size=(200, 200)),
     }
     for name, r in runs.items():
         c = r.classes["person"]
         # the README: "AP: 24.57% (person)" for pascalvoc.py -t 0.3
         assert round(c.ap * 100, 2) == 24.57, name
-        assert (c.tp, c.fp, c.n_ground_truth) == (7, 17, 15), name
+        assert (c.tp, c.fp, c.n_reference) == (7, 17, 15), name
     # without the +1 convention one detection (image 3, confidence .18, xywh 109 15 77 39
     # against the ground truth 123 30 49 44) falls below 0.3: intersection 49 x 24 = 1176,
     # union 77 * 39 + 49 * 44 - 1176 = 3983, IoU 0.2953; with +1: 50 x 25 = 1250 over

@@ -36,7 +36,7 @@ import numpy as np
 from geoeval.audit.shapes import IMAGE_SIZE, SUPERSAMPLE, GroundTruth
 from geoeval.errors import InputError
 
-KINDS: tuple[str, ...] = ("translation", "scale", "rotation", "perspective")
+ALTERATIONS: tuple[str, ...] = ("translation", "scale", "rotation", "perspective")
 _TIE = 1e-7  # fine cells: offset used to read both sides of an exact boundary hit
 
 
@@ -46,8 +46,8 @@ class Grid:
 
     Attributes
     ----------
-    kind : str
-        One of :data:`KINDS`.
+    alteration : str
+        One of :data:`ALTERATIONS`.
     axis : numpy.ndarray
         Values along each parameter axis (symmetric about 0, which is included).
     params : numpy.ndarray
@@ -55,7 +55,7 @@ class Grid:
         rotation).
     """
 
-    kind: str
+    alteration: str
     axis: np.ndarray
     params: np.ndarray
 
@@ -73,20 +73,20 @@ class Grid:
         return int(np.flatnonzero(self.axis == 0)[0])
 
 
-def make_grid(kind: str, step: float = 1.0, amplitude: float = 24.0,
+def make_grid(alteration: str, step: float = 1.0, amplitude: float = 24.0,
               angle_step: float = 1.0, angle_amplitude: float = 90.0) -> Grid:
-    """Parameter grid of ``kind``: ``-amplitude..amplitude`` by ``step`` (rotation: degrees)."""
-    if kind not in KINDS:
-        raise InputError(f"unknown alteration {kind!r}; known: {', '.join(KINDS)}")
-    a, s = (angle_amplitude, angle_step) if kind == "rotation" else (amplitude, step)
+    """Grid of ``alteration``: ``-amplitude..amplitude`` by ``step`` (rotation: degrees)."""
+    if alteration not in ALTERATIONS:
+        raise InputError(f"unknown alteration {alteration!r}; known: {', '.join(ALTERATIONS)}")
+    a, s = (angle_amplitude, angle_step) if alteration == "rotation" else (amplitude, step)
     if s <= 0 or a <= 0:
         raise InputError(f"alteration step and amplitude must be positive, got {s}, {a}")
     half = np.arange(0.0, a + s / 2, s)
     axis = np.concatenate([-half[:0:-1], half])
-    if kind == "rotation":
-        return Grid(kind, axis, axis[:, None].copy())
+    if alteration == "rotation":
+        return Grid(alteration, axis, axis[:, None].copy())
     v, u = np.meshgrid(axis, axis, indexing="ij")
-    return Grid(kind, axis, np.c_[v.ravel(), u.ravel()])
+    return Grid(alteration, axis, np.c_[v.ravel(), u.ravel()])
 
 
 def _homographies(gt: GroundTruth, params: np.ndarray) -> np.ndarray:
@@ -111,20 +111,20 @@ def _homographies(gt: GroundTruth, params: np.ndarray) -> np.ndarray:
     return np.linalg.solve(a, rhs[..., None])[..., 0]
 
 
-def corners(gt: GroundTruth, kind: str, params: np.ndarray) -> np.ndarray:
+def corners(gt: GroundTruth, alteration: str, params: np.ndarray) -> np.ndarray:
     """Altered bounding-box corners ``(n, 4, 2)`` as (row, col): they enclose the altered object."""
     t, left, b, r = gt.bbox
     cy, cx = gt.centre
     base = np.array([(t, left), (t, r), (b, r), (b, left)], dtype=float)
     p = np.asarray(params, dtype=float)
-    if kind == "translation":
+    if alteration == "translation":
         return base[None] + p[:, None, :]
-    if kind == "scale":
+    if alteration == "scale":
         h, w = b - t, r - left
         fy, fx = (h + 2 * p[:, 0]) / h, (w + 2 * p[:, 1]) / w
         return np.stack([cy + (base[None, :, 0] - cy) * fy[:, None],
                          cx + (base[None, :, 1] - cx) * fx[:, None]], axis=2)
-    if kind == "rotation":
+    if alteration == "rotation":
         th = np.deg2rad(p[:, 0])[:, None]
         dy, dx = base[None, :, 0] - cy, base[None, :, 1] - cx
         return np.stack([cy - np.sin(th) * dx + np.cos(th) * dy,
@@ -137,7 +137,7 @@ def corners(gt: GroundTruth, kind: str, params: np.ndarray) -> np.ndarray:
 
 def window(gt: GroundTruth, grid: Grid, margin: int = 2) -> tuple[int, int, int, int]:
     """``(r0, r1, c0, c1)``: a crop of the image holding the object under every alteration."""
-    c = corners(gt, grid.kind, grid.params)
+    c = corners(gt, grid.alteration, grid.params)
     r0 = max(0, int(np.floor(c[..., 0].min())) - margin)
     r1 = min(IMAGE_SIZE, int(np.ceil(c[..., 0].max())) + margin)
     c0 = max(0, int(np.floor(c[..., 1].min())) - margin)
@@ -181,15 +181,15 @@ def _lookup_closed(fine: np.ndarray, ys: np.ndarray, xs: np.ndarray) -> np.ndarr
     return out
 
 
-def render(gt: GroundTruth, kind: str, params: np.ndarray,
+def render(gt: GroundTruth, alteration: str, params: np.ndarray,
            win: tuple[int, int, int, int] | None = None) -> np.ndarray:
     """Altered masks ``(n, r1 − r0, c1 − c0)`` for the parameter rows ``params``.
 
     Parameters
     ----------
     gt : GroundTruth
-    kind : str
-        One of :data:`KINDS`.
+    alteration : str
+        One of :data:`ALTERATIONS`.
     params : numpy.ndarray
         ``(n, 2)`` (``(n, 1)`` for rotation) parameter rows.
     win : tuple of int, optional
@@ -200,8 +200,8 @@ def render(gt: GroundTruth, kind: str, params: np.ndarray,
     y = np.arange(r0, r1) + 0.5  # pixel centres
     x = np.arange(c0, c1) + 0.5
     cy, cx = gt.centre
-    if kind in ("translation", "scale"):
-        if kind == "translation":
+    if alteration in ("translation", "scale"):
+        if alteration == "translation":
             ys, xs = y[None] - p[:, :1], x[None] - p[:, 1:]
         else:
             t, left, b, r = gt.bbox
@@ -209,19 +209,19 @@ def render(gt: GroundTruth, kind: str, params: np.ndarray,
             ys = cy + (y[None] - cy) * (h / (h + 2 * p[:, :1]))
             xs = cx + (x[None] - cx) * (w / (w + 2 * p[:, 1:]))
         return _lookup(gt.fine, ys[:, :, None], xs[:, None, :])
-    if kind == "rotation":
+    if alteration == "rotation":
         th = np.deg2rad(p[:, 0])[:, None, None]
         dy, dx = (y - cy)[None, :, None], (x - cx)[None, None, :]
         ys = cy + np.sin(th) * dx + np.cos(th) * dy
         xs = cx + np.cos(th) * dx - np.sin(th) * dy
         return _lookup(gt.fine, ys, xs)
-    if kind == "perspective":
+    if alteration == "perspective":
         h = _homographies(gt, p)[:, :, None, None]
         yy, xx = y[None, :, None], x[None, None, :]
         den = h[:, 6] * xx + h[:, 7] * yy + 1.0
         # the side of the horizon holding the object is where den has the sign it has at
         # the altered box's centre (the map sends the bounding box there)
-        cen = corners(gt, kind, p).mean(axis=1)  # (n, 2) row, col
+        cen = corners(gt, alteration, p).mean(axis=1)  # (n, 2) row, col
         side = np.sign(h[:, 6, 0, 0] * cen[:, 1] + h[:, 7, 0, 0] * cen[:, 0] + 1.0)
         den = np.where(den * side[:, None, None] > 0, den, np.nan)
         xs = (h[:, 0] * xx + h[:, 1] * yy + h[:, 2]) / den
@@ -229,4 +229,4 @@ def render(gt: GroundTruth, kind: str, params: np.ndarray,
         # pixel centres often land exactly on a box edge; read both sides of the
         # point (closed rule) so that (v, u) and (-v, -u) stay point reflections
         return _lookup_closed(gt.fine, ys, xs)
-    raise InputError(f"unknown alteration {kind!r}; known: {', '.join(KINDS)}")
+    raise InputError(f"unknown alteration {alteration!r}; known: {', '.join(ALTERATIONS)}")

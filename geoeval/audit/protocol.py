@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.audit import properties as prop
-from geoeval.audit.alterations import KINDS, Grid, make_grid, render, window
+from geoeval.audit.alterations import ALTERATIONS, Grid, make_grid, render, window
 from geoeval.audit.shapes import IMAGE_SIZE, SHAPE_NAMES, GroundTruth, ground_truths
 from geoeval.errors import InputError
 from geoeval.measures.localization.pairs import BoxPair, MaskPair, mask_box
@@ -30,7 +30,7 @@ from geoeval.measures.localization.registry import METRICS, Metric, get_metric
 #: shapes of the quick mode: the two squares (scale), the two rectangles (shape),
 #: the border square and two silhouettes
 QUICK_SHAPES: tuple[str, ...] = ("gt1", "gt2", "gt4", "gt5", "gt8", "gt9_car", "gt14_star")
-GROUPS: tuple[str, ...] = ("distance",) + KINDS
+GROUPS: tuple[str, ...] = ("distance",) + ALTERATIONS
 #: ground truths on which opposite alterations give mirror-image results (boxes away
 #: from the border): the axial-symmetry check counts these only
 AXIAL_SHAPES: tuple[str, ...] = ("gt1", "gt2", "gt3", "gt4", "gt5", "gt6", "gt7")
@@ -117,7 +117,7 @@ def _evaluate(metrics: list[Metric], pairs: dict[str, Any]) -> dict[str, tuple[n
 def _run_grid(gt: GroundTruth, grid: Grid, metrics: list[Metric], chunk_pixels: float
               ) -> dict[str, Curve]:
     win = window(gt, grid)
-    ref = render(gt, grid.kind, np.zeros((1, grid.ndim)), win)
+    ref = render(gt, grid.alteration, np.zeros((1, grid.ndim)), win)
     ref_box = mask_box(ref)
     n = grid.params.shape[0]
     h, w = ref.shape[1:]
@@ -128,7 +128,7 @@ def _run_grid(gt: GroundTruth, grid: Grid, metrics: list[Metric], chunk_pixels: 
     ident = {k: np.empty(n, dtype=bool) for k in ("mask", "contour", "box")}
     for start in range(0, n, chunk):
         sl = slice(start, min(n, start + chunk))
-        pairs = _pairs(ref, render(gt, grid.kind, grid.params[sl], win), ref_box)
+        pairs = _pairs(ref, render(gt, grid.alteration, grid.params[sl], win), ref_box)
         for k, v in _identical(pairs).items():
             ident[k][sl] = v
         for name, (r, f, b) in _evaluate(metrics, pairs).items():
@@ -243,10 +243,10 @@ def audit(
     """
     t0 = time.perf_counter()
     mets = _metrics(metrics)
-    alts = tuple(dict.fromkeys(alterations or KINDS))
+    alts = tuple(dict.fromkeys(alterations or ALTERATIONS))
     for a in alts:
-        if a not in KINDS:
-            raise InputError(f"unknown alteration {a!r}; known: {', '.join(KINDS)}")
+        if a not in ALTERATIONS:
+            raise InputError(f"unknown alteration {a!r}; known: {', '.join(ALTERATIONS)}")
     names = tuple(shapes) if shapes else (QUICK_SHAPES if quick else SHAPE_NAMES)
     gts = ground_truths(names)
     step = step or (4.0 if quick else 1.0)

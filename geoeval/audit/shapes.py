@@ -48,7 +48,7 @@ class GroundTruth:
     ----------
     name : str
         ``gt1`` … ``gt16_tree``.
-    kind : str
+    shape : str
         ``box`` or ``silhouette``.
     fine : numpy.ndarray
         Supersampled mask, ``(S·256, S·256)`` bool; fine cell ``(i, j)`` covers
@@ -58,7 +58,7 @@ class GroundTruth:
     """
 
     name: str
-    kind: str
+    shape: str
     fine: np.ndarray
     bbox: tuple[float, float, float, float]
 

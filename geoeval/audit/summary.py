@@ -63,7 +63,7 @@ def result_dict(result: Any) -> dict[str, Any]:
         m, v = METRICS[name], result.verdicts[name]
         scores = {g: score(v, g) for g in groups_of(result)}
         metrics[name] = {
-            "label": m.label, "representation": m.representation, "kind": m.kind,
+            "label": m.label, "representation": m.representation, "sense": m.sense,
             "verdicts": clean(v), "scores": scores, "final_score": sum(scores.values()),
         }
     return {

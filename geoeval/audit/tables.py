@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from geoeval.audit.alterations import KINDS
+from geoeval.audit.alterations import ALTERATIONS
 from geoeval.measures.localization.registry import METRICS
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -68,7 +68,7 @@ def stars(n: int) -> str:
 
 
 def groups_of(result: Any) -> list[str]:
-    return ["distance"] + [k for k in KINDS if k in result.alterations]
+    return ["distance"] + [k for k in ALTERATIONS if k in result.alterations]
 
 
 def table_rows(result: Any, group: str) -> list[list[str]]:

@@ -15,7 +15,7 @@ import numpy as np
 ELEVEN_LEVELS = np.arange(11) / 10.0
 
 
-def pr_curve(is_tp: np.ndarray, n_ground_truth: int) -> tuple[np.ndarray, np.ndarray]:
+def pr_curve(is_tp: np.ndarray, n_reference: int) -> tuple[np.ndarray, np.ndarray]:
     """Precision and recall after each detection of a ranked list.
 
     Parameters
@@ -23,20 +23,20 @@ def pr_curve(is_tp: np.ndarray, n_ground_truth: int) -> tuple[np.ndarray, np.nda
     is_tp : numpy.ndarray
         Boolean, one entry per counted detection in decreasing confidence
         (true positive or false positive; ignored detections left out).
-    n_ground_truth : int
+    n_reference : int
         Number of (non-ignored) ground-truth objects; must be positive.
 
     Returns
     -------
     precision, recall : numpy.ndarray
-        ``P_k = TP_k / k`` and ``R_k = TP_k / n_ground_truth`` where ``TP_k``
+        ``P_k = TP_k / k`` and ``R_k = TP_k / n_reference`` where ``TP_k``
         counts the true positives among the first ``k`` detections.
     """
-    if n_ground_truth <= 0:
-        raise ValueError("n_ground_truth must be positive")
+    if n_reference <= 0:
+        raise ValueError("n_reference must be positive")
     tp = np.cumsum(np.asarray(is_tp, dtype=bool), dtype=np.int64)
     k = np.arange(1, tp.size + 1, dtype=np.int64)
-    return tp / k, tp / n_ground_truth
+    return tp / k, tp / n_reference
 
 
 def ap_every_point(precision: np.ndarray, recall: np.ndarray) -> float:

@@ -36,6 +36,10 @@ category, is run for the r-th ranked detection of *every* image × category
 simultaneously (at most 100 steps), over all thresholds and area ranges at
 once; accumulation is vectorised per category over thresholds, area ranges
 and detection limits.
+
+Names: the public API says ``reference`` (the COCO ground truth) and
+``submission`` (the COCO results); inside :func:`_evaluate` the local names keep
+COCOeval's ``gt`` / ``dt`` so that the code reads against ``cocoeval.py``.
 """
 
 from __future__ import annotations
@@ -74,7 +78,7 @@ class CocoResult:
         reports ``None``).
     per_class : dict of str -> dict
         Per category name: ``category_id``, ``ap`` (IoU .50:.95, all areas,
-        100 detections), ``ap50``, ``ap75``, ``n_ground_truth`` (non-crowd);
+        100 detections), ``ap50``, ``ap75``, ``n_reference`` (non-crowd reference boxes);
         ``None`` where undefined.
     precision : numpy.ndarray
         ``[T, R, K, A, M]`` interpolated precision (COCOeval ``eval['precision']``).
@@ -82,7 +86,11 @@ class CocoResult:
         ``[T, K, A, M]`` recall (COCOeval ``eval['recall']``).
     category_ids : tuple of int
         The ``K`` categories, sorted by id.
-    n_images, n_ground_truth, n_detections : int
+    n_images : int
+    n_reference : int
+        Reference (ground-truth) annotations.
+    n_submission : int
+        Submitted results kept (at most 100 per image and category, known categories).
     """
 
     stats: dict[str, float]
@@ -91,8 +99,8 @@ class CocoResult:
     recall: np.ndarray = field(repr=False)
     category_ids: tuple[int, ...] = ()
     n_images: int = 0
-    n_ground_truth: int = 0
-    n_detections: int = 0
+    n_reference: int = 0
+    n_submission: int = 0
     warnings: tuple[str, ...] = ()  # the readers' (boxes outside the image, zero-area boxes)
 
     @property
@@ -105,8 +113,8 @@ class CocoResult:
         return {
             "protocol": "coco-bbox",
             "n_images": self.n_images,
-            "n_ground_truth": self.n_ground_truth,
-            "n_detections": self.n_detections,
+            "n_reference": self.n_reference,
+            "n_submission": self.n_submission,
             "stats": {k: _defined(v) for k, v in self.stats.items()},
             "per_class": self.per_class,
             "warnings": list(self.warnings),
@@ -118,15 +126,15 @@ def _defined(v: float) -> float | None:
 
 
 def evaluate_coco(
-    gt_json: str | Path | dict | BoxSet, dt_json: str | Path | list | BoxSet
+    reference: str | Path | dict | BoxSet, submission: str | Path | list | BoxSet
 ) -> CocoResult:
     """Evaluate box detections with the COCO protocol (as ``COCOeval``, ``bbox``).
 
     Parameters
     ----------
-    gt_json : path, dict or BoxSet
+    reference : path, dict or BoxSet
         COCO ground truth (``images``, ``annotations``, ``categories``).
-    dt_json : path, list or BoxSet
+    submission : path, list or BoxSet
         COCO results: ``[{image_id, category_id, bbox: [x, y, w, h], score}, …]``.
 
     Returns
@@ -145,23 +153,24 @@ def evaluate_coco(
 
     Examples
     --------
-    >>> gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "cat"}],
+    >>> reference = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "cat"}],
     ...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
     ...                        "bbox": [0, 0, 10, 10], "area": 100, "iscrowd": 0}]}
-    >>> dt = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.9}]
-    >>> r = evaluate_coco(gt, dt)
+    >>> submission = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.9}]
+    >>> r = evaluate_coco(reference, submission)
     >>> round(r.stats["AP"], 6), r.stats["APm"]
     (1.0, -1.0)
     """
-    gt = gt_json if isinstance(gt_json, BoxSet) else read_coco(gt_json, kind="gt")
+    gt = reference if isinstance(reference, BoxSet) else read_coco(reference, side="reference")
     if gt.fmt != "coco":
         raise InputError("COCO evaluation needs COCO ground truth", gt.path)
-    dt = dt_json if isinstance(dt_json, BoxSet) else read_coco(dt_json, kind="det", like=gt)
+    dt = (submission if isinstance(submission, BoxSet)
+          else read_coco(submission, side="submission", like=gt))
     if dt.scores is None or dt.wh is None or dt.class_ids is None:
         raise InputError("COCO evaluation needs COCO results", dt.path)
     if dt.images != gt.images:
         raise InputError("results were not read against this ground truth "
-                         "(read them with like=gt)", dt.path)
+                         "(read them with like=reference)", dt.path)
     return _evaluate(gt, dt)
 
 
@@ -183,7 +192,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
 
     # --- detections: rank in image × category, keep the 100 best -----------------------
     d_idx = np.flatnonzero(d_known)
-    d_key = dt.image[d_idx] * K + d_cat[d_idx]
+    d_key = dt.image_index[d_idx] * K + d_cat[d_idx]
     scores = dt.scores[d_idx]
     order = np.lexsort((d_idx, -scores, d_key))
     d_idx, d_key = d_idx[order], d_key[order]
@@ -197,7 +206,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     d_box = np.column_stack([dt.boxes[d_idx, :2], dt.wh[d_idx]])
 
     # --- ground truth ---------------------------------------------------------------------
-    g_key = gt.image * K + g_cat
+    g_key = gt.image_index * K + g_cat
     g_crowd = gt.iscrowd.astype(bool)
     lo = np.array([r[0] for r in AREA_RANGES])
     hi = np.array([r[1] for r in AREA_RANGES])
@@ -250,8 +259,8 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
         recall=recall,
         category_ids=tuple(int(c) for c in cat_ids),
         n_images=n_img,
-        n_ground_truth=len(gt),
-        n_detections=int(n_det),
+        n_reference=len(gt),
+        n_submission=int(n_det),
     )
 
 
@@ -430,6 +439,6 @@ def _per_class(gt: BoxSet, cat_ids: np.ndarray, precision: np.ndarray,
             "ap": _defined(_mean_defined(p)),
             "ap50": _defined(_mean_defined(p[t50])),
             "ap75": _defined(_mean_defined(p[t75])),
-            "n_ground_truth": int(npig[k, 0]),
+            "n_reference": int(npig[k, 0]),
         }
     return out

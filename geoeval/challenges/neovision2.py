@@ -25,10 +25,10 @@ from geoeval.challenges._box_groups import (
 )
 from geoeval.errors import InputError
 from geoeval.io.neovision2 import (
-    KIND_DCF,
-    KIND_DCO,
-    KIND_DCR,
-    KIND_OBJECT,
+    ROLE_DCF,
+    ROLE_DCO,
+    ROLE_DCR,
+    ROLE_OBJECT,
     Neovision2Boxes,
     read_neovision2,
 )
@@ -43,8 +43,10 @@ DETECTION_ONLY = "detection_only"
 class NmotdaScore:
     """NMOTDA and its counts for one class (or detection only) and one domain.
 
-    ``nmotda = 1 − (c_m · missed + c_f · false_positives) / ground_truth``
-    (eq. 2), ``None`` when there is no ground truth. ``ignored`` counts the
+    ``nmotda = 1 − (c_m · missed + c_f · false_positives) / n_reference``
+    (eq. 2), ``None`` when there is no ground truth. ``n_reference`` counts the
+    reference (ground-truth) objects scored, ``n_submission`` the submitted
+    detections scored. ``ignored`` counts the
     detections matched to don't-care objects (neither TP nor FP, §3.7).
 
     ``nmotda`` sums the frames of all sequences (§3.3); it equals the
@@ -56,8 +58,8 @@ class NmotdaScore:
     none.
     """
 
-    ground_truth: int
-    detections: int
+    n_reference: int
+    n_submission: int
     true_positives: int
     missed: int
     false_positives: int
@@ -135,8 +137,8 @@ class Neovision2Result:
     domains: dict[str, Neovision2Scores]
     settings: dict[str, Any]
     dont_care: dict[str, int]
-    ground_truth_path: str
-    detections_path: str
+    reference_path: str
+    submission_path: str
     warnings: tuple[str, ...] = field(default_factory=tuple)
     sequences: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -155,8 +157,8 @@ class Neovision2Result:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "protocol": "neovision2",
-            "ground_truth": self.ground_truth_path,
-            "detections": self.detections_path,
+            "reference": self.reference_path,
+            "submission": self.submission_path,
             "settings": dict(self.settings),
             "dont_care": dict(self.dont_care),
         }
@@ -171,8 +173,8 @@ class Neovision2Result:
 
 
 def evaluate_neovision2(
-    ground_truth: str | Path | Neovision2Boxes,
-    detections: str | Path | Neovision2Boxes,
+    reference: str | Path | Neovision2Boxes,
+    submission: str | Path | Neovision2Boxes,
     *,
     iou_threshold: float = 0.2,
     dcr_threshold: float = 0.2,
@@ -186,8 +188,9 @@ def evaluate_neovision2(
 
     Parameters
     ----------
-    ground_truth, detections : path or Neovision2Boxes
-        CSV file or folder of per-sequence CSV files (:func:`read_neovision2`).
+    reference, submission : path or Neovision2Boxes
+        Reference (ground truth) and submission (detections): CSV file or
+        folder of per-sequence CSV files (:func:`read_neovision2`).
         Sequences are paired by their key (path relative to the folder); two
         single files are paired whatever their names. A ground-truth sequence
         without a detection file has no detections.
@@ -244,7 +247,7 @@ def evaluate_neovision2(
 
     Examples
     --------
-    >>> r = evaluate_neovision2("gt_folder", "det_folder")  # doctest: +SKIP
+    >>> r = evaluate_neovision2("reference_folder", "submission_folder")  # doctest: +SKIP
     >>> r.classes["Car"].nmotda  # doctest: +SKIP
     """
     for name, value in (("iou_threshold", iou_threshold), ("dcr_threshold", dcr_threshold),
@@ -253,10 +256,10 @@ def evaluate_neovision2(
             raise InputError(f"{name} must be in (0, 1], got {value}")
     if roc_max_fppf is not None and not roc_max_fppf > 0:
         raise InputError(f"roc_max_fppf must be positive, got {roc_max_fppf}")
-    gt = ground_truth if isinstance(ground_truth, Neovision2Boxes) else read_neovision2(
-        ground_truth, dont_care=True)
-    det = detections if isinstance(detections, Neovision2Boxes) else read_neovision2(
-        detections, dont_care=False)
+    gt = reference if isinstance(reference, Neovision2Boxes) else read_neovision2(
+        reference, dont_care=True)
+    det = submission if isinstance(submission, Neovision2Boxes) else read_neovision2(
+        submission, dont_care=False)
     data = _prepare(gt, det, dcr_threshold)
     thresholds = tuple(float(t) for t in thresholds)
     domain_names = data.domain_names
@@ -284,8 +287,8 @@ def evaluate_neovision2(
         domains=domains,
         settings=settings,
         dont_care=data.dont_care,
-        ground_truth_path=gt.path,
-        detections_path=det.path,
+        reference_path=gt.path,
+        submission_path=det.path,
         warnings=tuple(data.warnings),
         sequences=sequences,
     )
@@ -342,7 +345,7 @@ def _prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) ->
     frame_all = np.concatenate([gt.frame, det.frame])
     fcode, _ = group_codes(seq_all, frame_all)
     g_fc, d_fc = fcode[: len(gt)], fcode[len(gt):]
-    dcf = np.unique(g_fc[gt.kind == KIND_DCF])
+    dcf = np.unique(g_fc[gt.role == ROLE_DCF])
     g_in = ~np.isin(g_fc, dcf)
     d_in = ~np.isin(d_fc, dcf)
     # evaluated frames per sequence: 0 .. last frame seen, minus don't-care frames
@@ -350,18 +353,18 @@ def _prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) ->
     np.maximum.at(last, seq_all, frame_all)
     dcf_seq = np.zeros(n_seq, dtype=np.int64)
     if dcf.size:
-        first_row = np.unique(g_fc[gt.kind == KIND_DCF], return_index=True)[1]
-        np.add.at(dcf_seq, gt.sequence[gt.kind == KIND_DCF][first_row], 1)
+        first_row = np.unique(g_fc[gt.role == ROLE_DCF], return_index=True)[1]
+        np.add.at(dcf_seq, gt.sequence[gt.role == ROLE_DCF][first_row], 1)
     frames_seq = np.maximum(last + 1 - dcf_seq, 0)
 
     # don't-care regions (§3.7): drop detections with > dcr_threshold of their
     # area inside; a ground-truth object inside by the same rule is eliminated:
     # it becomes a don't-care object of its class (never missed, and a detection
     # matched to it is neither TP nor FP, as for the DCOs of §3.7)
-    is_dcr = (gt.kind == KIND_DCR) & g_in
+    is_dcr = (gt.role == ROLE_DCR) & g_in
     frac = _inside_fraction(d_fc, det.boxes, g_fc[is_dcr], gt.boxes[is_dcr])
     d_keep = d_in & ~(frac > dcr_threshold)
-    obj = (gt.kind == KIND_OBJECT) & g_in
+    obj = (gt.role == ROLE_OBJECT) & g_in
     g_frac = np.zeros(len(gt))
     g_frac[obj] = _inside_fraction(g_fc[obj], gt.boxes[obj], g_fc[is_dcr], gt.boxes[is_dcr])
     obj_in_dcr = obj & (g_frac > dcr_threshold)
@@ -369,7 +372,7 @@ def _prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) ->
     obj &= ~obj_in_dcr
 
     # classes: of ground-truth objects first, then of detections
-    dco = (gt.kind == KIND_DCO) & g_in
+    dco = (gt.role == ROLE_DCO) & g_in
     g_labels = gt.label[labelled | (dco & ~gt.all_classes)].astype(str)
     d_labels = det.label[d_keep].astype(str)
     class_arr = np.union1d(g_labels, d_labels).astype(str)
@@ -636,7 +639,7 @@ def _nmotda_values(c: np.ndarray, cost_miss: float, cost_fp: float) -> np.ndarra
 def _combine(scores: list[NmotdaScore]) -> tuple[float | None, float | None, float | None]:
     """Weighted mean, mean and median of the defined class scores (§3.4)."""
     v = np.array([s.nmotda for s in scores if s.nmotda is not None], dtype=float)
-    n = np.array([s.ground_truth for s in scores if s.nmotda is not None], dtype=float)
+    n = np.array([s.n_reference for s in scores if s.nmotda is not None], dtype=float)
     if v.size == 0:
         return None, None, None
     return float(np.sum(n * v) / np.sum(n)), float(np.mean(v)), float(np.median(v))
@@ -723,7 +726,7 @@ def _sequence_table(
     return {
         name: {
             "n_frames": int(data.frames_per_seq[s]),
-            "ground_truth": int(main_d[0, s]),
+            "n_reference": int(main_d[0, s]),
             "detection_only": number(det[s]),
             "classes": {c: number(per_cls[s, k]) for k, c in enumerate(data.classes)},
         }

@@ -67,10 +67,10 @@ def resolve_thresholds(
 # --- reading -----------------------------------------------------------------
 
 
-def _load(x: BoxInput, kind: str, reader: dict[str, Any], like: BoxSet | None = None) -> BoxSet:
+def _load(x: BoxInput, side: str, reader: dict[str, Any], like: BoxSet | None = None) -> BoxSet:
     if isinstance(x, BoxSet):
         return x
-    return read_boxes(x, kind=kind, like=like, **reader)
+    return read_boxes(x, side=side, like=like, **reader)
 
 
 def _check_ground_truth(gt: BoxSet) -> None:
@@ -81,7 +81,7 @@ def _check_ground_truth(gt: BoxSet) -> None:
         k = int(bad[0])
         where = f"line {int(gt.lines[k])}: " if gt.lines is not None else ""
         raise InputError(f"{where}ground-truth box {gt.boxes[k].tolist()} of image "
-                         f"{gt.images[gt.image[k]]!r} has no width or height (m1 divides by "
+                         f"{gt.images[gt.image_index[k]]!r} has no width or height (m1 divides by "
                          "them)", gt.path)
 
 
@@ -92,12 +92,13 @@ def _check_ground_truth(gt: BoxSet) -> None:
 class RobinMatch:
     """Accepted pairs and the chosen one-to-one association of one run.
 
-    ``gt``, ``det`` index the aligned ground truth / detection sets; ``m1``,
-    ``m2``, ``m3`` are the measures of the chosen pairs.
+    ``reference``, ``submission`` index the aligned reference (ground truth)
+    and submission (detection) sets; ``m1``, ``m2``, ``m3`` are the measures
+    of the chosen pairs.
     """
 
-    gt: np.ndarray
-    det: np.ndarray
+    reference: np.ndarray
+    submission: np.ndarray
     m1: np.ndarray
     m2: np.ndarray
     m3: np.ndarray
@@ -109,7 +110,7 @@ def _accepted(
     """Pairs (gt, det) of one image accepted by G, with m1, m2, m3 (§4.1.2)."""
     from geoeval.challenges._pairs import group_pairs
 
-    d, g = group_pairs(det.image, gt.image)
+    d, g = group_pairs(det.image_index, gt.image_index)
     m1, m2, m3 = robin_measures(det.boxes[d], gt.boxes[g])
     db = det.boxes[d]
     is_point = (db[:, 2] == db[:, 0]) & (db[:, 3] == db[:, 1])
@@ -120,9 +121,13 @@ def _accepted(
 
 
 def match_robin(
-    gt: BoxSet, det: BoxSet, eps: tuple[float, float, float], *, points: bool = False
+    reference: BoxSet, submission: BoxSet, eps: tuple[float, float, float], *,
+    points: bool = False
 ) -> RobinMatch:
     """Maximum-cardinality one-to-one association among the pairs accepted by G.
+
+    ``reference`` and ``submission`` are on one image list
+    (:func:`~geoeval.io.boxes.align_images`).
 
     Notes
     -----
@@ -133,8 +138,9 @@ def match_robin(
     """
     from geoeval.matching.assignment import max_weight_matching
 
-    g, d, m1, m2, m3 = _accepted(gt, det, eps, points)
-    chosen = max_weight_matching(g, d, 2.0 - m1, len(gt), len(det), cardinality_first=True)
+    g, d, m1, m2, m3 = _accepted(reference, submission, eps, points)
+    chosen = max_weight_matching(g, d, 2.0 - m1, len(reference), len(submission),
+                                 cardinality_first=True)
     return RobinMatch(g[chosen], d[chosen], m1[chosen], m2[chosen], m3[chosen])
 
 
@@ -281,7 +287,7 @@ class RobinResult:
     eer: float | None
     auc: float | None
     difficult_alpha: float
-    ground_truth_path: str
+    reference_path: str
     warnings: tuple[str, ...] = field(default_factory=tuple)
     categories: dict[str, CategoryDetection] = field(default_factory=dict)
 
@@ -296,7 +302,7 @@ class RobinResult:
     def to_dict(self, images: bool = True) -> dict[str, Any]:
         return {
             "protocol": "robin",
-            "ground_truth": self.ground_truth_path,
+            "reference": self.reference_path,
             "preset": self.preset,
             "eps": list(self.eps),
             "precision": self.precision,
@@ -322,8 +328,8 @@ def _ratio(a: int, b: int) -> float | None:
 
 
 def evaluate_robin(
-    ground_truth: BoxInput,
-    detections: BoxInput | Sequence[BoxInput],
+    reference: BoxInput,
+    submissions: BoxInput | Sequence[BoxInput],
     *,
     preset: str | None = "rough",
     eps1: float | None = None,
@@ -338,11 +344,11 @@ def evaluate_robin(
 
     Parameters
     ----------
-    ground_truth : path or BoxSet
-        Reference boxes (any format of :func:`geoeval.io.boxes.read_boxes`).
+    reference : path or BoxSet
+        Reference (ground-truth) boxes (any format of :func:`geoeval.io.boxes.read_boxes`).
         Class labels are ignored: detection compares locations only.
-    detections : path or BoxSet, or a sequence of them
-        One run, or several runs (operating points of one algorithm, §4.3.2
+    submissions : path or BoxSet, or a sequence of them
+        The detections of one run, or several runs (operating points of one algorithm, §4.3.2
         "Decision without confidence coefficient").
     preset : {'rough', 'precise'} or None
         ε1, ε2, ε3 = 0.15, 0.5, 0.15 (rough) or 0.05, 0.2, 0.05 (precise)
@@ -395,22 +401,22 @@ def evaluate_robin(
 
     Examples
     --------
-    >>> r = evaluate_robin("gt/", "det/", preset="precise")  # doctest: +SKIP
+    >>> r = evaluate_robin("reference/", "run1/", preset="precise")  # doctest: +SKIP
     >>> r.precision, r.recall, r.eer  # doctest: +SKIP
     """
     eps = resolve_thresholds(preset, eps1, eps2, eps3)
     if not 0.0 < difficult_alpha < 1.0:
         raise InputError(f"difficult_alpha must be in (0, 1), got {difficult_alpha}")
-    gt0 = _load(ground_truth, "gt", reader)
+    gt0 = _load(reference, "reference", reader)
     _check_ground_truth(gt0)
-    dets = _as_list(detections)
+    dets = _as_list(submissions)
     if not dets:
-        raise InputError("no detection input given")
+        raise InputError("no submission (detection run) given")
     warnings: list[str] = list(gt0.warnings)  # the readers' (boxes outside the image, …)
     runs: list[RobinRun] = []
     aligned: list[tuple[BoxSet, BoxSet]] = []
     for x in dets:
-        det = _load(x, "det", reader, like=gt0)
+        det = _load(x, "submission", reader, like=gt0)
         warnings.extend(det.warnings)
         gt, det = align_images(gt0, det)
         aligned.append((gt, det))
@@ -442,7 +448,7 @@ def evaluate_robin(
     return RobinResult(
         eps=eps, preset=preset if (eps1, eps2, eps3) == (None, None, None) else None,
         runs=tuple(runs), curve=curve, curve_source=source, r_star=r_star, p_star=p_star,
-        eer=eer, auc=auc, difficult_alpha=difficult_alpha, ground_truth_path=gt0.path,
+        eer=eer, auc=auc, difficult_alpha=difficult_alpha, reference_path=gt0.path,
         warnings=tuple(warnings), categories=categories,
     )
 
@@ -468,7 +474,7 @@ def _per_category(
 
     def by_category(b: BoxSet) -> tuple[BoxSet, np.ndarray]:
         code = np.searchsorted(cats, b.classes.astype(str)).astype(np.int64)
-        return replace(b, image=b.image * k + code), code
+        return replace(b, image_index=b.image_index * k + code), code
 
     counts = []  # per run: tp, n, n_star per category
     first: tuple[BoxSet, BoxSet, np.ndarray, np.ndarray] | None = None
@@ -476,7 +482,7 @@ def _per_category(
         gt_c, g_code = by_category(gt)
         det_c, d_code = by_category(det)
         m = match_robin(gt_c, det_c, eps, points=points)
-        counts.append(np.stack([np.bincount(g_code[m.gt], minlength=k),
+        counts.append(np.stack([np.bincount(g_code[m.reference], minlength=k),
                                 np.bincount(d_code, minlength=k),
                                 np.bincount(g_code, minlength=k)]))
         if first is None:
@@ -521,9 +527,9 @@ def _run(gt: BoxSet, det: BoxSet, eps: tuple[float, float, float], points: bool,
 
     match = match_robin(gt, det, eps, points=points)
     n_img = len(gt.images)
-    tp_i = np.bincount(gt.image[match.gt], minlength=n_img)
-    n_i = np.bincount(det.image, minlength=n_img)
-    ns_i = np.bincount(gt.image, minlength=n_img)
+    tp_i = np.bincount(gt.image_index[match.reference], minlength=n_img)
+    n_i = np.bincount(det.image_index, minlength=n_img)
+    ns_i = np.bincount(gt.image_index, minlength=n_img)
     tp, n, ns = int(tp_i.sum()), int(n_i.sum()), int(ns_i.sum())
     precision, recall = _ratio(tp, n), _ratio(tp, ns)
     p_rec = np.full(n_img, np.nan)

@@ -106,7 +106,7 @@ class CategoriesResult:
     u_star: float | None
     edu: float | None
     err: float | None
-    ground_truth_path: str
+    reference_path: str
     warnings: tuple[str, ...] = field(default_factory=tuple)
     confusion_at: dict[str, ConfusionAt] = field(default_factory=dict)
 
@@ -122,7 +122,7 @@ class CategoriesResult:
         first = self.runs[0]
         return {
             "protocol": "robin-categories",
-            "ground_truth": self.ground_truth_path,
+            "reference": self.reference_path,
             "eps": list(self.eps),
             "confusion": first.confusion,
             "counts": first.counts,
@@ -153,8 +153,8 @@ def _normalise(labels: np.ndarray, ambiguous: set[str], other: set[str]) -> np.n
 
 
 def robin_categories(
-    ground_truth: BoxInput,
-    outputs: BoxInput | Sequence[BoxInput],
+    reference: BoxInput,
+    submissions: BoxInput | Sequence[BoxInput],
     *,
     preset: str | None = "rough",
     eps1: float | None = None,
@@ -169,12 +169,12 @@ def robin_categories(
 
     Parameters
     ----------
-    ground_truth : path or BoxSet
-        Reference boxes with their categories. A category named ``Other``
+    reference : path or BoxSet
+        Reference (ground-truth) boxes with their categories. A category named ``Other``
         (or, when ``known_categories`` is given, any category outside it) is a
         category absent from the learning database: an outlier sample.
-    outputs : path or BoxSet, or a sequence of them
-        The categoriser's labelled boxes: one run, or several runs (operating
+    submissions : path or BoxSet, or a sequence of them
+        The categoriser's outputs (labelled boxes): one run, or several runs (operating
         points). Labels ``Ambiguous``/``A`` and ``Other``/``O`` (any case) are
         the two special outputs.
     preset, eps1, eps2, eps3 :
@@ -231,7 +231,7 @@ def robin_categories(
     eps = resolve_thresholds(preset, eps1, eps2, eps3)
     amb = {s.lower() for s in ambiguous_labels}
     oth = {s.lower() for s in other_labels}
-    gt0 = _load(ground_truth, "gt", reader)
+    gt0 = _load(reference, "reference", reader)
     _check_ground_truth(gt0)
     if len(gt0) == 0:
         raise InputError("ground truth holds no sample", gt0.path)
@@ -239,8 +239,8 @@ def robin_categories(
     runs: list[CategoryRun] = []
     samples: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     warnings: list[str] = list(gt0.warnings)  # the readers' (boxes outside the image, …)
-    for x in _as_list(outputs):
-        out = _load(x, "det", reader, like=gt0)
+    for x in _as_list(submissions):
+        out = _load(x, "submission", reader, like=gt0)
         warnings.extend(out.warnings)
         gt, out = align_images(gt0, out)
         match = match_robin(gt, out, eps)
@@ -248,11 +248,11 @@ def robin_categories(
         if known is not None:
             truth[~np.isin(truth.astype(str), list(known))] = OTHER
         given = np.full(len(gt), MISSING, dtype=object)
-        given[match.gt] = _normalise(out.classes[match.det], amb, oth)
+        given[match.reference] = _normalise(out.classes[match.submission], amb, oth)
         conf = np.full(len(gt), np.nan)
         if out.scores is not None:
-            conf[match.gt] = out.scores[match.det]
-        unmatched = len(out) - match.det.size
+            conf[match.reference] = out.scores[match.submission]
+        unmatched = len(out) - match.submission.size
         runs.append(_category_run(out.path, truth, given, unmatched))
         samples.append((truth, given, conf, out.scores))
         if unmatched:

@@ -13,6 +13,11 @@ Because a detection's choice does not depend on what is already taken, the
 whole assignment is vectorised: one IoU call over the (detection, ground
 truth) pairs of each image × class, a best-pair selection, and "first
 detection of each ground truth in ranked order" by ``numpy.unique``.
+
+Names: the public API says ``reference`` (ground truth) and ``submission``
+(detections); the local variables of the evaluator keep the devkit's ``gt`` /
+``det`` so that it reads line by line against ``VOCevaldet.m`` and Padilla et
+al.'s ``Evaluator.py``.
 """
 
 from __future__ import annotations
@@ -44,15 +49,15 @@ class VocClassResult:
         has no (non-difficult) ground truth.
     tp, fp : int
         True and false positives over all detections of the class.
-    n_ground_truth : int
-        Non-difficult ground-truth boxes.
-    n_detections : int
-        All detections of the class (``tp + fp + ignored``).
+    n_reference : int
+        Non-difficult reference (ground-truth) boxes.
+    n_submission : int
+        All submitted boxes (detections) of the class (``tp + fp + ignored``).
     ignored : int
         Detections matched to a difficult ground truth (neither TP nor FP).
     precision, recall : numpy.ndarray
         The curve, one point per counted detection in ranked order (empty when
-        ``n_ground_truth`` is 0).
+        ``n_reference`` is 0).
     """
 
     name: str
@@ -60,8 +65,8 @@ class VocClassResult:
     ap11: float | None
     tp: int
     fp: int
-    n_ground_truth: int
-    n_detections: int
+    n_reference: int
+    n_submission: int
     ignored: int
     precision: np.ndarray
     recall: np.ndarray
@@ -72,8 +77,8 @@ class VocClassResult:
             "ap11": self.ap11,
             "tp": self.tp,
             "fp": self.fp,
-            "n_ground_truth": self.n_ground_truth,
-            "n_detections": self.n_detections,
+            "n_reference": self.n_reference,
+            "n_submission": self.n_submission,
             "ignored": self.ignored,
             "precision": self.precision.tolist(),
             "recall": self.recall.tolist(),
@@ -99,7 +104,7 @@ class VocResult:
     matched : numpy.ndarray
         Per detection, the index of its best ground truth (IoU ≥ threshold) in
         the ground-truth :class:`BoxSet`, or -1.
-    gt, det : BoxSet
+    reference, submission : BoxSet
         The inputs on a common image list.
     warnings : tuple of str
         What the readers accepted with a warning (boxes outside the image,
@@ -113,12 +118,12 @@ class VocResult:
     plus_one: bool
     outcome: np.ndarray = field(repr=False)
     matched: np.ndarray = field(repr=False)
-    gt: BoxSet = field(repr=False)
-    det: BoxSet = field(repr=False)
+    reference: BoxSet = field(repr=False)
+    submission: BoxSet = field(repr=False)
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``classes.<name>.{ap, ap11, tp, fp, n_ground_truth, precision,
+        """JSON-ready: ``classes.<name>.{ap, ap11, tp, fp, n_reference, precision,
         recall, …}``, ``map``, ``map11`` (undefined values are ``None``)."""
         return {
             "protocol": "pascal-voc",
@@ -126,48 +131,49 @@ class VocResult:
             "plus_one": self.plus_one,
             "map": self.map,
             "map11": self.map11,
-            "n_images": len(self.gt.images),
+            "n_images": len(self.reference.images),
             "classes": {k: v.to_dict() for k, v in self.classes.items()},
             "warnings": list(self.warnings),
         }
 
 
 def evaluate_voc(
-    gt: BoxSet | str | Path,
-    det: BoxSet | str | Path,
+    reference: BoxSet | str | Path,
+    submission: BoxSet | str | Path,
     iou_threshold: float = 0.5,
     plus_one: bool = False,
     *,
     box_format: str = "xyrb",
     image_size: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
-    gt_fmt: str | None = None,
-    det_fmt: str | None = None,
+    ref_fmt: str | None = None,
+    sub_fmt: str | None = None,
     class_names: Any = None,
-    gt_box_format: str | None = None,
-    det_box_format: str | None = None,
-    gt_image_size: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
-    det_image_size: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
-    gt_relative: bool | None = None,
-    det_relative: bool | None = None,
+    ref_box_format: str | None = None,
+    sub_box_format: str | None = None,
+    ref_image_size: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
+    sub_image_size: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
+    ref_relative: bool | None = None,
+    sub_relative: bool | None = None,
 ) -> VocResult:
     """Evaluate detections with the PASCAL VOC protocol.
 
     Parameters
     ----------
-    gt, det : BoxSet or path
-        Ground truth and detections (paths are read with
-        :func:`geoeval.io.boxes.read_boxes`; the detections borrow the ground
-        truth's image sizes and COCO category names).
+    reference, submission : BoxSet or path
+        Reference (ground truth) and submission (detections, with
+        confidences); paths are read with :func:`geoeval.io.boxes.read_boxes`,
+        and the submission borrows the reference's image sizes and COCO
+        category names.
     iou_threshold : float
         Minimum IoU of a true positive, ``0 < t <= 1`` (VOC: 0.5).
     plus_one : bool
         Use the devkit's pixel-inclusive areas ``(x2 − x1 + 1)(y2 − y1 + 1)``.
-    box_format, image_size, gt_fmt, det_fmt, class_names
+    box_format, image_size, ref_fmt, sub_fmt, class_names
         Reader options (see :func:`~geoeval.io.boxes.read_boxes`), for paths.
-    gt_box_format, det_box_format, gt_image_size, det_image_size : optional
+    ref_box_format, sub_box_format, ref_image_size, sub_image_size : optional
         The same per side (Padilla et al.'s ``-gtformat``/``-detformat`` and
         image size); each defaults to ``box_format`` / ``image_size``.
-    gt_relative, det_relative : bool, optional
+    ref_relative, sub_relative : bool, optional
         Per side: text coordinates are relative (``-gtcoords``/``-detcoords
         rel``; read as :func:`~geoeval.io.boxes.read_boxes` says). When
         neither is given, a side is relative exactly when it has an image
@@ -192,30 +198,34 @@ def evaluate_voc(
     --------
     >>> import numpy as np
     >>> from geoeval.io.boxes import BoxSet
-    >>> gt = BoxSet(boxes=np.array([[0., 0, 10, 10]]), image=np.array([0]),
-    ...             classes=np.array(["car"]), images=("a",))
-    >>> det = BoxSet(boxes=np.array([[0., 0, 10, 10], [1., 0, 10, 10]]),
-    ...              image=np.array([0, 0]), classes=np.array(["car", "car"]),
-    ...              images=("a",), scores=np.array([0.9, 0.8]))
-    >>> r = evaluate_voc(gt, det)
+    >>> reference = BoxSet(boxes=np.array([[0., 0, 10, 10]]), image_index=np.array([0]),
+    ...                    classes=np.array(["car"]), images=("a",))
+    >>> submission = BoxSet(boxes=np.array([[0., 0, 10, 10], [1., 0, 10, 10]]),
+    ...                     image_index=np.array([0, 0]), classes=np.array(["car", "car"]),
+    ...                     images=("a",), scores=np.array([0.9, 0.8]))
+    >>> r = evaluate_voc(reference, submission)
     >>> r.classes["car"].tp, r.classes["car"].fp, r.map
     (1, 1, 1.0)
     """
     t = fraction("iou_threshold", iou_threshold, low_open=True)
-    g_size = image_size if gt_image_size is None else gt_image_size
-    d_size = image_size if det_image_size is None else det_image_size
-    if gt_relative is None and det_relative is None:
+    g_size = image_size if ref_image_size is None else ref_image_size
+    d_size = image_size if sub_image_size is None else sub_image_size
+    if ref_relative is None and sub_relative is None:
         g_rel, d_rel = g_size is not None, d_size is not None
     else:
-        g_rel, d_rel = bool(gt_relative), bool(det_relative)
+        g_rel, d_rel = bool(ref_relative), bool(sub_relative)
+    gt = reference
     if not isinstance(gt, BoxSet):
-        gt = read_boxes(gt, fmt=gt_fmt, kind="gt", box_format=gt_box_format or box_format,
+        gt = read_boxes(gt, fmt=ref_fmt, side="reference",
+                        box_format=ref_box_format or box_format,
                         image_size=g_size, relative=g_rel, class_names=class_names)
+    det = submission
     if not isinstance(det, BoxSet):
-        det = read_boxes(det, fmt=det_fmt, kind="det", box_format=det_box_format or box_format,
+        det = read_boxes(det, fmt=sub_fmt, side="submission",
+                         box_format=sub_box_format or box_format,
                          image_size=d_size, relative=d_rel, class_names=class_names, like=gt)
     if det.scores is None:
-        raise InputError("detections carry no confidence", det.path)
+        raise InputError("the submission carries no confidence", det.path)
     gt, det = align_images(gt, det)
     result = _evaluate(gt, det, float(t), bool(plus_one))
     warnings = list(gt.warnings) + list(det.warnings)
@@ -239,7 +249,7 @@ def _evaluate(gt: BoxSet, det: BoxSet, t: float, plus_one: bool) -> VocResult:
     order = np.lexsort((np.arange(len(det)), -scores, d_cls))
 
     # best ground truth of each detection among those of its image and class
-    di, gi = group_pairs(d_cls * n_img + det.image, g_cls * n_img + gt.image)
+    di, gi = group_pairs(d_cls * n_img + det.image_index, g_cls * n_img + gt.image_index)
     iou = box_iou_pairs(det.boxes, gt.boxes, di, gi, plus_one=plus_one)
     best = np.lexsort((gi, -iou, di))  # per detection: highest IoU, ties -> first gt
     first = np.ones(best.size, dtype=bool)
@@ -289,8 +299,8 @@ def _evaluate(gt: BoxSet, det: BoxSet, t: float, plus_one: bool) -> VocResult:
         plus_one=plus_one,
         outcome=outcome,
         matched=matched,
-        gt=gt,
-        det=det,
+        reference=gt,
+        submission=det,
     )
 
 

@@ -1,4 +1,4 @@
-"""``geoeval boxes coco GT.json DT.json``: the twelve COCO numbers and per-class AP.
+"""``geoeval boxes coco REFERENCE.json SUBMISSION.json``: the twelve COCO numbers and per-class AP.
 
 $ geoeval boxes coco instances_val2017.json detections.json
 $ geoeval boxes coco gt.json dt.json --json coco.json --per-class
@@ -15,8 +15,10 @@ from geoeval.cli.options import with_examples
 
 
 def coco_command(
-    gt: Annotated[Path, typer.Argument(help="COCO ground truth JSON.")],
-    dt: Annotated[Path, typer.Argument(help="COCO results JSON (list of detections).")],
+    reference: Annotated[Path, typer.Argument(
+        help="Reference (ground truth): COCO ground-truth JSON.")],
+    submission: Annotated[Path, typer.Argument(
+        help="Submission: COCO results JSON (a list of detections).")],
     json_path: Annotated[Path | None, typer.Option(
         "--json", help="Write the JSON report here.")] = None,
     per_class: Annotated[bool, typer.Option(help="Also print per-class AP.")] = False,
@@ -27,7 +29,7 @@ def coco_command(
 
     from geoeval.challenges.coco import evaluate_coco
 
-    result = evaluate_coco(gt, dt)
+    result = evaluate_coco(reference, submission)
     for w in result.warnings:  # the readers' warnings (boxes outside the image, zero area)
         Console(stderr=True).print(f"[yellow]warning:[/yellow] {w}", highlight=False,
                                    soft_wrap=True)

@@ -1,4 +1,4 @@
-"""``geoeval boxes neovision2 GT DET``: the DARPA Neovision2 protocol.
+"""``geoeval boxes neovision2 REFERENCE SUBMISSION``: the DARPA Neovision2 protocol.
 
 $ geoeval boxes neovision2 truth/ results/ --json neovision2.json
 $ geoeval boxes neovision2 truth/TowerF/001.csv results/TowerF/001.csv
@@ -15,10 +15,11 @@ from geoeval.cli.options import IOU, POSITIVE, with_examples
 
 
 def neovision2_command(
-    ground_truth: Annotated[Path, typer.Argument(
-        help="Ground truth: a CSV file or a folder of per-sequence CSV files.")],
-    detections: Annotated[Path, typer.Argument(
-        help="System output: a CSV file or a folder laid out like the ground truth.")],
+    reference: Annotated[Path, typer.Argument(
+        help="Reference (ground truth): a CSV file or a folder of per-sequence CSV files.")],
+    submission: Annotated[Path, typer.Argument(
+        help="Submission (system output): a CSV file or a folder laid out like the "
+             "reference.")],
     iou_threshold: Annotated[float, typer.Option(
         callback=IOU, help="Match when IoU ≥ this.")] = 0.2,
     roc_max_fppf: Annotated[float | None, typer.Option(
@@ -39,7 +40,7 @@ def neovision2_command(
 
     import geoeval
 
-    result = geoeval.evaluate_neovision2(ground_truth, detections, iou_threshold=iou_threshold,
+    result = geoeval.evaluate_neovision2(reference, submission, iou_threshold=iou_threshold,
                                          roc_max_fppf=roc_max_fppf)
     err = Console(stderr=True)
     for w in result.warnings:

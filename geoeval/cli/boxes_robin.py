@@ -21,8 +21,8 @@ class Preset(str, Enum):
     precise = "precise"
 
 
-GtArg = Annotated[Path, typer.Argument(help="Ground truth: folder of text/VOC files, "
-                                            "COCO JSON, or YOLO folder.")]
+RefArg = Annotated[Path, typer.Argument(help="Reference (ground truth): folder of text/VOC "
+                                             "files, COCO JSON, or YOLO folder.")]
 Eps1 = Annotated[float | None, typer.Option(
     "--eps1", callback=EPS, help="Localisation threshold ε1 (overrides the preset).")]
 Eps2 = Annotated[float | None, typer.Option(
@@ -50,9 +50,10 @@ def _reader(fmt: str | None, box_format: str,
 
 
 def robin_command(
-    ground_truth: GtArg,
-    detections: Annotated[list[Path], typer.Argument(
-        help="Detections: one run (with confidences: a full sweep) or several runs.")],
+    reference: RefArg,
+    submissions: Annotated[list[Path], typer.Argument(
+        help="Submissions (detections): one run (with confidences: a full sweep) or several "
+             "runs.")],
     preset: PresetOpt = Preset.rough,
     eps1: Eps1 = None,
     eps2: Eps2 = None,
@@ -75,7 +76,7 @@ def robin_command(
     import geoeval
 
     result = geoeval.evaluate_robin(
-        ground_truth, detections, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
+        reference, submissions, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
         points=points, difficult_alpha=difficult_alpha, per_category=per_category,
         **_reader(fmt, box_format, image_size))
     err = Console(stderr=True)
@@ -92,9 +93,10 @@ def robin_command(
 
 
 def robin_categories_command(
-    ground_truth: GtArg,
-    outputs: Annotated[list[Path], typer.Argument(
-        help="Categoriser outputs (labelled boxes): one run or several runs.")],
+    reference: RefArg,
+    submissions: Annotated[list[Path], typer.Argument(
+        help="Submissions: the categoriser's outputs (labelled boxes), one run or several "
+             "runs.")],
     preset: PresetOpt = Preset.rough,
     eps1: Eps1 = None,
     eps2: Eps2 = None,
@@ -115,7 +117,7 @@ def robin_categories_command(
     known = None if known_categories is None else [
         c.strip() for c in known_categories.split(",") if c.strip()]
     result = geoeval.robin_categories(
-        ground_truth, outputs, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
+        reference, submissions, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
         known_categories=known, **_reader(fmt, box_format, image_size))
     err = Console(stderr=True)
     for w in result.warnings:

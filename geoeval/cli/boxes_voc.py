@@ -1,9 +1,9 @@
-"""``geoeval boxes voc GT DET``: PASCAL VOC precision × recall, AP and mAP.
+"""``geoeval boxes voc REFERENCE SUBMISSION``: PASCAL VOC precision × recall, AP and mAP.
 
 $ geoeval boxes voc groundtruths/ detections/
 $ geoeval boxes voc gt/ det/ --iou-threshold 0.3 --box-format xywh
 $ geoeval boxes voc Annotations/ dets.json --voc-plus-one --figure-dir plots/
-$ geoeval boxes voc gt/ det_rel/ --det-coords rel --image-size 200,200
+$ geoeval boxes voc gt/ det_rel/ --sub-coords rel --image-size 200,200
 """
 
 from __future__ import annotations
@@ -35,9 +35,11 @@ class FileFormat(str, Enum):
 
 
 def voc_command(
-    gt: Annotated[Path, typer.Argument(
-        help="Ground truth: folder of .txt or VOC .xml files, COCO JSON, or YOLO folder.")],
-    det: Annotated[Path, typer.Argument(help="Detections (same formats, with confidences).")],
+    reference: Annotated[Path, typer.Argument(
+        help="Reference (ground truth): folder of .txt or VOC .xml files, COCO JSON, or "
+             "YOLO folder.")],
+    submission: Annotated[Path, typer.Argument(
+        help="Submission (detections): the same formats, with confidences.")],
     iou_threshold: Annotated[float, typer.Option(
         callback=IOU, help="Minimum IoU of a true positive.")] = 0.5,
     voc_plus_one: Annotated[bool, typer.Option(
@@ -47,27 +49,33 @@ def voc_command(
     ] = BoxFormat.xyrb,
     image_size: Annotated[str | None, typer.Option(
         callback=IMAGE_SIZE,
-        help="W,H of the images, for relative coordinates (text, YOLO): with no --gt-coords "
-             "/ --det-coords, text files of both sides are then read as relative.")] = None,
-    gt_format: Annotated[FileFormat | None, typer.Option(
-        help="Ground-truth format (default: from the files).")] = None,
-    det_format: Annotated[FileFormat | None, typer.Option(
-        help="Detection format (default: from the files).")] = None,
-    gt_box_format: Annotated[BoxFormat | None, typer.Option(
-        help="Ground-truth text files: xyrb or xywh (default: --box-format).")] = None,
-    det_box_format: Annotated[BoxFormat | None, typer.Option(
-        help="Detection text files: xyrb or xywh (default: --box-format).")] = None,
-    gt_coords: Annotated[Coords | None, typer.Option(
-        help="Ground-truth text coordinates: abs, or rel (centre x, centre y, width, height "
+        help="W,H of the images, for relative coordinates (text, YOLO): with no --ref-coords "
+             "/ --sub-coords, text files of both sides are then read as relative.")] = None,
+    ref_format: Annotated[FileFormat | None, typer.Option(
+        "--ref-format", "--gt-format",
+        help="Reference format (default: from the files).")] = None,
+    sub_format: Annotated[FileFormat | None, typer.Option(
+        "--sub-format", "--det-format",
+        help="Submission format (default: from the files).")] = None,
+    ref_box_format: Annotated[BoxFormat | None, typer.Option(
+        "--ref-box-format", "--gt-box-format",
+        help="Reference text files: xyrb or xywh (default: --box-format).")] = None,
+    sub_box_format: Annotated[BoxFormat | None, typer.Option(
+        "--sub-box-format", "--det-box-format",
+        help="Submission text files: xyrb or xywh (default: --box-format).")] = None,
+    ref_coords: Annotated[Coords | None, typer.Option(
+        "--ref-coords", "--gt-coords",
+        help="Reference text coordinates: abs, or rel (centre x, centre y, width, height "
              "relative to the image size, as Padilla et al.'s -gtcoords rel).")] = None,
-    det_coords: Annotated[Coords | None, typer.Option(
-        help="Detection text coordinates: abs or rel (see --gt-coords).")] = None,
-    gt_image_size: Annotated[str | None, typer.Option(
-        callback=IMAGE_SIZE,
-        help="W,H of the ground-truth images (default: --image-size).")] = None,
-    det_image_size: Annotated[str | None, typer.Option(
-        callback=IMAGE_SIZE,
-        help="W,H of the detection images (default: --image-size, else the ground truth's).")
+    sub_coords: Annotated[Coords | None, typer.Option(
+        "--sub-coords", "--det-coords",
+        help="Submission text coordinates: abs or rel (see --ref-coords).")] = None,
+    ref_image_size: Annotated[str | None, typer.Option(
+        "--ref-image-size", "--gt-image-size", callback=IMAGE_SIZE,
+        help="W,H of the reference images (default: --image-size).")] = None,
+    sub_image_size: Annotated[str | None, typer.Option(
+        "--sub-image-size", "--det-image-size", callback=IMAGE_SIZE,
+        help="W,H of the submission images (default: --image-size, else the reference's).")
     ] = None,
     class_names: Annotated[Path | None, typer.Option(
         help="YOLO: file of class names, one per line.")] = None,
@@ -83,17 +91,17 @@ def voc_command(
     from geoeval.challenges.voc import evaluate_voc, plot_voc
 
     result = evaluate_voc(
-        gt, det, iou_threshold=iou_threshold, plus_one=voc_plus_one,
+        reference, submission, iou_threshold=iou_threshold, plus_one=voc_plus_one,
         box_format=box_format.value, image_size=image_size,
-        gt_fmt=gt_format.value if gt_format else None,
-        det_fmt=det_format.value if det_format else None,
+        ref_fmt=ref_format.value if ref_format else None,
+        sub_fmt=sub_format.value if sub_format else None,
         class_names=class_names,
-        gt_box_format=gt_box_format.value if gt_box_format else None,
-        det_box_format=det_box_format.value if det_box_format else None,
-        gt_image_size=gt_image_size,
-        det_image_size=det_image_size,
-        gt_relative=None if gt_coords is None else gt_coords is Coords.rel,
-        det_relative=None if det_coords is None else det_coords is Coords.rel,
+        ref_box_format=ref_box_format.value if ref_box_format else None,
+        sub_box_format=sub_box_format.value if sub_box_format else None,
+        ref_image_size=ref_image_size,
+        sub_image_size=sub_image_size,
+        ref_relative=None if ref_coords is None else ref_coords is Coords.rel,
+        sub_relative=None if sub_coords is None else sub_coords is Coords.rel,
     )
     err = Console(stderr=True)
     for w in result.warnings:

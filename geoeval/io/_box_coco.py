@@ -47,7 +47,7 @@ def load_json(path: str | Path) -> Any:
 
 
 def read_coco(
-    source: str | Path | dict | list, *, kind: str | None = None, like: BoxSet | None = None
+    source: str | Path | dict | list, *, side: str | None = None, like: BoxSet | None = None
 ) -> BoxSet:
     """Read COCO ground truth (a dict) or results (a list) from a path or a loaded object.
 
@@ -55,10 +55,11 @@ def read_coco(
     ----------
     source : path, dict or list
         A JSON file, or its already-loaded content.
-    kind : {'gt', 'det'}, optional
-        Default: ground truth for an object with ``annotations``, results for a list.
+    side : {'reference', 'submission'}, optional
+        Reference (ground truth) or submission (results). Default: the
+        reference for an object with ``annotations``, a submission for a list.
     like : BoxSet, optional
-        The ground truth, when reading results: gives class names, the image
+        The reference, when reading a submission: gives class names, the image
         list (results on other images are refused) and image sizes.
 
     Returns
@@ -76,11 +77,11 @@ def read_coco(
     """
     path = "<memory>" if isinstance(source, (dict, list)) else str(source)
     data = source if isinstance(source, (dict, list)) else load_json(source)
-    if isinstance(data, dict) and "annotations" in data and (kind or "gt") == "gt":
+    if isinstance(data, dict) and "annotations" in data and (side or "reference") == "reference":
         return _coco_gt(data, path)
-    if isinstance(data, dict) and kind == "det":
+    if isinstance(data, dict) and side == "submission":
         data = data.get("annotations")
-    if isinstance(data, list) and kind != "gt":
+    if isinstance(data, list) and side != "reference":
         return _coco_results(data, path, like)
     raise InputError("not COCO JSON: expected ground truth (an object with 'images', "
                      "'annotations', 'categories') or results (a list)", path)
@@ -204,7 +205,8 @@ def _coco_gt(data: dict, path: str) -> BoxSet:
     classes = np.asarray([cat_name.get(a["category_id"], "") for a in anns], dtype=str)
     cls_ids = np.where(keep, cls_ids, -1)
     box = BoxSet(
-        boxes=rows, image=image, classes=classes if n else np.zeros(0, str), images=tuple(keys),
+        boxes=rows, image_index=image, classes=classes if n else np.zeros(0, str),
+        images=tuple(keys),
         iscrowd=crowd, areas=areas, ids=ids, wh=wh, class_ids=cls_ids,
         image_sizes=sizes, categories={v: k for k, v in cat_name.items()},
         image_ids={k: image_ids[k] for k in keys}, path=path, fmt="coco",
@@ -218,7 +220,7 @@ def _warn(box: BoxSet, sizes: dict[str, ImageSize], path: str) -> BoxSet:
     boxes as given, so do we)."""
     from dataclasses import replace
 
-    warns = outside_warnings(box.boxes, box.image, box.images, sizes, path,
+    warns = outside_warnings(box.boxes, box.image_index, box.images, sizes, path,
                              "beyond the 'images' width/height, or negative")
     return replace(box, warnings=tuple(warns)) if warns else box
 
@@ -303,7 +305,7 @@ def _coco_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
     cls_ids = np.fromiter((c if -2**63 <= c < 2**63 else -1 for c in cat_ids), dtype=np.int64,
                           count=n)
     box = BoxSet(
-        boxes=rows, image=image, classes=classes, images=tuple(images), scores=scores,
+        boxes=rows, image_index=image, classes=classes, images=tuple(images), scores=scores,
         areas=wh[:, 0] * wh[:, 1], ids=np.arange(1, n + 1, dtype=np.int64), wh=wh,
         class_ids=cls_ids, image_sizes=dict(like.image_sizes) if like is not None else {},
         categories=dict(like.categories) if like is not None else {},
@@ -339,7 +341,7 @@ def _coco_results_arrays(boxes: np.ndarray, scores: np.ndarray, img: np.ndarray,
     names = np.asarray([name_of.get(int(c), str(int(c))) for c in uniq_cat], dtype=str)
     classes = names[cat_inv] if n else np.zeros(0, str)
     box = BoxSet(
-        boxes=rows, image=image, classes=classes, images=tuple(images), scores=scores,
+        boxes=rows, image_index=image, classes=classes, images=tuple(images), scores=scores,
         areas=wh[:, 0] * wh[:, 1], ids=np.arange(1, n + 1, dtype=np.int64), wh=wh,
         class_ids=cat.astype(np.int64), image_sizes=dict(like.image_sizes) if like is not None
         else {}, categories=dict(like.categories) if like is not None else {},

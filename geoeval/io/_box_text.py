@@ -61,7 +61,7 @@ def relative_to_absolute(
 
 def _read_lines(
     path: Path,
-    kind: str | None,
+    side: str | None,
     fmt: str,
     box_format: str,
     relative: bool,
@@ -69,7 +69,7 @@ def _read_lines(
     names: list[str] | None,
 ) -> BoxSet:
     files = _files(path, ".txt")
-    if not files and path.is_dir() and kind == "gt":
+    if not files and path.is_dir() and side == "reference":
         raise InputError("no .txt box file in this folder", path)
     images: list[str] = []
     rows: list[tuple[float, float, float, float]] = []
@@ -90,14 +90,14 @@ def _read_lines(
             if not fields:
                 continue
             where = f"{shown}:{lineno}"
-            if kind is None:
-                kind = "det" if len(fields) == 6 else "gt"
-            want = 6 if kind == "det" else 5
+            if side is None:
+                side = "submission" if len(fields) == 6 else "reference"
+            want = 6 if side == "submission" else 5
             if len(fields) != want:
-                what = "detection" if kind == "det" else "ground-truth"
+                what = "detection" if side == "submission" else "ground-truth"
                 raise InputError(f"expected {want} fields ({what}), got {len(fields)}", where)
             if fmt == "yolo":
-                cls_name, cid, score, box = _yolo_line(fields, kind, names, where)
+                cls_name, cid, score, box = _yolo_line(fields, side, names, where)
                 w, h = sizes.get(key, where)
                 cx, cy, bw, bh = box
                 x1, y1 = (cx - bw / 2) * w, (cy - bh / 2) * h
@@ -105,8 +105,8 @@ def _read_lines(
                 class_ids.append(cid)
             else:
                 cls_name = fields[0]
-                off = 2 if kind == "det" else 1
-                score = _number(fields[1], where, "confidence") if kind == "det" else 0.0
+                off = 2 if side == "submission" else 1
+                score = _number(fields[1], where, "confidence") if side == "submission" else 0.0
                 if relative:
                     vals = [_number(t, where, n)
                             for t, n in zip(fields[off:], _REL_NAMES, strict=True)]
@@ -133,7 +133,7 @@ def _read_lines(
             classes.append(cls_name)
             scores.append(score)
             lines.append(lineno)
-    box = _assemble(images, rows, image, classes, scores if kind == "det" else None,
+    box = _assemble(images, rows, image, classes, scores if side == "submission" else None,
                     str(path), fmt, lines=lines,
                     class_ids=class_ids if fmt == "yolo" else None,
                     image_sizes=_known_sizes(images, sizes))
@@ -155,7 +155,7 @@ def _read_lines(
         if b.shape[0] and float(np.abs(b).max()) <= 1.0 and float(b.max()) > 0:
             warnings.append(f"{path}: every coordinate is within [0, 1]: if they are relative "
                             "to the image size, read them as relative coordinates")
-    warnings += outside_warnings(box.boxes, box.image, box.images, known, str(path), what,
+    warnings += outside_warnings(box.boxes, box.image_index, box.images, known, str(path), what,
                                  rel_tol)
     return box if not warnings else _with_warnings(box, warnings)
 
@@ -183,7 +183,7 @@ def _known_sizes(images: list[str], sizes: _Sizes) -> dict[str, ImageSize]:
 
 
 def _yolo_line(
-    fields: list[str], kind: str, names: list[str] | None, where: str
+    fields: list[str], side: str, names: list[str] | None, where: str
 ) -> tuple[str, int, float, tuple[float, float, float, float]]:
     try:
         cid = int(fields[0])
@@ -203,6 +203,6 @@ def _yolo_line(
     # Ultralytics refuses a label file with a value outside [0, 1] ("non-normalized or out of
     # bounds coordinates"); so do we, naming the line.
     _check_unit(vals, ("cx", "cy", "w", "h"), where, "YOLO coordinates are normalised")
-    score = _number(fields[5], where, "confidence") if kind == "det" else 0.0
+    score = _number(fields[5], where, "confidence") if side == "submission" else 0.0
     cx, cy, bw, bh = vals
     return name, cid, score, (cx, cy, bw, bh)

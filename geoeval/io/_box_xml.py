@@ -97,9 +97,9 @@ def parse_xml_safely(path: str | Path) -> _Node:
     return root.children[0]
 
 
-def _read_voc(path: Path, kind: str | None) -> BoxSet:
+def _read_voc(path: Path, side: str | None) -> BoxSet:
     files = _files(path, ".xml")
-    if not files and path.is_dir() and kind == "gt":
+    if not files and path.is_dir() and side == "reference":
         raise InputError("no .xml annotation file in this folder", path)
     images: list[str] = []
     rows: list[tuple[float, float, float, float]] = []
@@ -165,13 +165,13 @@ def _read_voc(path: Path, kind: str | None) -> BoxSet:
             image.append(img_idx)
             classes.append(name.text.strip())
             difficult.append(dflag)
-    is_det = any_score if kind is None else kind == "det"
+    is_det = any_score if side is None else side == "submission"
     if is_det and any(math.isnan(s) for s in scores):
         raise InputError("detection XML: every <object> needs a <score>", path)
     box = _assemble(images, rows, image, classes, scores if is_det else None, str(path), "voc",
                     difficult=difficult, image_sizes=sizes)
     # the devkit keeps boxes as annotated (no clipping): so do we, and say so
-    warns = outside_warnings(box.boxes, box.image, box.images, sizes, str(path),
+    warns = outside_warnings(box.boxes, box.image_index, box.images, sizes, str(path),
                              "beyond <size>, or negative")
     if not warns:
         return box

@@ -21,15 +21,17 @@ ImageSize = tuple[float, float]
 
 @dataclass(frozen=True)
 class BoxSet:
-    """Boxes of a multi-image data set (ground truth or detections).
+    """Boxes of a multi-image data set: a reference (ground truth) or a submission (detections).
 
     Attributes
     ----------
     boxes : numpy.ndarray
         ``(n, 4)`` float64 array ``x1, y1, x2, y2`` in absolute image units
         (``x2 >= x1``, ``y2 >= y1``).
-    image : numpy.ndarray
-        ``(n,)`` int64 index of each box's image in :attr:`images`.
+    image_index : numpy.ndarray
+        ``(n,)`` int64 index of each box's image in :attr:`images` (the image
+        key of each box is :attr:`image_keys`; an :class:`ObjectSet`'s ``image``
+        holds such keys).
     classes : numpy.ndarray
         ``(n,)`` str array of class names.
     images : tuple of str
@@ -70,7 +72,7 @@ class BoxSet:
     """
 
     boxes: np.ndarray
-    image: np.ndarray
+    image_index: np.ndarray
     classes: np.ndarray
     images: tuple[str, ...]
     scores: np.ndarray | None = None
@@ -103,14 +105,16 @@ class BoxSet:
         return int(self.boxes.shape[0])
 
     @property
-    def kind(self) -> str:
-        """``det`` if the boxes carry a confidence, else ``gt``."""
-        return "gt" if self.scores is None else "det"
+    def side(self) -> str:
+        """``"submission"`` if the boxes carry a confidence, else ``"reference"``."""
+        return "reference" if self.scores is None else "submission"
 
     @property
     def image_keys(self) -> np.ndarray:
         """Image key of each box (str array)."""
-        return np.asarray(self.images, dtype=str)[self.image] if len(self) else np.zeros(0, str)
+        if not len(self):
+            return np.zeros(0, str)
+        return np.asarray(self.images, dtype=str)[self.image_index]
 
     @property
     def class_names(self) -> tuple[str, ...]:
@@ -133,7 +137,7 @@ class BoxSet:
         return replace(
             self,
             boxes=self.boxes[idx],
-            image=self.image[idx],
+            image_index=self.image_index[idx],
             classes=self.classes[idx],
             scores=take(self.scores),
             difficult=take(self.difficult),
@@ -146,9 +150,9 @@ class BoxSet:
         )
 
     def reindex_images(self, images: Sequence[str]) -> BoxSet:
-        """The same boxes with :attr:`image` indexing into ``images`` (a superset).
+        """The same boxes with :attr:`image_index` indexing into ``images`` (a superset).
 
-        Used to put a ground truth and a detection set on one image list
+        Used to put a reference and a submission on one image list
         (images present on one side only keep zero boxes on the other).
         """
         images = tuple(images)
@@ -157,8 +161,8 @@ class BoxSet:
         if missing:
             raise InputError(f"images not in the new list: {missing[:3]}")
         mapping = np.array([pos[k] for k in self.images], dtype=np.int64)
-        image = mapping[self.image] if len(self) else np.zeros(0, dtype=np.int64)
-        return replace(self, image=image, images=images)
+        index = mapping[self.image_index] if len(self) else np.zeros(0, dtype=np.int64)
+        return replace(self, image_index=index, images=images)
 
     def to_objects(self) -> Any:
         """An :class:`~geoeval.objects.ObjectSet` with shapely box polygons.
@@ -185,15 +189,15 @@ class BoxSet:
         )
 
 
-def empty_boxset(*, det: bool, path: str = "<memory>", fmt: str = "memory",
+def empty_boxset(*, side: str, path: str = "<memory>", fmt: str = "memory",
                  images: Sequence[str] = ()) -> BoxSet:
-    """A :class:`BoxSet` with no box (``det`` gives it an empty score array)."""
+    """A :class:`BoxSet` with no box (``side="submission"`` gives it an empty score array)."""
     return BoxSet(
         boxes=np.zeros((0, 4)),
-        image=np.zeros(0, dtype=np.int64),
+        image_index=np.zeros(0, dtype=np.int64),
         classes=np.zeros(0, dtype=str),
         images=tuple(sorted(images)),
-        scores=np.zeros(0) if det else None,
+        scores=np.zeros(0) if side == "submission" else None,
         path=path,
         fmt=fmt,
     )
@@ -241,7 +245,7 @@ def _shown(f: Path, root: Path) -> str:
 def _assemble(
     images: list[str],
     rows: list[tuple[float, float, float, float]],
-    image: list[int],
+    image_index: list[int],
     classes: list[str],
     scores: list[float] | None,
     path: str,
@@ -261,11 +265,12 @@ def _assemble(
         raise InputError(f"image {dup!r} appears twice", path)
     rank = np.empty(len(images), dtype=np.int64)
     rank[order] = np.arange(len(images))
-    img = rank[np.asarray(image, dtype=np.int64)] if image else np.zeros(0, dtype=np.int64)
+    img = (rank[np.asarray(image_index, dtype=np.int64)] if image_index
+           else np.zeros(0, dtype=np.int64))
     n = len(rows)
     return BoxSet(
         boxes=np.asarray(rows, dtype=float).reshape(n, 4),
-        image=img,
+        image_index=img,
         classes=np.asarray(classes, dtype=str) if n else np.zeros(0, dtype=str),
         images=tuple(sorted_images),
         scores=None if scores is None else np.asarray(scores, dtype=float).reshape(n),
@@ -280,7 +285,7 @@ def _assemble(
 
 
 def outside_warnings(
-    boxes: np.ndarray, image: np.ndarray, images: Sequence[str],
+    boxes: np.ndarray, image_index: np.ndarray, images: Sequence[str],
     sizes: dict[str, ImageSize], path: str, what: str, rel_tol: float = 0.0,
 ) -> list[str]:
     """Warnings for boxes that reach outside their image, or have zero area (kept as given).
@@ -299,7 +304,7 @@ def outside_warnings(
         s = sizes.get(k)
         if s is not None:
             wh[i] = s
-    w, h = wh[image, 0], wh[image, 1]
+    w, h = wh[image_index, 0], wh[image_index, 1]
     tw, th = rel_tol * w, rel_tol * h
     outside = (b[:, 0] < -tw) | (b[:, 1] < -th) | (b[:, 2] > w + tw) | (b[:, 3] > h + th)
     n_out = int(outside.sum())  # NaN comparisons are False: unknown sizes are not checked

@@ -54,7 +54,7 @@ from geoeval.io._box_xml import _read_voc, parse_xml_safely
 from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
 
 __all__ = [
-    "BOX_FORMATS", "FORMATS", "KINDS", "BoxSet", "ImageSize", "align_images",
+    "BOX_FORMATS", "FORMATS", "SIDES", "BoxSet", "ImageSize", "align_images",
     "detect_format", "empty_boxset", "load_json", "parse_xml_safely", "read_boxes",
     "read_coco", "relative_to_absolute",
 ]
@@ -63,7 +63,9 @@ FORMATS = ("text", "voc", "coco", "yolo")
 
 BOX_FORMATS = ("xyrb", "xywh")
 
-KINDS = ("gt", "det")
+#: The two inputs of a box protocol: the reference (ground truth) and the submission
+#: (detections).
+SIDES = ("reference", "submission")
 
 
 def detect_format(path: str | Path) -> str:
@@ -98,7 +100,7 @@ def read_boxes(
     path: str | Path,
     *,
     fmt: str | None = None,
-    kind: str | None = None,
+    side: str | None = None,
     box_format: str = "xyrb",
     image_size: ImageSize | Mapping[str, ImageSize] | None = None,
     relative: bool | None = None,
@@ -114,8 +116,8 @@ def read_boxes(
         XML file is one image).
     fmt : {'text', 'voc', 'coco', 'yolo'}, optional
         Default: :func:`detect_format`.
-    kind : {'gt', 'det'}, optional
-        Ground truth or detections. Default: from the content (text: 5 or 6
+    side : {'reference', 'submission'}, optional
+        Reference (ground truth) or submission (detections). Default: from the content (text: 5 or 6
         fields on the first box line; COCO: object or list; VOC: a ``<score>``
         element; YOLO: 5 or 6 fields).
     box_format : {'xyrb', 'xywh'}
@@ -134,7 +136,7 @@ def read_boxes(
     class_names : sequence of str or path, optional
         YOLO class index -> name (a names file has one name per line).
     like : BoxSet, optional
-        The ground truth: its image sizes are used where none is given, and
+        The reference: its image sizes are used where none is given, and
         COCO results take its category names.
 
     Returns
@@ -157,28 +159,28 @@ def read_boxes(
 
     Examples
     --------
-    >>> gt = read_boxes("groundtruths/")                     # doctest: +SKIP
-    >>> det = read_boxes("detections/", kind="det")           # doctest: +SKIP
+    >>> reference = read_boxes("groundtruths/")                       # doctest: +SKIP
+    >>> submission = read_boxes("detections/", side="submission")     # doctest: +SKIP
     """
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise InputError(f"unknown box format {fmt!r} (expected one of {', '.join(FORMATS)})")
-    if kind is not None and kind not in KINDS:
-        raise InputError(f"unknown kind {kind!r} (expected 'gt' or 'det')")
+    if side is not None and side not in SIDES:
+        raise InputError(f"unknown side {side!r} (expected 'reference' or 'submission')")
     if box_format not in BOX_FORMATS:
         raise InputError(f"unknown box format {box_format!r} (expected 'xyrb' or 'xywh')")
     if not Path(path).exists():
         raise InputError("no such file or folder", path)
     sizes = _size_lookup(image_size, like)
     if fmt == "coco":
-        return read_coco(path, kind=kind, like=like)
+        return read_coco(path, side=side, like=like)
     if fmt == "voc":
-        return _read_voc(Path(path), kind)
+        return _read_voc(Path(path), side)
     if fmt == "yolo":
         names = _class_names(class_names)
-        return _read_lines(Path(path), kind, "yolo", "xywh", True, sizes, names)
+        return _read_lines(Path(path), side, "yolo", "xywh", True, sizes, names)
     rel = image_size is not None if relative is None else relative
-    return _read_lines(Path(path), kind, "text", box_format, rel, sizes, None)
+    return _read_lines(Path(path), side, "text", box_format, rel, sizes, None)
 
 
 def _size_lookup(
@@ -218,14 +220,14 @@ def _class_names(class_names: Sequence[str] | str | Path | None) -> list[str] | 
 # --- pairing ground truth and detections -----------------------------------------------
 
 
-def align_images(gt: BoxSet, det: BoxSet) -> tuple[BoxSet, BoxSet]:
+def align_images(reference: BoxSet, submission: BoxSet) -> tuple[BoxSet, BoxSet]:
     """Put both sets on the union of their image keys (sorted).
 
-    An image with a ground-truth file and no detection file has zero
-    detections, and the other way round (Padilla et al.'s README: files are matched by
-    name).
+    An image with a reference (ground-truth) file and no submission
+    (detection) file has zero detections, and the other way round (Padilla et
+    al.'s README: files are matched by name).
     """
-    if gt.images == det.images:
-        return gt, det
-    images = tuple(sorted(set(gt.images) | set(det.images)))
-    return gt.reindex_images(images), det.reindex_images(images)
+    if reference.images == submission.images:
+        return reference, submission
+    images = tuple(sorted(set(reference.images) | set(submission.images)))
+    return reference.reindex_images(images), submission.reindex_images(images)

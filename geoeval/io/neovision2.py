@@ -50,7 +50,8 @@ DCF_LABELS: frozenset[str] = frozenset({"dcf", "dontcareframe"})
 DCR_LABELS: frozenset[str] = frozenset({"dcr", "dontcareregion"})
 DCO_LABELS: frozenset[str] = frozenset({"dco", "dontcare", "dontcareobject"})
 
-KIND_OBJECT, KIND_DCO, KIND_DCR, KIND_DCF = 0, 1, 2, 3
+#: Role of a row: an object, or a don't-care object, region or frame (§3.7).
+ROLE_OBJECT, ROLE_DCO, ROLE_DCR, ROLE_DCF = 0, 1, 2, 3
 _TRUE = frozenset({"true", "t", "yes", "y", "1"})
 _FALSE = frozenset({"false", "f", "no", "n", "0", ""})
 
@@ -83,10 +84,10 @@ class Neovision2Boxes:
         ``(n, 4)`` axis-aligned envelopes ``(x1, y1, x2, y2)`` of the four corners.
     label : numpy.ndarray
         ``ObjectType`` of each row (str, whitespace stripped).
-    kind : numpy.ndarray
-        ``KIND_OBJECT``, ``KIND_DCO``, ``KIND_DCR`` or ``KIND_DCF`` (ground truth
+    role : numpy.ndarray
+        ``ROLE_OBJECT``, ``ROLE_DCO``, ``ROLE_DCR`` or ``ROLE_DCF`` (ground truth
         semantics; :func:`read_neovision2` with ``dont_care=False`` gives only
-        ``KIND_OBJECT``).
+        ``ROLE_OBJECT``).
     all_classes : numpy.ndarray
         True for don't-care rows that apply to every class (frames, regions and
         don't-care objects given by a class-less label).
@@ -107,7 +108,7 @@ class Neovision2Boxes:
     frame: np.ndarray
     boxes: np.ndarray
     label: np.ndarray
-    kind: np.ndarray
+    role: np.ndarray
     all_classes: np.ndarray
     occlusion: np.ndarray
     ambiguous: np.ndarray
@@ -189,16 +190,16 @@ def read_neovision2(
 
     label = cat("label", object)
     ambiguous = cat("ambiguous", bool)
-    kind = np.full(label.size, KIND_OBJECT, dtype=np.int8)
+    role = np.full(label.size, ROLE_OBJECT, dtype=np.int8)
     all_classes = np.zeros(label.size, dtype=bool)
     if dont_care and label.size:
         uniq, inv = np.unique(label.astype(str), return_inverse=True)
         normed = np.array([_norm(s) for s in uniq], dtype=object)[inv.reshape(-1)]
         if ambiguous_is_dco:
-            kind[ambiguous] = KIND_DCO
-        for code, labels in ((KIND_DCO, sets[2]), (KIND_DCR, sets[1]), (KIND_DCF, sets[0])):
+            role[ambiguous] = ROLE_DCO
+        for code, labels in ((ROLE_DCO, sets[2]), (ROLE_DCR, sets[1]), (ROLE_DCF, sets[0])):
             hit = np.isin(normed, list(labels))
-            kind[hit] = code
+            role[hit] = code
             all_classes |= hit
     return Neovision2Boxes(
         path=str(root),
@@ -209,7 +210,7 @@ def read_neovision2(
         frame=cat("frame", np.int64),
         boxes=cat("boxes", float).reshape(-1, 4),
         label=label,
-        kind=kind,
+        role=role,
         all_classes=all_classes,
         occlusion=cat("occlusion", bool),
         ambiguous=ambiguous,

@@ -30,9 +30,9 @@ def voc_tables(result: Any) -> list[Any]:
     """Per-class AP and AP 11-pt, then mAP (Everingham et al. 2010)."""
     table = _table(f"PASCAL VOC, IoU >= {result.iou_threshold:g}"
                    + (" (+1 areas)" if result.plus_one else ""),
-                   ("class", "GT", "detections", "TP", "FP", "AP", "AP 11-pt"))
+                   ("class", "reference", "submitted", "TP", "FP", "AP", "AP 11-pt"))
     for name, c in result.classes.items():
-        table.add_row(name, str(c.n_ground_truth), str(c.n_detections), str(c.tp), str(c.fp),
+        table.add_row(name, str(c.n_reference), str(c.n_submission), str(c.tp), str(c.fp),
                       cell(c.ap), cell(c.ap11))
     table.add_section()
     table.add_row("mAP", "", "", "", "", cell(result.map), cell(result.map11))
@@ -44,17 +44,17 @@ def coco_tables(result: Any, per_class: bool = False) -> list[Any]:
     per-class AP, AP50, AP75."""
     from geoeval.challenges.coco import STAT_NAMES
 
-    table = _table(f"COCO bbox: {result.n_images} images, {result.n_ground_truth} "
-                   f"ground-truth boxes, {result.n_detections} detections", ("measure", "value"))
+    table = _table(f"COCO bbox: {result.n_images} images, {result.n_reference} "
+                   f"reference boxes, {result.n_submission} submitted", ("measure", "value"))
     for name in STAT_NAMES:
         v = result.stats[name]
         table.add_row(name, cell(None if v == -1 else v))
     out = [table]
     if per_class:
         pc = _table("per-class AP (IoU .50:.95, all areas, 100 detections)",
-                    ("class", "id", "GT", "AP", "AP50", "AP75"))
+                    ("class", "id", "reference", "AP", "AP50", "AP75"))
         for name, c in result.per_class.items():
-            pc.add_row(name, str(c["category_id"]), str(c["n_ground_truth"]),
+            pc.add_row(name, str(c["category_id"]), str(c["n_reference"]),
                        *(cell(c[k]) for k in ("ap", "ap50", "ap75")))
         out.append(pc)
     return out
@@ -87,7 +87,7 @@ def robin_category_tables(result: Any) -> list[Any]:
     """ROBIN categorisation: confusion matrices η as given and at maximal and
     minimal uncertainty; D, U, D*, U*, EDU, rejection rates and ERR."""
     run = result.runs[0]
-    out = [_confusion_table("η(c, c*) of the labels as given: rows ground truth c*, "
+    out = [_confusion_table("η(c, c*) of the labels as given: rows reference c*, "
                             "columns output c", run)]
     titles = {"max_uncertainty": "at maximal uncertainty (§4.3.1)",
               "min_uncertainty": "at minimal uncertainty (§4.2.1, the point of D*)"}
@@ -106,7 +106,7 @@ def robin_category_tables(result: Any) -> list[Any]:
 
 
 def _confusion_table(title: str, run: Any) -> Any:
-    """``run.confusion`` as a table (rows ground truth, columns outputs)."""
+    """``run.confusion`` as a table (rows reference categories, columns outputs)."""
     from rich.table import Table
 
     table = Table(title=title)
@@ -119,20 +119,20 @@ def _confusion_table(title: str, run: Any) -> Any:
 
 
 def neovision2_tables(result: Any) -> list[Any]:
-    """NMOTDA, its sequence mean and median, ground-truth objects (GT), missed,
+    """NMOTDA, its sequence mean and median, reference (ground-truth) objects, missed,
     false positives (FP) and Az per class, for all sequences and each domain
     (Ekambaram et al. 2012)."""
     out: list[Any] = []
     for name, scores in {"all": result.overall, **result.domains}.items():
         table = _table(f"Neovision2 — {name} ({scores.n_frames} frames)",
-                       ("class", "NMOTDA", "seq. mean", "seq. median", "GT", "missed", "FP",
-                        "Az"))
+                       ("class", "NMOTDA", "seq. mean", "seq. median", "ref. objects", "missed",
+                        "FP", "Az"))
         table.columns[0].no_wrap = True
         rows = [(cls, s, scores.roc[cls].az) for cls, s in scores.classes.items()]
         rows.append(("detection only", scores.detection_only, scores.roc_detection_only.az))
         for label, s, az in rows:
             table.add_row(label, cell(s.nmotda), cell(s.sequence_mean), cell(s.sequence_median),
-                          str(s.ground_truth), str(s.missed), str(s.false_positives), cell(az))
+                          str(s.n_reference), str(s.missed), str(s.false_positives), cell(az))
         out.append(table)
         out.append(_line(f"NMOTDA over classes: weighted mean {cell(scores.weighted_mean)}   "
                          f"mean {cell(scores.mean)}   median {cell(scores.median)}"))

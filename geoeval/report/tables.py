@@ -114,9 +114,9 @@ def metrics_table() -> Any:
 
     from geoeval.measures.localization import METRICS
 
-    t = Table("name", "label", "representation", "kind")
+    t = Table("name", "label", "representation", "sense")
     for m in METRICS.values():
-        t.add_row(m.name, m.label, m.representation, m.kind)
+        t.add_row(m.name, m.label, m.representation, m.sense)
     return t
 
 

@@ -110,7 +110,7 @@ def yolo_case(gt: dict, det: dict, names: list, *opts: str) -> Case:
     def build(tmp: Path):
         g = folder(tmp, "gt", gt)
         d = folder(tmp, "det", det)
-        return (["boxes", "voc", g, d, "--gt-format", "yolo", "--det-format", "yolo", *opts],
+        return (["boxes", "voc", g, d, "--ref-format", "yolo", "--sub-format", "yolo", *opts],
                 [g, d], names)
     return build
 
@@ -147,7 +147,7 @@ REFUSED: dict[str, Case] = {
                                           ["a.txt:1", "negative width"], "--box-format", "xywh"),
     "text det xywh negative height": text_case(
         None, {"a.txt": "car 0.9 0 0 5 -1\n"}, ["a.txt:1", "negative"],
-        "--det-box-format", "xywh"),
+        "--sub-box-format", "xywh"),
     "text xywh overflow": text_case({"a.txt": "car 1e308 0 1e308 10\n"}, None,
                                     ["a.txt:1", "not finite"], "--box-format", "xywh"),
     "text gt latin-1 bytes": text_case({"a.txt": "v\xe9lo 0 0 10 10\n".encode("latin-1")},
@@ -165,26 +165,26 @@ REFUSED: dict[str, Case] = {
     "rel gt above 1": text_case({"a.txt": "car 0 0 10 10\n"}, None,
                                 ["a.txt:1", "outside [0, 1]"], "--image-size", "100,100"),
     "rel det negative": text_case(None, {"a.txt": "car 0.9 -0.1 0.5 0.2 0.2\n"},
-                                  ["a.txt:1", "outside [0, 1]"], "--det-coords", "rel",
+                                  ["a.txt:1", "outside [0, 1]"], "--sub-coords", "rel",
                                   "--image-size", "100,100"),
     "rel without image size": text_case(None, {"a.txt": "car 0.9 0.5 0.5 0.2 0.2\n"},
-                                        ["a.txt:1", "image size"], "--det-coords", "rel"),
+                                        ["a.txt:1", "image size"], "--sub-coords", "rel"),
     "image size zero": text_case(None, None, ["--image-size"], "--image-size", "0,5"),
     "image size words": text_case(None, None, ["--image-size"], "--image-size", "wide"),
     "image size three numbers": text_case(None, None, ["--image-size"], "--image-size",
                                           "1,2,3"),
-    "gt image size nan": text_case(None, None, ["--gt-image-size"], "--gt-image-size",
-                                   "nan,4", "--gt-coords", "rel"),
-    "det image size negative": text_case(None, None, ["--det-image-size"],
-                                         "--det-image-size", "-3,4"),
+    "gt image size nan": text_case(None, None, ["--ref-image-size"], "--ref-image-size",
+                                   "nan,4", "--ref-coords", "rel"),
+    "det image size negative": text_case(None, None, ["--sub-image-size"],
+                                         "--sub-image-size", "-3,4"),
     "iou threshold nan": text_case(None, None, ["--iou-threshold"], "--iou-threshold", "nan"),
     "iou threshold zero": text_case(None, None, ["--iou-threshold"], "--iou-threshold", "0"),
     "iou threshold above 1": text_case(None, None, ["--iou-threshold"], "--iou-threshold",
                                        "1.5"),
     "iou threshold negative": text_case(None, None, ["--iou-threshold"], "--iou-threshold",
                                         "-0.2"),
-    "bad coords enum": text_case(None, None, ["--gt-coords"], "--gt-coords", "relative"),
-    "bad box format enum": text_case(None, None, ["--det-box-format"], "--det-box-format",
+    "bad coords enum": text_case(None, None, ["--ref-coords"], "--ref-coords", "relative"),
+    "bad box format enum": text_case(None, None, ["--sub-box-format"], "--sub-box-format",
                                      "xyxy"),
     # YOLO
     "yolo cx above 1": yolo_case({"a.txt": "0 1.2 0.5 0.1 0.1\n"},
@@ -365,7 +365,7 @@ def test_empty_detection_file_scores_zero(tmp_path):
     g = folder(tmp_path, "gt", GT_TXT)
     d = folder(tmp_path, "det", {"a.txt": ""})
     r, err = voc_json(tmp_path, g, d, inputs=[g, d])
-    assert r["map"] == 0.0 and r["classes"]["car"]["n_ground_truth"] == 1
+    assert r["map"] == 0.0 and r["classes"]["car"]["n_reference"] == 1
     assert r["classes"]["car"]["tp"] == 0 and err == ""
 
 
@@ -440,18 +440,37 @@ def test_mixed_absolute_gt_and_relative_detections(tmp_path):
     # centre form: cx = 40/200 = 0.2, cy = 20/100 = 0.2, w = 0.2, h = 0.2 -> the same box
     g = folder(tmp_path, "gt", {"a.txt": "car 20 10 60 30\n"})
     d = folder(tmp_path, "det", {"a.txt": "car 0.9 0.2 0.2 0.2 0.2\n"})
-    r, err = voc_json(tmp_path, g, d, "--det-coords", "rel", "--image-size", "200,100",
+    r, err = voc_json(tmp_path, g, d, "--sub-coords", "rel", "--image-size", "200,100",
                       inputs=[g, d])
     assert r["map"] == 1.0 and err == ""
     # per-side size and format: gt in xywh
     g2 = folder(tmp_path, "gt2", {"a.txt": "car 20 10 40 20\n"})
-    r, _ = voc_json(tmp_path, g2, d, "--gt-box-format", "xywh", "--det-coords", "rel",
-                    "--det-image-size", "200,100", inputs=[g2, d])
+    r, _ = voc_json(tmp_path, g2, d, "--ref-box-format", "xywh", "--sub-coords", "rel",
+                    "--sub-image-size", "200,100", inputs=[g2, d])
     assert r["map"] == 1.0
 
 
+def test_old_gt_det_option_spellings_still_work(tmp_path):
+    # --gt-*/--det-* (Padilla et al.'s -gtformat/-detcoords habits) are second names of
+    # --ref-*/--sub-*: the same JSON; without them the run differs (map 0, not 1)
+    g = folder(tmp_path, "gt", {"a.txt": "car 20 10 40 20\n"})  # xywh
+    d = folder(tmp_path, "det", {"a.txt": "car 0.9 0.2 0.2 0.2 0.2\n"})  # relative
+    new, _ = voc_json(tmp_path, g, d, "--ref-format", "text", "--sub-format", "text",
+                      "--ref-box-format", "xywh", "--sub-box-format", "xyrb",
+                      "--ref-coords", "abs", "--sub-coords", "rel",
+                      "--ref-image-size", "200,100", "--sub-image-size", "200,100",
+                      inputs=[g, d])
+    old, _ = voc_json(tmp_path, g, d, "--gt-format", "text", "--det-format", "text",
+                      "--gt-box-format", "xywh", "--det-box-format", "xyrb",
+                      "--gt-coords", "abs", "--det-coords", "rel",
+                      "--gt-image-size", "200,100", "--det-image-size", "200,100",
+                      inputs=[g, d])
+    plain, _ = voc_json(tmp_path, g, d, inputs=[g, d])
+    assert new == old and new["map"] == 1.0 and plain["map"] == 0.0
+
+
 def test_relative_read_as_absolute_warns(tmp_path):
-    # the mix-up the issue reports: without --det-coords rel the detection is a sub-pixel box
+    # the mix-up the issue reports: without --sub-coords rel the detection is a sub-pixel box
     g = folder(tmp_path, "gt", {"a.txt": "car 20 10 60 30\n"})
     d = folder(tmp_path, "det", {"a.txt": "car 0.9 0.2 0.2 0.4 0.4\n"})
     r, err = voc_json(tmp_path, g, d, inputs=[g, d])
@@ -463,7 +482,7 @@ def test_relative_box_at_the_border_is_clipped_as_padilla_does(tmp_path):
     # the gt (80, 0, 99, 10): IoU 1 once clipped
     g = folder(tmp_path, "gt", {"a.txt": "car 80 0 99 10\n"})
     d = folder(tmp_path, "det", {"a.txt": "car 0.9 0.9 0.05 0.2 0.1\n"})
-    r, err = voc_json(tmp_path, g, d, "--det-coords", "rel", "--image-size", "100,100",
+    r, err = voc_json(tmp_path, g, d, "--sub-coords", "rel", "--image-size", "100,100",
                       inputs=[g, d])
     assert r["map"] == 1.0
     assert "1 relative box(es)" in err and "clipped" in err
@@ -473,7 +492,7 @@ def test_yolo_box_edge_outside_is_kept_with_a_warning(tmp_path):
     # cx 0.95, w 0.2 at W = 100: x from 85 to 105 (beyond the image): kept, warned
     g = folder(tmp_path, "gt", {"a.txt": "0 0.95 0.5 0.2 0.2\n"})
     d = folder(tmp_path, "det", {"a.txt": "0 0.95 0.5 0.2 0.2 0.8\n"})
-    r, err = voc_json(tmp_path, g, d, "--gt-format", "yolo", "--det-format", "yolo",
+    r, err = voc_json(tmp_path, g, d, "--ref-format", "yolo", "--sub-format", "yolo",
                       "--image-size", "100,100", inputs=[g, d])
     assert r["map"] == 1.0 and err.count("reach outside") == 2
 
@@ -525,22 +544,23 @@ def _write(data: bytes, suffix: str) -> tuple[tempfile.TemporaryDirectory, Path]
 
 
 @FUZZ
-@given(text=TEXT, raw=st.binary(max_size=20), kind=st.sampled_from([None, "gt", "det"]),
+@given(text=TEXT, raw=st.binary(max_size=20),
+       side=st.sampled_from([None, "reference", "submission"]),
        layout=st.sampled_from(["xyrb", "xywh"]), rel=st.booleans())
-def test_fuzz_002_text(text, raw, kind, layout, rel):
+def test_fuzz_002_text(text, raw, side, layout, rel):
     tmp, d = _write(text.encode() + raw, ".txt")
     with tmp:
-        _try(read_boxes, d, fmt="text", kind=kind, box_format=layout,
+        _try(read_boxes, d, fmt="text", side=side, box_format=layout,
              image_size=(64, 48) if rel else None)
 
 
 @FUZZ
-@given(text=TEXT, kind=st.sampled_from([None, "gt", "det"]),
+@given(text=TEXT, side=st.sampled_from([None, "reference", "submission"]),
        names=st.sampled_from([None, ["a"], ["a", "b", "c"]]))
-def test_fuzz_yolo(text, kind, names):
+def test_fuzz_yolo(text, side, names):
     tmp, d = _write(text.encode(), ".txt")
     with tmp:
-        _try(read_boxes, d, fmt="yolo", kind=kind, image_size=(64, 48), class_names=names)
+        _try(read_boxes, d, fmt="yolo", side=side, image_size=(64, 48), class_names=names)
 
 
 XML_PIECES = st.sampled_from([
@@ -555,11 +575,11 @@ XML_PIECES = st.sampled_from([
 
 @FUZZ
 @given(pieces=st.lists(XML_PIECES, max_size=25), raw=st.binary(max_size=8),
-       kind=st.sampled_from([None, "gt", "det"]))
-def test_fuzz_voc_xml(pieces, raw, kind):
+       side=st.sampled_from([None, "reference", "submission"]))
+def test_fuzz_voc_xml(pieces, raw, side):
     tmp, d = _write("".join(pieces).encode() + raw, ".xml")
     with tmp:
-        _try(read_boxes, d, fmt="voc", kind=kind)
+        _try(read_boxes, d, fmt="voc", side=side)
 
 
 JSON_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-5, 2**70),
@@ -574,9 +594,9 @@ JSON = st.recursive(JSON_LEAF, lambda kids: st.one_of(
 @FUZZ
 @given(doc=st.one_of(st.lists(JSON, max_size=4), st.dictionaries(st.sampled_from(
     ["images", "annotations", "categories"]), JSON, max_size=3)),
-       kind=st.sampled_from([None, "gt", "det"]))
-def test_fuzz_coco_objects(doc, kind):
-    _try(read_coco, doc, kind=kind)
+       side=st.sampled_from([None, "reference", "submission"]))
+def test_fuzz_coco_objects(doc, side):
+    _try(read_coco, doc, side=side)
 
 
 def _coco_mutants() -> st.SearchStrategy:
@@ -604,10 +624,10 @@ def _coco_mutants() -> st.SearchStrategy:
     "score": JSON_LEAF}), max_size=3))
 def test_fuzz_coco_shaped(gt, results):
     try:
-        g = read_coco(gt, kind="gt")
+        g = read_coco(gt, side="reference")
     except InputError:
         g = None
-    _try(read_coco, results, kind="det", like=g)
+    _try(read_coco, results, side="submission", like=g)
 
 
 @FUZZ
@@ -639,7 +659,7 @@ def test_padilla_sample_mixed_pair_through_the_cli(tmp_path):
     d = folder(tmp_path, "det", {"00001.txt": "person .88 0.1025 0.455 0.155 0.24\n"
                                               "person .70 0.695 0.7225 0.2 0.335\n"
                                               "person .80 0.7425 0.2125 0.245 0.335\n"})
-    r, err = voc_json(tmp_path, g, d, "--gt-box-format", "xywh", "--det-coords", "rel",
+    r, err = voc_json(tmp_path, g, d, "--ref-box-format", "xywh", "--sub-coords", "rel",
                       "--image-size", "200,200", "--iou-threshold", "0.3", inputs=[g, d])
     assert r["map"] == pytest.approx(1 / 6) and err == ""
     assert r["classes"]["person"]["tp"] == 1

@@ -101,7 +101,7 @@ BAD_VALUES = [
     ("boxes robin", "--eps3", "1"), ("boxes robin", "--difficult-alpha", "0"),
     ("boxes robin", "--difficult-alpha", "1.5"),
     ("boxes robin", "--image-size", "640,-1"), ("boxes robin", "--image-size", "640"),
-    ("boxes voc", "--image-size", "0,480"), ("boxes voc", "--gt-image-size", "axb"),
+    ("boxes voc", "--image-size", "0,480"), ("boxes voc", "--ref-image-size", "axb"),
     ("boxes voc", "--det-image-size", "640,inf"),
     ("boxes robin-categories", "--eps1", "inf"), ("boxes robin-categories", "--eps3", "7"),
     ("boxes neovision2", "--iou-threshold", "-1"), ("boxes neovision2", "--iou-threshold", "nan"),

@@ -284,7 +284,7 @@ def hamming_similarity(pair: MaskPair) -> np.ndarray:
 def _best_matches(p: MaskPair) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """For each reference region (object, background): (IoU, size) of its best result region.
 
-    The best region maximises the overlap (ties go to the region of the same kind).
+    The best region maximises the overlap (ties go to the region of the same type).
     """
     a, b, c, d = _abcd(p)
     obj = a >= b
@@ -390,7 +390,7 @@ def vinet_distance(pair: MaskPair) -> np.ndarray:
     region pairs chosen greedily by decreasing overlap, each region used once.
     With object/background partitions the pairs are (object, object) and
     (background, background) when the largest overlap is ``a`` or ``d``, the
-    crossed pairs otherwise (ties: same-kind pairs).
+    crossed pairs otherwise (ties: pairs of the same type).
 
     References
     ----------

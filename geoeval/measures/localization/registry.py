@@ -30,8 +30,9 @@ class Metric:
         Name in Hemery et al.'s tables (``ROB_loc``, ``Lq,1`` …).
     representation : str
         ``box``, ``contour`` or ``mask``.
-    kind : str
-        ``dissimilarity`` (0 = identical) or ``similarity``.
+    sense : str
+        ``dissimilarity`` (0 = identical) or ``similarity``: which way the
+        values point.
     best : float
         Value for identical inputs of a similarity (``inf`` for SNR); 0 for a
         dissimilarity.
@@ -48,7 +49,7 @@ class Metric:
     name: str
     label: str
     representation: str
-    kind: str
+    sense: str
     best: float
     function: Callable[..., Any]
     params: dict[str, Any] = field(default_factory=dict)
@@ -66,14 +67,14 @@ class Metric:
         SNR (``best = inf``), so identical images get ``−inf``.
         """
         v = np.asarray(values, dtype=float)
-        if self.kind == "dissimilarity":
+        if self.sense == "dissimilarity":
             return v
         return -v if np.isinf(self.best) else self.best - v
 
 
-def _m(name, label, rep, fn, kind="dissimilarity", best=0.0, source=None, **params) -> Metric:
+def _m(name, label, rep, fn, sense="dissimilarity", best=0.0, source=None, **params) -> Metric:
     return Metric(
-        name, label, rep, kind, best, fn, dict(params),
+        name, label, rep, sense, best, fn, dict(params),
         source or "Hemery et al. 2010, Table 2", slow=name == "mallows",
     )
 
