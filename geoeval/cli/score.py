@@ -4,9 +4,9 @@ $ geoeval score reference.tif submission.tif
 $ geoeval score ref.gpkg detections.shp --matcher mom --json report.json
 $ geoeval score ref.tif dets.shp --gpkg out.gpkg --figure map.png
 $ geoeval score ref.tif dets.shp --csv-dir tables/ --class-field class
-$ geoeval score ref.tif dets.tif --matcher mom --breakdown --breakdown-figure errors.png
-$ geoeval score ref.tif dets.tif --size-bins coco --zones zones.gpkg --zone-field NAME
-$ geoeval score ref.tif dets.tif --bootstrap 1000 --seed 0 --json report.json
+$ geoeval score ref.tif dets.tif -m mom --breakdown --breakdown-figure err.png
+$ geoeval score ref.tif dets.tif --zones zones.gpkg --zone-field NAME
+$ geoeval score ref.tif dets.tif --size-bins coco --bootstrap 1000 --json r.json
 $ geoeval score REF_DIR/ SUB_DIR/ --scene-dir scenes/   # scenes paired by name
 """
 
