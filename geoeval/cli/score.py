@@ -6,7 +6,7 @@ $ geoeval score ref.tif dets.shp --gpkg out.gpkg --figure map.png
 $ geoeval score ref.tif dets.shp --csv-dir tables/ --class-field class
 $ geoeval score ref.tif dets.tif -m mom --breakdown --breakdown-figure err.png
 $ geoeval score ref.tif dets.tif --zones zones.gpkg --zone-field NAME
-$ geoeval score ref.tif dets.tif --size-bins coco --bootstrap 1000 --json r.json
+$ geoeval score ref.tif dets.tif --size-bins coco --bootstrap 1000
 $ geoeval score REF_DIR/ SUB_DIR/ --scene-dir scenes/   # scenes paired by name
 """
 
