@@ -215,6 +215,8 @@ def read_raster(
     from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
     from rasterio.errors import RasterioError
 
+    from geoeval.io.windowed import scan
+
     try:
         src = rasterio.open(path)
     except (RasterioError, CPLE_BaseError) as exc:
@@ -224,44 +226,75 @@ def read_raster(
             raise InputError(f"band {band} does not exist (the raster has {src.count})", path)
         dtype = _band_dtype(src.dtypes[band - 1], band, path)
         check_background(background, dtype, path)
-        check_memory(src.width, src.height, dtype.itemsize, path, max_memory)
-        nodata = src.nodatavals[band - 1]
-        try:
-            labels = src.read(band)
-            nodata_mask = _nodata_mask(src, band, labels, nodata)
-            transform = src.transform
-            crs = src.crs if src.crs else None
-        except (RasterioError, CPLE_BaseError) as exc:
-            raise InputError(
-                f"cannot read band {band} ({_gdal_reason(exc)}); is the file truncated "
-                "or a source of it missing?",
-                path,
-            ) from None
-    if nodata_mask is not None:
-        labels[nodata_mask] = background
-    return objects_from_labels(labels, transform, crs, background=background, path=str(path))
+        source = raster_source(src, band, background, dtype, path)
+        transform = src.transform
+        crs = src.crs if src.crs else None
+    try:
+        found = scan([source])
+    except (RasterioError, CPLE_BaseError) as exc:
+        raise InputError(
+            f"cannot read band {band} ({_gdal_reason(exc)}); is the file truncated "
+            "or a source of it missing?",
+            path,
+        ) from None
+    return objects_from_scan(source, found.ids[0], found.counts[0], found.boxes[0],
+                             transform, crs, max_memory)
 
 
-def _nodata_mask(src: Any, band: int, labels: np.ndarray, nodata: float | None) -> Any:
-    """Pixels holding the band's nodata value (``None`` when there is none).
+def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
+                  path: str | Path) -> Any:
+    """The :class:`~geoeval.io.windowed.RasterSource` of an open band (nodata rule included).
 
-    GDAL reports nodata as a double, which is exact for every integer up to
-    2**53. For 64-bit bands whose nodata is beyond that (or that rasterio cannot
-    report at all, as for a ``UInt64`` nodata of 2**64 - 1) GDAL's own nodata
-    mask, which compares the exact 64-bit value, decides.
+    GDAL reports nodata as a double, exact for every integer up to 2**53. For
+    64-bit bands whose nodata is beyond that (or that rasterio cannot report at
+    all, as for a ``UInt64`` nodata of 2**64 - 1) GDAL's own nodata mask, which
+    compares the exact 64-bit value, decides.
     """
     from rasterio.enums import MaskFlags
 
-    if labels.dtype.itemsize == 8 and (nodata is None or abs(nodata) >= 2**53):
-        if MaskFlags.nodata in src.mask_flag_enums[band - 1]:
-            return src.read_masks(band) == 0
-        return None
-    if nodata is None or not np.isfinite(nodata) or nodata != np.floor(nodata):
-        return None  # NaN or a fraction: no integer pixel equals it
-    info = np.iinfo(labels.dtype)
-    if not info.min <= nodata <= info.max:
-        return None
-    return labels == labels.dtype.type(int(nodata))
+    from geoeval.io.windowed import RasterSource
+
+    nodata = src.nodatavals[band - 1]
+    value: int | None = None
+    gdal_mask = False
+    if dtype.itemsize == 8 and (nodata is None or abs(nodata) >= 2**53):
+        gdal_mask = MaskFlags.nodata in src.mask_flag_enums[band - 1]
+    elif nodata is not None and np.isfinite(nodata) and nodata == np.floor(nodata):
+        info = np.iinfo(dtype)
+        if info.min <= nodata <= info.max:
+            value = int(nodata)
+    return RasterSource(
+        path=str(path), band=int(band), background=int(background), dtype=dtype.name,
+        nodata=value, gdal_mask=gdal_mask, shape=(int(src.height), int(src.width)),
+        block_shape=tuple(int(v) for v in src.block_shapes[band - 1]),  # type: ignore[arg-type]
+    )
+
+
+def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, boxes: np.ndarray,
+                      transform: Any, crs: Any, max_memory: int | None = None) -> ObjectSet:
+    """An :class:`ObjectSet` on a windowed :class:`LabelGrid` from a scan of its source."""
+    from geoeval.grid import _id_array
+
+    ids = np.asarray(ids)
+    hi = int(ids.max()) if ids.size else 0
+    h, w = source.shape
+    dtype = np.dtype(source.dtype)
+
+    def whole() -> np.ndarray:
+        # only steps that need every pixel at once (resampling) get here
+        check_memory(w, h, dtype.itemsize, source.path, max_memory)
+        return source.read((0, h, 0, w))
+
+    grid = LabelGrid(None, transform, crs, source.background, source=source, shape=(h, w),
+                     dtype=dtype, boxes=boxes, whole=whole)
+    return ObjectSet(
+        ids=_id_array(ids, hi),
+        areas=np.asarray(counts).astype(float) * grid.pixel_area,
+        crs=crs,
+        grid=grid,
+        path=source.path,
+        kind="raster",
+    )
 
 
 def objects_from_labels(
@@ -321,7 +354,7 @@ def resample_to_grid(objects: ObjectSet, target: LabelGrid) -> ObjectSet:
     index = np.zeros(src.labels.shape, dtype=np.uint32)
     index[fg] = label_index(objects.ids, src.labels[fg]) + 1
     del fg
-    dest = np.zeros(target.labels.shape, dtype=np.uint32)
+    dest = np.zeros(target.shape, dtype=np.uint32)
     src_crs = src.crs
     dst_crs = target.crs if target.crs is not None else src.crs
     if src_crs is None and dst_crs is None:  # shared coordinates: any one CRS on both sides
@@ -343,8 +376,8 @@ def resample_to_grid(objects: ObjectSet, target: LabelGrid) -> ObjectSet:
             f"cannot be resampled onto the reference grid ({_gdal_reason(exc)})", objects.path
         ) from None
     del index
-    ids = np.asarray(objects.ids).astype(src.labels.dtype)
-    labels = np.full(target.labels.shape, bg, dtype=src.labels.dtype)
+    ids = np.asarray(objects.ids).astype(src.dtype)
+    labels = np.full(target.shape, bg, dtype=src.dtype)
     hit = dest > 0
     labels[hit] = ids[dest[hit].astype(np.intp) - 1]
     out = objects_from_labels(labels, target.transform, target.crs, background=bg,
