@@ -122,6 +122,40 @@ class LabelGrid:
         )
 
 
+#: Target pixels per window (whole blocks are grouped up to about this many).
+WINDOW_PIXELS = 1 << 22
+
+
+def windows(shape: tuple[int, int], block_shape: tuple[int, int],
+            target: int = WINDOW_PIXELS) -> list[tuple[int, int, int, int]]:
+    """Windows of whole blocks covering ``shape``, each about ``target`` pixels.
+
+    Rows of blocks are taken whole when they hold at most ``target`` pixels
+    (several rows are grouped), else cut into runs of whole blocks.
+
+    Examples
+    --------
+    >>> windows((5, 7), (2, 4), target=16)
+    [(0, 2, 0, 7), (2, 4, 0, 7), (4, 5, 0, 7)]
+    >>> windows((4, 8), (2, 2), target=4)[:3]
+    [(0, 2, 0, 2), (0, 2, 2, 4), (0, 2, 4, 6)]
+    """
+    h, w = (int(v) for v in shape)
+    bh, bw = max(1, min(int(block_shape[0]), h or 1)), max(1, min(int(block_shape[1]), w or 1))
+    out: list[tuple[int, int, int, int]] = []
+    if h == 0 or w == 0:
+        return out
+    row_px = bh * w
+    if row_px <= target:
+        step = bh * max(1, target // row_px)
+        return [(r, min(r + step, h), 0, w) for r in range(0, h, step)]
+    cstep = bw * max(1, target // (bh * bw))
+    for r in range(0, h, bh):
+        for c in range(0, w, cstep):
+            out.append((r, min(r + bh, h), c, min(c + cstep, w)))
+    return out
+
+
 def label_index(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Position of each label value in the sorted label array ``ids``.
 
@@ -233,8 +267,6 @@ def vectorize_grid(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
         pieces_arr, owner_arr = _window_pieces(grid, ids, (0, h, 0, w))
         stitched = np.zeros(0, np.int64)
     else:
-        from geoeval.io.windowed import windows  # deferred: io sits above grid
-
         parts = [_window_pieces(grid, ids, win)
                  for win in windows(grid.shape, grid.source.block_shape)]
         pieces_arr = np.concatenate([p for p, _ in parts])
@@ -271,7 +303,7 @@ def _window_pieces(grid: LabelGrid, ids: np.ndarray,
     # rasterio.features.shapes needs a 32-bit type: vectorise object positions + 1.
     index = np.zeros(labels.shape, dtype=np.int32)
     index[mask] = label_index(ids, labels[mask]).astype(np.int32) + 1
-    transform = grid.transform * Affine.translation(window[2], window[0])
+    transform = grid.transform @ Affine.translation(window[2], window[0])
     pieces, owner = [], []
     for geom, value in shapes(index, mask=mask, transform=transform, connectivity=4):
         pieces.append(shape(geom))

@@ -349,6 +349,9 @@ def resample_to_grid(objects: ObjectSet, target: LabelGrid) -> ObjectSet:
 
     src = objects.grid
     assert src is not None
+    th, tw = target.shape
+    # the whole submission grid (src.labels checks its own size) and a whole target grid
+    check_memory(tw, th, np.dtype(src.dtype).itemsize, objects.path)
     bg = src.background
     fg = src.labels != bg
     index = np.zeros(src.labels.shape, dtype=np.uint32)

@@ -31,9 +31,7 @@ from typing import Any
 import numpy as np
 
 from geoeval import parallel
-
-#: Target pixels per window (whole blocks are grouped up to about this many).
-WINDOW_PIXELS = 1 << 22
+from geoeval.grid import WINDOW_PIXELS, windows
 
 Window = tuple[int, int, int, int]  # row0, row1, col0, col1 (ends exclusive)
 
@@ -102,36 +100,6 @@ def _dataset(path: str) -> Any:
     if ds is None or ds.closed:
         ds = cache[path] = rasterio.open(path)
     return ds
-
-
-def windows(shape: tuple[int, int], block_shape: tuple[int, int],
-            target: int = WINDOW_PIXELS) -> list[Window]:
-    """Windows of whole blocks covering ``shape``, each about ``target`` pixels.
-
-    Rows of blocks are taken whole when they hold at most ``target`` pixels
-    (several rows are grouped), else cut into runs of whole blocks.
-
-    Examples
-    --------
-    >>> windows((5, 7), (2, 4), target=16)
-    [(0, 2, 0, 7), (2, 4, 0, 7), (4, 5, 0, 7)]
-    >>> windows((4, 8), (2, 2), target=4)[:3]
-    [(0, 2, 0, 2), (0, 2, 2, 4), (0, 2, 4, 6)]
-    """
-    h, w = (int(v) for v in shape)
-    bh, bw = max(1, min(int(block_shape[0]), h or 1)), max(1, min(int(block_shape[1]), w or 1))
-    out: list[Window] = []
-    if h == 0 or w == 0:
-        return out
-    row_px = bh * w
-    if row_px <= target:
-        step = bh * max(1, target // row_px)
-        return [(r, min(r + step, h), 0, w) for r in range(0, h, step)]
-    cstep = bw * max(1, target // (bh * bw))
-    for r in range(0, h, bh):
-        for c in range(0, w, cstep):
-            out.append((r, min(r + bh, h), c, min(c + cstep, w)))
-    return out
 
 
 @dataclass
