@@ -127,11 +127,12 @@ WINDOW_PIXELS = 1 << 22
 
 
 def windows(shape: tuple[int, int], block_shape: tuple[int, int],
-            target: int = WINDOW_PIXELS) -> list[tuple[int, int, int, int]]:
+            target: int | None = None) -> list[tuple[int, int, int, int]]:
     """Windows of whole blocks covering ``shape``, each about ``target`` pixels.
 
     Rows of blocks are taken whole when they hold at most ``target`` pixels
-    (several rows are grouped), else cut into runs of whole blocks.
+    (several rows are grouped), else cut into runs of whole blocks. ``target``
+    defaults to :data:`WINDOW_PIXELS` (read when called).
 
     Examples
     --------
@@ -140,6 +141,7 @@ def windows(shape: tuple[int, int], block_shape: tuple[int, int],
     >>> windows((4, 8), (2, 2), target=4)[:3]
     [(0, 2, 0, 2), (0, 2, 2, 4), (0, 2, 4, 6)]
     """
+    target = WINDOW_PIXELS if target is None else int(target)
     h, w = (int(v) for v in shape)
     bh, bw = max(1, min(int(block_shape[0]), h or 1)), max(1, min(int(block_shape[1]), w or 1))
     out: list[tuple[int, int, int, int]] = []

@@ -246,9 +246,9 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
     """The :class:`~geoeval.io.windowed.RasterSource` of an open band (nodata rule included).
 
     GDAL reports nodata as a double, exact for every integer up to 2**53. For
-    64-bit bands whose nodata is beyond that (or that rasterio cannot report at
-    all, as for a ``UInt64`` nodata of 2**64 - 1) GDAL's own nodata mask, which
-    compares the exact 64-bit value, decides.
+    64-bit bands GDAL's own nodata mask, which compares the exact 64-bit value,
+    decides: rasterio cannot report every 64-bit nodata (a ``UInt64`` nodata of
+    2**64 - 1 reads as none, one of 2**60 as 1.0 with rasterio 1.4).
     """
     from rasterio.enums import MaskFlags
 
@@ -257,13 +257,17 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
     nodata = src.nodatavals[band - 1]
     value: int | None = None
     gdal_mask = False
-    if dtype.itemsize == 8 and (nodata is None or abs(nodata) >= 2**53):
+    if dtype.itemsize == 8:
         gdal_mask = MaskFlags.nodata in src.mask_flag_enums[band - 1]
     elif nodata is not None and np.isfinite(nodata) and nodata == np.floor(nodata):
         info = np.iinfo(dtype)
         if info.min <= nodata <= info.max:
             value = int(nodata)
+    # unwritten blocks of a sparse GeoTIFF read as the nodata value, else 0
+    sparse_bg = src.driver == "GTiff" and (
+        value is not None or gdal_mask or (nodata is None and background == 0))
     return RasterSource(
+        sparse_background=bool(sparse_bg),
         path=str(path), band=int(band), background=int(background), dtype=dtype.name,
         nodata=value, gdal_mask=gdal_mask, shape=(int(src.height), int(src.width)),
         block_shape=tuple(int(v) for v in src.block_shapes[band - 1]),  # type: ignore[arg-type]

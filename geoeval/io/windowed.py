@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from geoeval import parallel
-from geoeval.grid import WINDOW_PIXELS, windows
+from geoeval.grid import windows
 
 Window = tuple[int, int, int, int]  # row0, row1, col0, col1 (ends exclusive)
 
@@ -60,6 +60,10 @@ class RasterSource:
         ``(height, width)``.
     block_shape : tuple of int
         The band's internal block ``(rows, cols)``.
+    sparse_background : bool
+        The file is a GeoTIFF whose unwritten (sparse) blocks read as background
+        (they read as the nodata value, else 0): windows made only of such blocks
+        are skipped without being read.
     """
 
     path: str
@@ -70,6 +74,21 @@ class RasterSource:
     gdal_mask: bool
     shape: tuple[int, int]
     block_shape: tuple[int, int]
+    sparse_background: bool = False
+
+    def is_empty(self, window: Window, dataset: Any = None) -> bool:
+        """True when every block of ``window`` is absent from the file (sparse GeoTIFF)
+        and so holds only background; never reads a pixel."""
+        if not self.sparse_background:
+            return False
+        ds = dataset if dataset is not None else _dataset(self.path)
+        r0, r1, c0, c1 = window
+        bh, bw = self.block_shape
+        for i in range(r0 // bh, -(-r1 // bh)):
+            for j in range(c0 // bw, -(-c1 // bw)):
+                if ds.get_tag_item(f"BLOCK_OFFSET_{j}_{i}", "TIFF", bidx=self.band):
+                    return False
+        return True
 
     def read(self, window: Window, dataset: Any = None) -> np.ndarray:
         """Labels of ``window`` (row0, row1, col0, col1), nodata mapped to background."""
@@ -222,8 +241,16 @@ def scan_window(sources: Sequence[RasterSource], window: Window) -> Scan:
     window : tuple of int
         ``(row0, row1, col0, col1)``, ends exclusive.
     """
+    if all(s.is_empty(window) for s in sources):
+        return _empty_scan(sources)
     labels = [s.read(window) for s in sources]
     return scan_labels(labels, [s.background for s in sources], (window[0], window[2]))
+
+
+def _empty_scan(sources: Sequence[RasterSource]) -> Scan:
+    """The scan of a window holding only background."""
+    return scan_labels([np.zeros((0, 0), np.dtype(s.dtype)) for s in sources],
+                       [s.background for s in sources])
 
 
 def merge_scans(parts: Iterable[Scan]) -> Scan:
@@ -254,7 +281,7 @@ def merge_scans(parts: Iterable[Scan]) -> Scan:
 
 
 def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
-         target: int = WINDOW_PIXELS) -> Scan:
+         target: int | None = None) -> Scan:
     """:func:`scan_window` over every window of the first source, in threads, merged.
 
     Partial results are merged in groups as they arrive, so memory stays about
@@ -262,8 +289,7 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
     """
     wins = windows(sources[0].shape, sources[0].block_shape, target)
     if not wins:
-        return scan_labels([np.zeros((0, 0), np.dtype(s.dtype)) for s in sources],
-                           [s.background for s in sources])
+        return _empty_scan(sources)
     jobs = max(1, min(n_jobs or parallel.workers(), len(wins)))
     if jobs == 1:
         results: Iterable[Scan] = (scan_window(sources, w) for w in wins)
