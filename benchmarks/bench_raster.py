@@ -55,7 +55,7 @@ def part(r0):
     key = (a[s].astype(np.uint64) << np.uint64(32)) | b[s].astype(np.uint64)
     k, inv = np.unique(key, return_inverse=True)
     return k, np.bincount(inv, weights=np.diff(np.r_[s, a.size])).astype(np.int64)
-with ThreadPoolExecutor(2) as pool:
+with rasterio.Env(GDAL_CACHEMAX=64), ThreadPoolExecutor(2) as pool:  # blocks read once
     parts = list(pool.map(part, range(0, h, step)))
 keys = np.concatenate([k for k, _ in parts]); counts = np.concatenate([c for _, c in parts])
 k, inv = np.unique(keys, return_inverse=True)

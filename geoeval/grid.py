@@ -39,10 +39,16 @@ class LabelGrid:
     whole : callable, optional
         Called to read the whole array when :attr:`labels` is asked for on a
         source grid (the reader's memory check lives there).
+
+    Attributes
+    ----------
+    pairs : tuple or None
+        ``(other_source, scan)``: label-pair counts with another source, when a
+        reader counted them in the same pass as this grid's labels.
     """
 
     __slots__ = ("_labels", "transform", "crs", "background", "source", "_shape", "_dtype",
-                 "boxes", "_whole")
+                 "boxes", "_whole", "pairs")
 
     def __init__(self, labels: np.ndarray | None = None, transform: Any = None,
                  crs: Any = None, background: int = 0, *, source: Any = None,
@@ -59,6 +65,9 @@ class LabelGrid:
         self._dtype = labels.dtype if labels is not None else np.dtype(dtype)
         self.boxes = boxes
         self._whole = whole
+        #: ``(other source, scan)`` when the reader counted this grid's label pairs with
+        #: another source in the same pass (see geoeval.io.raster.read_raster_pair)
+        self.pairs: Any = None
 
     def __repr__(self) -> str:
         h, w = self.shape

@@ -212,7 +212,10 @@ def _windowed_cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overl
 
     rg, sg = reference.grid, submission.grid
     assert rg is not None and sg is not None
-    found = scan([rg.source, sg.source])
+    if rg.pairs is not None and rg.pairs[0] == sg.source:  # counted while reading
+        found = rg.pairs[1]
+    else:
+        found = scan([rg.source, sg.source], per_label=False)  # the readers have those
     pa = rg.pixel_area
     a, b = found.pair_a, found.pair_b
     assert a is not None and b is not None and found.pair_counts is not None

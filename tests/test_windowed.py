@@ -266,3 +266,24 @@ def test_sparse_large_file_scores_in_bounded_memory(tmp_path):
     f1, nr, ns, rss_kb = out.stdout.split()
     assert (int(nr), int(ns)) == (4, 4) and float(f1) == 1.0
     assert int(rss_kb) < 600_000  # KiB; the whole grid alone would be 40 GB
+
+
+def test_one_pass_pair_reading(tmp_path, one_block_windows):
+    """read_pair scans two rasters on one grid together; the pairs it counted are the overlap."""
+    from geoeval.errors import InputError
+    from geoeval.io import read_pair
+
+    ref, sub = blobs(seed=10), blobs(seed=11)
+    r, s = write(tmp_path / "r.tif", ref), write(tmp_path / "s.tif", sub, strips=5)
+    a, b, _ = read_pair(r, s)
+    assert a.grid.pairs is not None and a.grid.pairs[0] == b.grid.source
+    for got, alone in ((a, read_raster(r)), (b, read_raster(s))):
+        np.testing.assert_array_equal(got.ids, alone.ids)
+        np.testing.assert_array_equal(got.areas, alone.areas)
+        np.testing.assert_array_equal(got.grid.boxes, alone.grid.boxes)
+    assert_same_overlap(compute_overlap(a, b), compute_overlap(read_raster(r), read_raster(s)))
+    # a truncated submission: the error names it, not the reference
+    data = (tmp_path / "s.tif").read_bytes()
+    (tmp_path / "t.tif").write_bytes(data[: len(data) * 2 // 3])
+    with pytest.raises(InputError, match="t.tif"):
+        read_pair(r, str(tmp_path / "t.tif"))

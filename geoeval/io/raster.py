@@ -211,11 +211,78 @@ def read_raster(
     CapacityError
         The raster is too large to score in memory (:func:`check_memory`).
     """
-    import rasterio
+    from geoeval.io.windowed import scan
+
+    source, transform, crs = open_source(path, band=band, background=background)
+    found = _scanned(lambda: scan([source]), [source])
+    return objects_from_scan(source, found.ids[0], found.counts[0], found.boxes[0],
+                             transform, crs, max_memory)
+
+
+def read_raster_pair(
+    reference: str | Path, submission: str | Path, *, reference_options: dict[str, Any],
+    submission_options: dict[str, Any],
+) -> tuple[ObjectSet, ObjectSet]:
+    """Read two labelled rasters; on one grid, both are scanned in one pass.
+
+    The pass also counts the label pairs of the overlap (Özdemir et al. 2010,
+    §4), kept on the reference grid for :func:`geoeval.overlap.compute_overlap`,
+    so each file is read once. On different grids each is read on its own
+    (:func:`read_raster`). Options are those of :func:`read_raster`.
+    """
+    from geoeval.grid import same_crs
+    from geoeval.io.windowed import scan
+
+    ro = {k: v for k, v in reference_options.items() if k != "max_memory"}
+    so = {k: v for k, v in submission_options.items() if k != "max_memory"}
+    rs, rt, rc = open_source(reference, **ro)
+    ss, st, sc = open_source(submission, **so)
+    if rs.shape != ss.shape or tuple(rt) != tuple(st) or not same_crs(rc, sc):
+        return (read_raster(reference, **reference_options),
+                read_raster(submission, **submission_options))
+    try:
+        found = _scanned(lambda: scan([rs, ss]), [rs, ss])
+    except InputError:  # read each on its own: the error names the file that fails
+        read_raster(reference, **reference_options)
+        read_raster(submission, **submission_options)
+        raise
+    ref = objects_from_scan(rs, found.ids[0], found.counts[0], found.boxes[0], rt, rc,
+                            reference_options.get("max_memory"))
+    sub = objects_from_scan(ss, found.ids[1], found.counts[1], found.boxes[1], st, sc,
+                            submission_options.get("max_memory"))
+    assert ref.grid is not None
+    ref.grid.pairs = (ss, found)
+    return ref, sub
+
+
+def _scanned(run: Any, sources: list[Any]) -> Any:
+    """``run()`` (a scan), GDAL read errors as an :class:`InputError` naming the file."""
     from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
     from rasterio.errors import RasterioError
 
-    from geoeval.io.windowed import scan
+    try:
+        return run()
+    except (RasterioError, CPLE_BaseError) as exc:
+        reason = _gdal_reason(exc)
+        bad = sources[0]
+        raise InputError(
+            f"cannot read band {bad.band} ({reason}); is the file truncated "
+            "or a source of it missing?",
+            bad.path,
+        ) from None
+
+
+def open_source(path: str | Path, *, band: int = 1, background: int = 0) -> tuple[Any, Any, Any]:
+    """Check a labelled band without reading a pixel: its source, transform and CRS.
+
+    Raises
+    ------
+    InputError
+        As :func:`read_raster`, for everything known before reading pixels.
+    """
+    import rasterio
+    from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
+    from rasterio.errors import RasterioError
 
     try:
         src = rasterio.open(path)
@@ -227,18 +294,7 @@ def read_raster(
         dtype = _band_dtype(src.dtypes[band - 1], band, path)
         check_background(background, dtype, path)
         source = raster_source(src, band, background, dtype, path)
-        transform = src.transform
-        crs = src.crs if src.crs else None
-    try:
-        found = scan([source])
-    except (RasterioError, CPLE_BaseError) as exc:
-        raise InputError(
-            f"cannot read band {band} ({_gdal_reason(exc)}); is the file truncated "
-            "or a source of it missing?",
-            path,
-        ) from None
-    return objects_from_scan(source, found.ids[0], found.counts[0], found.boxes[0],
-                             transform, crs, max_memory)
+        return source, src.transform, (src.crs if src.crs else None)
 
 
 def raster_source(src: Any, band: int, background: int, dtype: np.dtype,

@@ -33,6 +33,9 @@ import numpy as np
 from geoeval import parallel
 from geoeval.grid import windows
 
+#: GDAL block cache (MB) while scanning: blocks are read once, caching them only costs memory.
+SCAN_CACHE_MB = 64
+
 Window = tuple[int, int, int, int]  # row0, row1, col0, col1 (ends exclusive)
 
 
@@ -198,10 +201,12 @@ def _pair_stats(a: np.ndarray, b: np.ndarray,
 
 
 def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
-                origin: tuple[int, int] = (0, 0)) -> Scan:
+                origin: tuple[int, int] = (0, 0), per_label: bool = True) -> Scan:
     """Counts of one window of one or two label arrays (same shape) already in memory.
 
     ``origin`` is the window's (row, col) offset, so boxes are in whole-grid pixels.
+    ``per_label=False`` (two sources) skips the per-label counts and boxes (empty
+    arrays), when the reader has them already and only the pairs are wanted.
     """
     h, w = labels[0].shape
     k = len(labels)
@@ -218,6 +223,8 @@ def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
     fgs = [v != v.dtype.type(bg) for v, bg in zip(vals, backgrounds, strict=True)]
     ids, counts, boxes = [], [], []
     for v, fg in zip(vals, fgs, strict=True):
+        if not per_label and k == 2:
+            fg = np.zeros_like(fg)
         i, c, b = _label_stats(v[fg], rows[fg], rows[fg] + 1, cols[fg],
                                cols[fg] + lengths[fg], lengths[fg])
         ids.append(i)
@@ -231,7 +238,8 @@ def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
     return Scan(ids, counts, boxes, pa, pb, pc, union)
 
 
-def scan_window(sources: Sequence[RasterSource], window: Window) -> Scan:
+def scan_window(sources: Sequence[RasterSource], window: Window,
+                per_label: bool = True) -> Scan:
     """Counts of one window of one or two raster sources (pure; picklable in and out).
 
     Parameters
@@ -240,11 +248,14 @@ def scan_window(sources: Sequence[RasterSource], window: Window) -> Scan:
         One raster, or a reference and a submission on the same grid.
     window : tuple of int
         ``(row0, row1, col0, col1)``, ends exclusive.
+    per_label : bool
+        See :func:`scan_labels`.
     """
     if all(s.is_empty(window) for s in sources):
         return _empty_scan(sources)
     labels = [s.read(window) for s in sources]
-    return scan_labels(labels, [s.background for s in sources], (window[0], window[2]))
+    return scan_labels(labels, [s.background for s in sources], (window[0], window[2]),
+                       per_label)
 
 
 def _empty_scan(sources: Sequence[RasterSource]) -> Scan:
@@ -281,21 +292,25 @@ def merge_scans(parts: Iterable[Scan]) -> Scan:
 
 
 def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
-         target: int | None = None) -> Scan:
+         target: int | None = None, per_label: bool = True) -> Scan:
     """:func:`scan_window` over every window of the first source, in threads, merged.
 
     Partial results are merged in groups as they arrive, so memory stays about
     ``n_jobs`` windows plus the objects.
     """
+    import rasterio
+
     wins = windows(sources[0].shape, sources[0].block_shape, target)
     if not wins:
         return _empty_scan(sources)
     jobs = max(1, min(n_jobs or parallel.workers(), len(wins)))
-    if jobs == 1:
-        results: Iterable[Scan] = (scan_window(sources, w) for w in wins)
-        return _merge_stream(results)
-    with ThreadPoolExecutor(jobs) as pool:
-        return _merge_stream(pool.map(lambda w: scan_window(sources, w), wins))
+    # every block is read once: GDAL's block cache (5 % of the RAM by default) would only
+    # hold decompressed blocks that are never asked for again
+    with rasterio.Env(GDAL_CACHEMAX=SCAN_CACHE_MB):
+        if jobs == 1:
+            return _merge_stream(scan_window(sources, w, per_label) for w in wins)
+        with ThreadPoolExecutor(jobs) as pool:
+            return _merge_stream(pool.map(lambda w: scan_window(sources, w, per_label), wins))
 
 
 def _merge_stream(results: Iterable[Scan], group: int = 16) -> Scan:
