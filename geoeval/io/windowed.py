@@ -167,7 +167,7 @@ def _runs(labels: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sort order of ``keys`` and the start of each group of equal keys in that order."""
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(keys)  # groups need no stable order: sums, mins and maxes
     k = keys[order]
     first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if k.size else np.zeros(0, np.int64)
     return order, first
@@ -188,13 +188,23 @@ def _label_stats(lab: np.ndarray, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray
     return lab[order][first], np.add.reduceat(n[order], first).astype(np.int64), boxes
 
 
+def _u32(x: np.ndarray) -> np.ndarray:
+    """Integers of at most 32 bits as ``uint64`` below 2**32, in the same order."""
+    if x.dtype.kind == "i":
+        return (x.astype(np.int64) + (1 << 31)).astype(np.uint64)
+    return x.astype(np.uint64)
+
+
 def _pair_stats(a: np.ndarray, b: np.ndarray,
                 n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Group (a, b) label pairs: distinct pairs sorted by (a, b) and summed counts (exact
     for every integer dtype: lexsort, never a combined key)."""
     if a.size == 0:
         return a, b, np.zeros(0, np.int64)
-    order = np.lexsort((b, a))
+    if a.dtype.itemsize <= 4 and b.dtype.itemsize <= 4:  # one 64-bit key, same order
+        order = np.argsort((_u32(a) << np.uint64(32)) | _u32(b))
+    else:
+        order = np.lexsort((b, a))
     a, b, n = a[order], b[order], n[order]
     first = np.flatnonzero(np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])])
     return a[first], b[first], np.add.reduceat(n, first).astype(np.int64)
