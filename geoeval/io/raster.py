@@ -192,8 +192,10 @@ def read_raster(
         Label value of the background; must fit the band's integer type. The
         band's nodata value, if any, is mapped to it.
     max_memory : int, optional
-        Refuse rasters needing more bytes than this (see :func:`memory_limit`:
+        Limit of the steps that need the whole grid at once (resampling onto
+        another grid reads :attr:`LabelGrid.labels`; see :func:`memory_limit`:
         default ``GEOEVAL_MAX_MEMORY`` or half of the available memory).
+        Reading itself is windowed and never refused.
 
     Returns
     -------
@@ -208,8 +210,12 @@ def read_raster(
         The file cannot be opened or read, the band does not exist, its data
         type is not an integer type (float and complex bands are refused), or
         ``background`` does not fit it.
-    CapacityError
-        The raster is too large to score in memory (:func:`check_memory`).
+
+    Notes
+    -----
+    The band is read window by window (:mod:`geoeval.io.windowed`): memory is
+    about one window per thread plus the objects. The grid keeps the source and
+    each object's bounding box, not the pixels.
     """
     from geoeval.io.windowed import scan
 
