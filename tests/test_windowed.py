@@ -216,6 +216,8 @@ def test_scan_is_picklable_and_merge_is_order_free(tmp_path):
     rw = read_raster(write(tmp_path / "r.tif", ref))
     sw = read_raster(write(tmp_path / "s.tif", sub))
     sources = pickle.loads(pickle.dumps([rw.grid.source, sw.grid.source]))
+    again = pickle.loads(pickle.dumps(rw))  # a whole windowed object set pickles too
+    np.testing.assert_array_equal(again.grid.read((0, 70, 0, 83)), ref)
     wins = windows(ref.shape, (16, 16), 256)
     parts = [pickle.loads(pickle.dumps(scan_window(sources, w))) for w in wins]
     fwd, rev = merge_scans(parts), merge_scans([merge_scans(parts[::2]),

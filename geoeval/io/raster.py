@@ -7,6 +7,7 @@ may be several disconnected pieces. Nodata counts as background.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -336,6 +337,13 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
     )
 
 
+def _read_whole(source: Any, max_memory: int | None) -> np.ndarray:
+    """The whole band of ``source``, after the memory check (only resampling needs it)."""
+    h, w = source.shape
+    check_memory(w, h, np.dtype(source.dtype).itemsize, source.path, max_memory)
+    return source.read((0, h, 0, w))
+
+
 def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, boxes: np.ndarray,
                       transform: Any, crs: Any, max_memory: int | None = None) -> ObjectSet:
     """An :class:`ObjectSet` on a windowed :class:`LabelGrid` from a scan of its source."""
@@ -346,13 +354,8 @@ def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, boxes: n
     h, w = source.shape
     dtype = np.dtype(source.dtype)
 
-    def whole() -> np.ndarray:
-        # only steps that need every pixel at once (resampling) get here
-        check_memory(w, h, dtype.itemsize, source.path, max_memory)
-        return source.read((0, h, 0, w))
-
     grid = LabelGrid(None, transform, crs, source.background, source=source, shape=(h, w),
-                     dtype=dtype, boxes=boxes, whole=whole)
+                     dtype=dtype, boxes=boxes, whole=partial(_read_whole, source, max_memory))
     return ObjectSet(
         ids=_id_array(ids, hi),
         areas=np.asarray(counts).astype(float) * grid.pixel_area,

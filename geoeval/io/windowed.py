@@ -175,10 +175,31 @@ def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _label_stats(lab: np.ndarray, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray,
                  c1: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Group runs (or partial results) by label: ids, summed counts, box min/max."""
-    order, first = _group(lab)
+    """Group runs (or partial results) by label: ids, summed counts, box min/max.
+
+    Labels spanning a range at most a few times their number are grouped by
+    position (``bincount`` and ``ufunc.at``, no sort); others by sorting.
+    """
     if lab.size == 0:
         return lab, np.zeros(0, np.int64), np.zeros((0, 4), np.int64)
+    lo, hi = int(lab.min()), int(lab.max())
+    if hi - lo <= 4 * lab.size + 1024:
+        wide = np.int64 if lab.dtype.kind == "i" else np.uint64
+        pos = (lab.astype(wide) - wide(lo)).astype(np.intp)
+        size = hi - lo + 1
+        total = np.bincount(pos, weights=n, minlength=size)
+        seen = total > 0  # every run (and partial count) is at least one pixel
+        big = np.iinfo(np.int64).max
+        stats = []
+        for vals, ufunc, start in ((r0, np.minimum, big), (r1, np.maximum, -1),
+                                   (c0, np.minimum, big), (c1, np.maximum, -1)):
+            acc = np.full(size, start, dtype=np.int64)
+            ufunc.at(acc, pos, vals)
+            stats.append(acc[seen])
+        where = np.flatnonzero(seen)
+        ids = (where.astype(wide) + wide(lo)).astype(lab.dtype)
+        return ids, total[seen].astype(np.int64), np.stack(stats, axis=1)
+    order, first = _group(lab)
     boxes = np.stack([
         np.minimum.reduceat(r0[order], first),
         np.maximum.reduceat(r1[order], first),
@@ -235,8 +256,8 @@ def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
     for v, fg in zip(vals, fgs, strict=True):
         if not per_label and k == 2:
             fg = np.zeros_like(fg)
-        i, c, b = _label_stats(v[fg], rows[fg], rows[fg] + 1, cols[fg],
-                               cols[fg] + lengths[fg], lengths[fg])
+        rf, cf, lf = rows[fg], cols[fg], lengths[fg]
+        i, c, b = _label_stats(v[fg], rf, rf + 1, cf, cf + lf, lf)
         ids.append(i)
         counts.append(c)
         boxes.append(b)
