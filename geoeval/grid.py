@@ -278,8 +278,12 @@ def vectorize_grid(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
         pieces_arr, owner_arr = _window_pieces(grid, ids, (0, h, 0, w))
         stitched = np.zeros(0, np.int64)
     else:
-        parts = [_window_pieces(grid, ids, win)
-                 for win in windows(grid.shape, grid.source.block_shape)]
+        import rasterio
+
+        # each block is read once: a small GDAL block cache (as in io.windowed.scan)
+        with rasterio.Env(GDAL_CACHEMAX=64):
+            parts = [_window_pieces(grid, ids, win)
+                     for win in windows(grid.shape, grid.source.block_shape)]
         pieces_arr = np.concatenate([p for p, _ in parts])
         owner_arr = np.concatenate([o for _, o in parts])
         win_of = np.concatenate([np.full(o.size, k) for k, (_, o) in enumerate(parts)])
