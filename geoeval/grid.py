@@ -7,41 +7,105 @@ an affine transform, no files. Readers (:mod:`geoeval.io.raster`) build a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 
-@dataclass(frozen=True)
 class LabelGrid:
-    """A labelled raster on a georeferenced grid.
+    """A labelled raster on a georeferenced grid: an array in memory or a windowed source.
 
-    Attributes
+    Parameters
     ----------
-    labels : numpy.ndarray
-        2-D integer array. Pixels equal to ``background`` belong to no object
-        (nodata has already been mapped to ``background`` by the reader).
+    labels : numpy.ndarray or None
+        2-D integer array, or ``None`` when ``source`` reads the labels. Pixels
+        equal to ``background`` belong to no object (nodata has already been
+        mapped to ``background`` by the reader).
     transform : affine.Affine
         Pixel-to-CRS transform (rasterio convention, pixel corners).
     crs : rasterio.crs.CRS or None
         Coordinate reference system, ``None`` if the file has none.
     background : int
         The background label value.
+    source : object, optional
+        Reads labels of any window: ``source.read((row0, row1, col0, col1))``
+        (e.g. :class:`geoeval.io.windowed.RasterSource`); with it the grid never
+        holds the whole array unless :attr:`labels` is asked for.
+    shape, dtype : optional
+        Grid shape and label dtype (taken from ``labels`` when it is given).
+    boxes : numpy.ndarray, optional
+        ``(row0, row1, col0, col1)`` of each object, aligned with the ids of the
+        ObjectSet holding this grid (known when the reader scanned the file).
+    whole : callable, optional
+        Called to read the whole array when :attr:`labels` is asked for on a
+        source grid (the reader's memory check lives there).
+
+    Attributes
+    ----------
+    pairs : tuple or None
+        ``(other_source, scan)``: label-pair counts with another source, when a
+        reader counted them in the same pass as this grid's labels.
     """
 
-    labels: np.ndarray
-    transform: Any
-    crs: Any
-    background: int = 0
+    __slots__ = ("_labels", "transform", "crs", "background", "source", "_shape", "_dtype",
+                 "boxes", "_whole", "pairs")
+
+    def __init__(self, labels: np.ndarray | None = None, transform: Any = None,
+                 crs: Any = None, background: int = 0, *, source: Any = None,
+                 shape: tuple[int, int] | None = None, dtype: Any = None,
+                 boxes: np.ndarray | None = None, whole: Any = None) -> None:
+        if labels is None and source is None:
+            raise ValueError("a LabelGrid needs labels or a source")
+        self._labels = labels
+        self.transform = transform
+        self.crs = crs
+        self.background = background
+        self.source = source
+        self._shape = tuple(labels.shape) if labels is not None else tuple(shape)  # type: ignore[arg-type]
+        self._dtype = labels.dtype if labels is not None else np.dtype(dtype)
+        self.boxes = boxes
+        self._whole = whole
+        #: ``(other source, scan)`` when the reader counted this grid's label pairs with
+        #: another source in the same pass (see geoeval.io.raster.read_raster_pair)
+        self.pairs: Any = None
 
     def __repr__(self) -> str:
-        h, w = self.labels.shape
-        return f"<LabelGrid {w} x {h} {self.labels.dtype}, background {self.background}>"
+        h, w = self.shape
+        kind = "" if self._labels is not None else " (windowed)"
+        return f"<LabelGrid {w} x {h} {self.dtype}{kind}, background {self.background}>"
+
+    @property
+    def in_memory(self) -> bool:
+        """True when the whole label array is held in memory."""
+        return self._labels is not None
+
+    @property
+    def labels(self) -> np.ndarray:
+        """The whole label array (read once from the source when not in memory).
+
+        Only for steps that truly need every pixel at once (resampling onto
+        another grid); everything else reads windows with :meth:`read`.
+        """
+        if self._labels is None:
+            h, w = self.shape
+            self._labels = (self._whole() if self._whole is not None
+                            else self.source.read((0, h, 0, w)))
+        return self._labels
+
+    def read(self, window: tuple[int, int, int, int]) -> np.ndarray:
+        """Labels of ``(row0, row1, col0, col1)`` (ends exclusive), background filled in."""
+        r0, r1, c0, c1 = window
+        if self._labels is not None:
+            return self._labels[r0:r1, c0:c1]
+        return self.source.read(window)
 
     @property
     def shape(self) -> tuple[int, int]:
-        return tuple(self.labels.shape)  # type: ignore[return-value]
+        return self._shape  # type: ignore[return-value]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
 
     @property
     def pixel_area(self) -> float:
@@ -52,7 +116,7 @@ class LabelGrid:
     @property
     def bounds(self) -> tuple[float, float, float, float]:
         """(minx, miny, maxx, maxy) of the whole grid in CRS units."""
-        h, w = self.labels.shape
+        h, w = self.shape
         t = self.transform
         xs = [t.c, t.c + t.a * w, t.c + t.b * h, t.c + t.a * w + t.b * h]
         ys = [t.f, t.f + t.d * w, t.f + t.e * h, t.f + t.d * w + t.e * h]
@@ -61,10 +125,46 @@ class LabelGrid:
     def same_grid(self, other: LabelGrid) -> bool:
         """True when both grids have the same shape, transform and CRS."""
         return (
-            self.labels.shape == other.labels.shape
+            self.shape == other.shape
             and tuple(self.transform) == tuple(other.transform)
             and same_crs(self.crs, other.crs)
         )
+
+
+#: Target pixels per window (whole blocks are grouped up to about this many).
+WINDOW_PIXELS = 1 << 22
+
+
+def windows(shape: tuple[int, int], block_shape: tuple[int, int],
+            target: int | None = None) -> list[tuple[int, int, int, int]]:
+    """Windows of whole blocks covering ``shape``, each about ``target`` pixels.
+
+    Rows of blocks are taken whole when they hold at most ``target`` pixels
+    (several rows are grouped), else cut into runs of whole blocks. ``target``
+    defaults to :data:`WINDOW_PIXELS` (read when called).
+
+    Examples
+    --------
+    >>> windows((5, 7), (2, 4), target=16)
+    [(0, 2, 0, 7), (2, 4, 0, 7), (4, 5, 0, 7)]
+    >>> windows((4, 8), (2, 2), target=4)[:3]
+    [(0, 2, 0, 2), (0, 2, 2, 4), (0, 2, 4, 6)]
+    """
+    target = WINDOW_PIXELS if target is None else int(target)
+    h, w = (int(v) for v in shape)
+    bh, bw = max(1, min(int(block_shape[0]), h or 1)), max(1, min(int(block_shape[1]), w or 1))
+    out: list[tuple[int, int, int, int]] = []
+    if h == 0 or w == 0:
+        return out
+    row_px = bh * w
+    if row_px <= target:
+        step = bh * max(1, target // row_px)
+        return [(r, min(r + step, h), 0, w) for r in range(0, h, step)]
+    cstep = bw * max(1, target // (bh * bw))
+    for r in range(0, h, bh):
+        for c in range(0, w, cstep):
+            out.append((r, min(r + bh, h), c, min(c + cstep, w)))
+    return out
 
 
 def label_index(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -162,26 +262,36 @@ def vectorize_grid(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
     """Polygons of each label (along pixel edges), aligned with ``ids``.
 
     Pieces of one label become one MultiPolygon. Areas equal pixel counts times
-    the pixel area exactly (up to floating point).
+    the pixel area exactly (up to floating point). A windowed grid is vectorised
+    window by window; the pieces of an object cut by window edges are dissolved
+    into one geometry (``shapely.buffer(·, 0)`` over all such objects at once,
+    exact on pixel-edge coordinates).
     """
     import shapely
-    from rasterio.features import shapes
-    from shapely.geometry import shape
 
     ids = np.asarray(ids)
     out = np.empty(ids.size, dtype=object)
     if ids.size == 0:
         return out
-    mask = grid.labels != grid.background
-    # rasterio.features.shapes needs a 32-bit type: vectorise object positions + 1.
-    index = np.zeros(grid.labels.shape, dtype=np.int32)
-    index[mask] = label_index(ids, grid.labels[mask]).astype(np.int32) + 1
-    pieces, owner = [], []
-    for geom, value in shapes(index, mask=mask, transform=grid.transform, connectivity=4):
-        pieces.append(shape(geom))
-        owner.append(int(value) - 1)
-    pieces_arr = np.asarray(pieces, dtype=object)
-    owner_arr = np.asarray(owner, dtype=np.int64)
+    if grid.in_memory:
+        h, w = grid.shape
+        pieces_arr, owner_arr = _window_pieces(grid, ids, (0, h, 0, w))
+        stitched = np.zeros(0, np.int64)
+    else:
+        import rasterio
+
+        # each block is read once: a small GDAL block cache (as in io.windowed.scan)
+        with rasterio.Env(GDAL_CACHEMAX=64):
+            parts = [_window_pieces(grid, ids, win)
+                     for win in windows(grid.shape, grid.source.block_shape)]
+        pieces_arr = np.concatenate([p for p, _ in parts])
+        owner_arr = np.concatenate([o for _, o in parts])
+        win_of = np.concatenate([np.full(o.size, k) for k, (_, o) in enumerate(parts)])
+        # owners with pieces in more than one window need their pieces dissolved
+        order = np.lexsort((win_of, owner_arr))
+        o, wk = owner_arr[order], win_of[order]
+        same_owner = o[1:] == o[:-1]
+        stitched = np.unique(o[1:][same_owner & (wk[1:] != wk[:-1])])
     order = np.argsort(owner_arr, kind="stable")
     pieces_arr, owner_arr = pieces_arr[order], owner_arr[order]
     counts = np.bincount(owner_arr, minlength=ids.size)
@@ -191,4 +301,26 @@ def vectorize_grid(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
     if multi.any():
         owners, inverse = np.unique(owner_arr[multi], return_inverse=True)
         out[owners] = shapely.multipolygons(pieces_arr[multi], indices=inverse)
+    if stitched.size:
+        out[stitched] = shapely.buffer(out[stitched], 0)
     return out
+
+
+def _window_pieces(grid: LabelGrid, ids: np.ndarray,
+                   window: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Polygons (4-connected pieces) of one window of ``grid`` and their object positions."""
+    from affine import Affine
+    from rasterio.features import shapes
+    from shapely.geometry import shape
+
+    labels = grid.read(window)
+    mask = labels != grid.background
+    # rasterio.features.shapes needs a 32-bit type: vectorise object positions + 1.
+    index = np.zeros(labels.shape, dtype=np.int32)
+    index[mask] = label_index(ids, labels[mask]).astype(np.int32) + 1
+    transform = grid.transform @ Affine.translation(window[2], window[0])
+    pieces, owner = [], []
+    for geom, value in shapes(index, mask=mask, transform=transform, connectivity=4):
+        pieces.append(shape(geom))
+        owner.append(int(value) - 1)
+    return np.asarray(pieces, dtype=object), np.asarray(owner, dtype=np.int64)

@@ -171,6 +171,8 @@ def compute_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
 def _cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
     rg, sg = reference.grid, submission.grid
     assert rg is not None and sg is not None
+    if not rg.in_memory and not sg.in_memory:
+        return _windowed_cooccurrence(reference, submission)
     lr = rg.labels.ravel()
     ls = sg.labels.ravel()
     mr = lr != rg.background
@@ -202,6 +204,26 @@ def _cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
         union,
         "co-occurrence",
     )
+
+
+def _windowed_cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
+    """The joint histogram of two raster sources read window by window (bounded memory)."""
+    from geoeval.io.windowed import scan
+
+    rg, sg = reference.grid, submission.grid
+    assert rg is not None and sg is not None
+    if rg.pairs is not None and rg.pairs[0] == sg.source:  # counted while reading
+        found = rg.pairs[1]
+    else:
+        found = scan([rg.source, sg.source], per_label=False)  # the readers have those
+    pa = rg.pixel_area
+    a, b = found.pair_a, found.pair_b
+    assert a is not None and b is not None and found.pair_counts is not None
+    rows = label_index(reference.ids, a).astype(np.int64)
+    cols = label_index(submission.ids, b).astype(np.int64)
+    return Overlap(reference, submission, rows, cols,
+                   found.pair_counts.astype(float) * pa, float(found.union) * pa,
+                   "co-occurrence")
 
 
 def _vector_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:

@@ -144,6 +144,25 @@ def read(
     raise InputError(f"unknown kind {kind!r} (expected 'raster' or 'vector')", path)
 
 
+_RASTER_OPTIONS = {"kind", "band", "background", "max_memory"}
+
+
+def _both_raster_files(reference: Any, submission: Any, ref_opts: dict[str, Any],
+                       sub_opts: dict[str, Any]) -> bool:
+    """True when both inputs are raster files read with raster options only (one pass)."""
+    for path, opts in ((reference, ref_opts), (submission, sub_opts)):
+        if isinstance(path, ObjectSet) or in_memory_kind(path) is not None:
+            return False
+        if not set(k for k, v in opts.items() if v is not None) <= _RASTER_OPTIONS:
+            return False
+        try:
+            if (opts.get("kind") or detect_kind(path)) != "raster":
+                return False
+        except InputError:  # let read() report it, in its order
+            return False
+    return True
+
+
 def read_pair(
     reference: str | Path | ObjectSet,
     submission: str | Path | ObjectSet,
@@ -173,8 +192,18 @@ def read_pair(
         two rasters: checked in the reference CRS before resampling, and a
         shared edge alone is not an overlap).
     """
-    ref = read(reference, **(reference_options or {}))
-    sub = read(submission, **(submission_options or {}))
+    ref_opts, sub_opts = reference_options or {}, submission_options or {}
+    if _both_raster_files(reference, submission, ref_opts, sub_opts):
+        from geoeval.io.raster import read_raster_pair
+
+        keep = ("band", "background", "max_memory")
+        ro = {k: v for k, v in ref_opts.items() if k in keep and v is not None}
+        so = {k: v for k, v in sub_opts.items() if k in keep and v is not None}
+        ref, sub = read_raster_pair(reference, submission, reference_options=ro,  # type: ignore[arg-type]
+                                    submission_options=so)
+    else:
+        ref = read(reference, **ref_opts)
+        sub = read(submission, **sub_opts)
     warnings: list[str] = [*ref.warnings, *sub.warnings]  # the readers' (skipped features…)
     if (ref.crs is None) != (sub.crs is None):
         has, lacks = (ref, sub) if sub.crs is None else (sub, ref)

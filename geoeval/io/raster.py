@@ -7,6 +7,7 @@ may be several disconnected pieces. Nodata counts as background.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -104,9 +105,14 @@ def fmt_bytes(n: float) -> str:
 
 
 def check_memory(
-    width: int, height: int, itemsize: int, path: str | Path, max_memory: int | None = None
+    width: int, height: int, itemsize: int, path: str | Path, max_memory: int | None = None,
+    action: str | None = None,
 ) -> None:
-    """Refuse a raster too large to score in memory, before reading a pixel of it.
+    """Refuse a whole grid too large to hold in memory, before reading a pixel of it.
+
+    Only steps that need a whole grid at once check (resampling a raster onto
+    another grid, ``LabelGrid.labels``); reading and scoring go window by window.
+    ``action`` names the step in the message.
 
     Raises
     ------
@@ -118,8 +124,9 @@ def check_memory(
     need = memory_needed(width, height, itemsize)
     if limit is None or need <= limit:
         return
+    what = f"{action} ({width} x {height} pixels)" if action else f"{width} x {height} pixels"
     raise CapacityError(
-        f"{width} x {height} pixels need about {fmt_bytes(need)} of memory to score, "
+        f"{what} needs about {fmt_bytes(need)} of memory, "
         f"more than the limit of {fmt_bytes(limit)} ({source}); crop or tile the raster "
         "(e.g. gdal_translate -srcwin) and score the tiles, or raise the limit",
         path,
@@ -192,8 +199,10 @@ def read_raster(
         Label value of the background; must fit the band's integer type. The
         band's nodata value, if any, is mapped to it.
     max_memory : int, optional
-        Refuse rasters needing more bytes than this (see :func:`memory_limit`:
+        Limit of the steps that need the whole grid at once (resampling onto
+        another grid reads :attr:`LabelGrid.labels`; see :func:`memory_limit`:
         default ``GEOEVAL_MAX_MEMORY`` or half of the available memory).
+        Reading itself is windowed and never refused.
 
     Returns
     -------
@@ -208,8 +217,83 @@ def read_raster(
         The file cannot be opened or read, the band does not exist, its data
         type is not an integer type (float and complex bands are refused), or
         ``background`` does not fit it.
-    CapacityError
-        The raster is too large to score in memory (:func:`check_memory`).
+
+    Notes
+    -----
+    The band is read window by window (:mod:`geoeval.io.windowed`): memory is
+    about one window per thread plus the objects. The grid keeps the source and
+    each object's bounding box, not the pixels.
+    """
+    from geoeval.io.windowed import scan
+
+    memory_limit(max_memory)  # a bad limit is an error even when no whole grid is read
+    source, transform, crs = open_source(path, band=band, background=background)
+    found = _scanned(lambda: scan([source]), [source])
+    return objects_from_scan(source, found.ids[0], found.counts[0], found.boxes[0],
+                             transform, crs, max_memory)
+
+
+def read_raster_pair(
+    reference: str | Path, submission: str | Path, *, reference_options: dict[str, Any],
+    submission_options: dict[str, Any],
+) -> tuple[ObjectSet, ObjectSet]:
+    """Read two labelled rasters; on one grid, both are scanned in one pass.
+
+    The pass also counts the label pairs of the overlap (Özdemir et al. 2010,
+    §4), kept on the reference grid for :func:`geoeval.overlap.compute_overlap`,
+    so each file is read once. On different grids each is read on its own
+    (:func:`read_raster`). Options are those of :func:`read_raster`.
+    """
+    from geoeval.grid import same_crs
+    from geoeval.io.windowed import scan
+
+    memory_limit(reference_options.get("max_memory"))  # a bad limit is an error anyway
+    ro = {k: v for k, v in reference_options.items() if k != "max_memory"}
+    so = {k: v for k, v in submission_options.items() if k != "max_memory"}
+    rs, rt, rc = open_source(reference, **ro)
+    ss, st, sc = open_source(submission, **so)
+    if rs.shape != ss.shape or tuple(rt) != tuple(st) or not same_crs(rc, sc):
+        return (read_raster(reference, **reference_options),
+                read_raster(submission, **submission_options))
+    try:
+        found = _scanned(lambda: scan([rs, ss]), [rs, ss])
+    except InputError:  # read each on its own: the error names the file that fails
+        read_raster(reference, **reference_options)
+        read_raster(submission, **submission_options)
+        raise
+    ref = objects_from_scan(rs, found.ids[0], found.counts[0], found.boxes[0], rt, rc,
+                            reference_options.get("max_memory"))
+    sub = objects_from_scan(ss, found.ids[1], found.counts[1], found.boxes[1], st, sc,
+                            submission_options.get("max_memory"))
+    assert ref.grid is not None
+    ref.grid.pairs = (ss, found)
+    return ref, sub
+
+
+def _scanned(run: Any, sources: list[Any]) -> Any:
+    """``run()`` (a scan), GDAL read errors as an :class:`InputError` naming the file."""
+    from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
+    from rasterio.errors import RasterioError
+
+    try:
+        return run()
+    except (RasterioError, CPLE_BaseError) as exc:
+        reason = _gdal_reason(exc)
+        bad = sources[0]
+        raise InputError(
+            f"cannot read band {bad.band} ({reason}); is the file truncated "
+            "or a source of it missing?",
+            bad.path,
+        ) from None
+
+
+def open_source(path: str | Path, *, band: int = 1, background: int = 0) -> tuple[Any, Any, Any]:
+    """Check a labelled band without reading a pixel: its source, transform and CRS.
+
+    Raises
+    ------
+    InputError
+        As :func:`read_raster`, for everything known before reading pixels.
     """
     import rasterio
     from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
@@ -224,44 +308,70 @@ def read_raster(
             raise InputError(f"band {band} does not exist (the raster has {src.count})", path)
         dtype = _band_dtype(src.dtypes[band - 1], band, path)
         check_background(background, dtype, path)
-        check_memory(src.width, src.height, dtype.itemsize, path, max_memory)
-        nodata = src.nodatavals[band - 1]
-        try:
-            labels = src.read(band)
-            nodata_mask = _nodata_mask(src, band, labels, nodata)
-            transform = src.transform
-            crs = src.crs if src.crs else None
-        except (RasterioError, CPLE_BaseError) as exc:
-            raise InputError(
-                f"cannot read band {band} ({_gdal_reason(exc)}); is the file truncated "
-                "or a source of it missing?",
-                path,
-            ) from None
-    if nodata_mask is not None:
-        labels[nodata_mask] = background
-    return objects_from_labels(labels, transform, crs, background=background, path=str(path))
+        source = raster_source(src, band, background, dtype, path)
+        return source, src.transform, (src.crs if src.crs else None)
 
 
-def _nodata_mask(src: Any, band: int, labels: np.ndarray, nodata: float | None) -> Any:
-    """Pixels holding the band's nodata value (``None`` when there is none).
+def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
+                  path: str | Path) -> Any:
+    """The :class:`~geoeval.io.windowed.RasterSource` of an open band (nodata rule included).
 
-    GDAL reports nodata as a double, which is exact for every integer up to
-    2**53. For 64-bit bands whose nodata is beyond that (or that rasterio cannot
-    report at all, as for a ``UInt64`` nodata of 2**64 - 1) GDAL's own nodata
-    mask, which compares the exact 64-bit value, decides.
+    GDAL reports nodata as a double, exact for every integer up to 2**53. For
+    64-bit bands GDAL's own nodata mask, which compares the exact 64-bit value,
+    decides: rasterio cannot report every 64-bit nodata (a ``UInt64`` nodata of
+    2**64 - 1 reads as none, one of 2**60 as 1.0 with rasterio 1.4).
     """
     from rasterio.enums import MaskFlags
 
-    if labels.dtype.itemsize == 8 and (nodata is None or abs(nodata) >= 2**53):
-        if MaskFlags.nodata in src.mask_flag_enums[band - 1]:
-            return src.read_masks(band) == 0
-        return None
-    if nodata is None or not np.isfinite(nodata) or nodata != np.floor(nodata):
-        return None  # NaN or a fraction: no integer pixel equals it
-    info = np.iinfo(labels.dtype)
-    if not info.min <= nodata <= info.max:
-        return None
-    return labels == labels.dtype.type(int(nodata))
+    from geoeval.io.windowed import RasterSource
+
+    nodata = src.nodatavals[band - 1]
+    value: int | None = None
+    gdal_mask = False
+    if dtype.itemsize == 8:
+        gdal_mask = MaskFlags.nodata in src.mask_flag_enums[band - 1]
+    elif nodata is not None and np.isfinite(nodata) and nodata == np.floor(nodata):
+        info = np.iinfo(dtype)
+        if info.min <= nodata <= info.max:
+            value = int(nodata)
+    # unwritten blocks of a sparse GeoTIFF read as the nodata value, else 0
+    sparse_bg = src.driver == "GTiff" and (
+        value is not None or gdal_mask or (nodata is None and background == 0))
+    return RasterSource(
+        sparse_background=bool(sparse_bg),
+        path=str(path), band=int(band), background=int(background), dtype=dtype.name,
+        nodata=value, gdal_mask=gdal_mask, shape=(int(src.height), int(src.width)),
+        block_shape=tuple(int(v) for v in src.block_shapes[band - 1]),  # type: ignore[arg-type]
+    )
+
+
+def _read_whole(source: Any, max_memory: int | None) -> np.ndarray:
+    """The whole band of ``source``, after the memory check (only resampling needs it)."""
+    h, w = source.shape
+    check_memory(w, h, np.dtype(source.dtype).itemsize, source.path, max_memory)
+    return source.read((0, h, 0, w))
+
+
+def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, boxes: np.ndarray,
+                      transform: Any, crs: Any, max_memory: int | None = None) -> ObjectSet:
+    """An :class:`ObjectSet` on a windowed :class:`LabelGrid` from a scan of its source."""
+    from geoeval.grid import _id_array
+
+    ids = np.asarray(ids)
+    hi = int(ids.max()) if ids.size else 0
+    h, w = source.shape
+    dtype = np.dtype(source.dtype)
+
+    grid = LabelGrid(None, transform, crs, source.background, source=source, shape=(h, w),
+                     dtype=dtype, boxes=boxes, whole=partial(_read_whole, source, max_memory))
+    return ObjectSet(
+        ids=_id_array(ids, hi),
+        areas=np.asarray(counts).astype(float) * grid.pixel_area,
+        crs=crs,
+        grid=grid,
+        path=source.path,
+        kind="raster",
+    )
 
 
 def objects_from_labels(
@@ -316,12 +426,16 @@ def resample_to_grid(objects: ObjectSet, target: LabelGrid) -> ObjectSet:
 
     src = objects.grid
     assert src is not None
+    th, tw = target.shape
+    # the whole submission grid (src.labels checks its own size) and a whole target grid
+    check_memory(tw, th, np.dtype(src.dtype).itemsize, objects.path,
+                 action="resampling it onto the reference grid")
     bg = src.background
     fg = src.labels != bg
     index = np.zeros(src.labels.shape, dtype=np.uint32)
     index[fg] = label_index(objects.ids, src.labels[fg]) + 1
     del fg
-    dest = np.zeros(target.labels.shape, dtype=np.uint32)
+    dest = np.zeros(target.shape, dtype=np.uint32)
     src_crs = src.crs
     dst_crs = target.crs if target.crs is not None else src.crs
     if src_crs is None and dst_crs is None:  # shared coordinates: any one CRS on both sides
@@ -343,8 +457,8 @@ def resample_to_grid(objects: ObjectSet, target: LabelGrid) -> ObjectSet:
             f"cannot be resampled onto the reference grid ({_gdal_reason(exc)})", objects.path
         ) from None
     del index
-    ids = np.asarray(objects.ids).astype(src.labels.dtype)
-    labels = np.full(target.labels.shape, bg, dtype=src.labels.dtype)
+    ids = np.asarray(objects.ids).astype(src.dtype)
+    labels = np.full(target.shape, bg, dtype=src.dtype)
     hit = dest > 0
     labels[hit] = ids[dest[hit].astype(np.intp) - 1]
     out = objects_from_labels(labels, target.transform, target.crs, background=bg,

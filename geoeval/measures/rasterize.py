@@ -87,7 +87,7 @@ class WorkGrid:
 
     def matches(self, grid: LabelGrid) -> bool:
         """True when ``grid`` is this very grid (same transform and shape)."""
-        return self.shape == tuple(grid.labels.shape) and tuple(self.transform) == tuple(
+        return self.shape == tuple(grid.shape) and tuple(self.transform) == tuple(
             grid.transform
         )
 
@@ -114,10 +114,10 @@ def choose_grid(
 
     if reference.grid is not None:
         g = reference.grid
-        wg = WorkGrid(g.transform, tuple(g.labels.shape), "reference")  # type: ignore[arg-type]
+        wg = WorkGrid(g.transform, tuple(g.shape), "reference")  # type: ignore[arg-type]
     elif submission.grid is not None:
         g = submission.grid
-        wg = WorkGrid(g.transform, tuple(g.labels.shape), "submission")  # type: ignore[arg-type]
+        wg = WorkGrid(g.transform, tuple(g.shape), "submission")  # type: ignore[arg-type]
     else:
         if resolution is None:
             raise InputError(
@@ -144,13 +144,18 @@ def choose_grid(
 def label_boxes(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
     """Bounding box ``(row0, row1, col0, col1)`` (ends exclusive) of each label in ``ids``.
 
-    One pass over the raster (``scipy.ndimage.find_objects``); labels absent
-    from the raster get an empty box ``(0, 0, 0, 0)``.
+    The boxes the reader found while scanning the file when the grid has them
+    (a windowed grid), else one pass over the raster (``scipy.ndimage.find_objects``);
+    labels absent from the raster get an empty box ``(0, 0, 0, 0)``.
     """
     from scipy import ndimage
 
-    labels = grid.labels
     ids = np.asarray(ids)
+    if grid.boxes is not None and len(grid.boxes) == ids.size:
+        return np.array(grid.boxes, dtype=np.int64)
+    if not grid.in_memory:
+        return _scanned_boxes(grid, ids)
+    labels = grid.labels
     boxes = np.zeros((ids.size, 4), dtype=np.int64)
     if ids.size == 0 or labels.size == 0:
         return boxes
@@ -172,19 +177,37 @@ def label_boxes(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
     return boxes
 
 
+def _scanned_boxes(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
+    """Boxes of ``ids`` from a window-by-window scan of a grid's source."""
+    from geoeval.io.windowed import scan
+
+    found = scan([grid.source])
+    boxes = np.zeros((ids.size, 4), dtype=np.int64)
+    if ids.size == 0 or found.ids[0].size == 0:
+        return boxes
+    pos = np.minimum(label_index(found.ids[0], ids), found.ids[0].size - 1)
+    hit = found.ids[0][pos] == ids.astype(found.ids[0].dtype)
+    boxes[hit] = found.boxes[0][pos[hit]]
+    return boxes
+
+
 class GridMasks:
-    """Masks of the objects of a labelled raster that lies on the working grid."""
+    """Masks of the objects of a labelled raster that lies on the working grid.
+
+    Each mask reads only its object's bounding box (:meth:`LabelGrid.read`), so a
+    windowed grid is never read whole.
+    """
 
     def __init__(self, objects: ObjectSet) -> None:
         assert objects.grid is not None
-        self.labels = objects.grid.labels
+        self.grid = objects.grid
         # compared in the raster's own dtype: int64 ids against uint64 labels would be float
-        self.ids = np.asarray(objects.ids).astype(self.labels.dtype)
+        self.ids = np.asarray(objects.ids).astype(self.grid.dtype)
         self.boxes = label_boxes(objects.grid, objects.ids)
 
     def window(self, k: int) -> Window:
         r0, r1, c0, c1 = (int(v) for v in self.boxes[k])
-        return r0, c0, self.labels[r0:r1, c0:c1] == self.ids[k]
+        return r0, c0, self.grid.read((r0, r1, c0, c1)) == self.ids[k]
 
 
 class PolygonMasks:

@@ -473,25 +473,32 @@ def _huge_sparse(tmp_path):
     return p
 
 
-def test_huge_sparse_raster_refused_up_front(tmp_path, monkeypatch):
+def test_resampling_onto_a_huge_grid_refused_up_front(tmp_path, monkeypatch):
+    # the huge sparse reference itself is read window by window (tests/test_windowed.py);
+    # a submission on another grid must be resampled onto its 1e10 pixels: refused first
     monkeypatch.delenv("GEOEVAL_MAX_MEMORY", raising=False)
     huge = _huge_sparse(tmp_path)
     good = _good(tmp_path)
     out = tmp_path / "out.json"
     run = run_cli("score", huge, good, "--json", out, inputs=[huge, good])
     # 1e10 px x (2 x 1 + 16) bytes = 1.8e11 B = 168 GiB
-    assert_error(run, "huge.tif", "100000 x 100000", "168 GiB", "GEOEVAL_MAX_MEMORY",
-                 absent=[out], max_lines=1)
+    assert_error(run, "good.tif", "resampling it onto the reference grid", "100000 x 100000",
+                 "168 GiB", "GEOEVAL_MAX_MEMORY", absent=[out], max_lines=1)
 
 
 def test_memory_limit_from_environment(tmp_path, monkeypatch):
-    """6 x 6 uint8 = 36 px x 18 B = 648 B: refused under a 600-byte limit, read under 1K."""
+    """Reading and scoring go window by window, so a 600-byte limit does not stop them;
+    resampling a 6 x 6 uint8 raster onto another 6 x 6 grid holds whole grids
+    (36 px x 18 B = 648 B): refused under 600 bytes, done under 1K."""
     good = _good(tmp_path)
+    moved = write(tmp_path / "moved.tif", scene({"A": 1}, SLOTS_REF, "uint8"),
+                  transform=from_origin(570000.5, 1450000.0, 1.0, 1.0))
     monkeypatch.setenv("GEOEVAL_MAX_MEMORY", "600")
-    run = run_cli("score", good, good, inputs=[good])
-    assert_error(run, "good.tif", "648 B", "600 B", "GEOEVAL_MAX_MEMORY=600", max_lines=1)
-    monkeypatch.setenv("GEOEVAL_MAX_MEMORY", "1K")
     assert_ok(run_cli("score", good, good, inputs=[good]))
+    run = run_cli("score", good, moved, inputs=[good, moved])
+    assert_error(run, "moved.tif", "648 B", "600 B", "GEOEVAL_MAX_MEMORY=600", max_lines=1)
+    monkeypatch.setenv("GEOEVAL_MAX_MEMORY", "1K")
+    assert_ok(run_cli("score", good, moved, inputs=[good, moved]))
 
 
 @pytest.mark.parametrize("value", ["lots", "-5", "0", "nanG"])
