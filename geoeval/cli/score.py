@@ -19,6 +19,7 @@ from geoeval.cli.options import (
     BackgroundOpt,
     BandOpt,
     CrsOpt,
+    EngineOpt,
     HooverOpt,
     IdFieldOpt,
     IouOpt,
@@ -32,6 +33,7 @@ from geoeval.cli.options import (
     QuietOpt,
     RefLayerOpt,
     ResolutionOpt,
+    SchedulerOpt,
     SubLayerOpt,
     reader_options,
     with_examples,
@@ -80,6 +82,8 @@ def score_command(
     scene_dir: Annotated[Path | None, typer.Option(
         help="Folders: write each scene's JSON report and GeoPackage here.")] = None,
     jobs: JobsOpt = DEFAULTS["n_jobs"],
+    engine: EngineOpt = DEFAULTS["engine"],
+    scheduler: SchedulerOpt = DEFAULTS["scheduler"],
     quiet: QuietOpt = False,
 ) -> None:
     """Score SUBMISSION against REFERENCE (counts, precision, recall, F1, accuracy).
@@ -103,6 +107,7 @@ def score_command(
         matchers=matchers, hoover_threshold=hoover_threshold, iou_threshold=iou_threshold,
         min_overlap=min_overlap, mallows=mallows, resolution=resolution,
         approximate=approximate, n_jobs=jobs,
+        engine=engine.value if hasattr(engine, "value") else engine, scheduler=scheduler,
         **reader_options(band=band, background=background, layer=layer, ref_layer=ref_layer,
                          sub_layer=sub_layer, id_field=id_field, crs=crs,
                          class_field=class_field))

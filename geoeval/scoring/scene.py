@@ -10,10 +10,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from geoeval.engine import Engine, check_engine
 from geoeval.errors import InputError
 from geoeval.matching import MATCHERS, match
 from geoeval.objects import ObjectSet
-from geoeval.overlap import compute_overlap
 from geoeval.scoring.result import MatcherResult, ScoreResult, measure
 
 
@@ -38,6 +38,8 @@ def score(
     reference_options: dict[str, Any] | None = None,
     submission_options: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
+    engine: str = "local",
+    scheduler: str | None = None,
 ) -> ScoreResult:
     """Read one submission and one reference and score them with the chosen matchers.
 
@@ -78,6 +80,14 @@ def score(
         Per-side reader options overriding the shared ones.
     progress : callable, optional
         Called with the name of each long step as it starts.
+    engine : {'local', 'dask'}
+        Where the overlap and the Mallows score run: this process, or a Dask
+        cluster (:mod:`geoeval.engine`, ``docs/scale.md``). The results are the same.
+    scheduler : str, optional
+        ``engine='dask'``: address of a running scheduler (``tcp://host:8786``);
+        without it a local cluster of ``n_jobs`` worker processes is started for
+        the run and closed after it. A script starting one needs an
+        ``if __name__ == "__main__":`` guard (the workers re-import it).
 
     Returns
     -------
@@ -94,6 +104,7 @@ def score(
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
                   n_jobs=n_jobs, band=band)
+    check_engine(engine, scheduler)
     shared: dict[str, Any] = {"band": band, "background": background}
     vector_shared = {"layer": layer, "id_field": id_field, "class_field": class_field, "crs": crs}
     ref_opts = _side_options(reference, shared, vector_shared, reference_options)
@@ -110,7 +121,8 @@ def score(
         ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
         iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
         resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
-        warnings=warnings, per_class=class_field is not None,
+        warnings=warnings, per_class=class_field is not None, engine=engine,
+        scheduler=scheduler,
     )
     return result
 
@@ -231,19 +243,50 @@ def score_objects(
     progress: Callable[[str], None] | None = None,
     warnings: Sequence[str] = (),
     per_class: bool = False,
+    engine: str = "local",
+    scheduler: str | None = None,
 ) -> ScoreResult:
     """:func:`score` for object sets already read and in one CRS.
 
     With ``per_class`` (and classes on the reference) every class is also
-    scored on its own (:mod:`geoeval.scoring.classes`).
+    scored on its own (:mod:`geoeval.scoring.classes`). ``engine`` and
+    ``scheduler`` as in :func:`score`.
     """
+    from geoeval.engine import open_engine
+
+    check_engine(engine, scheduler)
+    with open_engine(engine, scheduler, n_jobs) as eng:
+        return _score_objects(
+            reference, submission, matchers=matchers, hoover_threshold=hoover_threshold,
+            iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
+            resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
+            warnings=warnings, per_class=per_class, engine=eng)
+
+
+def _score_objects(
+    reference: ObjectSet,
+    submission: ObjectSet,
+    *,
+    matchers: Sequence[str],
+    hoover_threshold: float,
+    iou_threshold: float,
+    min_overlap: float | None,
+    mallows: bool,
+    resolution: float | None,
+    approximate: bool | None,
+    n_jobs: int | None,
+    progress: Callable[[str], None] | None,
+    warnings: Sequence[str],
+    per_class: bool,
+    engine: Engine,
+) -> ScoreResult:
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
                   n_jobs=n_jobs)
     matchers = tuple(dict.fromkeys([matchers] if isinstance(matchers, str) else matchers))
     _step(progress, "overlap")
-    ov = compute_overlap(reference, submission)
-    params: dict[str, Any] = {"matchers": list(matchers)}
+    ov = engine.overlap(reference, submission)
+    params: dict[str, Any] = {"matchers": list(matchers), "engine": engine.name}
     if "hoover" in matchers:
         params["hoover_threshold"] = hoover_threshold
     if "iou" in matchers:
@@ -286,7 +329,9 @@ def score_objects(
 
             _step(progress, f"Mallows score ({name})")
             mal = mallows_scores(reference, submission, m, resolution=resolution,
-                                 approximate=approximate, n_jobs=n_jobs,
+                                 approximate=approximate,
+                                 n_jobs=engine.n_jobs if engine.client else n_jobs,
+                                 executor=engine.executor,
                                  progress=_counter(progress, f"Mallows score ({name})",
                                                    "instances"))
             if mal.approximated.any():
