@@ -121,7 +121,7 @@ def test_vector_overlap_identical_and_owned_once(cluster, client):
 
 
 def test_vector_report_identical(cluster):
-    ref, sub = city(1)
+    ref, sub = city(1, n=64)
     same_report(ref, sub, cluster.scheduler_address, mallows=True, resolution=1.0, n_jobs=2)
 
 
@@ -178,7 +178,7 @@ def test_window_kernel_against_brute_force():
     a, b = rng.integers(0, 4, (20, 30)), rng.integers(0, 3, (20, 30))
     la, lb, n, u = raster.window_cooccurrence(a, b, 0, 0)
     brute = {(i, j): int(np.sum((a == i) & (b == j))) for i in range(1, 4) for j in range(1, 3)}
-    assert dict(zip(zip(la.tolist(), lb.tolist()), n.tolist())) == \
+    assert dict(zip(zip(la.tolist(), lb.tolist(), strict=True), n.tolist(), strict=True)) == \
         {k: v for k, v in brute.items() if v}
     assert u == int(np.sum((a > 0) | (b > 0)))
 

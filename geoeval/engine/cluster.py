@@ -34,11 +34,15 @@ def dask_client(scheduler: str | None = None, n_jobs: int | None = None) -> Iter
         raise InputError("engine 'dask' needs dask, distributed and dask-geopandas "
                          f"installed ({exc})") from None
     if scheduler is None:
+        import warnings
+
         from geoeval.parallel import workers
 
-        cluster = distributed.LocalCluster(
-            n_workers=n_jobs or workers(), threads_per_worker=1, processes=True,
-            dashboard_address=None, silence_logs=logging.ERROR)
+        with warnings.catch_warnings():  # "port 8787 in use" of the (unused) HTTP server
+            warnings.simplefilter("ignore", UserWarning)
+            cluster = distributed.LocalCluster(
+                n_workers=n_jobs or workers(), threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=logging.ERROR)
         try:
             with distributed.Client(cluster) as client:
                 yield client
