@@ -1,15 +1,15 @@
 """The overlap on a Dask cluster: a map over spatial partitions, edges reduced to the client.
 
 Vector layers (and a raster against a vector layer, through the raster's
-polygons): the reference is spatially partitioned with dask-geopandas
-(``spatial_shuffle(by="hilbert")``: partitions are ranges of the Hilbert
-distance of each geometry's bounding-box centre, level 16, over the layer's
-bounds; the spatial partitions are the convex hulls of each partition's
-geometries).
+polygons): the reference is spatially partitioned as a dask-geopandas frame
+whose partitions are runs of consecutive Hilbert keys (the Hilbert distance of
+each geometry's bounding-box centre, level 16, over the layer's bounds: the key
+``spatial_shuffle(by="hilbert")`` sorts by); the spatial partitions are the
+convex hulls of each partition's geometries.
 
 Ownership rule (every pair counted exactly once): a reference-submission pair
-is computed by the partition that **owns its reference object** (the one its
-Hilbert key falls in; every object has exactly one). Each submission is sent to
+is computed by the partition that **owns its reference object** (the partition
+it was put in by its Hilbert key; every object is in exactly one). Each submission is sent to
 every partition whose hull it intersects: if it shares area with a reference
 object it intersects that object, hence the hull of the object's partition, so
 the pair is found there, and only there. Same-side pairs (needed for the union
@@ -52,13 +52,13 @@ def dask_overlap(reference: ObjectSet, submission: ObjectSet, client: Any) -> Ov
     tasks: list[Any] = []
     ref_parts = _partitions(gr, workers) if len(gr) and len(gs) else None
     if ref_parts is not None:  # reference x submission, owner: the reference's partition
-        tasks += _partition_tasks(ref_parts, gs, same_side=False)
+        tasks += _partition_tasks(ref_parts, gs, client, same_side=False)
     self_tasks = {}
     for side, objects, geoms in (("ref", reference, gr), ("sub", submission, gs)):
         if objects.grid is None and len(geoms) > 1 and "self_overlaps" not in objects.__dict__:
             parts = ref_parts if side == "ref" and ref_parts is not None \
                 else _partitions(geoms, workers)
-            self_tasks[side] = _partition_tasks(parts, geoms, same_side=True)
+            self_tasks[side] = _partition_tasks(parts, geoms, client, same_side=True)
     flat = tasks + self_tasks.get("ref", []) + self_tasks.get("sub", [])
     done = client.gather(client.compute(flat)) if flat else []
     n_cross, n_ref = len(tasks), len(self_tasks.get("ref", []))
@@ -76,8 +76,16 @@ def dask_overlap(reference: ObjectSet, submission: ObjectSet, client: Any) -> Ov
 
 
 def _partitions(geoms: np.ndarray, workers: int) -> Any:
-    """The geometries as a dask-geopandas frame shuffled along the Hilbert curve,
-    persisted on the cluster, with their spatial partitions (convex hulls)."""
+    """The geometries as a dask-geopandas frame cut into ranges of their Hilbert key,
+    persisted on the cluster, with their spatial partitions (convex hulls).
+
+    The key is geopandas' ``hilbert_distance`` (the bounding-box centre on a
+    level-16 curve over the layer's bounds), the one ``spatial_shuffle`` sorts
+    by; the layer is already in the client, so it is sorted there (a stable
+    sort: no shuffle) and sent once, in ``k`` partitions of consecutive keys.
+    """
+    import warnings
+
     import dask_geopandas
     import geopandas
 
@@ -86,16 +94,20 @@ def _partitions(geoms: np.ndarray, workers: int) -> Any:
     k = max(1, min(k, n))
     frame = geopandas.GeoDataFrame({"pos": np.arange(n, dtype=np.int64)},
                                    geometry=geopandas.array.from_shapely(geoms))
-    ddf = dask_geopandas.from_geopandas(frame, npartitions=k)
-    shuffled = ddf.spatial_shuffle(by="hilbert", level=HILBERT_LEVEL, npartitions=k,
-                                   calculate_partitions=False).persist()
-    shuffled.calculate_spatial_partitions()
-    return shuffled
+    key = frame.geometry.hilbert_distance(level=HILBERT_LEVEL).to_numpy()
+    frame = frame.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
+    with warnings.catch_warnings():  # "sending large graph": the layer, sent this once
+        warnings.simplefilter("ignore", UserWarning)
+        parts = dask_geopandas.from_geopandas(frame, npartitions=k, sort=False).persist()
+    parts.calculate_spatial_partitions()
+    return parts
 
 
-def _partition_tasks(parts: Any, tree_geoms: np.ndarray, *, same_side: bool) -> list[Any]:
+def _partition_tasks(parts: Any, tree_geoms: np.ndarray, client: Any, *,
+                     same_side: bool) -> list[Any]:
     """One delayed task per partition: its owned objects against the ``tree_geoms``
-    that intersect its hull (sent along with their positions)."""
+    that intersect its hull. The tree layer is scattered to the cluster once; each
+    task carries only the positions of its share."""
     import dask
     import shapely
 
@@ -104,25 +116,27 @@ def _partition_tasks(parts: Any, tree_geoms: np.ndarray, *, same_side: bool) -> 
     order = np.lexsort((t, p))
     p, t = p[order], t[order]
     cuts = np.searchsorted(p, np.arange(hulls.size + 1))
+    [layer] = client.scatter([np.asarray(tree_geoms, dtype=object)], hash=False)
     kernel = dask.delayed(partition_pairs, pure=True)
-    return [kernel(part, tree_geoms[t[cuts[i]:cuts[i + 1]]], t[cuts[i]:cuts[i + 1]], same_side)
+    return [kernel(part, layer, t[cuts[i]:cuts[i + 1]], same_side)
             for i, part in enumerate(parts.to_delayed())]
 
 
-def partition_pairs(part: Any, tree_geoms: np.ndarray, tree_pos: np.ndarray,
+def partition_pairs(part: Any, tree_layer: np.ndarray, tree_pos: np.ndarray,
                     same_side: bool) -> _Pairs:
     """Runs on a worker: the pairs owned by one partition, in global positions.
 
     ``part`` holds the partition's own objects (column ``pos``: their position
-    in their layer); ``tree_geoms`` / ``tree_pos`` the objects of the other side
-    (or of the same side, ``same_side``) that intersect the partition's hull.
+    in their layer); ``tree_layer[tree_pos]`` the objects of the other side (or
+    of the same side, ``same_side``) that intersect the partition's hull.
     :func:`geoeval.overlap.overlap_pairs` finds the pairs; with ``same_side``
     only ``a < b`` is kept (the pair then belongs to ``a``'s partition).
     """
     query = np.asarray(part.geometry.values, dtype=object)
     qpos = part["pos"].to_numpy(dtype=np.int64)
-    r, c, v = overlap_pairs(query, np.asarray(tree_geoms, dtype=object))
-    r, c = qpos[r], np.asarray(tree_pos, dtype=np.int64)[c]
+    tree_pos = np.asarray(tree_pos, dtype=np.int64)
+    r, c, v = overlap_pairs(query, tree_layer[tree_pos])
+    r, c = qpos[r], tree_pos[c]
     if same_side:
         keep = r < c
         r, c, v = r[keep], c[keep], v[keep]
