@@ -52,6 +52,7 @@ def main() -> None:
         times[engine][stage] = time.perf_counter() - t
         return out
 
+    match(compute_overlap(ref.subset(np.arange(100)), sub.subset(np.arange(100))), "bgm")
     ov_local = clock("local", "overlap", compute_overlap, ref, sub)
     t = time.perf_counter()
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

@@ -99,7 +99,8 @@ def test_vector_overlap_identical_and_owned_once(cluster, client):
     local = compute_overlap(ref, sub)
     parts = partitioned._partitions(ref.polygons, workers=2)
     assert parts.npartitions >= 16
-    tasks = partitioned._partition_tasks(parts, sub.polygons, client, same_side=False)
+    [layer] = client.scatter([sub.polygons], hash=False)
+    tasks = partitioned._partition_tasks(parts, sub.polygons, layer, same_side=False)
     done = client.gather(client.compute(tasks))
     rows = np.concatenate([d[0] for d in done])
     cols = np.concatenate([d[1] for d in done])

@@ -49,16 +49,24 @@ def dask_overlap(reference: ObjectSet, submission: ObjectSet, client: Any) -> Ov
         return dask_cooccurrence(reference, submission, client)
     workers = max(1, len(client.scheduler_info()["workers"]))
     gr, gs = reference.polygons, submission.polygons
+    layers: dict[str, Any] = {}
+
+    def scattered(side: str) -> Any:  # each layer goes to the cluster once
+        if side not in layers:
+            geoms = gr if side == "ref" else gs
+            [layers[side]] = client.scatter([np.asarray(geoms, dtype=object)], hash=False)
+        return layers[side]
+
     tasks: list[Any] = []
     ref_parts = _partitions(gr, workers) if len(gr) and len(gs) else None
     if ref_parts is not None:  # reference x submission, owner: the reference's partition
-        tasks += _partition_tasks(ref_parts, gs, client, same_side=False)
+        tasks += _partition_tasks(ref_parts, gs, scattered("sub"), same_side=False)
     self_tasks = {}
     for side, objects, geoms in (("ref", reference, gr), ("sub", submission, gs)):
         if objects.grid is None and len(geoms) > 1 and "self_overlaps" not in objects.__dict__:
             parts = ref_parts if side == "ref" and ref_parts is not None \
                 else _partitions(geoms, workers)
-            self_tasks[side] = _partition_tasks(parts, geoms, client, same_side=True)
+            self_tasks[side] = _partition_tasks(parts, geoms, scattered(side), same_side=True)
     flat = tasks + self_tasks.get("ref", []) + self_tasks.get("sub", [])
     done = client.gather(client.compute(flat)) if flat else []
     n_cross, n_ref = len(tasks), len(self_tasks.get("ref", []))
@@ -103,11 +111,11 @@ def _partitions(geoms: np.ndarray, workers: int) -> Any:
     return parts
 
 
-def _partition_tasks(parts: Any, tree_geoms: np.ndarray, client: Any, *,
+def _partition_tasks(parts: Any, tree_geoms: np.ndarray, layer: Any, *,
                      same_side: bool) -> list[Any]:
     """One delayed task per partition: its owned objects against the ``tree_geoms``
-    that intersect its hull. The tree layer is scattered to the cluster once; each
-    task carries only the positions of its share."""
+    that intersect its hull. ``layer`` is ``tree_geoms`` already scattered to the
+    cluster (a future); each task carries only the positions of its share."""
     import dask
     import shapely
 
@@ -116,7 +124,6 @@ def _partition_tasks(parts: Any, tree_geoms: np.ndarray, client: Any, *,
     order = np.lexsort((t, p))
     p, t = p[order], t[order]
     cuts = np.searchsorted(p, np.arange(hulls.size + 1))
-    [layer] = client.scatter([np.asarray(tree_geoms, dtype=object)], hash=False)
     kernel = dask.delayed(partition_pairs, pure=True)
     return [kernel(part, layer, t[cuts[i]:cuts[i + 1]], same_side)
             for i, part in enumerate(parts.to_delayed())]

@@ -254,7 +254,12 @@ def score_objects(
     """
     from geoeval.engine import open_engine
 
+    check_options(matchers=matchers, hoover_threshold=hoover_threshold,
+                  iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
+                  n_jobs=n_jobs)
     check_engine(engine, scheduler)
+    if engine != "local":
+        _step(progress, f"starting the {engine} engine")
     with open_engine(engine, scheduler, n_jobs) as eng:
         return _score_objects(
             reference, submission, matchers=matchers, hoover_threshold=hoover_threshold,
