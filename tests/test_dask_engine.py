@@ -29,9 +29,13 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def cluster():
     import logging
+    import warnings
 
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+    with warnings.catch_warnings():  # "port 8787 in use": one cluster per xdist worker
+        warnings.simplefilter("ignore", UserWarning)
+        c = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                     dashboard_address=None, silence_logs=logging.ERROR)
+    with c:
         yield c
 
 

@@ -73,9 +73,11 @@ def dask_cooccurrence(reference: ObjectSet, submission: ObjectSet, client: Any,
     rg, sg = reference.grid, submission.grid
     assert rg is not None and sg is not None
     wins = windows(rg.labels.shape, size or WINDOW)
-    futures = client.map(window_cooccurrence, [rg.labels[w] for w in wins],
-                         [sg.labels[w] for w in wins], [rg.background] * len(wins),
-                         [sg.background] * len(wins), pure=False)
+    # the blocks are sent as data (scattered), not inside the task graph
+    ref_blocks = client.scatter([rg.labels[w] for w in wins], hash=False)
+    sub_blocks = client.scatter([sg.labels[w] for w in wins], hash=False)
+    futures = client.map(window_cooccurrence, ref_blocks, sub_blocks,
+                         [rg.background] * len(wins), [sg.background] * len(wins), pure=False)
     parts = client.gather(futures)
     pa = rg.pixel_area
     union = float(sum(p[3] for p in parts)) * pa
