@@ -220,3 +220,28 @@ def test_unreachable_scheduler_cli(tmp_path):
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "--scheduler tcp://127.0.0.1:9" in lines[0], done.stderr
+
+
+def test_mallows_executor_gets_batches():
+    """The Mallows hook sends batches of instances to the executor it is given (never
+    one task per instance) and gives the scores of the serial run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from geoeval.matching import match
+    from geoeval.measures.mallows import mallows_scores
+
+    ref, sub = rasters(2)
+    m = match(compute_overlap(ref, sub), "mom")
+
+    class Counting(ThreadPoolExecutor):
+        calls = 0
+
+        def submit(self, fn, *args, **kwargs):
+            Counting.calls += 1
+            return super().submit(fn, *args, **kwargs)
+
+    with Counting(2) as pool:
+        hooked = mallows_scores(ref, sub, m, n_jobs=1, executor=pool)
+    serial = mallows_scores(ref, sub, m, n_jobs=1)
+    assert len(m.arrays) > 20 and 1 <= Counting.calls <= 8 < len(m.arrays)
+    assert hooked.scores.tobytes() == serial.scores.tobytes()
