@@ -81,4 +81,5 @@ def open_engine(engine: str = "local", scheduler: str | None = None,
     from geoeval.engine.cluster import dask_client
 
     with dask_client(scheduler, n_jobs) as client:
-        yield Engine("dask", client=client, n_jobs=len(client.scheduler_info()["workers"]))
+        yield Engine("dask", client=client,
+                     n_jobs=max(1, len(client.scheduler_info()["workers"])))
