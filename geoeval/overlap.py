@@ -227,23 +227,47 @@ def _windowed_cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overl
 
 
 def _vector_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
-    import shapely
-
-    gr = reference.polygons
-    gs = submission.polygons
-    empty = np.zeros(0, dtype=np.int64)
-    if len(gr) == 0 or len(gs) == 0:
-        rows, cols, vals = empty, empty, np.zeros(0)
-    else:
-        tree = shapely.STRtree(gs)
-        rows, cols = parallel.query(tree, gr, "intersects")
-        vals = chunked(_intersection_area, gr[rows], gs[cols])  # every core
-        keep = vals > 0
-        rows, cols, vals = rows[keep], cols[keep], vals[keep]
-        order = np.lexsort((cols, rows))
-        rows, cols, vals = rows[order].astype(np.int64), cols[order].astype(np.int64), vals[order]
+    rows, cols, vals = overlap_pairs(reference.polygons, submission.polygons)
+    order = np.lexsort((cols, rows))
+    rows, cols, vals = rows[order], cols[order], vals[order]
     total = _union_area(reference, submission, rows, cols, vals)
     return Overlap(reference, submission, rows, cols, vals.astype(float), total, "rtree")
+
+
+def overlap_pairs(query: np.ndarray, tree: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray]:
+    """Every pair ``(i, j)`` of ``query[i]`` and ``tree[j]`` sharing a positive area.
+
+    The one kernel of the vector overlap: an STRtree over ``tree`` queried with
+    ``query`` ("intersects"), ``shapely.area(shapely.intersection(...))`` of
+    those candidates, touching pairs (zero area) dropped. The in-memory engine
+    runs it on whole layers, the Dask engine (:mod:`geoeval.engine`) on each
+    partition, so both compute bit-identical areas. Pairs come unsorted.
+
+    Returns
+    -------
+    rows, cols : numpy.ndarray of int64
+        Positions in ``query`` and ``tree``.
+    areas : numpy.ndarray of float
+        ``|query[i] ∩ tree[j]|``.
+
+    Examples
+    --------
+    >>> from shapely import box
+    >>> q = np.array([box(0, 0, 2, 2)]); t = np.array([box(2, 0, 3, 1), box(1, 1, 3, 3)])
+    >>> [a.tolist() for a in overlap_pairs(q, t)]
+    [[0], [1], [1.0]]
+    """
+    import shapely
+
+    empty = np.zeros(0, dtype=np.int64)
+    if len(query) == 0 or len(tree) == 0:
+        return empty, empty.copy(), np.zeros(0)
+    rows, cols = parallel.query(shapely.STRtree(tree), query, "intersects")
+    vals = chunked(_intersection_area, query[rows], tree[cols])  # every core
+    keep = vals > 0
+    return (rows[keep].astype(np.int64), cols[keep].astype(np.int64),
+            np.asarray(vals[keep], dtype=float))
 
 
 def _intersection_area(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -254,20 +278,32 @@ def _intersection_area(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _union_area(reference: ObjectSet, submission: ObjectSet, rows: np.ndarray,
                 cols: np.ndarray, vals: np.ndarray) -> float:
+    """Area of the union of all objects of both sides (:func:`union_area`), with the
+    same-side overlapping pairs of :attr:`ObjectSet.self_overlaps`."""
+    return union_area(reference, submission, rows, cols, vals, reference.self_overlaps,
+                      submission.self_overlaps)
+
+
+def union_area(reference: ObjectSet, submission: ObjectSet, rows: np.ndarray,
+               cols: np.ndarray, vals: np.ndarray,
+               ref_self: tuple[np.ndarray, np.ndarray],
+               sub_self: tuple[np.ndarray, np.ndarray]) -> float:
     """Area of the union of all objects of both sides, without a union of a whole side.
 
     With no two objects of one side sharing area, every point lies in at most one
     reference and one submitted object: ``Σ areas − Σ C_ij``. Otherwise only the
     connected groups of mutually overlapping objects (cross pairs and same-side
-    pairs) that hold a same-side overlap get a real union, one group at a time.
+    pairs ``ref_self`` / ``sub_self``, each ``(a, b)`` arrays) that hold a
+    same-side overlap get a real union, one group at a time. The result depends
+    on the pairs as a set, not on their order.
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
     ref_areas, sub_areas = reference.areas, submission.areas
     total = float(ref_areas.sum() + sub_areas.sum() - vals.sum())
-    ra, rb = reference.self_overlaps
-    sa, sb = submission.self_overlaps
+    ra, rb = ref_self
+    sa, sb = sub_self
     if ra.size == 0 and sa.size == 0:
         return total
     gr, gs = reference.polygons, submission.polygons

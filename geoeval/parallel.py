@@ -24,6 +24,27 @@ REPORT_CHUNK = 50_000
 
 _REPORTER: ContextVar[Callable[[str, int, int], None] | None] = ContextVar(
     "geoeval_parallel_reporter", default=None)
+_REMOTE: ContextVar[Callable[[Callable[[Any], Any], list[Any]], list[Any]] | None] = ContextVar(
+    "geoeval_parallel_remote", default=None)
+
+
+@contextmanager
+def remote(mapper: Callable[[Callable[[Any], Any], list[Any]], list[Any]] | None
+           ) -> Iterator[None]:
+    """Within the block, work that can leave this process (the windowed raster
+    scan, :func:`geoeval.io.windowed.scan`) is run as ``mapper(func, items)``, e.g.
+    on a Dask cluster (:mod:`geoeval.engine`); ``func`` and the items are
+    picklable. ``None`` keeps the work here."""
+    token = _REMOTE.set(mapper)
+    try:
+        yield
+    finally:
+        _REMOTE.reset(token)
+
+
+def remote_mapper() -> Callable[[Callable[[Any], Any], list[Any]], list[Any]] | None:
+    """The mapper set by :func:`remote`, or ``None``."""
+    return _REMOTE.get()
 
 
 @contextmanager

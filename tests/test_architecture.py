@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("geoeval.overlap",),
     ("geoeval.matching",),
     ("geoeval.measures",),
+    ("geoeval.engine",),
     ("geoeval.ranking", "geoeval.challenges", "geoeval.audit"),
     ("geoeval.scoring",),
     ("geoeval.report",),

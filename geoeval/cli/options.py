@@ -69,6 +69,13 @@ class OneMatcher(str, Enum):
     iou = "iou"
 
 
+class EngineChoice(str, Enum):
+    """``--engine``: where the overlap and the Mallows score run."""
+
+    local = "local"
+    dask = "dask"
+
+
 class MatcherChoice(str, Enum):
     """``score --matcher``: one of the matchers, or all of them."""
 
@@ -110,6 +117,11 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no prog
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", help="Processes for the Mallows score (default: every core).",
     callback=COUNT)]
+EngineOpt = Annotated[EngineChoice, typer.Option(
+    help="Run the overlap and the Mallows score here (local) or on a Dask cluster (dask): "
+         "a local one of --jobs worker processes, or the one at --scheduler.")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    help="With --engine dask: address of a running Dask scheduler, e.g. tcp://host:8786.")]
 
 # strata and bootstrap (geoeval.scoring.strata, geoeval.scoring.bootstrap)
 SizeBinsOpt = Annotated[str | None, typer.Option(

@@ -28,6 +28,7 @@ from geoeval.cli.options import (
     BreakdownOpt,
     ConfidenceOpt,
     CrsOpt,
+    EngineOpt,
     EvalCrsOpt,
     HooverOpt,
     IdFieldOpt,
@@ -42,6 +43,7 @@ from geoeval.cli.options import (
     QuietOpt,
     RefLayerOpt,
     ResolutionOpt,
+    SchedulerOpt,
     SizeBinsOpt,
     SubLayerOpt,
     ZoneFieldOpt,
@@ -105,6 +107,8 @@ def score_command(
     scene_dir: Annotated[Path | None, typer.Option(
         help="Folders: write each scene's JSON report and GeoPackage here.")] = None,
     jobs: JobsOpt = DEFAULTS["n_jobs"],
+    engine: EngineOpt = DEFAULTS["engine"],
+    scheduler: SchedulerOpt = DEFAULTS["scheduler"],
     quiet: QuietOpt = False,
 ) -> None:
     """Score SUBMISSION against REFERENCE (counts, precision, recall, F1, accuracy).
@@ -128,6 +132,7 @@ def score_command(
         matchers=matchers, hoover_threshold=hoover_threshold, iou_threshold=iou_threshold,
         min_overlap=min_overlap, mallows=mallows, resolution=resolution,
         approximate=approximate, n_jobs=jobs,
+        engine=engine.value if hasattr(engine, "value") else engine, scheduler=scheduler,
         **reader_options(band=band, background=background, layer=layer, ref_layer=ref_layer,
                          sub_layer=sub_layer, id_field=id_field, crs=crs,
                          eval_crs=eval_crs,

@@ -326,6 +326,9 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
          target: int | None = None, per_label: bool = True) -> Scan:
     """:func:`scan_window` over every window of the first source, in threads, merged.
 
+    Within :func:`geoeval.parallel.remote` the windows are mapped by its mapper
+    instead (e.g. on a Dask cluster, whose workers must see the files).
+
     Partial results are merged in groups as they arrive, so memory stays about
     ``n_jobs`` windows plus the objects.
     """
@@ -334,6 +337,12 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
     wins = windows(sources[0].shape, sources[0].block_shape, target)
     if not wins:
         return _empty_scan(sources)
+    mapper = parallel.remote_mapper()
+    if mapper is not None:  # e.g. the Dask engine: the workers open the files by window
+        from functools import partial
+
+        return _merge_stream(mapper(partial(scan_window, list(sources), per_label=per_label),
+                                    wins))
     jobs = max(1, min(n_jobs or parallel.workers(), len(wins)))
     # every block is read once: GDAL's block cache (5 % of the RAM by default) would only
     # hold decompressed blocks that are never asked for again

@@ -194,6 +194,7 @@ def mallows_scores(
     approximate: bool | None = None,
     n_jobs: int | None = None,
     progress: Callable[[int, int, float], None] | None = None,
+    executor: Any = None,
 ) -> MallowsResult:
     """Mallows score of every match instance and their scene mean.
 
@@ -216,6 +217,12 @@ def mallows_scores(
     progress : callable, optional
         ``progress(done, total, fraction)`` as instances are scored; ``fraction`` is
         the share of the estimated work (``|U|·|V|`` per instance) done.
+    executor : concurrent.futures.Executor, optional
+        Run the chunks of instances there instead of in a local process pool
+        (e.g. ``distributed.Client.get_executor()``: the Dask engine); ``n_jobs``
+        then sets how many chunks to aim for per worker. The same batches (chunks
+        of instances by estimated work, at most 256 each) are submitted, never one
+        task per instance; the executor is not shut down.
 
     Returns
     -------
@@ -287,7 +294,10 @@ def mallows_scores(
             [sub_src.window(k) for k in sub_idx[sub_ptr[i]:sub_ptr[i + 1]].tolist()],
         )
 
-    if jobs == 1 or n < 2 or work.sum() < SERIAL_WORK:
+    if executor is not None and n:
+        jobs_used = jobs
+        outs = _run_pool(params, item, work, jobs, progress, executor=executor)
+    elif jobs == 1 or n < 2 or work.sum() < SERIAL_WORK:
         jobs_used = 1
         outs = {}
         done_work, total_work = 0.0, max(float(work.sum()), 1e-300)
@@ -365,8 +375,10 @@ def _jobs(n_jobs: int | None) -> int:
 def _run_pool(
     params: _Params, item: Callable[[int], _Item], work: np.ndarray, jobs: int,
     progress: Callable[[int, int, float], None] | None = None,
+    executor: Any = None,
 ) -> dict[int, _Out]:
-    """Chunks of instances, biggest first, spread over ``jobs`` processes.
+    """Chunks of instances, biggest first, spread over ``jobs`` processes (or over
+    ``executor``'s workers when one is given; it is left running).
 
     Each chunk carries only its instances' mask windows, cut just before it is
     submitted (so cutting overlaps the workers' solving).
@@ -394,7 +406,11 @@ def _run_pool(
 
     total_work = max(float(work.sum()), 1e-300)
     done_work = 0.0
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+    from contextlib import nullcontext
+
+    owned = executor is None
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) if owned else executor
+    with pool if owned else nullcontext(pool):
         futures = {pool.submit(_run_chunk, params, [item(i) for i in c]): c
                    for c in chunks if c}
         for fut in as_completed(futures):

@@ -10,10 +10,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from geoeval.engine import Engine, check_engine
 from geoeval.errors import InputError
 from geoeval.matching import MATCHERS, match
 from geoeval.objects import ObjectSet
-from geoeval.overlap import compute_overlap
 from geoeval.scoring.result import MatcherResult, ScoreResult, measure
 
 
@@ -45,6 +45,8 @@ def score(
     confidence: float = 0.95,
     seed: int = 0,
     block_size: float | None = None,
+    engine: str = "local",
+    scheduler: str | None = None,
     progress: Callable[[str], None] | None = None,
     breakdown: bool = False,
 ) -> ScoreResult:
@@ -105,6 +107,14 @@ def score(
         Seed of the bootstrap draws (same seed, same intervals).
     block_size : float, optional
         Bootstrap block side in CRS units (default a tenth of the reference bounds).
+    engine : {'local', 'dask'}
+        Where the overlap and the Mallows score run: this process, or a Dask
+        cluster (:mod:`geoeval.engine`, ``docs/scale.md``). The results are the same.
+    scheduler : str, optional
+        ``engine='dask'``: address of a running scheduler (``tcp://host:8786``);
+        without it a local cluster of ``n_jobs`` worker processes is started for
+        the run and closed after it. A script starting one needs an
+        ``if __name__ == "__main__":`` guard (the workers re-import it).
     progress : callable, optional
         Called with the name of each long step as it starts.
     breakdown : bool
@@ -127,28 +137,35 @@ def score(
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
                   n_jobs=n_jobs, band=band)
+    check_engine(engine, scheduler)
     shared: dict[str, Any] = {"band": band, "background": background}
     vector_shared = {"layer": layer, "id_field": id_field, "class_field": class_field, "crs": crs}
     ref_opts = _side_options(reference, shared, vector_shared, reference_options)
     sub_opts = _side_options(submission, shared, vector_shared, submission_options)
     if class_field is not None:
         _class_field_optional(submission, sub_opts)
-    _step(progress, "reading")
-    ref, sub, warnings = read_pair(reference, submission, reference_options=ref_opts,
-                                   submission_options=sub_opts)
-    if class_field is not None and ref.classes is None:
-        raise InputError(f"--class-field {class_field!r} applies to vector layers only",
-                         ref.path)
-    result = score_objects(
-        ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
-        iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
-        resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
-        warnings=warnings, per_class=class_field is not None, evaluation_crs=evaluation_crs,
-        breakdown=breakdown, size_bins=size_bins,
-        zones=zones, zone_field=zone_field, bootstrap=bootstrap, confidence=confidence,
-        seed=seed, block_size=block_size,
-    )
-    return result
+    from geoeval import parallel
+    from geoeval.engine import open_engine
+
+    if engine != "local":
+        _step(progress, f"starting the {engine} engine")
+    # the engine is open while reading too: a raster's windowed scan runs on it
+    with open_engine(engine, scheduler, n_jobs) as eng, parallel.remote(eng.mapper):
+        _step(progress, "reading")
+        ref, sub, warnings = read_pair(reference, submission, reference_options=ref_opts,
+                                       submission_options=sub_opts)
+        if class_field is not None and ref.classes is None:
+            raise InputError(f"--class-field {class_field!r} applies to vector layers only",
+                             ref.path)
+        return score_objects(
+            ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
+            iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
+            resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
+            warnings=warnings, per_class=class_field is not None,
+            evaluation_crs=evaluation_crs, breakdown=breakdown, size_bins=size_bins,
+            zones=zones, zone_field=zone_field, bootstrap=bootstrap, confidence=confidence,
+            seed=seed, block_size=block_size, engine=eng,
+        )
 
 
 def read_reference(
@@ -276,6 +293,8 @@ def score_objects(
     confidence: float = 0.95,
     seed: int = 0,
     block_size: float | None = None,
+    engine: str | Engine = "local",
+    scheduler: str | None = None,
 ) -> ScoreResult:
     """:func:`score` for object sets already read and in one CRS.
 
@@ -283,8 +302,9 @@ def score_objects(
     scored on its own (:mod:`geoeval.scoring.classes`); with ``breakdown`` each
     matcher's error breakdown (:mod:`geoeval.measures.breakdown`) is added. Objects
     in a geographic or Mercator CRS are first reprojected as :func:`score` says
-    (``evaluation_crs``).
+    (``evaluation_crs``). ``engine`` and ``scheduler`` as in :func:`score`.
     """
+    from geoeval.engine import open_engine
     from geoeval.io.evaluation_crs import crs_name, to_evaluation_crs
 
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
@@ -297,115 +317,129 @@ def score_objects(
     matchers = tuple(dict.fromkeys([matchers] if isinstance(matchers, str) else matchers))
     reference, submission, crs_info, crs_warnings = to_evaluation_crs(
         reference, submission, evaluation_crs)
-    _step(progress, "overlap")
+    from contextlib import nullcontext
+
     from geoeval import parallel
 
-    with parallel.reporting(_parts(progress, "overlap")):
-        ov = compute_overlap(reference, submission)
-    params: dict[str, Any] = {"matchers": list(matchers)}
-    if crs_info is not None:
-        params["evaluation_crs"] = crs_info
-    elif reference.crs is not None:
-        params["evaluation_crs"] = {"crs": crs_name(reference.crs), "rule": "the reference's CRS"}
-    if "hoover" in matchers:
-        params["hoover_threshold"] = hoover_threshold
-    if "iou" in matchers:
-        params["iou_threshold"] = iou_threshold
-    if "mom" in matchers:
-        params["min_overlap"] = min_overlap
-    warnings = [*warnings, *crs_warnings]
-    want_mallows = [n for n in matchers if n == "mom" or mallows]
-    if want_mallows:
-        params["mallows"] = {"resolution": resolution, "approximate": approximate}
-    if want_mallows and reference.grid is None and submission.grid is None \
-            and resolution is None:
-        from geoeval.measures.rasterize import AUTO_RESOLUTION_RULE, auto_resolution
+    if isinstance(engine, Engine):  # already open (geoeval.score opens it before reading)
+        opened: Any = nullcontext(engine)
+    else:
+        check_engine(engine, scheduler)
+        if engine != "local":
+            _step(progress, f"starting the {engine} engine")
+        opened = open_engine(engine, scheduler, n_jobs)
+    with opened as eng, parallel.remote(eng.mapper):
+        _step(progress, "overlap")
+        with parallel.reporting(_parts(progress, "overlap")):
+            ov = eng.overlap(reference, submission)
+        params: dict[str, Any] = {"matchers": list(matchers), "engine": eng.name}
+        if crs_info is not None:
+            params["evaluation_crs"] = crs_info
+        elif reference.crs is not None:
+            params["evaluation_crs"] = {"crs": crs_name(reference.crs),
+                                        "rule": "the reference's CRS"}
+        if "hoover" in matchers:
+            params["hoover_threshold"] = hoover_threshold
+        if "iou" in matchers:
+            params["iou_threshold"] = iou_threshold
+        if "mom" in matchers:
+            params["min_overlap"] = min_overlap
+        warnings = [*warnings, *crs_warnings]
+        want_mallows = [n for n in matchers if n == "mom" or mallows]
+        if want_mallows:
+            params["mallows"] = {"resolution": resolution, "approximate": approximate}
+        if want_mallows and reference.grid is None and submission.grid is None \
+                and resolution is None:
+            from geoeval.measures.rasterize import AUTO_RESOLUTION_RULE, auto_resolution
 
-        resolution = auto_resolution(reference, submission)
-        if resolution is not None:
-            params["mallows"].update(resolution=resolution, resolution_rule=AUTO_RESOLUTION_RULE)
-            warnings.append(
-                f"both inputs are vector layers: the Mallows score rasterises them on a grid of "
-                f"step {resolution:g} (CRS units) chosen from the data ({AUTO_RESOLUTION_RULE}); "
-                "set it with resolution= (--resolution)")
-    can_mallows = bool(want_mallows) and (
-        reference.grid is not None or submission.grid is not None or resolution is not None)
-    results: dict[str, MatcherResult] = {}
-    matcher_params: dict[str, dict[str, Any]] = {}
-    for name in matchers:
-        _step(progress, f"matching ({name})")
-        kwargs: dict[str, Any] = {}
-        if name == "hoover":
-            kwargs["threshold"] = hoover_threshold
-        elif name == "iou":
-            kwargs["threshold"] = iou_threshold
-        elif name == "mom":
-            kwargs["min_overlap"] = min_overlap
-        matcher_params[name] = kwargs
-        m = match(ov, name, **kwargs)
-        mal = None
-        if name in want_mallows and can_mallows:
-            from geoeval.measures.mallows import mallows_scores
-
-            _step(progress, f"Mallows score ({name})")
-            mal = mallows_scores(reference, submission, m, resolution=resolution,
-                                 approximate=approximate, n_jobs=n_jobs,
-                                 progress=_counter(progress, f"Mallows score ({name})",
-                                                   "instances"))
-            if mal.approximated.any():
+            resolution = auto_resolution(reference, submission)
+            if resolution is not None:
+                params["mallows"].update(resolution=resolution,
+                                         resolution_rule=AUTO_RESOLUTION_RULE)
                 warnings.append(
-                    f"{name}: {int(mal.approximated.sum())} large instance(s) scored by block "
-                    f"pooling (above {mal.approximation['exact_limit']} pixels a side; "
-                    f"error bound {float(mal.error_bound.max()):.2g}); pass approximate=False "
-                    "(--exact) for exact scores")
-        results[name] = measure(name, m, ov, mal)
-    classes = None
-    if per_class and reference.classes is not None:
-        from geoeval.scoring.classes import score_classes
+                    "both inputs are vector layers: the Mallows score rasterises them on a "
+                    f"grid of step {resolution:g} (CRS units) chosen from the data "
+                    f"({AUTO_RESOLUTION_RULE}); set it with resolution= (--resolution)")
+        can_mallows = bool(want_mallows) and (
+            reference.grid is not None or submission.grid is not None or resolution is not None)
+        results: dict[str, MatcherResult] = {}
+        matcher_params: dict[str, dict[str, Any]] = {}
+        for name in matchers:
+            _step(progress, f"matching ({name})")
+            kwargs: dict[str, Any] = {}
+            if name == "hoover":
+                kwargs["threshold"] = hoover_threshold
+            elif name == "iou":
+                kwargs["threshold"] = iou_threshold
+            elif name == "mom":
+                kwargs["min_overlap"] = min_overlap
+            matcher_params[name] = kwargs
+            m = match(ov, name, **kwargs)
+            mal = None
+            if name in want_mallows and can_mallows:
+                from geoeval.measures.mallows import mallows_scores
 
-        _step(progress, "scoring each class")
-        classes = score_classes(
-            reference, submission, ov, results, matcher_params,
-            mallows_options={"resolution": resolution, "approximate": approximate,
-                             "n_jobs": n_jobs})
-    errors = None
-    if breakdown:
-        from geoeval.measures.breakdown import error_breakdown
+                _step(progress, f"Mallows score ({name})")
+                mal = mallows_scores(reference, submission, m, resolution=resolution,
+                                     approximate=approximate,
+                                     n_jobs=eng.n_jobs if eng.client else n_jobs,
+                                     executor=eng.executor,
+                                     progress=_counter(progress, f"Mallows score ({name})",
+                                                       "instances"))
+                if mal.approximated.any():
+                    warnings.append(
+                        f"{name}: {int(mal.approximated.sum())} large instance(s) scored by block "
+                        f"pooling (above {mal.approximation['exact_limit']} pixels a side; "
+                        f"error bound {float(mal.error_bound.max()):.2g}); pass approximate=False "
+                        "(--exact) for exact scores")
+            results[name] = measure(name, m, ov, mal)
+        classes = None
+        if per_class and reference.classes is not None:
+            from geoeval.scoring.classes import score_classes
 
-        errors = {name: error_breakdown(r.matching, r.instance_mallows)
-                  for name, r in results.items()}
-        if classes is not None:
-            from dataclasses import replace
+            _step(progress, "scoring each class")
+            classes = score_classes(
+                reference, submission, ov, results, matcher_params,
+                mallows_options={"resolution": resolution, "approximate": approximate,
+                                 "n_jobs": n_jobs})
+        errors = None
+        if breakdown:
+            from geoeval.measures.breakdown import error_breakdown
 
-            from geoeval.scoring.class_breakdown import class_confusion
+            errors = {name: error_breakdown(r.matching, r.instance_mallows)
+                      for name, r in results.items()}
+            if classes is not None:
+                from dataclasses import replace
 
-            _step(progress, "class confusion")
-            cc = class_confusion(reference, submission, ov, results, matcher_params, classes,
-                                 mallows_options={"resolution": resolution,
-                                                  "approximate": approximate, "n_jobs": n_jobs})
-            errors = {name: replace(b, class_confusion=cc[name]) for name, b in errors.items()}
-    strata = boot = None
-    if size_bins is not None or zones is not None or classes is not None:
-        from geoeval.scoring.strata import score_strata
+                from geoeval.scoring.class_breakdown import class_confusion
 
-        _step(progress, "scoring each stratum")
-        strata = score_strata(
-            reference, submission, ov, results, matcher_params, size_bins=size_bins,
-            zones=zones, zone_field=zone_field, per_class=classes,
-            mallows_options={"resolution": resolution, "approximate": approximate,
-                             "n_jobs": n_jobs})
-    if bootstrap is not None:
-        from geoeval.scoring.bootstrap import bootstrap_scene
+                _step(progress, "class confusion")
+                cc = class_confusion(reference, submission, ov, results, matcher_params, classes,
+                                     mallows_options={"resolution": resolution,
+                                                      "approximate": approximate, "n_jobs": n_jobs})
+                errors = {name: replace(b, class_confusion=cc[name]) for name, b in errors.items()}
+        strata = boot = None
+        if size_bins is not None or zones is not None or classes is not None:
+            from geoeval.scoring.strata import score_strata
 
-        _step(progress, "bootstrap")
-        boot = bootstrap_scene(reference, submission, ov, results, n=bootstrap, seed=seed,
-                               confidence=confidence, block_size=block_size)
-        if strata is not None:
-            from geoeval.scoring.strata import bootstrap_strata
+            _step(progress, "scoring each stratum")
+            strata = score_strata(
+                reference, submission, ov, results, matcher_params, size_bins=size_bins,
+                zones=zones, zone_field=zone_field, per_class=classes,
+                mallows_options={"resolution": resolution, "approximate": approximate,
+                                 "n_jobs": n_jobs})
+        if bootstrap is not None:
+            from geoeval.scoring.bootstrap import bootstrap_scene
 
-            strata = bootstrap_strata(strata, boot)
-    return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
-                       breakdown=errors, strata=strata, bootstrap=boot)
+            _step(progress, "bootstrap")
+            boot = bootstrap_scene(reference, submission, ov, results, n=bootstrap, seed=seed,
+                                   confidence=confidence, block_size=block_size)
+            if strata is not None:
+                from geoeval.scoring.strata import bootstrap_strata
+
+                strata = bootstrap_strata(strata, boot)
+        return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
+                           breakdown=errors, strata=strata, bootstrap=boot)
 
 
 def _counter(progress: Callable[[str], None] | None, what: str,

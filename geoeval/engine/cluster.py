@@ -1,0 +1,64 @@
+"""Start or reach a Dask cluster for one run (``distributed``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from geoeval.errors import InputError
+
+#: Seconds to wait for a scheduler given by address before giving up.
+CONNECT_TIMEOUT = 5
+
+
+@contextmanager
+def dask_client(scheduler: str | None = None, n_jobs: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` on a cluster started here or reached at ``scheduler``.
+
+    Without ``scheduler``: a ``LocalCluster`` with ``n_jobs`` worker processes
+    (default: every core this process may use), ``threads_per_worker=1``, no
+    dashboard; it is closed on exit. With ``scheduler``: a client connected to
+    it (at most :data:`CONNECT_TIMEOUT` seconds), closed on exit; the cluster is
+    left running.
+
+    Raises
+    ------
+    InputError
+        dask/distributed are not installed, or the scheduler cannot be reached.
+    """
+    try:
+        import distributed
+    except ImportError as exc:  # pragma: no cover - they are dependencies
+        raise InputError("engine 'dask' needs dask, distributed and dask-geopandas "
+                         f"installed ({exc})") from None
+    if scheduler is None:
+        import warnings
+
+        from geoeval.parallel import workers
+
+        with warnings.catch_warnings():  # "port 8787 in use" of the (unused) HTTP server
+            warnings.simplefilter("ignore", UserWarning)
+            cluster = distributed.LocalCluster(
+                n_workers=n_jobs or workers(), threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=logging.ERROR)
+        try:
+            with distributed.Client(cluster) as client:
+                yield client
+        finally:
+            cluster.close()
+        return
+    if not isinstance(scheduler, str) or not scheduler.strip():
+        raise InputError(f"--scheduler (scheduler=) takes an address such as "
+                         f"tcp://host:8786, got {scheduler!r}")
+    try:
+        client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=True)
+    except (OSError, TimeoutError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there "
+                         f"within {CONNECT_TIMEOUT} s ({reason})") from None
+    try:
+        yield client
+    finally:
+        client.close()
