@@ -251,6 +251,26 @@ def test_score_objects_geometry_key():
     assert score_objects(objs(refs), objs(subs), matchers=("iou",)).to_dict()["geometry"] is None
 
 
+def test_default_width_is_at_least_one_pixel():
+    ref = np.zeros((20, 20), np.int32)
+    sub = np.zeros_like(ref)
+    ref[2:12, 2:12] = 1
+    sub[2:12, 4:14] = 1
+    # 2 % of the diagonal √200 is 0.28 pixel: the default is one pixel, as the
+    # official code's (at least one erosion): 2/7 as by hand above
+    res = score_objects(objects_from_labels(ref), objects_from_labels(sub), matchers=("iou",),
+                        geometry_measures="boundary_iou")
+    g = res.to_dict()["geometry"]["boundary_iou"]
+    assert g["width"] is None and "pixel" in g["width_rule"]
+    assert g["matchers"]["iou"]["values"] == [pytest.approx(2 / 7)]
+    # vector inputs: no pixel, the 2 % rule alone
+    v = score_objects(objs([box(2, 2, 12, 12)]), objs([box(4, 2, 14, 12)]), matchers=("iou",),
+                      geometry_measures="boundary_iou").to_dict()["geometry"]["boundary_iou"]
+    d = 0.02 * np.sqrt(200)
+    band, inter = 100 - (10 - 2 * d) ** 2, 16 * d
+    assert v["matchers"]["iou"]["values"] == [pytest.approx(inter / (2 * band - inter))]
+
+
 def test_parse_measures():
     assert parse_measures("pq, Boundary-IoU") == ("pq", "boundary_iou")
     assert parse_measures(["all"]) == ("pq", "clinton", "polis", "boundary_iou")
@@ -293,3 +313,9 @@ def test_cli_measures(tmp_path):
     bad = subprocess.run([exe, "score", "ref.tif", "sub.tif", "--measures", "nope"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    for side in ("r", "s"):
+        (tmp_path / side).mkdir()
+        shutil.copy(tmp_path / f"{'ref' if side == 'r' else 'sub'}.tif", tmp_path / side / "a.tif")
+    folders = subprocess.run([exe, "score", "r", "s", "--measures", "pq"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+    assert folders.returncode == 2 and "--measures takes one scene" in folders.stderr
