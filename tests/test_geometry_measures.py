@@ -149,6 +149,19 @@ def test_pq_hand_scene():
     assert q.to_dict()["pq"] == pytest.approx(0.48888888888)
 
 
+def test_pq_self_overlapping_submissions():
+    # two submitted objects above 0.5 with one reference (they overlap each other):
+    # the matching keeps one pair, the larger IoU (0.9); the other is a false alarm
+    refs = [box(0, 0, 10, 10), box(20, 0, 30, 10)]
+    subs = [box(0, 0, 10, 8), box(0, 0, 10, 9), box(20, 0, 30, 10)]
+    q = panoptic_quality(ov(refs, subs))
+    assert (q.tp, q.fp, q.fn) == (2, 1, 0)
+    pairs = sorted(zip(q.reference.tolist(), q.submission.tolist(), strict=True))
+    assert pairs == [(0, 1), (1, 2)]
+    assert q.sq == pytest.approx((0.9 + 1.0) / 2)
+    assert q.pq == pytest.approx(1.9 / 2.5)
+
+
 def brute_pq(refs, subs):
     """Every one-to-one assignment with IoU > 0.5, the largest (then best) one."""
     iou = np.array([[r.intersection(s).area / r.union(s).area for s in subs] for r in refs])
