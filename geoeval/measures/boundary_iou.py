@@ -65,6 +65,12 @@ def boundary_iou(g: np.ndarray, p: np.ndarray, width: np.ndarray | float | None 
         return np.zeros(0)
     d = default_width(g, min_width) if width is None else np.broadcast_to(
         np.asarray(width, float), g.shape)
+    from geoeval.parallel import chunked
+
+    return chunked(_boundary_iou, g, p, np.ascontiguousarray(d, dtype=float))
+
+
+def _boundary_iou(g: np.ndarray, p: np.ndarray, d: np.ndarray) -> np.ndarray:
     gb, pb = inner_band(g, d), inner_band(p, d)
     inter = shapely.area(shapely.intersection(gb, pb))
     union = shapely.area(gb) + shapely.area(pb) - inter

@@ -9,7 +9,8 @@ once, holes included) and ``∂B`` the boundary of ``B``. Vertices on a straight
 edge (collinear, as a pixel-edge vectorisation leaves them) are not corners and
 are dropped first (``shapely.simplify`` with tolerance 0), so a polygon's
 vertices are its corners whichever way it was drawn. Columnar: every vertex of
-every pair in one ``shapely.distance`` call, summed per pair with ``np.bincount``.
+every pair in one ``shapely.distance`` call (per thread of
+:func:`geoeval.parallel.chunked`), summed per pair with ``np.bincount``.
 """
 
 from __future__ import annotations
@@ -45,10 +46,16 @@ def polis(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     -------
     numpy.ndarray of float
     """
+    from geoeval.parallel import chunked
+
     a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
-    n = a.shape[0]
-    if n == 0:
+    if a.shape[0] == 0:
         return np.zeros(0)
+    return chunked(_polis, a, b)
+
+
+def _polis(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    n = a.shape[0]
     return 0.5 * _one_way(a, b, n) + 0.5 * _one_way(b, a, n)
 
 
