@@ -59,7 +59,8 @@ def score(
         Keywords of :func:`geoeval.scoring.score`: ``matchers``,
         ``hoover_threshold``, ``iou_threshold``, ``min_overlap``, ``mallows``,
         ``resolution``, ``approximate``, ``n_jobs``, ``breakdown`` (error
-        breakdown, ``docs/breakdown.md``), the reader options
+        breakdown, ``docs/breakdown.md``), ``geometry_measures`` and
+        ``boundary_width`` (``docs/geometry-measures.md``), the reader options
         (``band``, ``background``, ``layer``, ``id_field``, ``class_field``,
         ``crs``) and ``reference_options`` / ``submission_options``.
 

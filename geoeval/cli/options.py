@@ -112,6 +112,28 @@ BreakdownOpt = Annotated[bool, typer.Option(
                         "or localisation would gain (TIDE-style; docs/breakdown.md).")]
 BreakdownFigureOpt = Annotated[Path | None, typer.Option(
     help="Save the error breakdown as a bar chart (.png or .svg); implies --breakdown.")]
+
+
+def _measures(ctx: Any, param: Any, value: Any) -> Any:
+    """``--measures``: names checked by :func:`geoeval.measures.geometry.parse_measures`."""
+    if value is None or ctx.resilient_parsing:
+        return value
+    from geoeval.errors import InputError
+    from geoeval.measures.geometry import parse_measures
+
+    try:
+        return ",".join(parse_measures(value))
+    except InputError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+# geometry measures (geoeval.measures.geometry)
+MeasuresOpt = Annotated[str | None, typer.Option(
+    "--measures", help="Geometry measures, comma-separated: pq, clinton, polis, boundary-iou "
+                       "or all (docs/geometry-measures.md).", callback=_measures)]
+BoundaryWidthOpt = Annotated[float | None, typer.Option(
+    help="Boundary IoU band width in CRS units (default: 2 % of each reference object's "
+         "bounding-box diagonal, at least one pixel).", callback=POSITIVE)]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
 JobsOpt = Annotated[int | None, typer.Option(

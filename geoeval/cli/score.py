@@ -24,6 +24,7 @@ from geoeval.cli.options import (
     BlockSizeOpt,
     BootSeedOpt,
     BootstrapOpt,
+    BoundaryWidthOpt,
     BreakdownFigureOpt,
     BreakdownOpt,
     ConfidenceOpt,
@@ -37,6 +38,7 @@ from geoeval.cli.options import (
     JsonOpt,
     LayerOpt,
     MatcherChoice,
+    MeasuresOpt,
     MinOverlapOpt,
     OneMatcher,
     Progress,
@@ -102,6 +104,8 @@ def score_command(
         help="Save a status map and score chart (.png or .svg).")] = None,
     breakdown: BreakdownOpt = DEFAULTS["breakdown"],
     breakdown_figure: BreakdownFigureOpt = None,
+    measures: MeasuresOpt = DEFAULTS["geometry_measures"],
+    boundary_width: BoundaryWidthOpt = DEFAULTS["boundary_width"],
     pairs: Annotated[Path | None, typer.Option(
         help="Folders: CSV list of pairs (columns reference,submission[,scene]).")] = None,
     scene_dir: Annotated[Path | None, typer.Option(
@@ -149,7 +153,8 @@ def score_command(
         for name, value in (("--gpkg", gpkg), ("--figure", figure),
                             ("--parquet-dir", parquet_dir),
                             ("--breakdown", breakdown or None),
-                            ("--breakdown-figure", breakdown_figure)):
+                            ("--breakdown-figure", breakdown_figure),
+                            ("--measures", measures), ("--boundary-width", boundary_width)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
         _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
@@ -164,6 +169,7 @@ def score_command(
                                gpkg_matcher=out_matcher, csv_dir=csv_dir,
                                parquet_dir=parquet_dir, figure=figure,
                                breakdown=breakdown, breakdown_figure=breakdown_figure,
+                               geometry_measures=measures, boundary_width=boundary_width,
                                **options)
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
@@ -191,6 +197,10 @@ def score_command(
                 out.print(strata_table(result))
             if result.bootstrap is not None:
                 out.print(bootstrap_table(result))
+        if result.geometry is not None:
+            from geoeval.report.geometry_tables import geometry_table
+
+            out.print(geometry_table(result))
 
 
 def _is_folder(path: Path) -> bool:

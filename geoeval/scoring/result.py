@@ -127,6 +127,7 @@ class ScoreResult:
     breakdown: dict[str, Any] | None = None
     strata: Any = None  # geoeval.scoring.strata.Strata
     bootstrap: Any = None  # geoeval.scoring.bootstrap.BootstrapResult
+    geometry: Any = None  # geoeval.measures.geometry.GeometryMeasures, on request
 
     def __repr__(self) -> str:
         scores = ", ".join(f"{n}: F1 {_short(r.f1)}, accuracy {_short(r.accuracy)}"
@@ -172,6 +173,7 @@ class ScoreResult:
             else {name: b.to_dict() for name, b in self.breakdown.items()},
             "strata": None if self.strata is None else self.strata.to_dict(),
             "bootstrap": None if self.bootstrap is None else self.bootstrap.to_dict(),
+            "geometry": None if self.geometry is None else self.geometry.to_dict(),
         }
 
 

@@ -49,6 +49,8 @@ def score(
     scheduler: str | None = None,
     progress: Callable[[str], None] | None = None,
     breakdown: bool = False,
+    geometry_measures: Sequence[str] | str | None = None,
+    boundary_width: float | None = None,
 ) -> ScoreResult:
     """Read one submission and one reference and score them with the chosen matchers.
 
@@ -121,6 +123,14 @@ def score(
         Also attribute each measure's loss to error types (misses, false
         alarms, merges, splits, localisation; TIDE's oracle deltas, Bolya et
         al. 2020): :attr:`ScoreResult.breakdown` (``docs/breakdown.md``).
+    geometry_measures : sequence of str or comma-separated str, optional
+        Also compute ``pq`` (Panoptic Quality, Kirillov et al. 2019), ``clinton``
+        (over-/under-segmentation, Clinton et al. 2010), ``polis`` (Avbelj et al.
+        2015) and/or ``boundary_iou`` (Cheng et al. 2021), or ``all``:
+        :attr:`ScoreResult.geometry` (``docs/geometry-measures.md``).
+    boundary_width : float, optional
+        Boundary IoU band width in CRS units (default 2 % of each reference
+        object's bounding-box diagonal).
 
     Returns
     -------
@@ -165,6 +175,7 @@ def score(
             evaluation_crs=evaluation_crs, breakdown=breakdown, size_bins=size_bins,
             zones=zones, zone_field=zone_field, bootstrap=bootstrap, confidence=confidence,
             seed=seed, block_size=block_size, engine=eng,
+            geometry_measures=geometry_measures, boundary_width=boundary_width,
         )
 
 
@@ -295,6 +306,8 @@ def score_objects(
     block_size: float | None = None,
     engine: str | Engine = "local",
     scheduler: str | None = None,
+    geometry_measures: Sequence[str] | str | None = None,
+    boundary_width: float | None = None,
 ) -> ScoreResult:
     """:func:`score` for object sets already read and in one CRS.
 
@@ -314,6 +327,12 @@ def score_objects(
         from geoeval.scoring.bootstrap import check_bootstrap
 
         check_bootstrap(bootstrap, confidence, seed, block_size)
+    if geometry_measures is not None or boundary_width is not None:
+        from geoeval import validate
+        from geoeval.measures.geometry import parse_measures
+
+        geometry_measures = parse_measures(geometry_measures)
+        validate.positive("boundary_width", boundary_width)
     matchers = tuple(dict.fromkeys([matchers] if isinstance(matchers, str) else matchers))
     reference, submission, crs_info, crs_warnings = to_evaluation_crs(
         reference, submission, evaluation_crs)
@@ -418,6 +437,13 @@ def score_objects(
                                      mallows_options={"resolution": resolution,
                                                       "approximate": approximate, "n_jobs": n_jobs})
                 errors = {name: replace(b, class_confusion=cc[name]) for name, b in errors.items()}
+        geometry = None
+        if geometry_measures:
+            from geoeval.measures.geometry import geometry_measures as measure_geometry
+
+            _step(progress, "geometry measures")
+            geometry = measure_geometry(ov, {n: r.matching for n, r in results.items()},
+                                        geometry_measures, boundary_width=boundary_width)
         strata = boot = None
         if size_bins is not None or zones is not None or classes is not None:
             from geoeval.scoring.strata import score_strata
@@ -439,7 +465,8 @@ def score_objects(
 
                 strata = bootstrap_strata(strata, boot)
         return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
-                           breakdown=errors, strata=strata, bootstrap=boot)
+                           breakdown=errors, strata=strata, bootstrap=boot,
+                           geometry=geometry)
 
 
 def _counter(progress: Callable[[str], None] | None, what: str,
