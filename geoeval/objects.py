@@ -44,9 +44,9 @@ class ObjectSet:
         Detection confidence of each object, if any.
     image : numpy.ndarray or None
         Image / scene / frame key of each object for multi-image data sets.
-    path, kind : str
-        Where the objects came from and how (``raster``, ``vector``, ``boxes``,
-        ``memory``).
+    path, input_type : str
+        Where the objects came from and what they were (``raster``, ``vector``,
+        ``boxes``, ``memory``).
     repaired, skipped : int
         Invalid geometries repaired with ``make_valid`` / features skipped
         (empty or non-polygonal) by the reader.
@@ -61,14 +61,14 @@ class ObjectSet:
     scores: np.ndarray | None = None
     image: np.ndarray | None = None
     path: str = "<memory>"
-    kind: str = "memory"
+    input_type: str = "memory"
     repaired: int = 0
     skipped: int = 0
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
     def __repr__(self) -> str:
         what = "label grid" if self.grid is not None else "geometries"
-        return f"<ObjectSet {len(self)} objects ({self.kind}, {what}) from {self.path}>"
+        return f"<ObjectSet {len(self)} objects ({self.input_type}, {what}) from {self.path}>"
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -118,7 +118,7 @@ class ObjectSet:
         scores: Any = None,
         image: Any = None,
         path: str = "<memory>",
-        kind: str = "memory",
+        input_type: str = "memory",
     ) -> ObjectSet:
         """Build an object set from shapely polygons (in memory, no file).
 
@@ -146,7 +146,7 @@ class ObjectSet:
             scores=None if scores is None else np.asarray(scores, dtype=float),
             image=None if image is None else np.asarray(image),
             path=path,
-            kind=kind,
+            input_type=input_type,
         )
 
     def subset(self, index: np.ndarray) -> ObjectSet:
@@ -165,7 +165,7 @@ class ObjectSet:
             scores=take(self.scores),
             image=take(self.image),
             path=self.path,
-            kind=self.kind,
+            input_type=self.input_type,
         )
 
 

@@ -84,7 +84,7 @@ def test_pooled_counts_are_summed_before_the_ratios(folders):
     assert scenes["c"].results["iou"]["precision"] is None
     assert scenes["b"].results["iou"]["recall"] == 1.0
     d = res.to_dict()
-    assert d["kind"] == "scenes" and d["scenes_scored"] == 3 and len(d["scenes"]) == 3
+    assert d["report"] == "scenes" and d["scenes_scored"] == 3 and len(d["scenes"]) == 3
 
 
 def test_pairs_list(folders, tmp_path):

@@ -69,10 +69,10 @@ def test_rioxarray_dataarray():
 
 
 def test_bare_numpy_int_array_kind():
-    from geoeval.io import in_memory_kind
+    from geoeval.io import in_memory_type
 
-    assert in_memory_kind(np.zeros((2, 2), np.uint8)) == "raster"
-    assert in_memory_kind("a.tif") is None
+    assert in_memory_type(np.zeros((2, 2), np.uint8)) == "raster"
+    assert in_memory_type("a.tif") is None
 
 
 def test_short_reprs_and_frames():

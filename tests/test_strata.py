@@ -198,7 +198,7 @@ def test_cli_writes_strata_to_json_csv_and_gpkg(tmp_path, capsys):
     import pandas as pd
 
     table = pd.read_csv(tmp_path / "csv" / "strata.csv")
-    row = table[(table.kind == "zone") & (table.stratum == "B")].iloc[0]
+    row = table[(table.by == "zone") & (table.stratum == "B")].iloc[0]
     assert (row.reference_objects, row.precision, row.recall) == (2, 1.0, 0.5)
     assert len(pd.read_csv(tmp_path / "csv" / "bootstrap.csv")) == 5
     sub_csv = pd.read_csv(tmp_path / "csv" / "submission.csv")

@@ -24,7 +24,7 @@ VECTOR_SUFFIXES = {
 }
 
 
-def detect_kind(path: str | Path) -> str:
+def detect_input_type(path: str | Path) -> str:
     """``raster`` or ``vector``, from the file name (and content when unclear)."""
     p = Path(path)
     if not p.exists():
@@ -34,7 +34,7 @@ def detect_kind(path: str | Path) -> str:
     return "raster"
 
 
-def in_memory_kind(source: Any) -> str | None:
+def in_memory_type(source: Any) -> str | None:
     """``"vector"`` or ``"raster"`` for data already in memory that :func:`read`
     accepts, ``None`` for a path (or anything else).
 
@@ -91,7 +91,7 @@ def _read_in_memory(source: Any, *, band: int, background: int, id_field: str | 
 def read(
     path: str | Path | Any,
     *,
-    kind: str | None = None,
+    input_type: str | None = None,
     band: int = 1,
     background: int = 0,
     layer: str | int | None = None,
@@ -105,11 +105,11 @@ def read(
     Parameters
     ----------
     path : str, Path, or data in memory
-        A file, or data already in memory (see :func:`in_memory_kind`): a
+        A file, or data already in memory (see :func:`in_memory_type`): a
         GeoDataFrame/GeoSeries, ``(labels, transform[, crs])``, an open rasterio
         dataset, an xarray ``DataArray`` with rioxarray's ``.rio``; an
         :class:`~geoeval.objects.ObjectSet` is returned as it is.
-    kind : {'raster', 'vector'}, optional
+    input_type : {'raster', 'vector'}, optional
         Default: from the file name (:data:`VECTOR_SUFFIXES` are vector).
     band, background
         Raster options (see :func:`geoeval.io.raster.read_raster`).
@@ -129,34 +129,35 @@ def read(
     """
     if isinstance(path, ObjectSet):
         return path
-    if in_memory_kind(path) is not None:
+    if in_memory_type(path) is not None:
         return _read_in_memory(path, band=band, background=background, id_field=id_field,
                                class_field=class_field, crs=crs)
-    kind = kind or detect_kind(path)
-    if kind == "raster":
+    input_type = input_type or detect_input_type(path)
+    if input_type == "raster":
         from geoeval.io.raster import read_raster
 
         return read_raster(path, band=band, background=background, max_memory=max_memory)
-    if kind == "vector":
+    if input_type == "vector":
         from geoeval.io.vector import read_vector
 
         return read_vector(path, layer=layer, id_field=id_field, class_field=class_field, crs=crs)
-    raise InputError(f"unknown kind {kind!r} (expected 'raster' or 'vector')", path)
+    raise InputError(f"unknown input_type {input_type!r} (expected 'raster' or 'vector')",
+                     path)
 
 
-_RASTER_OPTIONS = {"kind", "band", "background", "max_memory"}
+_RASTER_OPTIONS = {"input_type", "band", "background", "max_memory"}
 
 
 def _both_raster_files(reference: Any, submission: Any, ref_opts: dict[str, Any],
                        sub_opts: dict[str, Any]) -> bool:
     """True when both inputs are raster files read with raster options only (one pass)."""
     for path, opts in ((reference, ref_opts), (submission, sub_opts)):
-        if isinstance(path, ObjectSet) or in_memory_kind(path) is not None:
+        if isinstance(path, ObjectSet) or in_memory_type(path) is not None:
             return False
         if not set(k for k, v in opts.items() if v is not None) <= _RASTER_OPTIONS:
             return False
         try:
-            if (opts.get("kind") or detect_kind(path)) != "raster":
+            if (opts.get("input_type") or detect_input_type(path)) != "raster":
                 return False
         except InputError:  # let read() report it, in its order
             return False

@@ -185,7 +185,7 @@ class BoxSet:
             scores=self.scores,
             image=self.image_keys,
             path=self.path,
-            kind="boxes",
+            input_type="boxes",
         )
 
 

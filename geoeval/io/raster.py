@@ -370,7 +370,7 @@ def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, boxes: n
         crs=crs,
         grid=grid,
         path=source.path,
-        kind="raster",
+        input_type="raster",
     )
 
 
@@ -401,7 +401,7 @@ def objects_from_labels(
         crs=crs,
         grid=grid,
         path=path,
-        kind="raster" if path != "<memory>" else "memory",
+        input_type="raster" if path != "<memory>" else "memory",
     )
 
 
@@ -469,5 +469,5 @@ def resample_to_grid(objects: ObjectSet, target: LabelGrid) -> ObjectSet:
         crs=target.crs,
         grid=out.grid,
         path=objects.path,
-        kind=objects.kind,
+        input_type=objects.input_type,
     )

@@ -171,7 +171,7 @@ def objects_from_frame(
         geometry=kept,
         classes=classes,
         path=str(path),
-        kind="vector",
+        input_type="vector",
         repaired=repaired,
         skipped=int(n_features - kept.size),
         warnings=tuple(f"{path}: {n}" for n in notes),

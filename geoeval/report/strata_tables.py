@@ -42,7 +42,7 @@ def strata_rows(result: Any) -> list[dict[str, Any]]:
         for name, s in k.strata.items():
             for m, r in s.results.items():
                 summ = r.summary()
-                rows.append({"kind": kind, "stratum": name, "matcher": m,
+                rows.append({"by": kind, "stratum": name, "matcher": m,
                              "reference_objects": int(s.reference_index.size),
                              "submission_objects": int(s.submission_index.size),
                              **{key: summ[key] for key in _MEASURES}})
@@ -92,10 +92,10 @@ def strata_table(result: Any) -> Any:
         table.add_column(c, justify="left" if c == "matcher" else "right", no_wrap=True)
     kind = None
     for r in strata_rows(result):
-        if kind is not None and r["kind"] != kind:
+        if kind is not None and r["by"] != kind:
             table.add_section()
-        kind = r["kind"]
-        table.add_row(f"{r['kind']} {r['stratum']}", r["matcher"], str(r["reference_objects"]),
+        kind = r["by"]
+        table.add_row(f"{r['by']} {r['stratum']}", r["matcher"], str(r["reference_objects"]),
                       str(r["submission_objects"]), str(r["missed"]), str(r["false_alarms"]),
                       fmt(r["precision"], 3), fmt(r["recall"], 3), fmt(r["f1"], 3),
                       fmt(r["accuracy"], 3))

@@ -18,7 +18,7 @@ from geoeval.objects import ObjectSet
 from geoeval.outputs import Rows
 from geoeval.overlap import Overlap
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
 _COUNT_KEYS = ("matched_reference", "matched_submission", "missed", "false_alarms", "precision",
                "recall", "f1", "matched_overlap", "accuracy", "mallows")
 
@@ -248,7 +248,7 @@ def _describe(objects: ObjectSet) -> dict[str, Any]:
     crs = objects.crs
     return {
         "path": objects.path,
-        "kind": objects.kind,
+        "input_type": objects.input_type,
         "objects": len(objects),
         "crs": None if crs is None else (
             crs.to_string() if hasattr(crs, "to_string") else str(crs)),

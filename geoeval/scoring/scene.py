@@ -244,14 +244,14 @@ def _class_field_optional(source: Any, opts: dict[str, Any]) -> None:
     has no such field (its classes then come from the reference)."""
     if isinstance(source, ObjectSet) or "class_field" not in opts:
         return
-    from geoeval.io import detect_kind, in_memory_kind
+    from geoeval.io import detect_input_type, in_memory_type
 
-    memory = in_memory_kind(source)
+    memory = in_memory_type(source)
     if memory is not None:
         if memory != "vector" or opts["class_field"] not in getattr(source, "columns", ()):
             del opts["class_field"]
         return
-    if (opts.get("kind") or detect_kind(source)) != "vector":
+    if (opts.get("input_type") or detect_input_type(source)) != "vector":
         return
     import pyogrio
 
@@ -271,10 +271,11 @@ def _side_options(
 ) -> dict[str, Any]:
     if isinstance(source, ObjectSet):
         return {}
-    from geoeval.io import detect_kind, in_memory_kind
+    from geoeval.io import detect_input_type, in_memory_type
 
-    kind = in_memory_kind(source) or (override or {}).get("kind") or detect_kind(source)
-    opts = dict(shared) if kind == "raster" else {
+    input_type = (in_memory_type(source) or (override or {}).get("input_type")
+                  or detect_input_type(source))
+    opts = dict(shared) if input_type == "raster" else {
         k: v for k, v in vector_shared.items() if v is not None}
     opts.update(override or {})
     return opts

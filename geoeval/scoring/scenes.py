@@ -27,7 +27,7 @@ import numpy as np
 from geoeval.errors import InputError
 from geoeval.io import VECTOR_SUFFIXES
 from geoeval.measures import counts as _counts
-from geoeval.scoring.result import ScoreResult
+from geoeval.scoring.result import REPORT_SCHEMA_VERSION, ScoreResult
 
 #: Raster suffixes considered when pairing by name (vector: VECTOR_SUFFIXES but .csv).
 RASTER_SUFFIXES = {".tif", ".tiff", ".vrt", ".img", ".png", ".jp2", ".asc", ".nc", ".hdr"}
@@ -68,8 +68,8 @@ class ScenesResult:
 
         return {
             "geoeval": __version__,
-            "schema": 1,
-            "kind": "scenes",
+            "schema": REPORT_SCHEMA_VERSION,
+            "report": "scenes",
             "scenes_scored": len(self.scenes),
             "parameters": self.parameters,
             "warnings": list(self.warnings),
@@ -270,7 +270,8 @@ def _score_empty(ref: Path, options: dict[str, Any]) -> Any:
 
     reference = read_reference(ref, **options)
     empty = ObjectSet(ids=np.zeros(0, np.int64), areas=np.zeros(0), crs=reference.crs,
-                      geometry=np.zeros(0, dtype=object), path="<no submission>", kind="memory")
+                      geometry=np.zeros(0, dtype=object), path="<no submission>",
+                      input_type="memory")
     keep = ("matchers", "hoover_threshold", "iou_threshold", "min_overlap", "mallows",
             "resolution", "approximate", "n_jobs")
     return score_objects(reference, empty, **{k: options[k] for k in keep if k in options},
