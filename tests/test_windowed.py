@@ -267,7 +267,9 @@ def test_sparse_large_file_scores_in_bounded_memory(tmp_path):
     assert out.returncode == 0, out.stderr
     f1, nr, ns, rss_kb = out.stdout.split()
     assert (int(nr), int(ns)) == (4, 4) and float(f1) == 1.0
-    assert int(rss_kb) < 600_000  # KiB; the whole grid alone would be 40 GB
+    # KiB: about 170 MB alone, 620 MB once seen under a loaded full suite; the whole grid
+    # alone would be 40 GB
+    assert int(rss_kb) < 1_000_000
 
 
 def test_one_pass_pair_reading(tmp_path, one_block_windows):
