@@ -112,16 +112,23 @@ def bootstrap_table(result: Any) -> Any:
     table = Table(title=f"{boot.confidence:.0%} intervals, spatial block bootstrap",
                   title_style="bold")
     table.add_column("matcher")
-    for key in _BOOT_MEASURES:
-        table.add_column(key, justify="right")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column(f"{boot.confidence:.0%} interval", justify="right")
+    # one row per matcher and measure (a column per measure would not fit 80 columns);
+    # measures undefined for a matcher (no Mallows score computed) are left out
     for m, res in result.results.items():
         summ = res.summary()
-        cells = []
+        first = True
         for key in _BOOT_MEASURES:
             iv = boot.intervals[m][key]
-            cells.append(fmt(summ[key], 3) + ("" if iv is None
-                                              else f" [{fmt(iv[0], 3)}, {fmt(iv[1], 3)}]"))
-        table.add_row(m, *cells)
+            if summ.get(key) is None and iv is None:
+                continue
+            table.add_row(m if first else "", key, fmt(summ.get(key), 3),
+                          "–" if iv is None else f"[{fmt(iv[0], 3)}, {fmt(iv[1], 3)}]",
+                          end_section=False)
+            first = False
+        table.add_section()
     g = boot.grid
     table.caption = (f"{boot.n} replicates, seed {boot.seed}, blocks {g.size:g} CRS units "
                      f"({g.nx} × {g.ny}), percentile intervals")
