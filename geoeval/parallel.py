@@ -9,7 +9,7 @@ result is one value per element; small inputs run in the calling thread.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -66,6 +66,19 @@ def reporting(callback: Callable[[str, int, int], None] | None) -> Iterator[None
         yield
     finally:
         _REPORTER.reset(token)
+
+
+def counted(items: Iterable[Any], total: int, what: str) -> Iterator[Any]:
+    """``items`` passed through, reported to :func:`reporting`'s callback as
+    ``(what, done, total)`` while they are consumed (no-op without a callback)."""
+    report = _REPORTER.get()
+    if report is None:
+        yield from items
+        return
+    report(what, 0, total)
+    for done, item in enumerate(items, start=1):
+        yield item
+        report(what, done, total)
 
 
 def _bounds(n: int, n_jobs: int | None) -> tuple[int, np.ndarray | None]:

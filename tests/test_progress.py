@@ -58,3 +58,25 @@ def test_overlap_reports_its_parts(monkeypatch):
     plain = compute_overlap(ref, sub)
     np.testing.assert_array_equal(res.overlap.values, plain.values)
     assert res.overlap.rows.tolist() == plain.rows.tolist()
+
+
+def test_reading_a_raster_reports_its_windows(tmp_path, monkeypatch):
+    """A labelled raster is read window by window, and the reading step says how many."""
+    import numpy as np
+    import rasterio
+    from rasterio.transform import from_origin
+
+    import geoeval
+    from geoeval import grid
+
+    monkeypatch.setattr(grid, "WINDOW_PIXELS", 256)  # one 16 x 16 block a window
+    labels = np.zeros((64, 64), np.uint16)
+    labels[5:20, 5:20], labels[30:60, 40:50] = 1, 2
+    path = tmp_path / "r.tif"
+    with rasterio.open(path, "w", driver="GTiff", width=64, height=64, count=1,
+                       dtype="uint16", crs="EPSG:32651", tiled=True, blockxsize=16,
+                       blockysize=16, transform=from_origin(0, 64, 1, 1)) as dst:
+        dst.write(labels, 1)
+    seen: list[str] = []
+    geoeval.score(path, path, matchers=["bgm"], progress=seen.append)
+    assert "reading: raster windows 16/16 parts" in seen

@@ -342,20 +342,25 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
         from functools import partial
 
         return _merge_stream(mapper(partial(scan_window, list(sources), per_label=per_label),
-                                    wins))
+                                    wins), total=len(wins))
     jobs = max(1, min(n_jobs or parallel.workers(), len(wins)))
     # every block is read once: GDAL's block cache (5 % of the RAM by default) would only
     # hold decompressed blocks that are never asked for again
     with rasterio.Env(GDAL_CACHEMAX=SCAN_CACHE_MB):
         if jobs == 1:
-            return _merge_stream(scan_window(sources, w, per_label) for w in wins)
+            return _merge_stream((scan_window(sources, w, per_label) for w in wins),
+                                 total=len(wins))
         with ThreadPoolExecutor(jobs) as pool:
-            return _merge_stream(pool.map(lambda w: scan_window(sources, w, per_label), wins))
+            return _merge_stream(pool.map(lambda w: scan_window(sources, w, per_label), wins),
+                                 total=len(wins))
 
 
-def _merge_stream(results: Iterable[Scan], group: int = 16) -> Scan:
-    """Merge a stream of scans in groups of ``group`` (bounded memory)."""
+def _merge_stream(results: Iterable[Scan], group: int = 16, total: int | None = None) -> Scan:
+    """Merge a stream of scans in groups of ``group`` (bounded memory), reporting
+    the windows done to :func:`geoeval.parallel.reporting` when ``total`` is known."""
     acc: list[Scan] = []
+    if total is not None:
+        results = parallel.counted(results, total, "raster windows")
     for r in results:
         acc.append(r)
         if len(acc) >= group:

@@ -162,8 +162,9 @@ def score(
     # the engine is open while reading too: a raster's windowed scan runs on it
     with open_engine(engine, scheduler, n_jobs) as eng, parallel.remote(eng.mapper):
         _step(progress, "reading")
-        ref, sub, warnings = read_pair(reference, submission, reference_options=ref_opts,
-                                       submission_options=sub_opts)
+        with parallel.reporting(_parts(progress, "reading")):
+            ref, sub, warnings = read_pair(reference, submission, reference_options=ref_opts,
+                                           submission_options=sub_opts)
         if class_field is not None and ref.classes is None:
             raise InputError(f"--class-field {class_field!r} applies to vector layers only",
                              ref.path)
