@@ -60,9 +60,13 @@ def score(
         ``hoover_threshold``, ``iou_threshold``, ``min_overlap``, ``mallows``,
         ``resolution``, ``approximate``, ``n_jobs``, ``breakdown`` (error
         breakdown, ``docs/breakdown.md``), ``geometry_measures`` and
-        ``boundary_width`` (``docs/geometry-measures.md``), the reader options
-        (``band``, ``background``, ``layer``, ``id_field``, ``class_field``,
-        ``crs``) and ``reference_options`` / ``submission_options``.
+        ``boundary_width`` (``docs/geometry-measures.md``), ``size_bins``,
+        ``zones``, ``zone_field`` (``docs/strata.md``), ``bootstrap``,
+        ``confidence``, ``seed``, ``block_size`` (``docs/confidence.md``),
+        ``evaluation_crs`` (``docs/crs.md``), ``engine`` and ``scheduler``
+        (``docs/scale.md``), the reader options (``band``, ``background``,
+        ``layer``, ``id_field``, ``class_field``, ``crs``) and
+        ``reference_options`` / ``submission_options``.
 
     Returns
     -------
