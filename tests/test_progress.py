@@ -80,3 +80,15 @@ def test_reading_a_raster_reports_its_windows(tmp_path, monkeypatch):
     seen: list[str] = []
     geoeval.score(path, path, matchers=["bgm"], progress=seen.append)
     assert "reading: raster windows 16/16 parts" in seen
+
+
+def test_mom_reports_the_components_it_solves():
+    """Components that need a solver (here a cycle: two references each overlapping two
+    submitted objects) are counted on the progress line as they are solved."""
+    ref = ObjectSet.from_geometries([box(0, 0, 10, 4), box(0, 6, 10, 10),
+                                     box(20, 0, 30, 4), box(20, 6, 30, 10)])
+    sub = ObjectSet.from_geometries([box(0, 0, 4, 10), box(6, 0, 10, 10),
+                                     box(20, 0, 24, 10), box(26, 0, 30, 10)])
+    seen: list[str] = []
+    score_objects(ref, sub, matchers=["mom"], progress=seen.append)
+    assert "matching (mom): components solved 2/2 parts" in seen

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from geoeval import parallel
 from geoeval.errors import InputError, SolverError
 from geoeval.matching.build import from_edges
 from geoeval.matching.result import Matching
@@ -102,7 +103,8 @@ def match_mom(
     hard_edges = np.flatnonzero(~easy_edges)
     if hard_edges.size:
         order = hard_edges[np.argsort(comp[hard_edges], kind="stable")]
-        for group in np.split(order, np.flatnonzero(np.diff(comp[order])) + 1):
+        groups = np.split(order, np.flatnonzero(np.diff(comp[order])) + 1)
+        for group in parallel.counted(groups, len(groups), "components solved"):
             picked, how = solve_component(rows[group], cols[group], w[group], method=method,
                                           enumeration_limit=enumeration_limit, connected=True)
             stats[how] += 1

@@ -395,7 +395,8 @@ def score_objects(
             elif name == "mom":
                 kwargs["min_overlap"] = min_overlap
             matcher_params[name] = kwargs
-            m = match(ov, name, **kwargs)
+            with parallel.reporting(_parts(progress, f"matching ({name})")):
+                m = match(ov, name, **kwargs)
             mal = None
             if name in want_mallows and can_mallows:
                 from geoeval.measures.mallows import mallows_scores
