@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -169,54 +170,32 @@ def compute_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
 
 
 def _cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
+    """The joint histogram of two label grids on one grid: read window by window
+    when both come from files (bounded memory; counted while reading when the
+    reader scanned them together), else of the arrays in memory."""
+    from geoeval.io.windowed import scan, scan_labels
+
     rg, sg = reference.grid, submission.grid
     assert rg is not None and sg is not None
     if not rg.in_memory and not sg.in_memory:
-        return _windowed_cooccurrence(reference, submission)
-    lr = rg.labels.ravel()
-    ls = sg.labels.ravel()
-    mr = lr != rg.background
-    ms = ls != sg.background
-    both = mr & ms
-    n_s = max(len(submission), 1)
-    # Run-length encode the (reference, submission) label pairs in raster order:
-    # objects are compact, so runs are far fewer than pixels and only the runs
-    # need mapping to object indices and counting.
-    a, b = lr[both], ls[both]
-    pa = rg.pixel_area
-    union = float(np.count_nonzero(mr | ms)) * pa
-    if a.size == 0:  # no labelled pixel in common: every object is unmatched
-        empty = np.zeros(0, dtype=np.int64)
-        return Overlap(reference, submission, empty, empty.copy(), np.zeros(0), union,
-                       "co-occurrence")
-    starts = np.flatnonzero(np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])])
-    run_len = np.diff(np.r_[starts, a.size])
-    ri = label_index(reference.ids, a[starts]).astype(np.int64)
-    si = label_index(submission.ids, b[starts]).astype(np.int64)
-    keys, inverse = np.unique(ri * n_s + si, return_inverse=True)
-    counts = np.bincount(inverse, weights=run_len, minlength=keys.size)
-    return Overlap(
-        reference,
-        submission,
-        keys // n_s,
-        keys % n_s,
-        counts.astype(float) * pa,
-        union,
-        "co-occurrence",
-    )
-
-
-def _windowed_cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
-    """The joint histogram of two raster sources read window by window (bounded memory)."""
-    from geoeval.io.windowed import scan
-
-    rg, sg = reference.grid, submission.grid
-    assert rg is not None and sg is not None
-    if rg.pairs is not None and rg.pairs[0] == sg.source:  # counted while reading
-        found = rg.pairs[1]
+        if rg.pairs is not None and rg.pairs[0] == sg.source:  # counted while reading
+            found = rg.pairs[1]
+        else:
+            found = scan([rg.source, sg.source], per_label=False)  # the readers have those
     else:
-        found = scan([rg.source, sg.source], per_label=False)  # the readers have those
-    pa = rg.pixel_area
+        found = scan_labels([rg.labels, sg.labels], [rg.background, sg.background],
+                            per_label=False)
+    return overlap_from_scan(reference, submission, found)
+
+
+def overlap_from_scan(reference: ObjectSet, submission: ObjectSet, found: Any) -> Overlap:
+    """The ``co-occurrence`` overlap from label-pair counts (a
+    :class:`geoeval.io.windowed.Scan` of the two grids): ``C_ij`` = pixels labelled
+    ``i`` and ``j`` × pixel area (Özdemir et al. 2010, §4), the union = pixels
+    labelled on either side × pixel area. Pairs come sorted by label, hence by
+    (row, col)."""
+    assert reference.grid is not None
+    pa = reference.grid.pixel_area
     a, b = found.pair_a, found.pair_b
     assert a is not None and b is not None and found.pair_counts is not None
     rows = label_index(reference.ids, a).astype(np.int64)

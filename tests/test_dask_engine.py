@@ -18,6 +18,7 @@ import shapely
 
 from geoeval.engine import partitioned, raster
 from geoeval.errors import InputError
+from geoeval.grid import windows
 from geoeval.io.raster import objects_from_labels
 from geoeval.objects import ObjectSet
 from geoeval.overlap import compute_overlap
@@ -158,7 +159,7 @@ def rasters(seed: int = 0) -> tuple[ObjectSet, ObjectSet]:
 
 def test_raster_report_identical(cluster, client):
     ref, sub = rasters()
-    assert len(raster.windows(ref.grid.labels.shape, 16)) >= 16
+    assert len(windows(ref.grid.shape, (16, 16), 16 * 16)) >= 16
     local = compute_overlap(ref, sub)
     ov = raster.dask_cooccurrence(ref, sub, client, size=16)
     assert ov.method == local.method == "co-occurrence"
@@ -181,7 +182,8 @@ def test_raster_edge_cases(cluster):
 def test_window_kernel_against_brute_force():
     rng = np.random.default_rng(3)
     a, b = rng.integers(0, 4, (20, 30)), rng.integers(0, 3, (20, 30))
-    la, lb, n, u = raster.window_cooccurrence(a, b, 0, 0)
+    found = raster.pair_scan(a, b, 0, 0)
+    la, lb, n, u = found.pair_a, found.pair_b, found.pair_counts, found.union
     brute = {(i, j): int(np.sum((a == i) & (b == j))) for i in range(1, 4) for j in range(1, 3)}
     assert dict(zip(zip(la.tolist(), lb.tolist(), strict=True), n.tolist(), strict=True)) == \
         {k: v for k, v in brute.items() if v}
