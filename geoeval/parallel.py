@@ -95,23 +95,10 @@ def _bounds(n: int, n_jobs: int | None) -> tuple[int, np.ndarray | None]:
 
 def _run(work: Callable[[int], Any], parts: int, jobs: int, what: str) -> list[Any]:
     """``work(k)`` for ``k < parts`` over ``jobs`` threads, in order, reporting each."""
-    report = _REPORTER.get()
-    if report is not None:
-        report(what, 0, parts)
-    out = []
     if jobs <= 1:
-        results: Any = map(work, range(parts))
-        for r in results:
-            out.append(r)
-            if report is not None:
-                report(what, len(out), parts)
-        return out
+        return list(counted(map(work, range(parts)), parts, what))
     with ThreadPoolExecutor(jobs) as pool:
-        for r in pool.map(work, range(parts)):
-            out.append(r)
-            if report is not None:
-                report(what, len(out), parts)
-    return out
+        return list(counted(pool.map(work, range(parts)), parts, what))
 
 
 def workers() -> int:

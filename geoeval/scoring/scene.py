@@ -155,12 +155,9 @@ def score(
     if class_field is not None:
         _class_field_optional(submission, sub_opts)
     from geoeval import parallel
-    from geoeval.engine import open_engine
 
-    if engine != "local":
-        _step(progress, f"starting the {engine} engine")
     # the engine is open while reading too: a raster's windowed scan runs on it
-    with open_engine(engine, scheduler, n_jobs) as eng, parallel.remote(eng.mapper):
+    with _engine(engine, scheduler, n_jobs, progress) as eng, parallel.remote(eng.mapper):
         _step(progress, "reading")
         with parallel.reporting(_parts(progress, "reading")):
             ref, sub, warnings = read_pair(reference, submission, reference_options=ref_opts,
@@ -319,8 +316,8 @@ def score_objects(
     in a geographic or Mercator CRS are first reprojected as :func:`score` says
     (``evaluation_crs``). ``engine`` and ``scheduler`` as in :func:`score`.
     """
-    from geoeval.engine import open_engine
-    from geoeval.io.evaluation_crs import crs_name, to_evaluation_crs
+    from geoeval.io import crs_name
+    from geoeval.io.evaluation_crs import to_evaluation_crs
 
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
@@ -333,23 +330,14 @@ def score_objects(
         from geoeval import validate
         from geoeval.measures.geometry import parse_measures
 
-        geometry_measures = parse_measures(geometry_measures)
+        geometry_measures = parse_measures(geometry_measures)  # checked before the work
         validate.positive("boundary_width", boundary_width)
     matchers = tuple(dict.fromkeys([matchers] if isinstance(matchers, str) else matchers))
     reference, submission, crs_info, crs_warnings = to_evaluation_crs(
         reference, submission, evaluation_crs)
-    from contextlib import nullcontext
-
     from geoeval import parallel
 
-    if isinstance(engine, Engine):  # already open (geoeval.score opens it before reading)
-        opened: Any = nullcontext(engine)
-    else:
-        check_engine(engine, scheduler)
-        if engine != "local":
-            _step(progress, f"starting the {engine} engine")
-        opened = open_engine(engine, scheduler, n_jobs)
-    with opened as eng, parallel.remote(eng.mapper):
+    with _engine(engine, scheduler, n_jobs, progress) as eng, parallel.remote(eng.mapper):
         _step(progress, "overlap")
         with parallel.reporting(_parts(progress, "overlap")):
             ov = eng.overlap(reference, submission)
@@ -383,6 +371,9 @@ def score_objects(
                     f"({AUTO_RESOLUTION_RULE}); set it with resolution= (--resolution)")
         can_mallows = bool(want_mallows) and (
             reference.grid is not None or submission.grid is not None or resolution is not None)
+        # new Mallows scores of classes and strata: the scene's settings, this process
+        mallows_options = {"resolution": resolution, "approximate": approximate,
+                           "n_jobs": n_jobs}
         results: dict[str, MatcherResult] = {}
         matcher_params: dict[str, dict[str, Any]] = {}
         for name in matchers:
@@ -420,10 +411,8 @@ def score_objects(
             from geoeval.scoring.classes import score_classes
 
             _step(progress, "scoring each class")
-            classes = score_classes(
-                reference, submission, ov, results, matcher_params,
-                mallows_options={"resolution": resolution, "approximate": approximate,
-                                 "n_jobs": n_jobs})
+            classes = score_classes(reference, submission, ov, results, matcher_params,
+                                    mallows_options=mallows_options)
         errors = None
         if breakdown:
             from geoeval.measures.breakdown import error_breakdown
@@ -437,8 +426,7 @@ def score_objects(
 
                 _step(progress, "class confusion")
                 cc = class_confusion(reference, submission, ov, results, matcher_params, classes,
-                                     mallows_options={"resolution": resolution,
-                                                      "approximate": approximate, "n_jobs": n_jobs})
+                                     mallows_options=mallows_options)
                 errors = {name: replace(b, class_confusion=cc[name]) for name, b in errors.items()}
         geometry = None
         if geometry_measures:
@@ -455,8 +443,7 @@ def score_objects(
             strata = score_strata(
                 reference, submission, ov, results, matcher_params, size_bins=size_bins,
                 zones=zones, zone_field=zone_field, per_class=classes,
-                mallows_options={"resolution": resolution, "approximate": approximate,
-                                 "n_jobs": n_jobs})
+                mallows_options=mallows_options)
         if bootstrap is not None:
             from geoeval.scoring.bootstrap import bootstrap_scene
 
@@ -470,6 +457,23 @@ def score_objects(
         return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
                            breakdown=errors, strata=strata, bootstrap=boot,
                            geometry=geometry)
+
+
+def _engine(engine: str | Engine, scheduler: str | None, n_jobs: int | None,
+            progress: Callable[[str], None] | None) -> Any:
+    """A context giving the open :class:`~geoeval.engine.Engine`: ``engine`` itself
+    when it is already open (:func:`score` opens it before reading), else opened
+    here for the run (:func:`geoeval.engine.open_engine`)."""
+    from contextlib import nullcontext
+
+    from geoeval.engine import open_engine
+
+    if isinstance(engine, Engine):
+        return nullcontext(engine)
+    check_engine(engine, scheduler)
+    if engine != "local":
+        _step(progress, f"starting the {engine} engine")
+    return open_engine(engine, scheduler, n_jobs)
 
 
 def _counter(progress: Callable[[str], None] | None, what: str,
