@@ -265,7 +265,7 @@ def _check_transformable(sub: ObjectSet, ref: ObjectSet) -> None:
         t = Transformer.from_crs(CRS.from_user_input(sub.crs), CRS.from_user_input(ref.crs),
                                  always_xy=True)
         reason = None
-        b = _bounds(sub)
+        b = extent(sub)
         if b is not None:
             out = t.transform_bounds(*b, densify_pts=21)
             if not all(math.isfinite(v) for v in out):
@@ -291,7 +291,9 @@ def _resample(sub: ObjectSet, ref: ObjectSet, warnings: list[str], what: str) ->
     return resample_to_grid(sub, ref.grid)
 
 
-def _bounds(objects: ObjectSet) -> tuple[float, float, float, float] | None:
+def extent(objects: ObjectSet) -> tuple[float, float, float, float] | None:
+    """``(minx, miny, maxx, maxy)`` of the objects (their grid's for a raster);
+    ``None`` when there is no object (empty geometries count as none)."""
     import numpy as np
 
     if objects.grid is not None:
@@ -301,12 +303,15 @@ def _bounds(objects: ObjectSet) -> tuple[float, float, float, float] | None:
     import shapely
 
     b = shapely.bounds(objects.polygons)
+    b = b[np.isfinite(b).all(axis=1)]
+    if b.size == 0:
+        return None
     return (float(np.min(b[:, 0])), float(np.min(b[:, 1])),
             float(np.max(b[:, 2])), float(np.max(b[:, 3])))
 
 
 def _check_extents(ref: ObjectSet, sub: ObjectSet) -> None:
-    rb, sb = _bounds(ref), _bounds(sub)
+    rb, sb = extent(ref), extent(sub)
     if rb is None or sb is None:
         return
     if rb[0] > sb[2] or sb[0] > rb[2] or rb[1] > sb[3] or sb[1] > rb[3]:

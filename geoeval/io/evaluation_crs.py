@@ -27,14 +27,8 @@ from typing import Any
 
 from geoeval.errors import InputError
 from geoeval.grid import same_crs
+from geoeval.io import crs_name, extent
 from geoeval.objects import ObjectSet
-
-
-def crs_name(crs: Any) -> str:
-    """``EPSG:32651 (WGS 84 / UTM zone 51N)``: :func:`geoeval.io.crs_name`."""
-    from geoeval.io import crs_name as name
-
-    return name(crs)
 
 
 def _crs(value: Any) -> Any:
@@ -113,19 +107,7 @@ def utm_code(crs: Any, bounds: tuple[float, float, float, float]) -> str | None:
 def _bounds(ref: ObjectSet, sub: ObjectSet) -> tuple[float, float, float, float] | None:
     """Extent of the reference (of the submission when the reference is empty), so
     that every submission scored against one reference gets the same projection."""
-    import numpy as np
-    import shapely
-
-    for objects in (ref, sub):
-        if objects.grid is not None:
-            return tuple(float(v) for v in objects.grid.bounds)  # type: ignore[return-value]
-        if len(objects):
-            b = shapely.bounds(objects.polygons)
-            b = b[np.isfinite(b).all(axis=1)]
-            if b.size:
-                return (float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()),
-                        float(b[:, 3].max()))
-    return None
+    return extent(ref) or extent(sub)
 
 
 def to_evaluation_crs(

@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from geoeval import validate
 from geoeval.errors import InputError
 from geoeval.matching.result import Matching
+from geoeval.outputs import number
 from geoeval.overlap import Overlap
 
 #: measure names (the CLI also takes ``boundary-iou``)
@@ -59,7 +61,7 @@ class PairValues:
             "median": float(np.median(ok)) if ok.size else None,
             "reference_ids": rid[self.reference].tolist(),
             "submission_ids": sid[self.submission].tolist(),
-            "values": [None if v != v else v for v in self.values.tolist()],
+            "values": [number(v) for v in self.values.tolist()],
         }
 
 
@@ -129,8 +131,7 @@ def geometry_measures(
     GeometryMeasures
     """
     names = parse_measures(measures)
-    if boundary_width is not None and not boundary_width > 0:
-        raise InputError(f"boundary_width must be positive, got {boundary_width}")
+    validate.positive("boundary_width", boundary_width)
     kw: dict[str, Any] = {}
     if "pq" in names:
         from geoeval.measures.panoptic import panoptic_quality

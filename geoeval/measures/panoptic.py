@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.matching.assignment import max_weight_matching
+from geoeval.outputs import number
 from geoeval.overlap import Overlap
 
 #: IoU a matched pair must exceed (strictly; Kirillov et al. 2019, §4.1)
@@ -47,7 +48,7 @@ class PanopticQuality:
     iou: np.ndarray  # their IoU
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pq": _num(self.pq), "sq": _num(self.sq), "rq": _num(self.rq),
+        return {"pq": number(self.pq), "sq": number(self.sq), "rq": number(self.rq),
                 "tp": self.tp, "fp": self.fp, "fn": self.fn,
                 "iou_threshold": PQ_THRESHOLD, "threshold_rule": "IoU > 0.5 (strict)"}
 
@@ -82,7 +83,3 @@ def panoptic_quality(overlap: Overlap) -> PanopticQuality:
     pq = total / denom if denom else float("nan")
     return PanopticQuality(tp, fp, fn, pq, sq, rq, ref.astype(np.int64),
                            sub.astype(np.int64), values)
-
-
-def _num(x: float) -> float | None:
-    return None if x != x else float(x)
