@@ -7,6 +7,8 @@ ratios (a side with no objects, no instances) are ``None``, never guessed.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from geoeval.matching.result import Matching
@@ -30,7 +32,21 @@ def f1(p: float | None, r: float | None) -> float | None:
     """Harmonic mean ``2PR/(P + R)``; ``None`` if either is undefined, 0 if both are 0."""
     if p is None or r is None:
         return None
-    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+    return float(f1_values(p, r))
+
+
+def f1_values(p: Any, r: Any) -> np.ndarray:
+    """:func:`f1` of arrays (e.g. bootstrap replicates): NaN where either is NaN.
+
+    Examples
+    --------
+    >>> f1_values(np.array([0.5, 0.0, np.nan]), np.array([1.0, 0.0, 1.0])).tolist()
+    [0.6666666666666666, 0.0, nan]
+    """
+    p, r = np.asarray(p, dtype=float), np.asarray(r, dtype=float)
+    s = p + r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(s > 0, 2 * p * r / s, np.where(s == 0, 0.0, np.nan))
 
 
 def bgm_score(m: Matching, union_area: float) -> float | None:
@@ -68,7 +84,15 @@ def bgm_accuracy(matched_area: float, union_area: float) -> float | None:
     """
     if not union_area > 0:
         return None
-    return min(matched_area / union_area, 1.0)
+    return float(bgm_accuracy_values(matched_area, union_area))
+
+
+def bgm_accuracy_values(matched_area: Any, union_area: Any) -> np.ndarray:
+    """:func:`bgm_accuracy` of arrays (e.g. bootstrap replicates): NaN where the
+    union is empty."""
+    matched, union = np.asarray(matched_area, dtype=float), np.asarray(union_area, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(union > 0, np.minimum(matched / union, 1.0), np.nan)
 
 
 def mean_instance_score(m: Matching) -> float | None:

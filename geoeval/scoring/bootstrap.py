@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from geoeval import validate
+from geoeval.measures.counts import bgm_accuracy_values, f1_values
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
 from geoeval.scoring.result import MatcherResult
@@ -160,11 +161,10 @@ def replicate_measures(name: str, stats: np.ndarray, weights: np.ndarray,
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.where(col["n_sub"] > 0, col["matched_sub"] / col["n_sub"], np.nan)
         r = np.where(col["n_ref"] > 0, col["matched_ref"] / col["n_ref"], np.nan)
-        f1 = np.where(p + r > 0, 2 * p * r / (p + r), np.where(p + r == 0, 0.0, np.nan))
+        f1 = f1_values(p, r)
         mallows = np.where(col["mallows_n"] > 0, col["mallows_sum"] / col["mallows_n"], np.nan)
         if name == "bgm":
-            acc = np.where(col["union_area"] > 0,
-                           np.minimum(col["matched_area"] / col["union_area"], 1.0), np.nan)
+            acc = bgm_accuracy_values(col["matched_area"], col["union_area"])
         elif name in ("hoover", "iou"):
             acc = np.where(col["score_n"] > 0, col["score_sum"] / col["score_n"], np.nan)
         else:
