@@ -74,6 +74,7 @@ def city(n: int, seed: int = 0, duplicates: bool = False):
                       cy + s * h / 2 + dy)
     free = rng.random(n) > 0.05  # 5 % missed
     merge = np.flatnonzero(rng.random(n - 1) < 0.01)
+    merge = merge[(merge + 1) % side != 0]  # neighbours in one row, not across a row's end
     merge = merge[np.r_[True, np.diff(merge) > 1]] if merge.size else merge  # disjoint pairs
     merged = shapely.box(cx[merge] - w[merge] / 2, cy[merge] - h[merge] / 2,
                          cx[merge + 1] + w[merge + 1] / 2, cy[merge + 1] + h[merge + 1] / 2)

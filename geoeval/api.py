@@ -171,13 +171,13 @@ def score_scenes(
     check_options(gpkg_matcher=gpkg_matcher)
     each = None
     if scene_dir is not None:
-        from geoeval.outputs import ensure_folder, write_text
+        from geoeval.outputs import ensure_folder
         from geoeval.report.gpkg import write_gpkg
 
         out_dir = ensure_folder(scene_dir)
 
         def each(name: str, res: ScoreResult) -> None:
-            write_text(out_dir / f"{name}.json", res.to_json())
+            res.write_json(out_dir / f"{name}.json")
             write_gpkg(res, out_dir / f"{name}.gpkg", matcher=gpkg_matcher)
 
     return _score_scenes(reference_dir, submission_dir, pairs=pairs, each=each,

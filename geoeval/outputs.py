@@ -305,10 +305,14 @@ def default_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically (UTF-8)."""
+def write_text(path: str | os.PathLike[str], text: str | Iterable[str]) -> None:
+    """Write ``text`` (or its pieces, in order) to ``path`` atomically (UTF-8)."""
     with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        if isinstance(text, str):
+            tmp.write_text(text, encoding="utf-8")
+        else:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.writelines(text)
 
 
 def write_csv_table(path: str | Path, frame: Any) -> Path:
@@ -343,12 +347,119 @@ def clean(value: Any) -> Any:
     return value
 
 
-class Rows(list):
-    """JSON values already encoded as text, written one per line by :func:`dumps`.
+class Rows:
+    """JSON objects already encoded as text, written one per line by :func:`dumps`.
 
-    The JSON report's instances come this way (:func:`geoeval.scoring.result.instance_rows`):
-    encoding them straight from arrays avoids one dict per instance.
+    The JSON report's instances come this way
+    (:func:`geoeval.scoring.result.instance_rows`). A row is the concatenation of
+    ``segments``, each one of:
+
+    * a ``str``: the same text in every row;
+    * a sequence of ``n`` strings: one text per row;
+    * a pair ``(texts, ptr)``: a JSON array per row, row ``i`` holding
+      ``texts[ptr[i]:ptr[i + 1]]`` (CSR pointers).
+
+    The whole list is assembled in one ``str.join`` over a flat array of pieces
+    placed with numpy, without a Python step per row; iterating yields each row's
+    text.
+
+    Examples
+    --------
+    >>> rows = Rows(3, ['{"a": ', (["1", "2", "3"], np.array([0, 2, 2, 3])), "}"])
+    >>> list(rows)
+    ['{"a": [1, 2]}', '{"a": []}', '{"a": [3]}']
     """
+
+    def __init__(self, n: int, segments: list[Any]) -> None:
+        self.n = int(n)
+        self.segments: list[Any] = []
+        for seg in segments:
+            if isinstance(seg, tuple):
+                texts = np.asarray(seg[0], dtype=object)
+                ptr = np.asarray(seg[1], dtype=np.int64)
+                if np.array_equal(ptr, np.arange(ptr[0], ptr[0] + self.n + 1)):  # one each
+                    self._add("[")
+                    self._add(texts[int(ptr[0]):int(ptr[-1])])
+                    self._add("]")
+                else:
+                    self._add((texts, ptr))
+            else:
+                self._add(seg if isinstance(seg, str) else np.asarray(seg, dtype=object))
+
+    def _add(self, seg: Any) -> None:
+        """Append a segment, merging neighbouring constant texts (fewer pieces)."""
+        if isinstance(seg, str) and self.segments and isinstance(self.segments[-1], str):
+            self.segments[-1] += seg
+        else:
+            self.segments.append(seg)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Iterator[str]:
+        # no JSON text holds a raw NUL (json escapes it in strings): a safe cut
+        return iter(self.join("\0").split("\0") if self.n else [])
+
+    def join(self, sep: str) -> str:
+        """The rows' texts joined by ``sep``."""
+        return sep.join(self.blocks(sep))
+
+    def blocks(self, sep: str, size: int = 1 << 16) -> Iterator[str]:
+        """The rows' texts joined by ``sep``, ``size`` rows at a time (the blocks
+        themselves are to be joined by ``sep``): bounded extra memory."""
+        for lo in range(0, self.n, size):
+            yield self._block(lo, min(lo + size, self.n), sep)
+
+    def _block(self, lo: int, hi: int, sep: str) -> str:
+        n = hi - lo
+        counts = [1 + 2 * np.diff(seg[1][lo:hi + 1]) if isinstance(seg, tuple) else 1
+                  for seg in self.segments]
+        per_row = np.zeros(n, np.int64) + sum(counts) + 1  # + the separator after each row
+        start = np.concatenate([[0], np.cumsum(per_row)])
+        flat = np.empty(int(start[-1]), dtype=object)
+        at = start[:-1].copy()
+        for seg, count in zip(self.segments, counts, strict=True):
+            if isinstance(seg, str):
+                flat[at] = seg
+            elif isinstance(seg, tuple):
+                texts, ptr = seg[0], seg[1][lo:hi + 1]
+                size = np.diff(ptr)
+                flat[at] = np.where(size > 0, "[", "[]")
+                m = int(ptr[-1] - ptr[0])
+                if m:
+                    k = np.arange(m) - np.repeat(ptr[:-1] - ptr[0], size)  # index in its row
+                    pos = np.repeat(at, size) + 1 + 2 * k
+                    flat[pos] = texts[int(ptr[0]):int(ptr[-1])]
+                    flat[pos + 1] = np.where(k == np.repeat(size, size) - 1, "]", ", ")
+            else:
+                flat[at] = seg[lo:hi]
+            at += count
+        flat[at] = sep
+        return "".join(flat[:-1].tolist())
+
+
+def number_texts(values: Any) -> list[str]:
+    """The JSON text of each number of an array (shortest round-trip form, NaN and
+    infinity as ``null``), encoded by orjson in one call.
+
+    Examples
+    --------
+    >>> number_texts(np.array([2.5, np.nan, 3.0]))
+    ['2.5', 'null', '3.0']
+    >>> number_texts(np.array([7, 12], dtype=np.uint32))
+    ['7', '12']
+    """
+    import orjson
+
+    arr = np.ascontiguousarray(values)
+    if arr.size == 0:
+        return []
+    if arr.dtype.kind == "f" and arr.dtype != np.float64:
+        arr = arr.astype(np.float64)
+    elif arr.dtype.kind == "b":
+        arr = arr.astype(np.int64)
+    text = orjson.dumps(arr, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+    return text[1:-1].split(",")
 
 
 def _default(value: Any) -> Any:
@@ -399,8 +510,14 @@ def _rows(items: list[Any]) -> list[str] | None:
 def _emit(value: Any, level: int, out: list[str]) -> None:
     pad = "  " * (level + 1)
     if isinstance(value, Rows):
-        out.append("[\n" + pad + (",\n" + pad).join(value) + "\n" + "  " * level + "]"
-                   if value else "[]")
+        if not len(value):
+            out.append("[]")
+            return
+        sep = ",\n" + pad
+        out.append("[\n" + pad)
+        for k, block in enumerate(value.blocks(sep)):
+            out.extend((sep, block) if k else (block,))
+        out.append("\n" + "  " * level + "]")
         return
     if isinstance(value, np.ndarray):
         value = value.tolist()
@@ -445,11 +562,18 @@ def dumps(report: dict[str, Any]) -> str:
       ]
     }
     """
+    return "".join(dump_pieces(report))
+
+
+def dump_pieces(report: dict[str, Any]) -> list[str]:
+    """:func:`dumps` as a list of pieces to write one after the other (the long
+    list of instances in blocks, never one string of the whole report)."""
     out: list[str] = []
     _emit(report, 0, out)
-    return "".join(out) + "\n"
+    out.append("\n")
+    return out
 
 
 def write_json(path: str | Path, report: dict[str, Any]) -> None:
     """Write a report to ``path`` atomically."""
-    write_text(path, dumps(report))
+    write_text(path, dump_pieces(report))

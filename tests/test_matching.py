@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from shapely import box
 
 from geoeval.errors import InputError
@@ -304,3 +306,23 @@ def test_the_which_matcher_page_scene():
     kinds = {n: r.matching.kind_counts() for n, r in res.results.items()}
     assert kinds["mom"] == {"one-to-one": 2, "one-to-many": 1, "many-to-one": 1}
     assert kinds["hoover"] == {"one-to-one": 1, "one-to-many": 1, "many-to-one": 1}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=0, max_size=12), st.integers(1, 5),
+       st.integers(0, 3))
+def test_rows_blocks_equal_rendering_row_by_row(sizes, block, offset):
+    """:class:`geoeval.outputs.Rows` (pieces placed with numpy, cut into blocks)
+    equals the rows rendered one by one, for ragged arrays of any shape (empty
+    rows, one member each, pointers not starting at 0)."""
+    from geoeval.outputs import Rows
+
+    n = len(sizes)
+    ptr = offset + np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    texts = [f"t{k}" for k in range(int(ptr[-1]) + 2)]
+    col = [f'"c{i}"' for i in range(n)]
+    rows = Rows(n, ['{"a": ', (texts, ptr), ', "b": ', col, "}"])
+    want = ['{"a": [' + ", ".join(texts[ptr[i]:ptr[i + 1]]) + '], "b": ' + col[i] + "}"
+            for i in range(n)]
+    assert list(rows) == want
+    assert "|".join(rows.blocks("|", block)) == "|".join(want) == rows.join("|")

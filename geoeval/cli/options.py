@@ -260,11 +260,12 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
         from geoeval.outputs import output_run
+        from geoeval.parallel import collector_paused
 
         bound = signature.bind_partial(*args, **kwargs).arguments
         inputs = [p for name, value in bound.items() if name not in OUTPUTS
                   for p in _paths(value)]
-        with output_run(inputs) as outputs:
+        with collector_paused(), output_run(inputs) as outputs:
             for name, (flag, kind, suffixes) in OUTPUTS.items():
                 value = bound.get(name)
                 if value is None:

@@ -174,9 +174,7 @@ def score_command(
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     if json_path is not None:
-        from geoeval.outputs import write_text
-
-        write_text(json_path, result.to_json())
+        result.write_json(json_path)
     if not quiet:
         out = Console()
         for r in score_tables(result):

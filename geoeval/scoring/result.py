@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ import numpy as np
 from geoeval.matching import Matching
 from geoeval.measures import counts
 from geoeval.objects import ObjectSet
-from geoeval.outputs import Rows
+from geoeval.outputs import Rows, number_texts
 from geoeval.overlap import Overlap
 
 REPORT_SCHEMA_VERSION = 2
@@ -143,6 +144,13 @@ class ScoreResult:
 
         return dumps(self.to_dict(rows=True))
 
+    def write_json(self, path: str | Path) -> None:
+        """Write :meth:`to_json` to ``path`` atomically, in pieces (no string of
+        the whole report is made)."""
+        from geoeval.outputs import write_json
+
+        write_json(path, self.to_dict(rows=True))
+
     def to_dict(self, *, rows: bool = False) -> dict[str, Any]:
         """The JSON report (schema in ``docs/report.md``); ``rows`` as in
         :meth:`MatcherResult.to_dict`."""
@@ -205,35 +213,30 @@ def instance_dicts(m: Matching, rid: np.ndarray, sid: np.ndarray,
 def instance_rows(m: Matching, rid: np.ndarray, sid: np.ndarray,
                   mallows: np.ndarray | None = None) -> Rows:
     """:func:`instance_dicts` already encoded: one JSON object per instance, same
-    keys in the same order, built from the arrays without a dict per instance
-    (``repr`` of a finite float is its JSON text; NaN Mallows scores are null)."""
+    keys in the same order, assembled column by column from the arrays (numbers
+    encoded by :func:`geoeval.outputs.number_texts`; NaN Mallows scores are null)
+    without a Python step per instance."""
     a = m.arrays
-    refs = _ragged_text(rid[a.ref_idx], a.ref_ptr)
-    subs = _ragged_text(sid[a.sub_idx], a.sub_ptr)
-    overlaps = map(repr, a.overlap.tolist())
-    head = [f'{{"reference": {r}, "submission": {s}, "overlap": {o}, "kind": "{k}"'
-            for r, s, o, k in zip(refs, subs, overlaps, m.kinds.tolist(), strict=True)]
+    n = len(a)
     has_score = ~np.isnan(a.score)
-    for k, v in zip(np.flatnonzero(has_score).tolist(), a.score[has_score].tolist(),
-                    strict=True):
-        head[k] += f', "score": {v!r}'
+    score_key = np.where(has_score, ', "score": ', "")
+    score = np.where(has_score, np.asarray(number_texts(a.score), dtype=object), "")
+    segments: list[Any] = [
+        '{"reference": ', (_id_texts(rid[a.ref_idx]), a.ref_ptr),
+        ', "submission": ', (_id_texts(sid[a.sub_idx]), a.sub_ptr),
+        ', "overlap": ', number_texts(a.overlap),
+        ', "kind": "', m.kinds, '"', score_key, score]
     if mallows is not None:
-        mal = ["null" if v != v else repr(v) for v in np.asarray(mallows, float).tolist()]
-        return Rows(f'{h}, "mallows": {v}}}' for h, v in zip(head, mal, strict=True))
-    return Rows(h + "}" for h in head)
+        segments += [', "mallows": ', number_texts(np.asarray(mallows, float))]
+    return Rows(n, [*segments, "}"])
 
 
-def _ragged_text(ids: np.ndarray, ptr: np.ndarray) -> list[str]:
-    """JSON arrays of the ids cut at the CSR pointers ``ptr`` (integers as
-    digits, any other id, e.g. a text field, JSON-encoded)."""
-    values = ids.tolist()
-    if ids.dtype.kind not in "iu":
-        values = [json.dumps(v) for v in values]
-    if ptr.size - 1 == len(values):
-        return [f"[{v}]" for v in values]
-    bounds = ptr.tolist()
-    return ["[" + ", ".join(map(str, values[i:j])) + "]"
-            for i, j in zip(bounds[:-1], bounds[1:], strict=True)]
+def _id_texts(ids: np.ndarray) -> list[str]:
+    """JSON text of each id: integers as digits, any other id (e.g. a text field)
+    JSON-encoded."""
+    if ids.dtype.kind in "iu":
+        return number_texts(ids)
+    return [json.dumps(v) for v in ids.tolist()]
 
 
 def _ragged(values: list[Any], ptr: np.ndarray) -> list[list[Any]]:

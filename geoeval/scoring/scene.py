@@ -14,9 +14,11 @@ from geoeval.engine import Engine, check_engine
 from geoeval.errors import InputError
 from geoeval.matching import MATCHERS, match
 from geoeval.objects import ObjectSet
+from geoeval.parallel import gc_paused
 from geoeval.scoring.result import MatcherResult, ScoreResult, measure
 
 
+@gc_paused
 def score(
     reference: str | Path | ObjectSet,
     submission: str | Path | ObjectSet,
@@ -279,6 +281,7 @@ def _side_options(
     return opts
 
 
+@gc_paused
 def score_objects(
     reference: ObjectSet,
     submission: ObjectSet,
