@@ -326,3 +326,33 @@ def test_rows_blocks_equal_rendering_row_by_row(sizes, block, offset):
             for i in range(n)]
     assert list(rows) == want
     assert "|".join(rows.blocks("|", block)) == "|".join(want) == rows.join("|")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**32 - 1), st.booleans(),
+       st.booleans())
+def test_max_weight_matching_equals_brute_force(n_rows, n_cols, seed, ties, card):
+    """The assignment (small components enumerated with numpy, larger ones by
+    SciPy's solver) reaches the brute-force optimum, with integer weights that
+    tie often and with the IoU matcher's cardinality-first rule; the pairs are
+    one-to-one."""
+    from geoeval.matching.assignment import max_weight_matching
+
+    rng = np.random.default_rng(seed)
+    cells = [(i, j) for i in range(n_rows) for j in range(n_cols) if rng.random() < 0.5]
+    if not cells:
+        return
+    rows = np.array([c[0] for c in cells])
+    cols = np.array([c[1] for c in cells])
+    w = rng.integers(1, 4, rows.size).astype(float) if ties else rng.random(rows.size) + 0.01
+    got = max_weight_matching(rows, cols, w, n_rows, n_cols, cardinality_first=card)
+    assert np.unique(rows[got]).size == got.size == np.unique(cols[got]).size
+    best = (0, 0.0, 0)
+    for k in range(1, min(n_rows, n_cols) + 1):
+        for sub in itertools.combinations(range(rows.size), k):
+            s = list(sub)
+            if np.unique(rows[s]).size == k == np.unique(cols[s]).size:
+                value = (k, w[s].sum()) if card else (0, w[s].sum())
+                best = max(best, (*value, k), key=lambda v: (v[0], round(v[1], 9)))
+    value = (got.size, w[got].sum()) if card else (0, w[got].sum())
+    assert value[0] == best[0] and np.isclose(value[1], best[1])

@@ -10,6 +10,8 @@ component only, never of the whole problem).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from geoeval.overlap import component_kinds
@@ -74,11 +76,80 @@ def max_weight_matching(
     hard_edges = np.flatnonzero(cyclic[edge_comp])
     if hard_edges.size:
         order = hard_edges[np.argsort(edge_comp[hard_edges], kind="stable")]
-        bounds = np.flatnonzero(np.diff(edge_comp[order])) + 1
-        for group in np.split(order, bounds):
+        picked, rest = _solve_small(order, edge_comp[order], rows[order], cols[order],
+                                    weights[order], cardinality_first)
+        chosen.append(picked)
+        bounds = np.flatnonzero(np.diff(edge_comp[rest])) + 1
+        for group in np.split(rest, bounds) if rest.size else ():
             chosen.append(group[_solve_block(rows[group], cols[group], weights[group],
                                              cardinality_first)])
     return np.sort(np.concatenate(chosen))
+
+
+#: Components of at most this many objects a side are solved together, by enumeration.
+SMALL = 4
+_PERMS = np.array(list(itertools.permutations(range(SMALL))), dtype=np.int64)
+
+
+def _solve_small(
+    edges: np.ndarray, comp: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+    weights: np.ndarray, cardinality_first: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every component of at most :data:`SMALL` objects a side solved at once.
+
+    Each component becomes a ``SMALL × SMALL`` block (zeros where there is no
+    pair) and all ``SMALL!`` assignments of every block are scored with numpy;
+    the best one's pairs are chosen, exactly as a solver would (brute force on
+    the block). Between matchings of equal weight (pixel counts tie often) the
+    one with more pairs wins, then the first in enumeration order. ``edges``
+    are sorted by ``comp``.
+
+    Returns
+    -------
+    chosen : numpy.ndarray
+        Edges chosen in the small components.
+    rest : numpy.ndarray
+        Edges of the components left to :func:`_solve_block`, still sorted.
+    """
+    start = np.flatnonzero(np.r_[True, comp[1:] != comp[:-1]])
+    n_comp = start.size
+    size = np.diff(np.r_[start, comp.size])
+    local = np.repeat(np.arange(n_comp), size)
+    ri = _local_index(local, rows, start)
+    ci = _local_index(local, cols, start)
+    n_r = np.zeros(n_comp, np.int64)
+    n_c = np.zeros(n_comp, np.int64)
+    np.maximum.at(n_r, local, ri + 1)
+    np.maximum.at(n_c, local, ci + 1)
+    small = (n_r <= SMALL) & (n_c <= SMALL)
+    on = small[local]
+    if not on.any():
+        return np.zeros(0, np.int64), edges
+    w = weights
+    if cardinality_first:  # as _solve_block: K + w, K above any matching's weight
+        w = weights + (np.bincount(local, weights=weights, minlength=n_comp) + 1.0)[local]
+    slot = np.cumsum(small) - 1  # position of each small component in the batch
+    block = np.zeros((int(small.sum()), SMALL, SMALL))
+    edge_at = np.full(block.shape, -1, dtype=np.int64)
+    block[slot[local[on]], ri[on], ci[on]] = w[on]
+    edge_at[slot[local[on]], ri[on], ci[on]] = edges[on]
+    r = np.arange(SMALL)
+    cells = block[:, r[None, :], _PERMS]  # (components, assignments, SMALL)
+    score = cells.sum(axis=2)
+    # ties (equal weight, different pairs): more pairs first, then the first assignment
+    pairs = (cells > 0).sum(axis=2)
+    best = score == score.max(axis=1, keepdims=True)
+    pick = np.argmax(np.where(best, pairs, -1), axis=1)
+    got = edge_at[np.arange(block.shape[0])[:, None], r[None, :], _PERMS[pick]]
+    return got[got >= 0], edges[~on]
+
+
+def _local_index(local: np.ndarray, ids: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Rank of each edge's object among the distinct objects of its component
+    (``np.unique`` order, as :func:`_solve_block` numbers them)."""
+    key = local * (int(ids.max()) + 1) + ids
+    _, inv = np.unique(key, return_inverse=True)
+    return inv - np.minimum.reduceat(inv, start)[local]
 
 
 def _solve_block(
