@@ -155,13 +155,15 @@ def _runs(labels: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndar
     """Start index (flat), row and length of every run of equal labels (all sources) per row."""
     h, w = labels[0].shape
     n = h * w
-    change = np.zeros(n, dtype=bool)
-    change[::w] = True  # every row starts a run
-    for lab in labels:
-        f = lab.ravel()
+    flats = [lab.ravel() for lab in labels]
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    np.not_equal(flats[0][1:], flats[0][:-1], out=change[1:])
+    for f in flats[1:]:
         change[1:] |= f[1:] != f[:-1]
+    change[::w] = True  # every row starts a run
     starts = np.flatnonzero(change)
-    lengths = np.diff(np.r_[starts, n])
+    lengths = np.diff(starts, append=n)
     return starts, starts // w, lengths
 
 
@@ -209,6 +211,83 @@ def _label_stats(lab: np.ndarray, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray
     return lab[order][first], np.add.reduceat(n[order], first).astype(np.int64), boxes
 
 
+def _masked_label_stats(lab: np.ndarray, fg: np.ndarray, r0: np.ndarray, r1: np.ndarray,
+                        c0: np.ndarray, c1: np.ndarray, n: np.ndarray,
+                        origin: tuple[int, int], shape: tuple[int, int]
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_label_stats` of one window's runs where ``fg`` holds. Labels packed
+    in a range: grouped by position without copying the runs out (background runs
+    go to one extra bin that is dropped; boxes accumulate per distinct label, a
+    rank table); labels spread out: :func:`_packed_label_stats`."""
+    present = lab[fg]
+    if present.size == 0:
+        return lab[:0], np.zeros(0, np.int64), np.zeros((0, 4), np.int64)
+    lo, hi = int(present.min()), int(present.max())
+    if hi - lo > present.size // 2:  # labels spread out: by sorting
+        packed = _packed_label_stats(present, lo, hi, r0[fg], c0[fg], n[fg], origin, shape)
+        if packed is not None:
+            return packed
+        if hi - lo > 4 * lab.size + 1024:
+            return _label_stats(present, r0[fg], r1[fg], c0[fg], c1[fg], n[fg])
+    wide = np.int64 if lab.dtype.kind == "i" else np.uint64
+    size = hi - lo + 1
+    pos = np.where(fg, (lab.astype(wide) - wide(lo)).astype(np.intp), size)
+    total = np.bincount(pos, weights=n, minlength=size + 1)
+    seen = total[:size] > 0
+    rank = np.cumsum(seen) - 1
+    k = int(rank[-1]) + 1
+    idx = np.append(rank, k)[pos]  # background runs land in bin k, dropped below
+    big = np.iinfo(np.int64).max
+    stats = []
+    for vals, ufunc, start in ((r0, np.minimum, big), (r1, np.maximum, -1),
+                               (c0, np.minimum, big), (c1, np.maximum, -1)):
+        acc = np.full(k + 1, start, dtype=np.int64)
+        ufunc.at(acc, idx, vals)
+        stats.append(acc[:k])
+    ids = (np.flatnonzero(seen).astype(wide) + wide(lo)).astype(lab.dtype)
+    return ids, total[:size][seen].astype(np.int64), np.stack(stats, axis=1)
+
+
+def _packed_label_stats(present: np.ndarray, lo: int, hi: int, r0: np.ndarray,
+                        c0: np.ndarray, n: np.ndarray, origin: tuple[int, int],
+                        shape: tuple[int, int]
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per-label counts and boxes of one window's foreground runs (labels
+    ``present`` in ``lo..hi``, rows ``r0``, first columns ``c0``, lengths ``n``) by
+    sorting one packed word per run, ``(label - lo, row, column, length)`` side
+    by side in 64 bits (a value sort is several times faster than an argsort);
+    ``None`` when they do not fit.
+
+    Sorted by label then row then column: a label's first run holds its first
+    row, its last run its last row; columns and pixel counts are reduced per label.
+    """
+    h, w = shape
+    bits_l, bits_r, bits_c = (hi - lo).bit_length(), (h - 1).bit_length(), w.bit_length()
+    if bits_l + bits_r + 2 * bits_c > 64:
+        return None
+    u = np.uint64
+    wide = np.int64 if present.dtype.kind == "i" else np.uint64
+    sc, sr = u(bits_c), u(2 * bits_c)
+    sl = u(2 * bits_c + bits_r)
+    key = (present.astype(wide) - wide(lo)).astype(u) << sl
+    key |= (r0 - origin[0]).astype(u) << sr
+    key |= (c0 - origin[1]).astype(u) << sc
+    key |= n.astype(u)
+    key.sort()
+    label = key >> sl
+    first = np.flatnonzero(np.r_[True, label[1:] != label[:-1]])
+    last = np.r_[first[1:], key.size] - 1
+    cmask, rmask = u((1 << bits_c) - 1), u((1 << bits_r) - 1)
+    length = (key & cmask).astype(np.int64)
+    col = ((key >> sc) & cmask).astype(np.int64)
+    row = ((key >> sr) & rmask).astype(np.int64)
+    boxes = np.stack([row[first] + origin[0], row[last] + origin[0] + 1,
+                      np.minimum.reduceat(col, first) + origin[1],
+                      np.maximum.reduceat(col + length, first) + origin[1]], axis=1)
+    ids = (label[first].astype(wide) + wide(lo)).astype(present.dtype)
+    return ids, np.add.reduceat(length, first), boxes
+
+
 def _u32(x: np.ndarray) -> np.ndarray:
     """Integers of at most 32 bits as ``uint64`` below 2**32, in the same order."""
     if x.dtype.kind == "i":
@@ -219,9 +298,12 @@ def _u32(x: np.ndarray) -> np.ndarray:
 def _pair_stats(a: np.ndarray, b: np.ndarray,
                 n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Group (a, b) label pairs: distinct pairs sorted by (a, b) and summed counts (exact
-    for every integer dtype: lexsort, never a combined key)."""
+    for every integer dtype: lexsort, never a combined key that could collide)."""
     if a.size == 0:
         return a, b, np.zeros(0, np.int64)
+    packed = _packed_pair_stats(a, b, n)
+    if packed is not None:
+        return packed
     if a.dtype.itemsize <= 4 and b.dtype.itemsize <= 4:  # one 64-bit key, same order
         order = np.argsort((_u32(a) << np.uint64(32)) | _u32(b))
     else:
@@ -229,6 +311,33 @@ def _pair_stats(a: np.ndarray, b: np.ndarray,
     a, b, n = a[order], b[order], n[order]
     first = np.flatnonzero(np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])])
     return a[first], b[first], np.add.reduceat(n, first).astype(np.int64)
+
+
+def _packed_pair_stats(a: np.ndarray, b: np.ndarray, n: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_pair_stats` by sorting one packed word per run, ``(a - min a, b - min b,
+    count)`` side by side in 64 bits (a value sort is several times faster than an
+    argsort), or ``None`` when the three ranges do not fit in 64 bits."""
+    alo, ahi, blo, bhi = int(a.min()), int(a.max()), int(b.min()), int(b.max())
+    nmax = int(n.max())
+    bits_a, bits_b, bits_n = ((ahi - alo).bit_length(), (bhi - blo).bit_length(),
+                              nmax.bit_length())
+    if bits_a + bits_b + bits_n > 64 or n.min() < 0:
+        return None
+    u = np.uint64
+    wa = np.int64 if a.dtype.kind == "i" else np.uint64
+    wb = np.int64 if b.dtype.kind == "i" else np.uint64
+    key = (a.astype(wa) - wa(alo)).astype(u) << u(bits_b + bits_n)
+    key |= (b.astype(wb) - wb(blo)).astype(u) << u(bits_n)
+    key |= n.astype(u)
+    key.sort()
+    group = key >> u(bits_n)
+    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    counts = np.add.reduceat(key & u((1 << bits_n) - 1), first).astype(np.int64)
+    g = group[first]
+    pa = ((g >> u(bits_b)).astype(wa) + wa(alo)).astype(a.dtype)
+    pb = ((g & u((1 << bits_b) - 1)).astype(wb) + wb(blo)).astype(b.dtype)
+    return pa, pb, counts
 
 
 def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
@@ -247,17 +356,16 @@ def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
         return Scan(e, [z] * k, [np.zeros((0, 4), np.int64)] * k,
                     *((e[0], e[1], z) if k == 2 else (None, None, None)), 0)
     starts, rows, lengths = _runs(labels)
-    cols = starts - rows * w
-    rows = rows + origin[0]
-    cols = cols + origin[1]
+    r0 = rows + origin[0]
+    c0 = starts - rows * w + origin[1]
+    r1, c1 = r0 + 1, c0 + lengths
     vals = [lab.ravel()[starts] for lab in labels]
     fgs = [v != v.dtype.type(bg) for v, bg in zip(vals, backgrounds, strict=True)]
     ids, counts, boxes = [], [], []
     for v, fg in zip(vals, fgs, strict=True):
         if not per_label and k == 2:
             fg = np.zeros_like(fg)
-        rf, cf, lf = rows[fg], cols[fg], lengths[fg]
-        i, c, b = _label_stats(v[fg], rf, rf + 1, cf, cf + lf, lf)
+        i, c, b = _masked_label_stats(v, fg, r0, r1, c0, c1, lengths, origin, (h, w))
         ids.append(i)
         counts.append(c)
         boxes.append(b)
@@ -265,7 +373,7 @@ def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
         return Scan(ids, counts, boxes, None, None, None, 0)
     both = fgs[0] & fgs[1]
     pa, pb, pc = _pair_stats(vals[0][both], vals[1][both], lengths[both])
-    union = int(lengths[fgs[0] | fgs[1]].sum())
+    union = int(np.sum(lengths, where=fgs[0] | fgs[1]))
     return Scan(ids, counts, boxes, pa, pb, pc, union)
 
 
@@ -355,14 +463,30 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
                                  total=len(wins))
 
 
-def _merge_stream(results: Iterable[Scan], group: int = 16, total: int | None = None) -> Scan:
-    """Merge a stream of scans in groups of ``group`` (bounded memory), reporting
-    the windows done to :func:`geoeval.parallel.reporting` when ``total`` is known."""
+def _merge_stream(results: Iterable[Scan], total: int | None = None,
+                  floor: int = 1 << 18) -> Scan:
+    """Merge a stream of scans, reporting the windows done to
+    :func:`geoeval.parallel.reporting` when ``total`` is known.
+
+    Partial results are merged when the entries waiting exceed four times the
+    merged result (and ``floor``): memory stays a few times the objects' own
+    (labels and pairs are counted, never pixels) and each entry is merged a
+    bounded number of times, whereas merging every few windows re-sorted the
+    whole accumulated result again and again.
+    """
     acc: list[Scan] = []
     if total is not None:
         results = parallel.counted(results, total, "raster windows")
+    merged = waiting = 0
     for r in results:
         acc.append(r)
-        if len(acc) >= group:
+        waiting += _entries(r)
+        if waiting > max(4 * merged, floor):
             acc = [merge_scans(acc)]
+            merged, waiting = _entries(acc[0]), 0
     return merge_scans(acc)
+
+
+def _entries(s: Scan) -> int:
+    """Labels and pairs held by a scan."""
+    return sum(i.size for i in s.ids) + (0 if s.pair_a is None else s.pair_a.size)
