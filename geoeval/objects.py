@@ -86,7 +86,7 @@ class ObjectSet:
         geoms = self.polygons
         from geoeval.parallel import chunked, query
 
-        a, b = query(shapely.STRtree(geoms), geoms, "intersects")
+        a, b = query(self.strtree, geoms, "intersects")
         keep = a < b
         a, b = a[keep], b[keep]
         if a.size == 0:
@@ -95,6 +95,14 @@ class ObjectSet:
         shared = chunked(lambda x, y: shapely.area(shapely.intersection(x, y)),
                          geoms[a], geoms[b]) > 0
         return a[shared].astype(np.int64), b[shared].astype(np.int64)
+
+    @cached_property
+    def strtree(self) -> Any:
+        """A ``shapely.STRtree`` of :attr:`polygons` (built once, cached): the
+        self-query and the overlap with the other side share it."""
+        import shapely
+
+        return shapely.STRtree(self.polygons)
 
     @cached_property
     def polygons(self) -> np.ndarray:

@@ -206,15 +206,16 @@ def overlap_from_scan(reference: ObjectSet, submission: ObjectSet, found: Any) -
 
 
 def _vector_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
-    rows, cols, vals = overlap_pairs(reference.polygons, submission.polygons)
+    rows, cols, vals = overlap_pairs(reference.polygons, submission.polygons,
+                                     submission.strtree)
     order = np.lexsort((cols, rows))
     rows, cols, vals = rows[order], cols[order], vals[order]
     total = _union_area(reference, submission, rows, cols, vals)
     return Overlap(reference, submission, rows, cols, vals.astype(float), total, "rtree")
 
 
-def overlap_pairs(query: np.ndarray, tree: np.ndarray) -> tuple[np.ndarray, np.ndarray,
-                                                                np.ndarray]:
+def overlap_pairs(query: np.ndarray, tree: np.ndarray, index: Any = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair ``(i, j)`` of ``query[i]`` and ``tree[j]`` sharing a positive area.
 
     The one kernel of the vector overlap: an STRtree over ``tree`` queried with
@@ -222,6 +223,8 @@ def overlap_pairs(query: np.ndarray, tree: np.ndarray) -> tuple[np.ndarray, np.n
     those candidates, touching pairs (zero area) dropped. The in-memory engine
     runs it on whole layers, the Dask engine (:mod:`geoeval.engine`) on each
     partition, so both compute bit-identical areas. Pairs come unsorted.
+    ``index`` is an STRtree of ``tree`` already built (e.g.
+    :attr:`ObjectSet.strtree`), else one is built.
 
     Returns
     -------
@@ -242,7 +245,8 @@ def overlap_pairs(query: np.ndarray, tree: np.ndarray) -> tuple[np.ndarray, np.n
     empty = np.zeros(0, dtype=np.int64)
     if len(query) == 0 or len(tree) == 0:
         return empty, empty.copy(), np.zeros(0)
-    rows, cols = parallel.query(shapely.STRtree(tree), query, "intersects")
+    index = shapely.STRtree(tree) if index is None else index
+    rows, cols = parallel.query(index, query, "intersects")
     vals = chunked(_intersection_area, query[rows], tree[cols])  # every core
     keep = vals > 0
     return (rows[keep].astype(np.int64), cols[keep].astype(np.int64),
