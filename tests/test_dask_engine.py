@@ -294,3 +294,33 @@ def test_raster_files_are_scanned_window_by_window_on_the_cluster(cluster, clien
     local = geoeval.score(*map(str, paths), mallows=True)
     assert "scan_window" in seen  # the windows went to the workers
     assert strip_engine(res.to_json())[1] == strip_engine(local.to_json())[1]
+
+
+def test_scenes_share_one_engine(tmp_path, monkeypatch):
+    """Several scenes with ``engine="dask"``: one LocalCluster for the whole run (it
+    was started once per scene), every scene's report equal to the local engine's."""
+    import geopandas as gpd
+
+    import geoeval
+    from geoeval.engine import cluster as cluster_module
+
+    for name, seed in (("a", 6), ("b", 7), ("c", 8)):
+        ref, sub = city(seed, n=16)
+        for side, objs in (("ref", ref), ("sub", sub)):
+            (tmp_path / side).mkdir(exist_ok=True)
+            gpd.GeoDataFrame(geometry=objs.polygons, crs="EPSG:32631").to_file(
+                tmp_path / side / f"{name}.gpkg")
+    started = []
+    real = cluster_module.dask_client
+
+    def counting(*args, **kwargs):
+        started.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cluster_module, "dask_client", counting)
+    dask = geoeval.score_scenes(tmp_path / "ref", tmp_path / "sub", matchers=["bgm", "iou"],
+                                engine="dask", n_jobs=2)
+    local = geoeval.score_scenes(tmp_path / "ref", tmp_path / "sub", matchers=["bgm", "iou"])
+    assert len(started) == 1
+    assert [s.results for s in dask.scenes] == [s.results for s in local.scenes]
+    assert dask.pooled == local.pooled

@@ -47,7 +47,7 @@ def score(
     confidence: float = 0.95,
     seed: int = 0,
     block_size: float | None = None,
-    engine: str = "local",
+    engine: str | Engine = "local",
     scheduler: str | None = None,
     progress: Callable[[str], None] | None = None,
     breakdown: bool = False,
@@ -149,7 +149,8 @@ def score(
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
                   n_jobs=n_jobs, band=band)
-    check_engine(engine, scheduler)
+    if not isinstance(engine, Engine):
+        check_engine(engine, scheduler)
     shared: dict[str, Any] = {"band": band, "background": background}
     vector_shared = {"layer": layer, "id_field": id_field, "class_field": class_field, "crs": crs}
     ref_opts = _side_options(reference, shared, vector_shared, reference_options)

@@ -236,6 +236,9 @@ def score_scenes(
     ``P = Σ_s (No_s − FA_s) / Σ_s No_s``, ``R = Σ_s (Nr_s − MD_s) / Σ_s Nr_s``,
     ``F1 = 2PR / (P + R)``; ``null`` when a denominator is 0.
     """
+    from contextlib import nullcontext
+
+    from geoeval.engine import Engine, open_engine
     from geoeval.scoring.scene import score
 
     for bad in ("gpkg", "csv_dir", "figure"):
@@ -243,17 +246,22 @@ def score_scenes(
             raise InputError(f"{bad} is per scene: use scene_dir (--scene-dir) with many scenes")
     found, warnings = pair_scenes(reference_dir, submission_dir, pairs)
     scenes: list[Scene] = []
-    for k, (name, ref, sub) in enumerate(found):
-        if sub is None:
-            res = _score_empty(ref, options)
-        else:
-            res = score(ref, sub, **options)
-        if each is not None:
-            each(name, res)
-        scenes.append(_scene(name, ref, sub, res))
-        del res
-        if progress is not None:
-            progress(k + 1, len(found), name)
+    engine, scheduler = options.pop("engine", "local"), options.pop("scheduler", None)
+    # one engine for every scene: a Dask cluster is started once, not once per scene
+    opened = (nullcontext(engine) if isinstance(engine, Engine)
+              else open_engine(engine, scheduler, options.get("n_jobs")))
+    with opened as eng:
+        for k, (name, ref, sub) in enumerate(found):
+            if sub is None:
+                res = _score_empty(ref, options)
+            else:
+                res = score(ref, sub, engine=eng, **options)
+            if each is not None:
+                each(name, res)
+            scenes.append(_scene(name, ref, sub, res))
+            del res
+            if progress is not None:
+                progress(k + 1, len(found), name)
     matchers = list(scenes[0].results) if scenes else []
     pooled = {m: _pool([s.pool[m] for s in scenes], m) for m in matchers}
     params = {"matchers": matchers, "pairing": "list" if pairs is not None else "name",
