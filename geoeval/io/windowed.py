@@ -231,7 +231,12 @@ def _masked_label_stats(lab: np.ndarray, fg: np.ndarray, r0: np.ndarray, r1: np.
             return _label_stats(present, r0[fg], r1[fg], c0[fg], c1[fg], n[fg])
     wide = np.int64 if lab.dtype.kind == "i" else np.uint64
     size = hi - lo + 1
-    pos = np.where(fg, (lab.astype(wide) - wide(lo)).astype(np.intp), size)
+    if lab.dtype.itemsize <= 4:  # exact in intp: fewer passes
+        pos = lab.astype(np.intp)
+        pos -= lo
+    else:
+        pos = (lab.astype(wide) - wide(lo)).astype(np.intp)
+    pos[~fg] = size
     total = np.bincount(pos, weights=n, minlength=size + 1)
     seen = total[:size] > 0
     rank = np.cumsum(seen) - 1
@@ -239,11 +244,12 @@ def _masked_label_stats(lab: np.ndarray, fg: np.ndarray, r0: np.ndarray, r1: np.
     idx = np.append(rank, k)[pos]  # background runs land in bin k, dropped below
     big = np.iinfo(np.int64).max
     stats = []
-    for vals, ufunc, start in ((r0, np.minimum, big), (r1, np.maximum, -1),
+    for vals, ufunc, start in ((r0, np.minimum, big), (r0, np.maximum, -1),
                                (c0, np.minimum, big), (c1, np.maximum, -1)):
         acc = np.full(k + 1, start, dtype=np.int64)
         ufunc.at(acc, idx, vals)
         stats.append(acc[:k])
+    stats[1] += 1  # a run covers one row: the last row's end
     ids = (np.flatnonzero(seen).astype(wide) + wide(lo)).astype(lab.dtype)
     return ids, total[:size][seen].astype(np.int64), np.stack(stats, axis=1)
 
