@@ -232,7 +232,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     is_cand[cand] = True
 
     # --- accumulate -----------------------------------------------------------------------
-    d_c, d_img = d_key % K, d_key // K
+    d_c = d_key % K
     npig = np.zeros((K, A), dtype=np.int64)
     for a in range(A):
         npig[:, a] = np.bincount(g_cat[~g_ignore[:, a]], minlength=K)
