@@ -307,26 +307,64 @@ def _assign(
     the annotation id, 0 meaning none), 2 (ignored) where matched to an ignored
     one, unchanged otherwise.
 
-    Step ``r`` handles the ``r``-th detection (among those with a candidate)
-    of every image × category at once; within one step no two detections
-    share a ground truth, so the state update has no conflict.
+    Image × category groups whose candidate pairs all involve one ground truth
+    (the usual case) are matched without a loop: at threshold ``t`` a detection
+    takes it when its IoU reaches ``t`` and no earlier detection's did (a crowd
+    region is never used up, so then every such detection takes it). The other
+    groups are matched by :func:`_assign_greedy`.
     """
-    T = IOU_THRESHOLDS.size
     cand = np.unique(pi)  # detections are ranked inside groups already (index order)
     if pi.size == 0:
         return cand, status
-    c_key = d_key[cand]
-    c_start = np.flatnonzero(np.r_[True, c_key[1:] != c_key[:-1]])
-    c_step = np.arange(cand.size) - np.repeat(c_start, np.diff(np.r_[c_start, cand.size]))
     slot = np.searchsorted(cand, pi)  # each pair's detection, as a row of `status`
-    p_step = c_step[slot]
+    p_key = d_key[pi]  # pairs are in detection order, hence grouped by key
+    starts = np.flatnonzero(np.r_[True, p_key[1:] != p_key[:-1]])
+    lengths = np.diff(np.r_[starts, pi.size])
+    one_gt = np.repeat(np.minimum.reduceat(pg, starts) == np.maximum.reduceat(pg, starts),
+                       lengths)
+    # one ground truth per group: one pair per detection, in rank order
+    single = np.flatnonzero(one_gt)
+    s_row, s_g, s_iou, s_key = slot[single], pg[single], piou[single], p_key[single]
+    s_crowd = g_crowd[s_g]
+    for t, thr in enumerate(IOU_THRESHOLDS):
+        hit = np.flatnonzero(s_iou >= thr)
+        k = s_key[hit]
+        first = np.r_[True, k[1:] != k[:-1]] if k.size else np.zeros(0, dtype=bool)
+        m = hit[first | s_crowd[hit]]
+        rows, g = s_row[m], s_g[m]
+        ign = g_ignore[g]  # [n, A]
+        tp = ~ign & g_counts[g][:, None]
+        status[rows, t, :] = np.where(ign, 2, np.where(tp, 1, status[rows, t, :]))
+    multi = np.flatnonzero(~one_gt)
+    if multi.size:
+        c_key = d_key[cand]
+        c_start = np.flatnonzero(np.r_[True, c_key[1:] != c_key[:-1]])
+        c_step = np.arange(cand.size) - np.repeat(c_start, np.diff(np.r_[c_start, cand.size]))
+        _assign_greedy(slot[multi], pg[multi], piou[multi], c_step[slot[multi]], g_ignore,
+                       g_crowd, g_counts, status)
+    return cand, status
+
+
+def _assign_greedy(
+    slot: np.ndarray, pg: np.ndarray, piou: np.ndarray, p_step: np.ndarray,
+    g_ignore: np.ndarray, g_crowd: np.ndarray, g_counts: np.ndarray, status: np.ndarray,
+) -> None:
+    """COCOeval's greedy matching of the pairs ``(slot, pg)`` (``status`` rows, ground
+    truth), each detection's ``p_step`` being its rank among the detections of its
+    group that have a candidate; updates ``status`` as :func:`_assign` says.
+
+    Step ``r`` handles the ``r``-th detection of every image × category at once;
+    within one step no two detections share a ground truth, so the state update
+    has no conflict.
+    """
+    T = IOU_THRESHOLDS.size
     # pairs sorted by (step, detection, IoU, ground-truth file order): the position
     # in this order breaks IoU ties towards the later ground truth, as COCOeval does
     order = np.lexsort((pg, piou, slot, p_step))
     slot, pg, piou, p_step = slot[order], pg[order], piou[order], p_step[order]
     n_pairs = pg.size
     big = n_pairs + 1
-    step_bounds = np.searchsorted(p_step, np.arange(int(c_step.max()) + 2))
+    step_bounds = np.searchsorted(p_step, np.arange(int(p_step.max()) + 2))
     taken = np.zeros((g_ignore.shape[0], T, g_ignore.shape[1]), dtype=bool)
     g_weight = (~g_ignore).astype(np.int64) * big  # non-ignored ground truth first
     thr = IOU_THRESHOLDS
@@ -350,7 +388,6 @@ def _assign(
         status[row[tp], tt[tp], aa[tp]] = 1
         hard = ~g_crowd[gsel]
         taken[gsel[hard], tt[hard], aa[hard]] = True
-    return cand, status
 
 
 def _first_count(npig: np.ndarray) -> np.ndarray:
