@@ -271,7 +271,7 @@ def test_many_detections_per_image_bit_for_bit():
 def test_sort_by_is_lexsort(n, major_hi, minor_hi):
     # the packed 64-bit key and the lexsort fallback (keys too wide to pack) both give
     # numpy.lexsort's order, ties by index
-    from geoeval.challenges.coco import _score_rank, _sort_by
+    from geoeval.challenges.coco import _score_ranks, _sort_by
 
     rng = np.random.default_rng(n)
     major = rng.integers(0, major_hi, n)
@@ -280,8 +280,7 @@ def test_sort_by_is_lexsort(n, major_hi, minor_hi):
                                   np.lexsort((np.arange(n), minor, major)))
     scores = rng.integers(0, 4, n) / 4.0
     scores[:2] = -0.0 if n > 2 else scores[:2]
-    dense = _score_rank(scores, dense=True)
-    distinct = _score_rank(scores, dense=False)
+    distinct, dense = _score_ranks(scores)
     order = np.lexsort((np.arange(n), -scores))
     np.testing.assert_array_equal(np.argsort(distinct), order)
     # dense ranks: equal scores share one, higher scores come first

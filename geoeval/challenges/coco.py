@@ -194,15 +194,15 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     d_idx = np.flatnonzero(d_known)
     d_key = dt.image_index[d_idx] * K + d_cat[d_idx]
     scores = dt.scores[d_idx]
+    distinct, dense = _score_ranks(scores)
     # by image × category, then decreasing score, then file order
-    order = _sort_by(d_key, _score_rank(scores, dense=False), d_idx.size)
-    d_idx, d_key = d_idx[order], d_key[order]
+    order = _sort_by(d_key, distinct, d_idx.size)
+    d_idx, d_key, dense = d_idx[order], d_key[order], dense[order]
     start = np.flatnonzero(np.r_[True, d_key[1:] != d_key[:-1]]) if d_key.size else d_key
     rank = np.arange(d_key.size) - np.repeat(start, np.diff(np.r_[start, d_key.size]))
     keep = rank < MAX_DETS[-1]
-    d_idx, d_key, rank = d_idx[keep], d_key[keep], rank[keep]
+    d_idx, d_key, rank, dense = d_idx[keep], d_key[keep], rank[keep], dense[keep]
     n_det = d_idx.size
-    d_score = dt.scores[d_idx]
     d_area = dt.wh[d_idx, 0] * dt.wh[d_idx, 1]
 
     # --- ground truth ---------------------------------------------------------------------
@@ -225,8 +225,9 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     # unmatched: ignored if the detection's own area is outside the range, else FP;
     # only detections with a candidate pair can be anything else
     status = np.repeat(np.where(d_out, 2, 0).astype(np.int8)[:, None, :], T, axis=1)
-    cand, cand_status = _assign(pi, pg, piou, d_key, g_ignore, g_crowd, gt.ids != 0,
-                                status[np.unique(pi)])
+    cand = pi[np.r_[True, pi[1:] != pi[:-1]]] if pi.size else pi  # pi is sorted
+    cand_status = _assign(pi, pg, piou, cand, d_key, g_ignore, g_crowd, gt.ids != 0,
+                          status[cand])
     status[cand] = cand_status
     is_cand = np.zeros(n_det, dtype=bool)
     is_cand[cand] = True
@@ -240,7 +241,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     recall = -np.ones((T, K, A, M))
     # by category, then decreasing score (ties: image, then rank in image); the
     # detections are in (image, rank) order already
-    acc_order = _sort_by(d_c, _score_rank(d_score, dense=True), n_det)
+    acc_order = _sort_by(d_c, dense, n_det)
     bounds = np.searchsorted(d_c[acc_order], np.arange(K + 1))
     max_dets = np.array(MAX_DETS)
     for k in range(K):
@@ -264,17 +265,16 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     )
 
 
-def _score_rank(scores: np.ndarray, *, dense: bool) -> np.ndarray:
-    """Rank of each score in decreasing order: ties in index order (``dense=False``,
-    all ranks distinct) or tied scores sharing one rank (``dense=True``)."""
+def _score_ranks(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks of the scores in decreasing order: all distinct (ties in index order),
+    and dense (tied scores share one rank)."""
     order = np.argsort(-scores, kind="stable")
-    rank = np.empty(scores.size, dtype=np.int64)
-    if dense:
-        srt = scores[order]
-        rank[order] = np.cumsum(np.r_[False, srt[1:] != srt[:-1]])
-    else:
-        rank[order] = np.arange(scores.size)
-    return rank
+    distinct = np.empty(scores.size, dtype=np.int64)
+    distinct[order] = np.arange(scores.size)
+    srt = scores[order]
+    dense = np.empty(scores.size, dtype=np.int64)
+    dense[order] = np.cumsum(np.r_[False, srt[1:] != srt[:-1]])
+    return distinct, dense
 
 
 def _sort_by(major: np.ndarray, minor: np.ndarray, n: int) -> np.ndarray:
@@ -292,17 +292,18 @@ def _assign(
     pi: np.ndarray,
     pg: np.ndarray,
     piou: np.ndarray,
+    cand: np.ndarray,
     d_key: np.ndarray,
     g_ignore: np.ndarray,
     g_crowd: np.ndarray,
     g_counts: np.ndarray,
     status: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> np.ndarray:
     """Greedy COCO matching.
 
-    ``status[C, T, A]`` (int8) is the unmatched status of the detections that have
-    at least one candidate pair, in index order. Returns those detections and
-    their status after matching: 1 (TP) where matched to a non-ignored ground
+    ``status[C, T, A]`` (int8) is the unmatched status of the detections ``cand``
+    that have at least one candidate pair (sorted indices). Returns their status
+    after matching: 1 (TP) where matched to a non-ignored ground
     truth whose annotation id is not 0 (``g_counts``: COCOeval stores a match as
     the annotation id, 0 meaning none), 2 (ignored) where matched to an ignored
     one, unchanged otherwise.
@@ -313,9 +314,8 @@ def _assign(
     region is never used up, so then every such detection takes it). The other
     groups are matched by :func:`_assign_greedy`.
     """
-    cand = np.unique(pi)  # detections are ranked inside groups already (index order)
     if pi.size == 0:
-        return cand, status
+        return status
     slot = np.searchsorted(cand, pi)  # each pair's detection, as a row of `status`
     p_key = d_key[pi]  # pairs are in detection order, hence grouped by key
     starts = np.flatnonzero(np.r_[True, p_key[1:] != p_key[:-1]])
@@ -342,7 +342,7 @@ def _assign(
         c_step = np.arange(cand.size) - np.repeat(c_start, np.diff(np.r_[c_start, cand.size]))
         _assign_greedy(slot[multi], pg[multi], piou[multi], c_step[slot[multi]], g_ignore,
                        g_crowd, g_counts, status)
-    return cand, status
+    return status
 
 
 def _assign_greedy(
@@ -433,23 +433,29 @@ def _accumulate_category(
     ci = np.flatnonzero(cand)
     fp_other = ((status[:, 0, :].T == 0) & ~cand)[:, None, :] & within[None, :, :]  # [A, M, n]
     fpc_other = np.cumsum(fp_other, axis=-1, dtype=np.int32)
-    st = np.ascontiguousarray(status[ci].transpose(1, 2, 0))[:, :, None, :]  # [T, A, 1, c]
-    w = within[:, ci]
-    tp = (st == 1) & w[None, None, :, :]  # [T, A, M, c]
-    fp = (st == 0) & w[None, None, :, :]
+    st = np.ascontiguousarray(status[ci].transpose(1, 2, 0))  # [T, A, c]
+    w = within[:, ci]  # [M, c]
+    fp = (st == 0)[:, :, None, :] & w[None, None, :, :]  # [T, A, M, c]
     fpc = np.cumsum(fp, axis=-1, dtype=np.int32)
-    n_tp = np.count_nonzero(tp, axis=-1)  # [T, A, M]
+    # true positives of each row (t, a, m): those of (t, a) within the limit m, in
+    # order; k counts them along the row
+    t0, a0, p0 = np.nonzero(st == 1)  # row-major: (t, a) in order, positions ascending
+    n_rows = T * A * M
+    parts = []
+    for m in range(M):
+        keep = np.flatnonzero(w[m, p0])
+        row_m = (t0[keep] * A + a0[keep]) * M + m  # ascending
+        first = np.searchsorted(row_m, row_m)
+        parts.append((row_m, np.arange(keep.size) - first + 1, t0[keep], a0[keep], p0[keep],
+                      np.full(keep.size, m)))
+    row, k, t_i, a_i, pos, m_i = (np.concatenate(c) for c in zip(*parts, strict=True))
+    n_tp = np.bincount(row, minlength=n_rows).reshape(T, A, M)
     valid_a = npig > 0
     npig_f = np.maximum(npig, 1).astype(float)[None, :, None]
     recall[...] = np.where(valid_a[None, :, None], n_tp / npig_f, -1.0)
     q = np.zeros((T, A, M, R))
     max_k = int(n_tp.max()) if n_tp.size else 0
     if max_k:
-        t_i, a_i, m_i, pos = np.nonzero(tp)  # row-major: rows in order, positions ascending
-        row = (t_i * A + a_i) * M + m_i
-        n_rows = T * A * M
-        row_start = np.searchsorted(row, np.arange(n_rows))
-        k = np.arange(row.size) - row_start[row] + 1  # k-th true positive of its row
         f = (fpc[t_i, a_i, m_i, pos] + fpc_other[a_i, m_i, ci[pos]]).astype(float)
         kf = k.astype(float)
         p = kf / (f + kf + np.spacing(1))
