@@ -201,3 +201,67 @@ def test_random_result_files_agree(tmp_path_factory, gt, records, compact, key_o
         assert all(math.isfinite(s) for s in fast.scores)
         if all(len(r) == 4 for r in records):  # nothing but the four fields: read by Arrow
             assert _arrow_columns(p) is not None
+
+
+# --- ground truth: the columnar annotation reader against the record reader --------
+
+_ANN_VALUES = st.one_of(
+    st.integers(-3, 12), st.floats(-2, 50, allow_nan=False), st.just(True), st.just("3"),
+    st.just(None), st.just(2**70), st.just(1e308))
+
+
+@st.composite
+def _annotations(draw):
+    n = draw(st.integers(1, 8))
+    anns = []
+    for i in range(n):
+        a = {"id": draw(st.sampled_from([i + 1, i + 1, i + 1, 0, 1, -5, 2**63 - 1])),
+             "image_id": draw(st.sampled_from([1, 2, 7, 7, 9])),
+             "category_id": draw(st.sampled_from([1, 3, 3, 4])),
+             "bbox": [draw(st.floats(-5, 50, allow_nan=False)),
+                      draw(st.integers(-5, 50)), draw(st.floats(0, 30, allow_nan=False)),
+                      draw(st.integers(0, 30))]}
+        if draw(st.booleans()):
+            a["area"] = draw(st.one_of(st.floats(0, 900, allow_nan=False), st.integers(0, 900)))
+        if draw(st.booleans()):
+            a["iscrowd"] = draw(st.sampled_from([0, 1, 1, 0]))
+        if draw(st.integers(0, 9)) == 0:  # now and then one bad or unusual field
+            key = draw(st.sampled_from(["id", "image_id", "category_id", "area", "iscrowd",
+                                        "bbox"]))
+            a[key] = (draw(st.lists(_ANN_VALUES, min_size=3, max_size=5)) if key == "bbox"
+                      else draw(_ANN_VALUES))
+        if draw(st.integers(0, 19)) == 0:
+            del a[draw(st.sampled_from(sorted(a)))]
+        anns.append(a)
+    return anns
+
+
+@settings(max_examples=300, deadline=None)
+@given(anns=_annotations())
+def test_ground_truth_columns_agree_with_the_record_reader(anns):
+    import geoeval.io._box_coco as bc
+
+    data = {**GT, "annotations": anns}
+    fast = _outcome(lambda: read_coco(json.loads(json.dumps(data)), side="reference"))
+    real = bc._gt_columns
+    bc._gt_columns = lambda *args: None  # the record reader only
+    try:
+        slow = _outcome(lambda: read_coco(json.loads(json.dumps(data)), side="reference"))
+    finally:
+        bc._gt_columns = real
+    _same(fast, slow)
+
+
+def test_well_formed_ground_truth_takes_the_columnar_path():
+    from geoeval.io._box_coco import _gt_columns
+
+    anns = [{"id": 5, "image_id": 7, "category_id": 3, "bbox": [1, 2.5, 3, 4]},
+            {"id": 6, "image_id": 9, "category_id": 1, "bbox": [0, 0, 2, 2], "area": 3,
+             "iscrowd": 1}]
+    rows, wh, image, cls_ids, areas, ids, crowd, keep, classes = _gt_columns(
+        anns, [1, 2, 7], {1: "a", 3: "b"})
+    assert rows.tolist() == [[1, 2.5, 4, 6.5], [0, 0, 2, 2]]
+    assert areas.tolist() == [12, 3] and crowd.tolist() == [False, True]
+    assert keep.tolist() == [True, False] and image[0] == 2 and classes[0] == "b"
+    assert cls_ids.tolist() == [3, -1] and ids.tolist() == [5, 6]
+    assert _gt_columns([{**anns[0], "iscrowd": 2}], [7], {3: "b"}) is None

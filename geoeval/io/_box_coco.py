@@ -195,48 +195,52 @@ def _coco_gt(data: dict, path: str) -> BoxSet:
         cat_name[cid] = name
     cat_name = {cid: (n if seen_names[n] == 1 else f"{n}#{cid}") for cid, n in cat_name.items()}
     n = len(anns)
-    rows = np.empty((n, 4))
-    wh = np.empty((n, 2))
-    image = np.empty(n, dtype=np.int64)
-    cls_ids = np.empty(n, dtype=np.int64)
-    areas = np.empty(n)
-    ids = np.empty(n, dtype=np.int64)
-    crowd = np.empty(n, dtype=bool)
     keys = sorted(image_ids, key=lambda k: image_ids[k])
-    pos = {k: i for i, k in enumerate(keys)}
-    keep = np.ones(n, dtype=bool)
-    seen_ids: set[Any] = set()
-    for i, a in enumerate(anns):
-        where = f"{path}: annotations[{i}]"
-        x, y, w, h = _bbox(_req(a, "bbox", where), where)
-        iid = _int_id(_req(a, "image_id", where), "image_id", where)
-        cid = _int_id(_req(a, "category_id", where), "category_id", where)
-        aid = _int_id(_req(a, "id", where), "annotation id", where)
-        if aid in seen_ids:
-            raise InputError(f"duplicate annotation id {aid!r}", where)
-        seen_ids.add(aid)
-        k = pos.get(str(iid))
-        if k is None or cid not in cat_name:
-            # the official evaluator only looks at annotations of listed images/categories
-            keep[i] = False
-            k = 0
-        rows[i] = (x, y, x + w, y + h)
-        wh[i] = (w, h)
-        image[i] = k
-        cls_ids[i] = cid if keep[i] and -2**63 <= cid < 2**63 else -1
-        area = a.get("area", w * h)
-        if not _is_number(area) or not 0 <= area < math.inf:
-            raise InputError(f"area must be a number >= 0, got {_short(area)}", where)
-        areas[i] = float(area)
-        if not -2**63 <= aid < 2**63:
-            raise InputError(f"annotation id {aid} does not fit in 64 bits", where)
-        ids[i] = aid
-        isc = a.get("iscrowd", 0)
-        if isc not in (0, 1) or not isinstance(isc, (int, bool)):
-            raise InputError(f"iscrowd must be 0 or 1, got {_short(isc)}", where)
-        crowd[i] = bool(isc)
-    classes = np.asarray([cat_name.get(a["category_id"], "") for a in anns], dtype=str)
-    cls_ids = np.where(keep, cls_ids, -1)
+    cols = _gt_columns(anns, [image_ids[k] for k in keys], cat_name)
+    if cols is not None:
+        rows, wh, image, cls_ids, areas, ids, crowd, keep, classes = cols
+    else:  # record by record: the first bad annotation is named
+        rows = np.empty((n, 4))
+        wh = np.empty((n, 2))
+        image = np.empty(n, dtype=np.int64)
+        cls_ids = np.empty(n, dtype=np.int64)
+        areas = np.empty(n)
+        ids = np.empty(n, dtype=np.int64)
+        crowd = np.empty(n, dtype=bool)
+        pos = {k: i for i, k in enumerate(keys)}
+        keep = np.ones(n, dtype=bool)
+        seen_ids: set[Any] = set()
+        for i, a in enumerate(anns):
+            where = f"{path}: annotations[{i}]"
+            x, y, w, h = _bbox(_req(a, "bbox", where), where)
+            iid = _int_id(_req(a, "image_id", where), "image_id", where)
+            cid = _int_id(_req(a, "category_id", where), "category_id", where)
+            aid = _int_id(_req(a, "id", where), "annotation id", where)
+            if aid in seen_ids:
+                raise InputError(f"duplicate annotation id {aid!r}", where)
+            seen_ids.add(aid)
+            k = pos.get(str(iid))
+            if k is None or cid not in cat_name:
+                # the official evaluator only looks at annotations of listed images/categories
+                keep[i] = False
+                k = 0
+            rows[i] = (x, y, x + w, y + h)
+            wh[i] = (w, h)
+            image[i] = k
+            cls_ids[i] = cid if keep[i] and -2**63 <= cid < 2**63 else -1
+            area = a.get("area", w * h)
+            if not _is_number(area) or not 0 <= area < math.inf:
+                raise InputError(f"area must be a number >= 0, got {_short(area)}", where)
+            areas[i] = float(area)
+            if not -2**63 <= aid < 2**63:
+                raise InputError(f"annotation id {aid} does not fit in 64 bits", where)
+            ids[i] = aid
+            isc = a.get("iscrowd", 0)
+            if isc not in (0, 1) or not isinstance(isc, (int, bool)):
+                raise InputError(f"iscrowd must be 0 or 1, got {_short(isc)}", where)
+            crowd[i] = bool(isc)
+        classes = np.asarray([cat_name.get(a["category_id"], "") for a in anns], dtype=str)
+        cls_ids = np.where(keep, cls_ids, -1)
     box = BoxSet(
         boxes=rows, image_index=image, classes=classes if n else np.zeros(0, str),
         images=tuple(keys),
@@ -246,6 +250,74 @@ def _coco_gt(data: dict, path: str) -> BoxSet:
     )
     box = box if keep.all() else box.subset(keep)
     return _warn(box, sizes, path)
+
+
+_NO_AREA = object()
+
+
+def _gt_columns(anns: list, image_ids: list[int], cat_name: dict) -> tuple | None:
+    """The ground truth's annotation columns when every annotation is well formed, else
+    ``None`` (the record reader then names the first bad one).
+
+    The checks of the record reader, one pass per column: ``bbox`` 4 JSON numbers,
+    finite, ``x + w`` and ``y + h`` finite, no negative size; ``image_id``,
+    ``category_id`` and ``id`` JSON integers of 64 bits, ids distinct; ``area`` a
+    finite number >= 0 (default ``w * h``); ``iscrowd`` 0 or 1 (default 0).
+    Annotations of images or categories absent from the lists are marked in
+    ``keep = False``, as the record reader does.
+    """
+    import itertools
+
+    n = len(anns)
+    if n == 0:
+        return None
+    try:
+        bbox = [a["bbox"] for a in anns]
+        img = [a["image_id"] for a in anns]
+        cat = [a["category_id"] for a in anns]
+        aid = [a["id"] for a in anns]
+        area = [a.get("area", _NO_AREA) for a in anns]
+        isc = [a.get("iscrowd", 0) for a in anns]
+    except (KeyError, TypeError, AttributeError):
+        return None
+    if not set(map(type, bbox)) <= {list} or not set(
+            map(type, itertools.chain.from_iterable(bbox))) <= {int, float}:
+        return None
+    if set(map(type, img)) | set(map(type, cat)) | set(map(type, aid)) != {int}:
+        return None
+    if not set(map(type, area)) <= {int, float, object} or not set(map(type, isc)) <= {
+            int, bool} or not set(isc) <= {0, 1}:
+        return None
+    missing = np.fromiter((v is _NO_AREA for v in area), dtype=bool, count=n)
+    try:
+        boxes = np.array(bbox, dtype=float)
+        img_a = np.array(img, dtype=np.int64)
+        cat_a = np.array(cat, dtype=np.int64)
+        ids = np.array(aid, dtype=np.int64)
+        known_img = np.array(image_ids, dtype=np.int64)
+        areas = np.array([0.0 if v is _NO_AREA else v for v in area], dtype=float)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    if boxes.shape != (n, 4) or not _valid_values(boxes, np.zeros(0)):
+        return None
+    wh = boxes[:, 2:].copy()
+    areas[missing] = wh[missing, 0] * wh[missing, 1]
+    if not (np.isfinite(areas).all() and (areas >= 0).all()):
+        return None
+    if np.unique(ids).size != n:
+        return None
+    rows = np.column_stack([boxes[:, :2], boxes[:, :2] + wh])
+    image = np.searchsorted(known_img, img_a)  # the image list is sorted by id
+    image = np.minimum(image, max(known_img.size - 1, 0))
+    known_cat = np.array(sorted(c for c in cat_name if -2**63 <= c < 2**63), dtype=np.int64)
+    c_pos = np.minimum(np.searchsorted(known_cat, cat_a), max(known_cat.size - 1, 0))
+    keep = ((known_img[image] == img_a) if known_img.size else np.zeros(n, bool)) & (
+        (known_cat[c_pos] == cat_a) if known_cat.size else np.zeros(n, bool))
+    image = np.where(keep, image, 0)
+    names = np.array([cat_name[int(c)] for c in known_cat] or [""], dtype=str)
+    classes = np.where(keep, names[c_pos], "")
+    crowd = np.array(isc, dtype=bool)
+    return rows, wh, image, np.where(keep, cat_a, -1), areas, ids, crowd, keep, classes
 
 
 def _warn(box: BoxSet, sizes: dict[str, ImageSize], path: str) -> BoxSet:
