@@ -10,6 +10,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from geoeval.challenges.coco import STAT_NAMES, evaluate_coco
 from geoeval.cli.main import main as cli_main
@@ -183,3 +185,105 @@ def test_cli_json(tmp_path, capsys):
     (tmp_path / "dt.json").write_text('[{"image_id": 1,\n "bbox": }]')
     assert cli_main(["boxes", "coco", str(tmp_path / "gt.json"), str(tmp_path / "dt.json")]) == 2
     assert "dt.json:2: invalid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed, integer, first_id", [(10, True, 1), (11, False, 0)])
+def test_bit_for_bit_from_memory_and_from_files(tmp_path, seed, integer, first_id):
+    # the twelve numbers, precision and recall equal to pycocotools' exactly, whether
+    # the results are given as objects or as a file (read by Arrow)
+    gt, dets = random_set(seed, n_img=60, integer=integer, first_ann_id=first_id)
+    ev = official(gt, dets)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    from geoeval.io._box_coco import _arrow_columns
+
+    assert _arrow_columns(tmp_path / "dt.json") is not None
+    for r in (evaluate_coco(gt, dets), evaluate_coco(tmp_path / "gt.json", tmp_path / "dt.json")):
+        np.testing.assert_array_equal(r.stats_array, ev.stats)
+        np.testing.assert_array_equal(r.precision, ev.eval["precision"])
+        np.testing.assert_array_equal(r.recall, ev.eval["recall"])
+
+
+def _small_case(draw_ints, draw_floats, n_img, n_cat, crowd_p, id0):
+    """A tiny COCO set on a coarse grid: equal IoUs, tied scores, crowd, id 0."""
+    images = [{"id": i + 1} for i in range(n_img)]
+    cats = [{"id": c + 1, "name": f"c{c + 1}"} for c in range(n_cat)]
+    anns, dets = [], []
+    for i in range(draw_ints(0, 4 * n_img)):
+        x, y, w, h = (4 * draw_ints(0, 6), 4 * draw_ints(0, 6), 4 * draw_ints(1, 6),
+                      4 * draw_ints(1, 6))
+        anns.append({"id": i + (0 if id0 else 1), "image_id": draw_ints(1, n_img),
+                     "category_id": draw_ints(1, n_cat), "bbox": [x, y, w, h],
+                     "area": float(w * h * draw_floats()), "iscrowd": int(draw_floats() < crowd_p)})
+    for _ in range(draw_ints(0, 15 * n_img)):
+        x, y, w, h = (4 * draw_ints(0, 6), 4 * draw_ints(0, 6), 4 * draw_ints(1, 6),
+                      4 * draw_ints(1, 6))
+        dets.append({"image_id": draw_ints(1, n_img), "category_id": draw_ints(1, n_cat),
+                     "bbox": [x, y, w, h], "score": [0.2, 0.5, 0.9][draw_ints(0, 2)]})
+    return {"images": images, "categories": cats, "annotations": anns}, dets
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), n_img=st.integers(1, 4), n_cat=st.integers(1, 3),
+       crowd_p=st.sampled_from([0.0, 0.3, 1.0]), id0=st.booleans())
+def test_small_random_cases_bit_for_bit(data, n_img, n_cat, crowd_p, id0):
+    # ties everywhere (scores, IoUs on a 4-pixel grid), crowd-only sets, an annotation
+    # with id 0, images without ground truth, categories without detections; areas
+    # straddling 32² (a box of 32 x 32 is "small" by its area field only)
+    def ints(lo, hi):
+        return data.draw(st.integers(lo, hi))
+
+    def floats():
+        return data.draw(st.sampled_from([0.25, 0.5, 1.0]))
+
+    gt, dets = _small_case(ints, floats, n_img, n_cat, crowd_p, id0)
+    if not dets:  # pycocotools cannot load an empty result list
+        r = evaluate_coco(gt, dets)
+        assert all(v in (-1.0, 0.0) for v in r.stats.values())
+        return
+    ev = official(gt, dets)
+    r = evaluate_coco(gt, dets)
+    np.testing.assert_array_equal(r.stats_array, ev.stats)
+    np.testing.assert_array_equal(r.precision, ev.eval["precision"])
+    np.testing.assert_array_equal(r.recall, ev.eval["recall"])
+
+
+def test_many_detections_per_image_bit_for_bit():
+    # one image, 250 detections of one category (cut to 100; maxDets 1 and 10 bite),
+    # 30 ground truths, tied scores
+    rng = np.random.default_rng(3)
+    anns = [{"id": i + 1, "image_id": 1, "category_id": 1,
+             "bbox": [float(v) for v in rng.integers(0, 50, 2)] + [20.0, 20.0],
+             "area": 400.0, "iscrowd": int(i % 7 == 0)} for i in range(30)]
+    dets = [{"image_id": 1, "category_id": 1,
+             "bbox": [float(v) for v in rng.integers(0, 50, 2)] + [20.0, 20.0],
+             "score": float(rng.integers(0, 5)) / 4} for _ in range(250)]
+    gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "a"}], "annotations": anns}
+    ev = official(gt, dets)
+    r = evaluate_coco(gt, dets)
+    np.testing.assert_array_equal(r.stats_array, ev.stats)
+    np.testing.assert_array_equal(r.precision, ev.eval["precision"])
+    assert r.n_submission == 100
+
+
+@pytest.mark.parametrize("n, major_hi, minor_hi", [(0, 1, 1), (1, 1, 1), (500, 3, 4),
+                                                   (500, 2**40, 2**30)])
+def test_sort_by_is_lexsort(n, major_hi, minor_hi):
+    # the packed 64-bit key and the lexsort fallback (keys too wide to pack) both give
+    # numpy.lexsort's order, ties by index
+    from geoeval.challenges.coco import _score_ranks, _sort_by
+
+    rng = np.random.default_rng(n)
+    major = rng.integers(0, major_hi, n)
+    minor = rng.integers(0, minor_hi, n)
+    np.testing.assert_array_equal(_sort_by(major, minor, n),
+                                  np.lexsort((np.arange(n), minor, major)))
+    scores = rng.integers(0, 4, n) / 4.0
+    scores[:2] = -0.0 if n > 2 else scores[:2]
+    distinct, dense = _score_ranks(scores)
+    order = np.lexsort((np.arange(n), -scores))
+    np.testing.assert_array_equal(np.argsort(distinct), order)
+    # dense ranks: equal scores share one, higher scores come first
+    for i in range(min(n, 50)):
+        for j in range(min(n, 50)):
+            assert (dense[i] < dense[j]) == (scores[i] > scores[j])

@@ -194,16 +194,16 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     d_idx = np.flatnonzero(d_known)
     d_key = dt.image_index[d_idx] * K + d_cat[d_idx]
     scores = dt.scores[d_idx]
-    order = np.lexsort((d_idx, -scores, d_key))
-    d_idx, d_key = d_idx[order], d_key[order]
+    distinct, dense = _score_ranks(scores)
+    # by image × category, then decreasing score, then file order
+    order = _sort_by(d_key, distinct, d_idx.size)
+    d_idx, d_key, dense = d_idx[order], d_key[order], dense[order]
     start = np.flatnonzero(np.r_[True, d_key[1:] != d_key[:-1]]) if d_key.size else d_key
     rank = np.arange(d_key.size) - np.repeat(start, np.diff(np.r_[start, d_key.size]))
     keep = rank < MAX_DETS[-1]
-    d_idx, d_key, rank = d_idx[keep], d_key[keep], rank[keep]
+    d_idx, d_key, rank, dense = d_idx[keep], d_key[keep], rank[keep], dense[keep]
     n_det = d_idx.size
-    d_score = dt.scores[d_idx]
     d_area = dt.wh[d_idx, 0] * dt.wh[d_idx, 1]
-    d_box = np.column_stack([dt.boxes[d_idx, :2], dt.wh[d_idx]])
 
     # --- ground truth ---------------------------------------------------------------------
     g_key = gt.image_index * K + g_cat
@@ -212,43 +212,44 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     hi = np.array([r[1] for r in AREA_RANGES])
     g_ignore = g_crowd[:, None] | (gt.areas[:, None] < lo) | (gt.areas[:, None] > hi)  # [G, A]
     d_out = (d_area[:, None] < lo) | (d_area[:, None] > hi)  # [D, A]
-    g_box = np.column_stack([gt.boxes[:, :2], gt.wh])
 
     # --- candidate pairs (IoU >= .5) and the greedy assignment ---------------------------
     pi, pg = group_pairs(d_key, g_key)
-    piou = box_iou_xywh_pairs(d_box[pi], g_box[pg], g_crowd[pg])
+    pd = d_idx[pi]
+    piou = box_iou_xywh_pairs(np.column_stack([dt.boxes[pd, :2], dt.wh[pd]]),
+                              np.column_stack([gt.boxes[pg, :2], gt.wh[pg]]), g_crowd[pg])
     ok = piou >= IOU_THRESHOLDS[0]
     pi, pg, piou = pi[ok], pg[ok], piou[ok]
-    cand, match = _assign(pi, pg, piou, d_key, g_ignore, g_crowd, n_det, gt_count=len(gt))
 
     # --- per-detection status per (t, a): 1 TP, 0 FP, 2 ignored -------------------------
-    # unmatched: ignored if the detection's own area is outside the range, else FP
+    # unmatched: ignored if the detection's own area is outside the range, else FP;
+    # only detections with a candidate pair can be anything else
     status = np.repeat(np.where(d_out, 2, 0).astype(np.int8)[:, None, :], T, axis=1)
-    if cand.size:
-        matched = match >= 0
-        m = np.maximum(match, 0)
-        m_ignored = matched & g_ignore[m, np.arange(A)[None, None, :]]
-        # a match to an annotation with id 0 is stored as "0 = unmatched" by COCOeval
-        dtm = matched & (gt.ids[m] != 0)
-        ign = m_ignored | (~dtm & d_out[cand][:, None, :])
-        status[cand] = np.where(ign, 2, np.where(dtm, 1, 0))
+    cand = pi[np.r_[True, pi[1:] != pi[:-1]]] if pi.size else pi  # pi is sorted
+    cand_status = _assign(pi, pg, piou, cand, d_key, g_ignore, g_crowd, gt.ids != 0,
+                          status[cand])
+    status[cand] = cand_status
+    is_cand = np.zeros(n_det, dtype=bool)
+    is_cand[cand] = True
 
     # --- accumulate -----------------------------------------------------------------------
-    d_c, d_img = d_key % K, d_key // K
+    d_c = d_key % K
     npig = np.zeros((K, A), dtype=np.int64)
     for a in range(A):
         npig[:, a] = np.bincount(g_cat[~g_ignore[:, a]], minlength=K)
     precision = -np.ones((T, REC_THRESHOLDS.size, K, A, M))
     recall = -np.ones((T, K, A, M))
-    acc_order = np.lexsort((rank, d_img, -d_score, d_c))
+    # by category, then decreasing score (ties: image, then rank in image); the
+    # detections are in (image, rank) order already
+    acc_order = _sort_by(d_c, dense, n_det)
     bounds = np.searchsorted(d_c[acc_order], np.arange(K + 1))
     max_dets = np.array(MAX_DETS)
     for k in range(K):
         sel = acc_order[bounds[k]:bounds[k + 1]]
         if not np.any(npig[k] > 0):
             continue
-        _accumulate_category(status[sel], rank[sel] < max_dets[:, None], npig[k],
-                             precision[:, :, k], recall[:, k])
+        _accumulate_category(status[sel], rank[sel] < max_dets[:, None], is_cand[sel],
+                             npig[k], precision[:, :, k], recall[:, k])
     stats = _summarize(precision, recall)
     per_class = _per_class(gt, cat_ids, precision, npig)
     return CocoResult(
@@ -264,68 +265,129 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     )
 
 
+def _score_ranks(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks of the scores in decreasing order: all distinct (ties in index order),
+    and dense (tied scores share one rank)."""
+    order = np.argsort(-scores, kind="stable")
+    distinct = np.empty(scores.size, dtype=np.int64)
+    distinct[order] = np.arange(scores.size)
+    srt = scores[order]
+    dense = np.empty(scores.size, dtype=np.int64)
+    dense[order] = np.cumsum(np.r_[False, srt[1:] != srt[:-1]])
+    return distinct, dense
+
+
+def _sort_by(major: np.ndarray, minor: np.ndarray, n: int) -> np.ndarray:
+    """Indices sorting by ``(major, minor, index)`` (non-negative integers): one sort of
+    a packed 64-bit key when it fits, else :func:`numpy.lexsort`."""
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    m1 = int(minor.max()) + 1
+    if (int(major.max()) + 1) * m1 * n < 2**62:
+        return np.argsort((major * m1 + minor) * n + np.arange(n))
+    return np.lexsort((np.arange(n), minor, major))
+
+
 def _assign(
     pi: np.ndarray,
     pg: np.ndarray,
     piou: np.ndarray,
+    cand: np.ndarray,
     d_key: np.ndarray,
     g_ignore: np.ndarray,
     g_crowd: np.ndarray,
-    n_det: int,
-    gt_count: int,
+    g_counts: np.ndarray,
+    status: np.ndarray,
 ) -> np.ndarray:
     """Greedy COCO matching.
 
-    Returns the detections that have at least one candidate pair (sorted
-    indices) and, for them, the ``[C, T, A]`` matched ground-truth index or -1.
+    ``status[C, T, A]`` (int8) is the unmatched status of the detections ``cand``
+    that have at least one candidate pair (sorted indices). Returns their status
+    after matching: 1 (TP) where matched to a non-ignored ground
+    truth whose annotation id is not 0 (``g_counts``: COCOeval stores a match as
+    the annotation id, 0 meaning none), 2 (ignored) where matched to an ignored
+    one, unchanged otherwise.
 
-    Step ``r`` handles the ``r``-th detection (among those with a candidate)
-    of every image × category at once; within one step no two detections
-    share a ground truth, so the state update has no conflict.
+    Image × category groups whose candidate pairs all involve one ground truth
+    (the usual case) are matched without a loop: at threshold ``t`` a detection
+    takes it when its IoU reaches ``t`` and no earlier detection's did (a crowd
+    region is never used up, so then every such detection takes it). The other
+    groups are matched by :func:`_assign_greedy`.
     """
-    T, A = IOU_THRESHOLDS.size, g_ignore.shape[1]
-    # candidate detections and their step (rank among candidates of their group)
-    cand = np.unique(pi)  # detections are ranked inside groups already (index order)
-    match = np.full((cand.size, T, A), -1, dtype=np.int64)
     if pi.size == 0:
-        return cand, match
-    slot = np.zeros(n_det, dtype=np.int64)
-    slot[cand] = np.arange(cand.size)
-    c_key = d_key[cand]
-    c_start = np.flatnonzero(np.r_[True, c_key[1:] != c_key[:-1]])
-    c_step = np.arange(cand.size) - np.repeat(c_start, np.diff(np.r_[c_start, cand.size]))
-    step_of = np.zeros(n_det, dtype=np.int64)
-    step_of[cand] = c_step
+        return status
+    slot = np.searchsorted(cand, pi)  # each pair's detection, as a row of `status`
+    p_key = d_key[pi]  # pairs are in detection order, hence grouped by key
+    starts = np.flatnonzero(np.r_[True, p_key[1:] != p_key[:-1]])
+    lengths = np.diff(np.r_[starts, pi.size])
+    one_gt = np.repeat(np.minimum.reduceat(pg, starts) == np.maximum.reduceat(pg, starts),
+                       lengths)
+    # one ground truth per group: one pair per detection, in rank order
+    single = np.flatnonzero(one_gt)
+    s_row, s_g, s_iou, s_key = slot[single], pg[single], piou[single], p_key[single]
+    s_crowd = g_crowd[s_g]
+    for t, thr in enumerate(IOU_THRESHOLDS):
+        hit = np.flatnonzero(s_iou >= thr)
+        k = s_key[hit]
+        first = np.r_[True, k[1:] != k[:-1]] if k.size else np.zeros(0, dtype=bool)
+        m = hit[first | s_crowd[hit]]
+        rows, g = s_row[m], s_g[m]
+        ign = g_ignore[g]  # [n, A]
+        tp = ~ign & g_counts[g][:, None]
+        status[rows, t, :] = np.where(ign, 2, np.where(tp, 1, status[rows, t, :]))
+    multi = np.flatnonzero(~one_gt)
+    if multi.size:
+        c_key = d_key[cand]
+        c_start = np.flatnonzero(np.r_[True, c_key[1:] != c_key[:-1]])
+        c_step = np.arange(cand.size) - np.repeat(c_start, np.diff(np.r_[c_start, cand.size]))
+        _assign_greedy(slot[multi], pg[multi], piou[multi], c_step[slot[multi]], g_ignore,
+                       g_crowd, g_counts, status)
+    return status
+
+
+def _assign_greedy(
+    slot: np.ndarray, pg: np.ndarray, piou: np.ndarray, p_step: np.ndarray,
+    g_ignore: np.ndarray, g_crowd: np.ndarray, g_counts: np.ndarray, status: np.ndarray,
+) -> None:
+    """COCOeval's greedy matching of the pairs ``(slot, pg)`` (``status`` rows, ground
+    truth), each detection's ``p_step`` being its rank among the detections of its
+    group that have a candidate; updates ``status`` as :func:`_assign` says.
+
+    Step ``r`` handles the ``r``-th detection of every image × category at once;
+    within one step no two detections share a ground truth, so the state update
+    has no conflict.
+    """
+    T = IOU_THRESHOLDS.size
     # pairs sorted by (step, detection, IoU, ground-truth file order): the position
     # in this order breaks IoU ties towards the later ground truth, as COCOeval does
-    order = np.lexsort((pg, piou, pi, step_of[pi]))
-    pi, pg, piou = pi[order], pg[order], piou[order]
-    n_pairs = pi.size
+    order = np.lexsort((pg, piou, slot, p_step))
+    slot, pg, piou, p_step = slot[order], pg[order], piou[order], p_step[order]
+    n_pairs = pg.size
     big = n_pairs + 1
-    step_bounds = np.searchsorted(step_of[pi], np.arange(int(c_step.max()) + 2))
-    taken = np.zeros((gt_count, T, A), dtype=bool)
+    step_bounds = np.searchsorted(p_step, np.arange(int(p_step.max()) + 2))
+    taken = np.zeros((g_ignore.shape[0], T, g_ignore.shape[1]), dtype=bool)
+    g_weight = (~g_ignore).astype(np.int64) * big  # non-ignored ground truth first
     thr = IOU_THRESHOLDS
     for r in range(step_bounds.size - 1):
         s, e = step_bounds[r], step_bounds[r + 1]
         if s == e:
             continue
-        di, gi, iou = pi[s:e], pg[s:e], piou[s:e]
+        ci, gi, iou = slot[s:e], pg[s:e], piou[s:e]
         elig = (iou[:, None] >= thr[None, :])[:, :, None] & (
             g_crowd[gi][:, None, None] | ~taken[gi])  # [P, T, A]
-        pos = np.arange(s, e, dtype=np.int64) + 1
-        key = np.where(elig, (~g_ignore[gi]).astype(np.int64)[:, None, :] * big
-                       + pos[:, None, None], 0)
-        seg = np.flatnonzero(np.r_[True, di[1:] != di[:-1]])
+        pos = np.arange(s + 1, e + 1, dtype=np.int64)
+        key = np.where(elig, g_weight[gi][:, None, :] + pos[:, None, None], 0)
+        seg = np.flatnonzero(np.r_[True, ci[1:] != ci[:-1]])
         best = np.maximum.reduceat(key, seg, axis=0)  # [nd, T, A]
-        got = best > 0
-        chosen = (best % big) - 1  # global pair position
-        dd, tt, aa = np.nonzero(got)
-        pair = chosen[dd, tt, aa]
-        gsel = pg[pair]
-        match[slot[di[seg][dd]], tt, aa] = gsel
+        dd, tt, aa = np.nonzero(best)
+        gsel = pg[best[dd, tt, aa] % big - 1]
+        row = ci[seg][dd]
+        ign = g_ignore[gsel, aa]
+        tp = ~ign & g_counts[gsel]
+        status[row[ign], tt[ign], aa[ign]] = 2
+        status[row[tp], tt[tp], aa[tp]] = 1
         hard = ~g_crowd[gsel]
         taken[gsel[hard], tt[hard], aa[hard]] = True
-    return cand, match
 
 
 def _first_count(npig: np.ndarray) -> np.ndarray:
@@ -341,13 +403,15 @@ def _first_count(npig: np.ndarray) -> np.ndarray:
 
 
 def _accumulate_category(
-    status: np.ndarray, within: np.ndarray, npig: np.ndarray,
+    status: np.ndarray, within: np.ndarray, cand: np.ndarray, npig: np.ndarray,
     precision: np.ndarray, recall: np.ndarray,
 ) -> None:
     """Fill ``precision[T, R, A, M]`` and ``recall[T, A, M]`` of one category.
 
     ``status[n, T, A]`` of its detections in accumulation order; ``within[M, n]``
-    whether each detection is inside the per-image limit ``maxDets[m]``.
+    whether each detection is inside the per-image limit ``maxDets[m]``;
+    ``cand[n]`` whether it had a candidate pair (the others are false positives
+    or ignored at every threshold: their status does not depend on ``t``).
 
     COCOeval computes ``p_i = TP_i / (FP_i + TP_i + ε)`` after every counted
     detection, replaces it by ``max_{j ≥ i} p_j`` and reads it at the first
@@ -359,27 +423,40 @@ def _accumulate_category(
     true positive, ``p_k = k / (f_k + k + ε)`` (the same floating-point
     operations), and level ``r`` reads ``max_{k ≥ max(c_r, 1)} p_k`` where
     ``c_r`` is the least count with ``c_r / N ≥ r`` (0 past the last one).
+    ``f_k`` adds the false positives among the detections without a candidate
+    (one running count per area range and limit) to those among the
+    candidates (one per threshold, area range and limit).
     """
     T, A = status.shape[1], status.shape[2]
     M = within.shape[0]
     R = REC_THRESHOLDS.size
-    st = status.transpose(1, 2, 0)[:, :, None, :]  # [T, A, 1, n]
-    tp = (st == 1) & within[None, None, :, :]  # [T, A, M, n]
-    fp = (st == 0) & within[None, None, :, :]
+    ci = np.flatnonzero(cand)
+    fp_other = ((status[:, 0, :].T == 0) & ~cand)[:, None, :] & within[None, :, :]  # [A, M, n]
+    fpc_other = np.cumsum(fp_other, axis=-1, dtype=np.int32)
+    st = np.ascontiguousarray(status[ci].transpose(1, 2, 0))  # [T, A, c]
+    w = within[:, ci]  # [M, c]
+    fp = (st == 0)[:, :, None, :] & w[None, None, :, :]  # [T, A, M, c]
     fpc = np.cumsum(fp, axis=-1, dtype=np.int32)
-    n_tp = np.count_nonzero(tp, axis=-1)  # [T, A, M]
+    # true positives of each row (t, a, m): those of (t, a) within the limit m, in
+    # order; k counts them along the row
+    t0, a0, p0 = np.nonzero(st == 1)  # row-major: (t, a) in order, positions ascending
+    n_rows = T * A * M
+    parts = []
+    for m in range(M):
+        keep = np.flatnonzero(w[m, p0])
+        row_m = (t0[keep] * A + a0[keep]) * M + m  # ascending
+        first = np.searchsorted(row_m, row_m)
+        parts.append((row_m, np.arange(keep.size) - first + 1, t0[keep], a0[keep], p0[keep],
+                      np.full(keep.size, m)))
+    row, k, t_i, a_i, pos, m_i = (np.concatenate(c) for c in zip(*parts, strict=True))
+    n_tp = np.bincount(row, minlength=n_rows).reshape(T, A, M)
     valid_a = npig > 0
     npig_f = np.maximum(npig, 1).astype(float)[None, :, None]
     recall[...] = np.where(valid_a[None, :, None], n_tp / npig_f, -1.0)
     q = np.zeros((T, A, M, R))
     max_k = int(n_tp.max()) if n_tp.size else 0
     if max_k:
-        t_i, a_i, m_i, pos = np.nonzero(tp)  # row-major: rows in order, positions ascending
-        row = (t_i * A + a_i) * M + m_i
-        n_rows = T * A * M
-        row_start = np.searchsorted(row, np.arange(n_rows))
-        k = np.arange(row.size) - row_start[row] + 1  # k-th true positive of its row
-        f = fpc[t_i, a_i, m_i, pos].astype(float)
+        f = (fpc[t_i, a_i, m_i, pos] + fpc_other[a_i, m_i, ci[pos]]).astype(float)
         kf = k.astype(float)
         p = kf / (f + kf + np.spacing(1))
         # suffix maximum over k, per row, on a padded [rows, max_k] table (pad 0)
