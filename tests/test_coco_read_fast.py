@@ -265,3 +265,15 @@ def test_well_formed_ground_truth_takes_the_columnar_path():
     assert keep.tolist() == [True, False] and image[0] == 2 and classes[0] == "b"
     assert cls_ids.tolist() == [3, -1] and ids.tolist() == [5, 6]
     assert _gt_columns([{**anns[0], "iscrowd": 2}], [7], {3: "b"}) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(ids=st.lists(st.one_of(st.integers(-50, 50), st.integers(-2**63, 2**63 - 1)),
+                    min_size=1, max_size=40))
+def test_unique_inverse_is_numpy_unique(ids):
+    from geoeval.io._box_coco import _unique_inverse
+
+    a = np.array(ids, dtype=np.int64)
+    u, inv = _unique_inverse(a)
+    nu, ninv = np.unique(a, return_inverse=True)
+    assert u.dtype == nu.dtype and np.array_equal(u, nu) and np.array_equal(inv, ninv)

@@ -52,7 +52,7 @@ import numpy as np
 
 from geoeval.challenges._pairs import group_pairs
 from geoeval.errors import InputError
-from geoeval.io.boxes import BoxSet, read_coco
+from geoeval.io.boxes import BoxSet, read_coco_pair
 from geoeval.overlap import box_iou_xywh_pairs
 
 #: IoU thresholds .50:.05:.95, built exactly as the official evaluator builds them.
@@ -161,11 +161,9 @@ def evaluate_coco(
     >>> round(r.stats["AP"], 6), r.stats["APm"]
     (1.0, -1.0)
     """
-    gt = reference if isinstance(reference, BoxSet) else read_coco(reference, side="reference")
-    if gt.fmt != "coco":
-        raise InputError("COCO evaluation needs COCO ground truth", gt.path)
-    dt = (submission if isinstance(submission, BoxSet)
-          else read_coco(submission, side="submission", like=gt))
+    if isinstance(reference, BoxSet) and reference.fmt != "coco":
+        raise InputError("COCO evaluation needs COCO ground truth", reference.path)
+    gt, dt = read_coco_pair(reference, submission)
     if dt.scores is None or dt.wh is None or dt.class_ids is None:
         raise InputError("COCO evaluation needs COCO results", dt.path)
     if dt.images != gt.images:

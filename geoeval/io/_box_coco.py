@@ -120,6 +120,37 @@ def read_coco(
                      "'annotations', 'categories') or results (a list)", path)
 
 
+def read_coco_pair(reference: str | Path | dict | BoxSet,
+                   submission: str | Path | list | BoxSet) -> tuple[BoxSet, BoxSet]:
+    """Ground truth and results, as ``read_coco(reference, side="reference")`` and
+    ``read_coco(submission, side="submission", like=...)`` give them.
+
+    When the results are a file, Arrow parses it in a background thread while the
+    ground truth is read (Arrow's parser and numpy release the GIL): the two reads
+    overlap instead of following each other. Errors are those of the two calls, the
+    ground truth's first.
+    """
+    if isinstance(reference, BoxSet) or isinstance(submission, (dict, list, BoxSet)):
+        gt = reference if isinstance(reference, BoxSet) else read_coco(reference,
+                                                                        side="reference")
+        dt = submission if isinstance(submission, BoxSet) else read_coco(
+            submission, side="submission", like=gt)
+        return gt, dt
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(_arrow_columns, submission)
+        try:
+            gt = read_coco(reference, side="reference")
+        except BaseException:
+            pending.cancel()
+            raise
+        cols = pending.result()
+    if cols is not None and gt.fmt == "coco":
+        return gt, _coco_results_arrays(*cols, path=str(submission), like=gt)
+    return gt, read_coco(submission, side="submission", like=gt)
+
+
 def _req(entry: Any, key: str, where: str) -> Any:
     if not isinstance(entry, dict):
         raise InputError("expected a JSON object", where)
@@ -444,16 +475,28 @@ def _arrow_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray
     n = comma.size + 1
     if table.num_rows != n or any(c.null_count for c in table.columns):
         return None
-    bbox = table.column("bbox").combine_chunks()
-    lengths = np.diff(_numpy(bbox, np.int32, extra=1))  # from the list offsets
-    values = bbox.flatten()
-    if values.null_count or not (lengths == 4).all():
-        return None
-    boxes = _numpy(values, np.float64).reshape(n, 4)
-    scores = _numpy(table.column("score").combine_chunks(), np.float64)
-    img = _numpy(table.column("image_id").combine_chunks(), np.int64)
-    cat = _numpy(table.column("category_id").combine_chunks(), np.int64)
+    boxes = np.empty((n, 4))
+    at = 0
+    for chunk in table.column("bbox").chunks:  # 4 values per list, read from the offsets
+        offsets = _numpy(chunk, np.int32, extra=1)
+        m = len(chunk)
+        if not (np.diff(offsets) == 4).all() or chunk.values.null_count:
+            return None
+        values = np.frombuffer(chunk.values.buffers()[1], dtype=np.float64)
+        start = chunk.values.offset + int(offsets[0])
+        boxes[at:at + m] = values[start:start + 4 * m].reshape(m, 4)
+        at += m
+    scores = _concat(table.column("score"), np.float64)
+    img = _concat(table.column("image_id"), np.int64)
+    cat = _concat(table.column("category_id"), np.int64)
     return (boxes, scores, img, cat) if _valid_values(boxes, scores) else None
+
+
+def _concat(column: Any, dtype: type) -> np.ndarray:
+    """The values of a chunked Arrow column without nulls, in one numpy array (one copy;
+    ``combine_chunks`` would copy through Arrow first)."""
+    parts = [_numpy(c, dtype) for c in column.chunks]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
 
 def _numpy(array: Any, dtype: type, extra: int = 0) -> np.ndarray:
@@ -517,8 +560,9 @@ def _coco_results_arrays(boxes: np.ndarray, scores: np.ndarray, img: np.ndarray,
     """:func:`_coco_results` for well-formed columns: the same BoxSet, vectorised."""
     n = len(scores)
     wh = boxes[:, 2:].copy()
-    rows = np.column_stack([boxes[:, :2], boxes[:, :2] + wh])
-    uniq_img, img_inv = np.unique(img, return_inverse=True)
+    rows = boxes  # x, y, w, h -> x1, y1, x2, y2 in place (the caller's array)
+    rows[:, 2:] += rows[:, :2]
+    uniq_img, img_inv = _unique_inverse(img)
     uniq_keys = [str(int(k)) for k in uniq_img]
     if like is not None and like.image_ids:
         known = like.image_ids
@@ -535,7 +579,7 @@ def _coco_results_arrays(boxes: np.ndarray, scores: np.ndarray, img: np.ndarray,
     pos = {k: i for i, k in enumerate(images)}
     image = np.array([pos[k] for k in uniq_keys], dtype=np.int64)[img_inv]
     name_of = {v: k for k, v in like.categories.items()} if like is not None else {}
-    uniq_cat, cat_inv = np.unique(cat, return_inverse=True)
+    uniq_cat, cat_inv = _unique_inverse(cat)
     names = np.asarray([name_of.get(int(c), str(int(c))) for c in uniq_cat], dtype=str)
     classes = names[cat_inv] if n else np.zeros(0, str)
     box = BoxSet(
@@ -546,6 +590,21 @@ def _coco_results_arrays(boxes: np.ndarray, scores: np.ndarray, img: np.ndarray,
         image_ids=id_of, path=path, fmt="coco",
     )
     return _warn(box, box.image_sizes, path)
+
+
+def _unique_inverse(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(ids, return_inverse=True)`` for int64 ids: a lookup table when they
+    span a range at most a few times their number (image and category ids usually
+    do), else the sort."""
+    if ids.size and int(ids.max()) - int(ids.min()) <= 4 * ids.size + 1024:
+        lo = int(ids.min())
+        shifted = ids - lo
+        seen = np.zeros(int(shifted.max()) + 1, dtype=bool)
+        seen[shifted] = True
+        uniq = np.flatnonzero(seen)
+        rank = np.cumsum(seen) - 1
+        return uniq + lo, rank[shifted]
+    return np.unique(ids, return_inverse=True)
 
 
 def _numeric_key(k: str) -> tuple[int, float, str]:

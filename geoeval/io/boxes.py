@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from geoeval.errors import InputError
-from geoeval.io._box_coco import load_json, read_coco
+from geoeval.io._box_coco import load_json, read_coco, read_coco_pair
 from geoeval.io._box_text import _read_lines, relative_to_absolute
 from geoeval.io._box_xml import _read_voc, parse_xml_safely
 from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
@@ -56,7 +56,7 @@ from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
 __all__ = [
     "BOX_FORMATS", "FORMATS", "SIDES", "BoxSet", "ImageSize", "align_images",
     "detect_format", "empty_boxset", "load_json", "parse_xml_safely", "read_boxes",
-    "read_coco", "relative_to_absolute",
+    "read_coco", "read_coco_pair", "relative_to_absolute",
 ]
 
 FORMATS = ("text", "voc", "coco", "yolo")
