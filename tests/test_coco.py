@@ -271,7 +271,7 @@ def test_many_detections_per_image_bit_for_bit():
 def test_sort_by_is_lexsort(n, major_hi, minor_hi):
     # the packed 64-bit key and the lexsort fallback (keys too wide to pack) both give
     # numpy.lexsort's order, ties by index
-    from geoeval.challenges.coco import _score_ranks, _sort_by
+    from geoeval.challenges.coco import _dense_ranks, _sort_by
 
     rng = np.random.default_rng(n)
     major = rng.integers(0, major_hi, n)
@@ -280,10 +280,27 @@ def test_sort_by_is_lexsort(n, major_hi, minor_hi):
                                   np.lexsort((np.arange(n), minor, major)))
     scores = rng.integers(0, 4, n) / 4.0
     scores[:2] = -0.0 if n > 2 else scores[:2]
-    distinct, dense = _score_ranks(scores)
+    dense = _dense_ranks(scores)
+    # (rank, index) orders as (decreasing score, index)
     order = np.lexsort((np.arange(n), -scores))
-    np.testing.assert_array_equal(np.argsort(distinct), order)
+    np.testing.assert_array_equal(_sort_by(np.zeros(n, np.int64), dense, n), order)
     # dense ranks: equal scores share one, higher scores come first
     for i in range(min(n, 50)):
         for j in range(min(n, 50)):
             assert (dense[i] < dense[j]) == (scores[i] > scores[j])
+
+
+@settings(max_examples=200, deadline=None)
+@given(cats=st.sets(st.one_of(st.integers(-20, 20), st.integers(-2**63, 2**63 - 1)),
+                    min_size=1, max_size=6),
+       ids=st.lists(st.one_of(st.integers(-25, 25), st.integers(-2**63, 2**63 - 1)),
+                    max_size=30))
+def test_category_index_is_a_binary_search(cats, ids):
+    from geoeval.challenges.coco import _category_index
+
+    cat_ids = np.array(sorted(cats), dtype=np.int64)
+    a = np.array(ids, dtype=np.int64)
+    pos, known = _category_index(cat_ids, a)
+    ref = np.minimum(np.searchsorted(cat_ids, a), cat_ids.size - 1)
+    assert np.array_equal(known, cat_ids[ref] == a)
+    assert np.array_equal(pos[known], ref[known])

@@ -54,6 +54,7 @@ from geoeval.challenges._pairs import group_pairs
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, read_coco_pair
 from geoeval.overlap import box_iou_xywh_pairs
+from geoeval.parallel import workers
 
 #: IoU thresholds .50:.05:.95, built exactly as the official evaluator builds them.
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
@@ -179,8 +180,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     if K == 0:
         raise InputError("COCO ground truth lists no category", gt.path)
     g_cat = np.searchsorted(cat_ids, gt.class_ids)
-    d_cat = np.minimum(np.searchsorted(cat_ids, dt.class_ids), K - 1)
-    d_known = cat_ids[d_cat] == dt.class_ids  # results on unknown categories are dropped
+    d_cat, d_known = _category_index(cat_ids, dt.class_ids)
     warnings = [*gt.warnings, *dt.warnings]
     if not d_known.all():
         unknown = np.unique(dt.class_ids[~d_known])
@@ -192,9 +192,9 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     d_idx = np.flatnonzero(d_known)
     d_key = dt.image_index[d_idx] * K + d_cat[d_idx]
     scores = dt.scores[d_idx]
-    distinct, dense = _score_ranks(scores)
+    dense = _dense_ranks(scores)
     # by image × category, then decreasing score, then file order
-    order = _sort_by(d_key, distinct, d_idx.size)
+    order = _sort_by(d_key, dense, d_idx.size)
     d_idx, d_key, dense = d_idx[order], d_key[order], dense[order]
     start = np.flatnonzero(np.r_[True, d_key[1:] != d_key[:-1]]) if d_key.size else d_key
     rank = np.arange(d_key.size) - np.repeat(start, np.diff(np.r_[start, d_key.size]))
@@ -242,12 +242,22 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     acc_order = _sort_by(d_c, dense, n_det)
     bounds = np.searchsorted(d_c[acc_order], np.arange(K + 1))
     max_dets = np.array(MAX_DETS)
-    for k in range(K):
+
+    def one(k: int) -> None:
         sel = acc_order[bounds[k]:bounds[k + 1]]
-        if not np.any(npig[k] > 0):
-            continue
         _accumulate_category(status[sel], rank[sel] < max_dets[:, None], is_cand[sel],
                              npig[k], precision[:, :, k], recall[:, k])
+
+    todo = np.flatnonzero((npig > 0).any(axis=1)).tolist()
+    jobs = min(workers(), len(todo))
+    if jobs > 1 and n_det > 50_000:  # categories in threads (numpy releases the GIL)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(one, todo))
+    else:
+        for k in todo:
+            one(k)
     stats = _summarize(precision, recall)
     per_class = _per_class(gt, cat_ids, precision, npig)
     return CocoResult(
@@ -263,16 +273,30 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     )
 
 
-def _score_ranks(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Ranks of the scores in decreasing order: all distinct (ties in index order),
-    and dense (tied scores share one rank)."""
-    order = np.argsort(-scores, kind="stable")
-    distinct = np.empty(scores.size, dtype=np.int64)
-    distinct[order] = np.arange(scores.size)
-    srt = scores[order]
-    dense = np.empty(scores.size, dtype=np.int64)
-    dense[order] = np.cumsum(np.r_[False, srt[1:] != srt[:-1]])
-    return distinct, dense
+def _category_index(cat_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Position of each id in the sorted ``cat_ids`` (clipped to the last) and whether it
+    is there: a lookup table when the ids span a small range, else a binary search.
+    Results on unknown categories are dropped by the caller."""
+    K = cat_ids.size
+    lo, hi = int(cat_ids[0]), int(cat_ids[-1])
+    if hi - lo < 1 << 20:
+        lut = np.full(hi - lo + 2, K, dtype=np.int64)  # last slot: outside the range
+        lut[cat_ids - lo] = np.arange(K)
+        inside = (ids >= lo) & (ids <= hi)
+        with np.errstate(over="ignore"):  # wrapped values are outside and not used
+            pos = lut[np.where(inside, ids - lo, hi - lo + 1)]
+        return np.minimum(pos, K - 1), pos < K
+    pos = np.minimum(np.searchsorted(cat_ids, ids), K - 1)
+    return pos, cat_ids[pos] == ids
+
+
+def _dense_ranks(scores: np.ndarray) -> np.ndarray:
+    """Ranks of the scores in decreasing order, tied scores sharing one (``-0.0 == 0.0``):
+    one unstable sort of the values (a stable argsort is four times slower)."""
+    if scores.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    uniq, inverse = np.unique(scores, return_inverse=True)
+    return (uniq.size - 1 - inverse).astype(np.int64)
 
 
 def _sort_by(major: np.ndarray, minor: np.ndarray, n: int) -> np.ndarray:
@@ -433,20 +457,30 @@ def _accumulate_category(
     fpc_other = np.cumsum(fp_other, axis=-1, dtype=np.int32)
     st = np.ascontiguousarray(status[ci].transpose(1, 2, 0))  # [T, A, c]
     w = within[:, ci]  # [M, c]
-    fp = (st == 0)[:, :, None, :] & w[None, None, :, :]  # [T, A, M, c]
-    fpc = np.cumsum(fp, axis=-1, dtype=np.int32)
+    fp = st == 0
     # true positives of each row (t, a, m): those of (t, a) within the limit m, in
-    # order; k counts them along the row
+    # order; k counts them along the row, f the false positives before each
     t0, a0, p0 = np.nonzero(st == 1)  # row-major: (t, a) in order, positions ascending
     n_rows = T * A * M
     parts = []
+    fpc_all = None
     for m in range(M):
-        keep = np.flatnonzero(w[m, p0])
-        row_m = (t0[keep] * A + a0[keep]) * M + m  # ascending
-        first = np.searchsorted(row_m, row_m)
-        parts.append((row_m, np.arange(keep.size) - first + 1, t0[keep], a0[keep], p0[keep],
-                      np.full(keep.size, m)))
-    row, k, t_i, a_i, pos, m_i = (np.concatenate(c) for c in zip(*parts, strict=True))
+        if w[m].all():  # no candidate beyond this limit: counts along all of them
+            if fpc_all is None:
+                fpc_all = np.cumsum(fp, axis=-1, dtype=np.int32)
+            fpc, t_m, a_m, p_m, at = fpc_all, t0, a0, p0, p0
+        else:  # counts along the candidates within the limit only
+            sub = np.flatnonzero(w[m])
+            fpc = np.cumsum(fp[:, :, sub], axis=-1, dtype=np.int32)
+            keep = w[m, p0]
+            t_m, a_m, p_m = t0[keep], a0[keep], p0[keep]
+            at = (np.cumsum(w[m]) - 1)[p_m]
+        ta = t_m * A + a_m  # ascending
+        counts = np.bincount(ta, minlength=T * A)
+        k_m = np.arange(ta.size) - (np.cumsum(counts) - counts)[ta] + 1
+        f_m = fpc[t_m, a_m, at] + fpc_other[a_m, m, ci[p_m]]
+        parts.append((ta * M + m, k_m, f_m))
+    row, k, f = (np.concatenate(c) for c in zip(*parts, strict=True))
     n_tp = np.bincount(row, minlength=n_rows).reshape(T, A, M)
     valid_a = npig > 0
     npig_f = np.maximum(npig, 1).astype(float)[None, :, None]
@@ -454,7 +488,7 @@ def _accumulate_category(
     q = np.zeros((T, A, M, R))
     max_k = int(n_tp.max()) if n_tp.size else 0
     if max_k:
-        f = (fpc[t_i, a_i, m_i, pos] + fpc_other[a_i, m_i, ci[pos]]).astype(float)
+        f = f.astype(float)
         kf = k.astype(float)
         p = kf / (f + kf + np.spacing(1))
         # suffix maximum over k, per row, on a padded [rows, max_k] table (pad 0)
