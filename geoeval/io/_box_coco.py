@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +12,7 @@ import numpy as np
 
 from geoeval.errors import InputError
 from geoeval.io._boxset import BoxSet, ImageSize, outside_warnings
+from geoeval.parallel import collector_paused
 
 
 def load_json(path: str | Path) -> Any:
@@ -41,7 +39,7 @@ def _parse_json(raw: bytes, p: Path) -> Any:
     paused: parsing builds hundreds of thousands of containers, each of which would
     otherwise count towards a full collection (0.7 s instead of 0.25 s for 500,000
     results; the parsed objects hold no reference cycle)."""
-    with _gc_paused():
+    with collector_paused():
         try:
             import orjson
 
@@ -60,17 +58,6 @@ def _parse_json(raw: bytes, p: Path) -> Any:
         raise InputError("JSON nested too deeply to be COCO", p) from None
     except ValueError as exc:  # e.g. an integer literal with too many digits
         raise InputError(f"invalid JSON ({exc})", p) from None
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def read_coco(
