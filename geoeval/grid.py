@@ -35,7 +35,9 @@ class LabelGrid:
         Grid shape and label dtype (taken from ``labels`` when it is given).
     boxes : numpy.ndarray, optional
         ``(row0, row1, col0, col1)`` of each object, aligned with the ids of the
-        ObjectSet holding this grid (known when the reader scanned the file).
+        ObjectSet holding this grid, when known. The file readers leave them out
+        (``None``): only per-object masks need them, and
+        :func:`geoeval.measures.rasterize.label_boxes` then scans the source once.
     whole : callable, optional
         Called to read the whole array when :attr:`labels` is asked for on a
         source grid (the reader's memory check lives there).
@@ -45,10 +47,12 @@ class LabelGrid:
     pairs : tuple or None
         ``(other_source, scan)``: label-pair counts with another source, when a
         reader counted them in the same pass as this grid's labels.
+    scanned : tuple or None
+        ``(labels, boxes)`` of every label of the source, once a box scan has run.
     """
 
     __slots__ = ("_labels", "transform", "crs", "background", "source", "_shape", "_dtype",
-                 "boxes", "_whole", "pairs")
+                 "boxes", "_whole", "pairs", "scanned")
 
     def __init__(self, labels: np.ndarray | None = None, transform: Any = None,
                  crs: Any = None, background: int = 0, *, source: Any = None,
@@ -68,6 +72,7 @@ class LabelGrid:
         #: ``(other source, scan)`` when the reader counted this grid's label pairs with
         #: another source in the same pass (see geoeval.io.raster.read_raster_pair)
         self.pairs: Any = None
+        self.scanned: Any = None
 
     def __repr__(self) -> str:
         h, w = self.shape

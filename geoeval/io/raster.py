@@ -221,16 +221,17 @@ def read_raster(
     Notes
     -----
     The band is read window by window (:mod:`geoeval.io.windowed`): memory is
-    about one window per thread plus the objects. The grid keeps the source and
-    each object's bounding box, not the pixels.
+    about one window per thread plus the objects. The grid keeps the source, not
+    the pixels; objects' bounding boxes are found when a step needs them
+    (:func:`geoeval.measures.rasterize.label_boxes`).
     """
     from geoeval.io.windowed import scan
 
     memory_limit(max_memory)  # a bad limit is an error even when no whole grid is read
     source, transform, crs = open_source(path, band=band, background=background)
-    found = _scanned(lambda: scan([source]), [source])
-    return objects_from_scan(source, found.ids[0], found.counts[0], found.boxes[0],
-                             transform, crs, max_memory)
+    found = _scanned(lambda: scan([source], boxes=False), [source])
+    return objects_from_scan(source, found.ids[0], found.counts[0], None, transform, crs,
+                             max_memory)
 
 
 def read_raster_pair(
@@ -256,14 +257,14 @@ def read_raster_pair(
         return (read_raster(reference, **reference_options),
                 read_raster(submission, **submission_options))
     try:
-        found = _scanned(lambda: scan([rs, ss]), [rs, ss])
+        found = _scanned(lambda: scan([rs, ss], boxes=False), [rs, ss])
     except InputError:  # read each on its own: the error names the file that fails
         read_raster(reference, **reference_options)
         read_raster(submission, **submission_options)
         raise
-    ref = objects_from_scan(rs, found.ids[0], found.counts[0], found.boxes[0], rt, rc,
+    ref = objects_from_scan(rs, found.ids[0], found.counts[0], None, rt, rc,
                             reference_options.get("max_memory"))
-    sub = objects_from_scan(ss, found.ids[1], found.counts[1], found.boxes[1], st, sc,
+    sub = objects_from_scan(ss, found.ids[1], found.counts[1], None, st, sc,
                             submission_options.get("max_memory"))
     assert ref.grid is not None
     ref.grid.pairs = (ss, found)
@@ -352,7 +353,8 @@ def _read_whole(source: Any, max_memory: int | None) -> np.ndarray:
     return source.read((0, h, 0, w))
 
 
-def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, boxes: np.ndarray,
+def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray,
+                      boxes: np.ndarray | None,
                       transform: Any, crs: Any, max_memory: int | None = None) -> ObjectSet:
     """An :class:`ObjectSet` on a windowed :class:`LabelGrid` from a scan of its source."""
     from geoeval.grid import _id_array

@@ -134,8 +134,9 @@ class Scan:
         Per source: distinct non-background labels (sorted once merged).
     counts : list of numpy.ndarray
         Per source: pixel count of each label.
-    boxes : list of numpy.ndarray
-        Per source: ``(row0, row1, col0, col1)`` of each label, ends exclusive.
+    boxes : list of numpy.ndarray or None
+        Per source: ``(row0, row1, col0, col1)`` of each label, ends exclusive;
+        ``None`` when the scan was asked for counts only (``boxes=False``).
     pair_a, pair_b, pair_counts : numpy.ndarray or None
         Two sources: labels of each pair held by both, and its pixel count.
     union : int
@@ -144,15 +145,15 @@ class Scan:
 
     ids: list[np.ndarray]
     counts: list[np.ndarray]
-    boxes: list[np.ndarray]
+    boxes: list[np.ndarray | None]
     pair_a: np.ndarray | None
     pair_b: np.ndarray | None
     pair_counts: np.ndarray | None
     union: int
 
 
-def _runs(labels: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Start index (flat), row and length of every run of equal labels (all sources) per row."""
+def _runs(labels: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Start index (flat) and length of every run of equal labels (all sources) per row."""
     h, w = labels[0].shape
     n = h * w
     flats = [lab.ravel() for lab in labels]
@@ -164,7 +165,7 @@ def _runs(labels: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndar
     change[::w] = True  # every row starts a run
     starts = np.flatnonzero(change)
     lengths = np.diff(starts, append=n)
-    return starts, starts // w, lengths
+    return starts, lengths
 
 
 def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -209,6 +210,41 @@ def _label_stats(lab: np.ndarray, r0: np.ndarray, r1: np.ndarray, c0: np.ndarray
         np.maximum.reduceat(c1[order], first),
     ], axis=1).astype(np.int64)
     return lab[order][first], np.add.reduceat(n[order], first).astype(np.int64), boxes
+
+
+def _label_counts(lab: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct labels (sorted) and summed counts: :func:`_label_stats` without boxes.
+
+    Labels in a range at most a few times their number: ``bincount``; else one
+    sort of a packed ``(label - min, count)`` word when it fits 64 bits, else an
+    argsort.
+    """
+    if lab.size == 0:
+        return lab, np.zeros(0, np.int64)
+    lo, hi = int(lab.min()), int(lab.max())
+    wide = np.int64 if lab.dtype.kind == "i" else np.uint64
+    if hi - lo <= 4 * lab.size + 1024:
+        if lab.dtype.itemsize <= 4:  # exact in intp: fewer passes
+            pos = lab.astype(np.intp)
+            pos -= lo
+        else:
+            pos = (lab.astype(wide) - wide(lo)).astype(np.intp)
+        total = np.bincount(pos, weights=n, minlength=hi - lo + 1)
+        seen = total > 0  # every run (and partial count) is at least one pixel
+        ids = (np.flatnonzero(seen).astype(wide) + wide(lo)).astype(lab.dtype)
+        return ids, total[seen].astype(np.int64)
+    bits_l, bits_n = (hi - lo).bit_length(), int(n.max()).bit_length()
+    if bits_l + bits_n <= 64 and n.min() >= 0:
+        u = np.uint64
+        key = (lab.astype(wide) - wide(lo)).astype(u) << u(bits_n)
+        key |= n.astype(u)
+        key.sort()
+        label = key >> u(bits_n)
+        first = np.flatnonzero(np.r_[True, label[1:] != label[:-1]])
+        counts = np.add.reduceat(key & u((1 << bits_n) - 1), first).astype(np.int64)
+        return (label[first].astype(wide) + wide(lo)).astype(lab.dtype), counts
+    order, first = _group(lab)
+    return lab[order][first], np.add.reduceat(n[order], first).astype(np.int64)
 
 
 def _masked_label_stats(lab: np.ndarray, fg: np.ndarray, r0: np.ndarray, r1: np.ndarray,
@@ -347,44 +383,52 @@ def _packed_pair_stats(a: np.ndarray, b: np.ndarray, n: np.ndarray
 
 
 def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
-                origin: tuple[int, int] = (0, 0), per_label: bool = True) -> Scan:
+                origin: tuple[int, int] = (0, 0), per_label: bool = True,
+                boxes: bool = True) -> Scan:
     """Counts of one window of one or two label arrays (same shape) already in memory.
 
     ``origin`` is the window's (row, col) offset, so boxes are in whole-grid pixels.
     ``per_label=False`` (two sources) skips the per-label counts and boxes (empty
     arrays), when the reader has them already and only the pairs are wanted.
+    ``boxes=False`` skips the bounding boxes (``Scan.boxes`` holds ``None``): the
+    per-label counts alone cost a fraction of the boxes' accumulation.
     """
     h, w = labels[0].shape
     k = len(labels)
     if h * w == 0:
         e = [np.zeros(0, lab.dtype) for lab in labels]
         z = np.zeros(0, np.int64)
-        return Scan(e, [z] * k, [np.zeros((0, 4), np.int64)] * k,
+        return Scan(e, [z] * k, [np.zeros((0, 4), np.int64) if boxes else None] * k,
                     *((e[0], e[1], z) if k == 2 else (None, None, None)), 0)
-    starts, rows, lengths = _runs(labels)
-    r0 = rows + origin[0]
-    c0 = starts - rows * w + origin[1]
-    r1, c1 = r0 + 1, c0 + lengths
+    starts, lengths = _runs(labels)
+    if boxes and (per_label or k == 1):  # run positions, for the boxes
+        rows = starts // w
+        r0 = rows + origin[0]
+        c0 = starts - rows * w + origin[1]
+        r1, c1 = r0 + 1, c0 + lengths
     vals = [lab.ravel()[starts] for lab in labels]
     fgs = [v != v.dtype.type(bg) for v, bg in zip(vals, backgrounds, strict=True)]
-    ids, counts, boxes = [], [], []
+    ids, counts, found = [], [], []
     for v, fg in zip(vals, fgs, strict=True):
         if not per_label and k == 2:
-            fg = np.zeros_like(fg)
-        i, c, b = _masked_label_stats(v, fg, r0, r1, c0, c1, lengths, origin, (h, w))
+            i, c, b = v[:0], np.zeros(0, np.int64), np.zeros((0, 4), np.int64) if boxes else None
+        elif boxes:
+            i, c, b = _masked_label_stats(v, fg, r0, r1, c0, c1, lengths, origin, (h, w))
+        else:
+            (i, c), b = _label_counts(v[fg], lengths[fg]), None
         ids.append(i)
         counts.append(c)
-        boxes.append(b)
+        found.append(b)
     if k == 1:
-        return Scan(ids, counts, boxes, None, None, None, 0)
+        return Scan(ids, counts, found, None, None, None, 0)
     both = fgs[0] & fgs[1]
     pa, pb, pc = _pair_stats(vals[0][both], vals[1][both], lengths[both])
     union = int(np.sum(lengths, where=fgs[0] | fgs[1]))
-    return Scan(ids, counts, boxes, pa, pb, pc, union)
+    return Scan(ids, counts, found, pa, pb, pc, union)
 
 
 def scan_window(sources: Sequence[RasterSource], window: Window,
-                per_label: bool = True) -> Scan:
+                per_label: bool = True, boxes: bool = True) -> Scan:
     """Counts of one window of one or two raster sources (pure; picklable in and out).
 
     Parameters
@@ -393,27 +437,28 @@ def scan_window(sources: Sequence[RasterSource], window: Window,
         One raster, or a reference and a submission on the same grid.
     window : tuple of int
         ``(row0, row1, col0, col1)``, ends exclusive.
-    per_label : bool
+    per_label, boxes : bool
         See :func:`scan_labels`.
     """
     if all(s.is_empty(window) for s in sources):
-        return _empty_scan(sources)
+        return _empty_scan(sources, boxes)
     labels = [s.read(window) for s in sources]
     return scan_labels(labels, [s.background for s in sources], (window[0], window[2]),
-                       per_label)
+                       per_label, boxes)
 
 
-def _empty_scan(sources: Sequence[RasterSource]) -> Scan:
+def _empty_scan(sources: Sequence[RasterSource], boxes: bool = True) -> Scan:
     """The scan of a window holding only background."""
     return scan_labels([np.zeros((0, 0), np.dtype(s.dtype)) for s in sources],
-                       [s.background for s in sources])
+                       [s.background for s in sources], boxes=boxes)
 
 
 def merge_scans(parts: Iterable[Scan]) -> Scan:
     """Stitch partial counts (windows, or already merged groups) into one :class:`Scan`.
 
     Per label: counts add up, boxes take the min/max; per pair: counts add up.
-    Associative and commutative, so it can run as a tree reduction.
+    Associative and commutative, so it can run as a tree reduction. Boxes are
+    merged when every part has them, else the result has none.
     """
     parts = list(parts)
     if not parts:
@@ -422,9 +467,12 @@ def merge_scans(parts: Iterable[Scan]) -> Scan:
     ids, counts, boxes = [], [], []
     for s in range(k):
         lab = np.concatenate([p.ids[s] for p in parts])
-        bx = np.concatenate([p.boxes[s] for p in parts])
         n = np.concatenate([p.counts[s] for p in parts])
-        i, c, b = _label_stats(lab, bx[:, 0], bx[:, 1], bx[:, 2], bx[:, 3], n)
+        if any(p.boxes[s] is None for p in parts):
+            (i, c), b = _label_counts(lab, n), None
+        else:
+            bx = np.concatenate([p.boxes[s] for p in parts])
+            i, c, b = _label_stats(lab, bx[:, 0], bx[:, 1], bx[:, 2], bx[:, 3], n)
         ids.append(i)
         counts.append(c)
         boxes.append(b)
@@ -437,7 +485,7 @@ def merge_scans(parts: Iterable[Scan]) -> Scan:
 
 
 def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
-         target: int | None = None, per_label: bool = True) -> Scan:
+         target: int | None = None, per_label: bool = True, boxes: bool = True) -> Scan:
     """:func:`scan_window` over every window of the first source, in threads, merged.
 
     Within :func:`geoeval.parallel.remote` the windows are mapped by its mapper
@@ -450,23 +498,23 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
 
     wins = windows(sources[0].shape, sources[0].block_shape, target)
     if not wins:
-        return _empty_scan(sources)
+        return _empty_scan(sources, boxes)
     mapper = parallel.remote_mapper()
     if mapper is not None:  # e.g. the Dask engine: the workers open the files by window
         from functools import partial
 
-        return _merge_stream(mapper(partial(scan_window, list(sources), per_label=per_label),
-                                    wins), total=len(wins))
+        return _merge_stream(mapper(partial(scan_window, list(sources), per_label=per_label,
+                                            boxes=boxes), wins), total=len(wins))
     jobs = max(1, min(n_jobs or parallel.workers(), len(wins)))
     # every block is read once: GDAL's block cache (5 % of the RAM by default) would only
     # hold decompressed blocks that are never asked for again
     with rasterio.Env(GDAL_CACHEMAX=SCAN_CACHE_MB):
         if jobs == 1:
-            return _merge_stream((scan_window(sources, w, per_label) for w in wins),
+            return _merge_stream((scan_window(sources, w, per_label, boxes) for w in wins),
                                  total=len(wins))
         with ThreadPoolExecutor(jobs) as pool:
-            return _merge_stream(pool.map(lambda w: scan_window(sources, w, per_label), wins),
-                                 total=len(wins))
+            return _merge_stream(pool.map(lambda w: scan_window(sources, w, per_label, boxes),
+                                          wins), total=len(wins))
 
 
 def _merge_stream(results: Iterable[Scan], total: int | None = None,

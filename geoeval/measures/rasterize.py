@@ -144,9 +144,10 @@ def choose_grid(
 def label_boxes(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
     """Bounding box ``(row0, row1, col0, col1)`` (ends exclusive) of each label in ``ids``.
 
-    The boxes the reader found while scanning the file when the grid has them
-    (a windowed grid), else one pass over the raster (``scipy.ndimage.find_objects``);
-    labels absent from the raster get an empty box ``(0, 0, 0, 0)``.
+    The grid's boxes when it has them; for a windowed grid, one window-by-window
+    scan of its source (the first time only); for an array in memory, one pass
+    over it (``scipy.ndimage.find_objects``). Labels absent from the raster get an
+    empty box ``(0, 0, 0, 0)``.
     """
     from scipy import ndimage
 
@@ -178,16 +179,20 @@ def label_boxes(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
 
 
 def _scanned_boxes(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
-    """Boxes of ``ids`` from a window-by-window scan of a grid's source."""
-    from geoeval.io.windowed import scan
+    """Boxes of ``ids`` from a window-by-window scan of a grid's source (run once per
+    grid, kept in :attr:`LabelGrid.scanned`)."""
+    if grid.scanned is None:
+        from geoeval.io.windowed import scan
 
-    found = scan([grid.source])
+        found = scan([grid.source])
+        grid.scanned = (found.ids[0], found.boxes[0])
+    labels, found_boxes = grid.scanned
     boxes = np.zeros((ids.size, 4), dtype=np.int64)
-    if ids.size == 0 or found.ids[0].size == 0:
+    if ids.size == 0 or labels.size == 0:
         return boxes
-    pos = np.minimum(label_index(found.ids[0], ids), found.ids[0].size - 1)
-    hit = found.ids[0][pos] == ids.astype(found.ids[0].dtype)
-    boxes[hit] = found.boxes[0][pos[hit]]
+    pos = np.minimum(label_index(labels, ids), labels.size - 1)
+    hit = labels[pos] == ids.astype(labels.dtype)
+    boxes[hit] = found_boxes[pos[hit]]
     return boxes
 
 
