@@ -88,7 +88,8 @@ def max_weight_matching(
 
 #: Components of at most this many objects a side are solved together, by enumeration.
 SMALL = 4
-_PERMS = np.array(list(itertools.permutations(range(SMALL))), dtype=np.int64)
+_PERMS_BY_SIZE = {k: np.array(list(itertools.permutations(range(k))), dtype=np.int64)
+                  for k in range(1, SMALL + 1)}
 
 
 def _solve_small(
@@ -97,8 +98,9 @@ def _solve_small(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every component of at most :data:`SMALL` objects a side solved at once.
 
-    Each component becomes a ``SMALL × SMALL`` block (zeros where there is no
-    pair) and all ``SMALL!`` assignments of every block are scored with numpy;
+    Each component becomes a ``k × k`` block, ``k`` its larger side (zeros where
+    there is no pair), and all ``k!`` assignments of every block are scored with
+    numpy, one batch per ``k``;
     the best one's pairs are chosen, exactly as a solver would (brute force on
     the block). Between matchings of equal weight (pixel counts tie often) the
     one with more pairs wins, then the first in enumeration order. ``edges``
@@ -128,20 +130,31 @@ def _solve_small(
     w = weights
     if cardinality_first:  # as _solve_block: K + w, K above any matching's weight
         w = weights + (np.bincount(local, weights=weights, minlength=n_comp) + 1.0)[local]
-    slot = np.cumsum(small) - 1  # position of each small component in the batch
-    block = np.zeros((int(small.sum()), SMALL, SMALL))
-    edge_at = np.full(block.shape, -1, dtype=np.int64)
-    block[slot[local[on]], ri[on], ci[on]] = w[on]
-    edge_at[slot[local[on]], ri[on], ci[on]] = edges[on]
-    r = np.arange(SMALL)
-    cells = block[:, r[None, :], _PERMS]  # (components, assignments, SMALL)
-    score = cells.sum(axis=2)
-    # ties (equal weight, different pairs): more pairs first, then the first assignment
-    pairs = (cells > 0).sum(axis=2)
-    best = score == score.max(axis=1, keepdims=True)
-    pick = np.argmax(np.where(best, pairs, -1), axis=1)
-    got = edge_at[np.arange(block.shape[0])[:, None], r[None, :], _PERMS[pick]]
-    return got[got >= 0], edges[~on]
+    # by size class (the larger side, 1 to SMALL): a k x k block and the k! assignments
+    side = np.maximum(n_r, n_c)
+    chosen = []
+    for k in range(1, SMALL + 1):
+        cls = small & (side == k)
+        if not cls.any():
+            continue
+        on_k = cls[local]
+        slot = np.cumsum(cls) - 1  # position of each component of the class in the batch
+        at = slot[local[on_k]], ri[on_k], ci[on_k]
+        block = np.zeros((int(cls.sum()), k, k))
+        edge_at = np.full(block.shape, -1, dtype=np.int64)
+        block[at] = w[on_k]
+        edge_at[at] = edges[on_k]
+        perms = _PERMS_BY_SIZE[k]
+        r = np.arange(k)
+        cells = block[:, r[None, :], perms]  # (components, assignments, k)
+        score = cells.sum(axis=2)
+        # ties (equal weight, different pairs): more pairs first, then the first assignment
+        pairs = (cells > 0).sum(axis=2)
+        best = score == score.max(axis=1, keepdims=True)
+        pick = np.argmax(np.where(best, pairs, -1), axis=1)
+        got = edge_at[np.arange(block.shape[0])[:, None], r[None, :], perms[pick]]
+        chosen.append(got[got >= 0])
+    return np.concatenate(chosen), edges[~on]
 
 
 def _local_index(local: np.ndarray, ids: np.ndarray, start: np.ndarray) -> np.ndarray:
