@@ -534,7 +534,7 @@ def _coco_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
                           count=n)
     box = BoxSet(
         boxes=rows, image_index=image, classes=classes, images=tuple(images), scores=scores,
-        areas=wh[:, 0] * wh[:, 1], ids=np.arange(1, n + 1, dtype=np.int64), wh=wh,
+        areas=_box_areas(wh), ids=np.arange(1, n + 1, dtype=np.int64), wh=wh,
         class_ids=cls_ids, image_sizes=dict(like.image_sizes) if like is not None else {},
         categories=dict(like.categories) if like is not None else {},
         image_ids=id_of, path=path, fmt="coco",
@@ -571,12 +571,19 @@ def _coco_results_arrays(boxes: np.ndarray, scores: np.ndarray, img: np.ndarray,
     classes = names[cat_inv] if n else np.zeros(0, str)
     box = BoxSet(
         boxes=rows, image_index=image, classes=classes, images=tuple(images), scores=scores,
-        areas=wh[:, 0] * wh[:, 1], ids=np.arange(1, n + 1, dtype=np.int64), wh=wh,
+        areas=_box_areas(wh), ids=np.arange(1, n + 1, dtype=np.int64), wh=wh,
         class_ids=cat.astype(np.int64), image_sizes=dict(like.image_sizes) if like is not None
         else {}, categories=dict(like.categories) if like is not None else {},
         image_ids=id_of, path=path, fmt="coco",
     )
     return _warn(box, box.image_sizes, path)
+
+
+def _box_areas(wh: np.ndarray) -> np.ndarray:
+    """``w * h`` per box, as ``COCO.loadRes`` gives results their area; a product beyond
+    the float range is ``inf`` (such a box is refused downstream), without a warning."""
+    with np.errstate(over="ignore"):
+        return wh[:, 0] * wh[:, 1]
 
 
 def _unique_inverse(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
