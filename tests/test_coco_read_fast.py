@@ -277,3 +277,33 @@ def test_unique_inverse_is_numpy_unique(ids):
     u, inv = _unique_inverse(a)
     nu, ninv = np.unique(a, return_inverse=True)
     assert u.dtype == nu.dtype and np.array_equal(u, nu) and np.array_equal(inv, ninv)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.binary(max_size=200), step=st.integers(1, 64))
+def test_positions_by_chunks_are_all_positions(text, step):
+    from geoeval.io._box_coco import _positions
+
+    a = np.frombuffer(text, dtype=np.uint8)
+    got = _positions(a, ord("}"), step=step)
+    assert np.array_equal(got, np.flatnonzero(a == ord("}")))
+
+
+def test_pair_reader_equals_the_two_reads(tmp_path):
+    """Both files: the results parsed by Arrow before the ground truth is read."""
+    from geoeval.io._box_coco import read_coco_pair
+
+    recs = [_rec(i, c, (i, c, 3.5, 4), s) for i, c, s in
+            [(1, 1, 0.9), (7, 3, 0.2), (2, 1, 0.5), (7, 1, 0.7)]]
+    ref, sub = tmp_path / "gt.json", tmp_path / "dt.json"
+    ref.write_text(json.dumps(GT))
+    sub.write_text(json.dumps(recs))
+    g, d = read_coco_pair(ref, sub)
+    g2 = read_coco(ref, side="reference")
+    _same(g, g2)
+    _same(d, read_coco(sub, side="submission", like=g2))
+    _same(d, _coco_results(recs, str(sub), g2))
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(InputError, match="bad.json"):  # the ground truth's error first
+        read_coco_pair(bad, sub)

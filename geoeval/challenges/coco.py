@@ -222,13 +222,13 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     # --- per-detection status per (t, a): 1 TP, 0 FP, 2 ignored -------------------------
     # unmatched: ignored if the detection's own area is outside the range, else FP;
     # only detections with a candidate pair can be anything else
-    status = np.repeat(np.where(d_out, 2, 0).astype(np.int8)[:, None, :], T, axis=1)
+    # (the detections without a candidate keep their unmatched status at every t)
+    unmatched = np.where(d_out, 2, 0).astype(np.int8)  # [D, A]
     cand = pi[np.r_[True, pi[1:] != pi[:-1]]] if pi.size else pi  # pi is sorted
     cand_status = _assign(pi, pg, piou, cand, d_key, g_ignore, g_crowd, gt.ids != 0,
-                          status[cand])
-    status[cand] = cand_status
-    is_cand = np.zeros(n_det, dtype=bool)
-    is_cand[cand] = True
+                          np.repeat(unmatched[cand][:, None, :], T, axis=1))
+    cand_pos = np.full(n_det, -1, dtype=np.int64)
+    cand_pos[cand] = np.arange(cand.size)
 
     # --- accumulate -----------------------------------------------------------------------
     d_c = d_key % K
@@ -245,8 +245,11 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
 
     def one(k: int) -> None:
         sel = acc_order[bounds[k]:bounds[k + 1]]
-        _accumulate_category(status[sel], rank[sel] < max_dets[:, None], is_cand[sel],
-                             npig[k], precision[:, :, k], recall[:, k])
+        pos = cand_pos[sel]
+        is_cand = pos >= 0
+        _accumulate_category(unmatched[sel], cand_status[pos[is_cand]],
+                             rank[sel] < max_dets[:, None], is_cand, npig[k],
+                             precision[:, :, k], recall[:, k])
 
     todo = np.flatnonzero((npig > 0).any(axis=1)).tolist()
     jobs = min(workers(), len(todo))
@@ -425,15 +428,17 @@ def _first_count(npig: np.ndarray) -> np.ndarray:
 
 
 def _accumulate_category(
-    status: np.ndarray, within: np.ndarray, cand: np.ndarray, npig: np.ndarray,
-    precision: np.ndarray, recall: np.ndarray,
+    unmatched: np.ndarray, cand_status: np.ndarray, within: np.ndarray, cand: np.ndarray,
+    npig: np.ndarray, precision: np.ndarray, recall: np.ndarray,
 ) -> None:
     """Fill ``precision[T, R, A, M]`` and ``recall[T, A, M]`` of one category.
 
-    ``status[n, T, A]`` of its detections in accumulation order; ``within[M, n]``
-    whether each detection is inside the per-image limit ``maxDets[m]``;
-    ``cand[n]`` whether it had a candidate pair (the others are false positives
-    or ignored at every threshold: their status does not depend on ``t``).
+    Its ``n`` detections in accumulation order: ``cand[n]`` whether each had a
+    candidate pair; ``cand_status[c, T, A]`` the status (1 TP, 0 FP, 2 ignored)
+    of those that had one, in the same order; ``unmatched[n, A]`` the status of
+    the others (false positives or ignored at every threshold: it does not
+    depend on ``t``); ``within[M, n]`` whether each detection is inside the
+    per-image limit ``maxDets[m]``.
 
     COCOeval computes ``p_i = TP_i / (FP_i + TP_i + ε)`` after every counted
     detection, replaces it by ``max_{j ≥ i} p_j`` and reads it at the first
@@ -449,13 +454,13 @@ def _accumulate_category(
     (one running count per area range and limit) to those among the
     candidates (one per threshold, area range and limit).
     """
-    T, A = status.shape[1], status.shape[2]
+    T, A = cand_status.shape[1], cand_status.shape[2]
     M = within.shape[0]
     R = REC_THRESHOLDS.size
     ci = np.flatnonzero(cand)
-    fp_other = ((status[:, 0, :].T == 0) & ~cand)[:, None, :] & within[None, :, :]  # [A, M, n]
+    fp_other = ((unmatched.T == 0) & ~cand)[:, None, :] & within[None, :, :]  # [A, M, n]
     fpc_other = np.cumsum(fp_other, axis=-1, dtype=np.int32)
-    st = np.ascontiguousarray(status[ci].transpose(1, 2, 0))  # [T, A, c]
+    st = np.ascontiguousarray(cand_status.transpose(1, 2, 0))  # [T, A, c]
     w = within[:, ci]  # [M, c]
     fp = st == 0
     # true positives of each row (t, a, m): those of (t, a) within the limit m, in

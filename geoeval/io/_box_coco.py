@@ -112,10 +112,12 @@ def read_coco_pair(reference: str | Path | dict | BoxSet,
     """Ground truth and results, as ``read_coco(reference, side="reference")`` and
     ``read_coco(submission, side="submission", like=...)`` give them.
 
-    When the results are a file, Arrow parses it in a background thread while the
-    ground truth is read (Arrow's parser and numpy release the GIL): the two reads
-    overlap instead of following each other. Errors are those of the two calls, the
-    ground truth's first.
+    When the results are a file, Arrow parses it first (in its own threads), then
+    the ground truth is read and the results' columns are checked against it.
+    Reading the ground truth while Arrow parses was measured slower on two cores
+    (three busy threads, the ground truth's reader holding the GIL). Errors are
+    those of the two calls, the ground truth's first (the Arrow path never
+    raises: it gives up and the record reader reports).
     """
     if isinstance(reference, BoxSet) or isinstance(submission, (dict, list, BoxSet)):
         gt = reference if isinstance(reference, BoxSet) else read_coco(reference,
@@ -123,16 +125,15 @@ def read_coco_pair(reference: str | Path | dict | BoxSet,
         dt = submission if isinstance(submission, BoxSet) else read_coco(
             submission, side="submission", like=gt)
         return gt, dt
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(_arrow_columns, submission)
-        try:
-            gt = read_coco(reference, side="reference")
-        except BaseException:
-            pending.cancel()
-            raise
-        cols = pending.result()
+    table, n = None, 0
+    records = _records_text(submission)
+    if records is not None:
+        text, n = records
+        del records
+        table = _arrow_table(text)  # in Arrow's threads
+        del text
+    gt = read_coco(reference, side="reference")
+    cols = _table_columns(table, n)
     if cols is not None and gt.fmt == "coco":
         return gt, _coco_results_arrays(*cols, path=str(submission), like=gt)
     return gt, read_coco(submission, side="submission", like=gt)
@@ -385,11 +386,14 @@ def _columns(data: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 
 def _valid_values(boxes: np.ndarray, scores: np.ndarray) -> bool:
-    """Finite boxes and scores, ``x + w`` and ``y + h`` finite, no negative size."""
+    """Finite boxes and scores, ``x + w`` and ``y + h`` finite, no negative size.
+
+    (A finite ``x + w`` needs finite ``x`` and ``w``: an infinite or NaN term makes
+    the sum infinite or NaN, so the ends' check covers the four values.)"""
     with np.errstate(all="ignore"):
         ends = boxes[:, :2] + boxes[:, 2:]
-        return bool(np.isfinite(boxes).all() and np.isfinite(ends).all()
-                    and np.isfinite(scores).all() and (boxes[:, 2:] >= 0).all())
+        return bool(np.isfinite(ends).all() and np.isfinite(scores).all()
+                    and (boxes[:, 2:] >= 0).all())
 
 
 _JSON_SPACE = b" \t\r\n"
@@ -398,18 +402,13 @@ _BRACE, _COMMA, _SPACE, _OPEN, _NEWLINE = b"}, {\n"
 
 def _arrow_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                np.ndarray] | None:
-    """The columns of a COCO result file read by Arrow's JSON reader, or ``None``.
+    """The columns of a COCO result file read by Arrow's JSON reader, or ``None``:
+    :func:`_records_text`, :func:`_arrow_table` and :func:`_table_columns`.
 
     A result file is one JSON array of records. Arrow reads newline-delimited
     records in C++, into columns, without one Python object per record (a
     fraction of the memory and of the time of ``orjson.loads`` followed by a pass
-    per column). The array becomes newline-delimited records in place: the
-    comma of each separator ``},{`` or ``}, {`` (as ``json.dumps`` writes them)
-    becomes a line break. This is safe because a misplaced one makes the text
-    invalid for Arrow's parser (a line break inside a string is a raw control
-    character; a comma removed between the members of a nested array leaves two
-    values side by side), so a successful parse with exactly one record more
-    than the replaced commas proves that they were exactly the top-level ones.
+    per column).
 
     ``None`` (the caller parses the file with :func:`load_json` and the record
     readers, whose messages name any bad record) whenever anything is unusual:
@@ -420,24 +419,46 @@ def _arrow_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray
     strict JSON (no comments, trailing commas, leading zeros or duplicate
     keys) and reads numbers correctly rounded, as Python does.
     """
+    records = _records_text(path)
+    if records is None:
+        return None
+    text, n = records
+    del records
+    table = _arrow_table(text)
+    del text  # before the columns are made: less memory at the peak
+    return _table_columns(table, n)
+
+
+def _records_text(path: str | Path) -> tuple[np.ndarray, int] | None:
+    """The text of a result file as newline-delimited records, and their number, or
+    ``None`` when it is not laid out as one array of records written by ``json.dumps``.
+
+    The array becomes newline-delimited records in place: the comma of each
+    separator ``},{`` or ``}, {`` becomes a line break. This is safe because a
+    misplaced one makes the text invalid for Arrow's parser (a line break inside
+    a string is a raw control character; a comma removed between the members of
+    a nested array leaves two values side by side), so a successful parse with
+    exactly one record more than the replaced commas proves that they were
+    exactly the top-level ones (:func:`_table_columns` checks the count).
+    """
     try:
-        with open(path, "rb") as fh:
-            buf = bytearray(os.fstat(fh.fileno()).st_size)
-            if fh.readinto(buf) != len(buf):
+        with open(path, "rb") as fh:  # numpy's buffer is not zeroed first (a bytearray is)
+            buf = np.empty(os.fstat(fh.fileno()).st_size, dtype=np.uint8)
+            if fh.readinto(buf) != buf.size:
                 return None
     except OSError:
         return None  # the caller's reader reports it
-    if not buf.isascii():
+    if buf.size == 0 or int(buf.max()) > 127:  # not ASCII
         return None
-    first, last = 0, len(buf) - 1
-    while first <= last and buf[first] in _JSON_SPACE:
+    first, last = 0, buf.size - 1
+    while first <= last and int(buf[first]) in _JSON_SPACE:
         first += 1
-    while last > first and buf[last] in _JSON_SPACE:
+    while last > first and int(buf[last]) in _JSON_SPACE:
         last -= 1
     if last - first < 2 or buf[first] != ord("[") or buf[last] != ord("]"):
         return None
-    text = np.frombuffer(buf, dtype=np.uint8)[first + 1:last]  # a writable view
-    end = np.flatnonzero(text[:-3] == _BRACE)
+    text = buf[first + 1:last]
+    end = _positions(text[:-3], _BRACE)
     end = end[text[end + 1] == _COMMA]
     tight = text[end + 2] == _OPEN
     spaced = (text[end + 2] == _SPACE) & (text[end + 3] == _OPEN)
@@ -445,7 +466,12 @@ def _arrow_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if comma.size == 0:  # one record (or none): as fast with the record readers
         return None
     text[comma] = _NEWLINE
-    del text, end, tight, spaced
+    return text, comma.size + 1
+
+
+def _arrow_table(text: np.ndarray) -> Any:
+    """Newline-delimited result records (:func:`_records_text`) parsed by Arrow into a
+    table of the four fields, or ``None`` on a parse error."""
     import pyarrow as pa
     import pyarrow.json as pa_json
 
@@ -454,12 +480,18 @@ def _arrow_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray
     options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     blocks = pa_json.ReadOptions(block_size=1 << 18)  # less memory in flight than 1 MiB
     try:
-        table = pa_json.read_json(pa.BufferReader(pa.py_buffer(buf)[first + 1:last]),
-                                  read_options=blocks, parse_options=options)
+        return pa_json.read_json(pa.BufferReader(pa.py_buffer(text)),
+                                 read_options=blocks, parse_options=options)
     except (pa.ArrowException, ValueError):
         return None
-    del buf
-    n = comma.size + 1
+
+
+def _table_columns(table: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                np.ndarray] | None:
+    """The numpy columns of an :func:`_arrow_table` of ``n`` records, or ``None`` when
+    it is not exactly ``n`` complete records of valid values."""
+    if table is None:
+        return None
     if table.num_rows != n or any(c.null_count for c in table.columns):
         return None
     boxes = np.empty((n, 4))
@@ -477,6 +509,15 @@ def _arrow_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray
     img = _concat(table.column("image_id"), np.int64)
     cat = _concat(table.column("category_id"), np.int64)
     return (boxes, scores, img, cat) if _valid_values(boxes, scores) else None
+
+
+def _positions(text: np.ndarray, byte: int, step: int = 1 << 20) -> np.ndarray:
+    """Indices of ``byte`` in ``text`` (uint8), found a megabyte at a time: the
+    comparison's temporary stays small and in cache, instead of a mask as large
+    as the file (whose fresh pages cost more than the comparison)."""
+    found = [np.flatnonzero(text[lo:lo + step] == byte) + lo
+             for lo in range(0, text.size, step)]
+    return np.concatenate(found) if found else np.zeros(0, np.intp)
 
 
 def _concat(column: Any, dtype: type) -> np.ndarray:
