@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.arrays import unique
+
 
 class LabelGrid:
     """A labelled raster on a georeferenced grid: an array in memory or a windowed source.
@@ -296,7 +298,7 @@ def vectorize_grid(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
         order = np.lexsort((win_of, owner_arr))
         o, wk = owner_arr[order], win_of[order]
         same_owner = o[1:] == o[:-1]
-        stitched = np.unique(o[1:][same_owner & (wk[1:] != wk[:-1])])
+        stitched = unique(o[1:][same_owner & (wk[1:] != wk[:-1])])
     order = np.argsort(owner_arr, kind="stable")
     pieces_arr, owner_arr = pieces_arr[order], owner_arr[order]
     counts = np.bincount(owner_arr, minlength=ids.size)

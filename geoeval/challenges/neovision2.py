@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.arrays import unique
 from geoeval.challenges._box_groups import (
     group_codes,
     overlapping_pairs,
@@ -345,7 +346,7 @@ def _prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) ->
     frame_all = np.concatenate([gt.frame, det.frame])
     fcode, _ = group_codes(seq_all, frame_all)
     g_fc, d_fc = fcode[: len(gt)], fcode[len(gt):]
-    dcf = np.unique(g_fc[gt.role == ROLE_DCF])
+    dcf = unique(g_fc[gt.role == ROLE_DCF])
     g_in = ~np.isin(g_fc, dcf)
     d_in = ~np.isin(d_fc, dcf)
     # evaluated frames per sequence: 0 .. last frame seen, minus don't-care frames

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.arrays import has_duplicates
 from geoeval.errors import InputError
 from geoeval.io._boxset import BoxSet, ImageSize, outside_warnings
 from geoeval.parallel import collector_paused
@@ -323,7 +324,7 @@ def _gt_columns(anns: list, image_ids: list[int], cat_name: dict) -> tuple | Non
     areas[missing] = wh[missing, 0] * wh[missing, 1]
     if not (np.isfinite(areas).all() and (areas >= 0).all()):
         return None
-    if np.unique(ids).size != n:
+    if has_duplicates(ids):
         return None
     rows = np.column_stack([boxes[:, :2], boxes[:, :2] + wh])
     image = np.searchsorted(known_img, img_a)  # the image list is sorted by id

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from geoeval import parallel
+from geoeval.arrays import unique
 from geoeval.errors import InputError, SolverError
 from geoeval.matching.build import from_edges
 from geoeval.matching.result import Matching
@@ -195,7 +196,7 @@ def _enumerate_centres(
     arg = np.array([a + int(np.argmax(g[a:b])) for a, b in zip(starts, ends, strict=True)])
     pos = order[arg[np.maximum.reduceat(g, starts) > 0]]
     m = w.size
-    return np.unique(np.where(pos >= m, pos - m, pos))
+    return unique(np.where(pos >= m, pos - m, pos))
 
 
 def _tree_dp(u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
@@ -264,7 +265,7 @@ def _tree_dp(u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
                 chosen.append(e)
             else:  # x is P, or L through another child: y must not use the edge to x
                 state[y] = "C" if C[y] >= L[y] else "L"
-    return np.unique(np.asarray(chosen, dtype=np.int64))
+    return unique(np.asarray(chosen, dtype=np.int64))
 
 
 def _ilp(u: np.ndarray, v: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:

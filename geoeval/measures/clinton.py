@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.arrays import unique
 from geoeval.errors import InputError
 from geoeval.overlap import Overlap
 
@@ -98,7 +99,7 @@ def clinton_segmentation(overlap: Overlap, *, rule: str = "overlap") -> ClintonS
         keys = rows[big].astype(np.int64) * ns + cols[big]
     if rule in ("centroid", "all"):
         keys = np.concatenate([keys, _centroid_keys(overlap)])
-    keys = np.unique(keys)
+    keys = unique(keys)
     ref, sub = keys // max(ns, 1), keys % max(ns, 1)
     inter = _lookup(overlap, keys)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.arrays import has_duplicates
 from geoeval.matching.assignment import max_weight_matching
 from geoeval.outputs import number
 from geoeval.overlap import Overlap
@@ -68,8 +69,8 @@ def panoptic_quality(overlap: Overlap) -> PanopticQuality:
     iou = overlap.iou
     cand = np.flatnonzero(iou > PQ_THRESHOLD)
     rows, cols = overlap.rows[cand], overlap.cols[cand]
-    unique = (np.unique(rows).size == rows.size) and (np.unique(cols).size == cols.size)
-    if not unique:  # a side overlaps itself: several candidates for one object
+    # a side overlaps itself: several candidates for one object
+    if has_duplicates(rows) or has_duplicates(cols):
         keep = max_weight_matching(rows, cols, iou[cand], overlap.n_reference,
                                    overlap.n_submission, cardinality_first=True)
         cand = cand[keep]

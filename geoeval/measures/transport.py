@@ -43,6 +43,7 @@ import warnings
 
 import numpy as np
 
+from geoeval.arrays import unique
 from geoeval.errors import SolverError
 
 #: Largest dense cost matrix (entries; 128 MB of float64, plus as much for the plan POT
@@ -170,7 +171,7 @@ def _sparse(xs: np.ndarray, a: np.ndarray, xt: np.ndarray, b: np.ndarray, iterma
     rows = _best_pairs(xs, xt, u, v, CANDIDATES)
     cols = _best_pairs(xt, xs, v, u, CANDIDATES)
     keys = np.concatenate([rows, (cols % n) * m + cols // n, _north_west(xs, a, xt, b)])
-    keys = np.unique(keys)
+    keys = unique(keys)
     for _ in range(MAX_ROUNDS):
         r, c = np.divmod(keys, m)
         cost = np.hypot(*(xs[r] - xt[c]).T)
@@ -185,7 +186,7 @@ def _sparse(xs: np.ndarray, a: np.ndarray, xt: np.ndarray, b: np.ndarray, iterma
         new = _best_pairs(xs, xt, u, v, CANDIDATES, tol)
         if new.size == 0:
             return float(log["cost"]), u, v
-        keys = np.union1d(keys, new)
+        keys = unique(np.concatenate([keys, new]))
     return None
 
 
