@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from geoeval.challenges.voc import evaluate_voc
 from geoeval.cli.main import main as cli_main
@@ -346,3 +349,26 @@ def test_boxset_subset_and_reindex():
     assert s.classes.tolist() == ["b"] and s.images == ("x", "y") and s.ids.tolist() == [2]
     r = b.reindex_images(("w", "x", "y"))
     assert r.image_index.tolist() == [1, 2] and r.image_keys.tolist() == ["x", "y"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), n=st.integers(0, 30), rel_tol=st.sampled_from([0.0, 0.01]))
+def test_outside_warnings_count_as_the_per_box_rule(data, n, rel_tol):
+    # a box is outside when it reaches past its image's known size (by more than
+    # rel_tol of it); images of unknown size (absent, or NaN) are not checked
+    from geoeval.io._boxset import outside_warnings
+
+    images = ("a", "b", "c")
+    size_of = st.sampled_from([None, (10.0, 8.0), (4.0, math.nan), (math.nan, 5.0)])
+    sizes = {k: s for k in images if (s := data.draw(size_of)) is not None}
+    coord = st.sampled_from([-1.0, -0.05, 0.0, 3.0, 4.02, 8.0, 8.05, 10.0, 11.0])
+    boxes = np.array([data.draw(coord) for _ in range(4 * n)]).reshape(n, 4)
+    img = np.array([data.draw(st.integers(0, 2)) for _ in range(n)], dtype=np.int64)
+    want = 0
+    for (x1, y1, x2, y2), i in zip(boxes.tolist(), img.tolist(), strict=True):
+        w, h = sizes.get(images[i], (math.nan, math.nan))
+        tw, th = rel_tol * w, rel_tol * h
+        want += (x1 < -tw) or (y1 < -th) or (x2 > w + tw) or (y2 > h + th)
+    out = outside_warnings(boxes, img, images, sizes, "f", "x", rel_tol)
+    got = next((int(m.split(": ")[1].split(" ")[0]) for m in out if "outside" in m), 0)
+    assert got == want

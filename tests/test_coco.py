@@ -204,6 +204,41 @@ def test_bit_for_bit_from_memory_and_from_files(tmp_path, seed, integer, first_i
         np.testing.assert_array_equal(r.recall, ev.eval["recall"])
 
 
+@pytest.mark.parametrize("jobs", [2, 3, 7])
+@pytest.mark.parametrize("seed, integer, first_id", [(12, True, 1), (13, False, 0)])
+def test_threaded_image_groups_bit_for_bit(monkeypatch, seed, integer, first_id, jobs):
+    # detections matched by groups of whole images in threads (as on large sets),
+    # categories accumulated in threads: pycocotools' numbers exactly, also with
+    # more groups than images hold detections
+    from geoeval.challenges import coco
+
+    gt, dets = random_set(seed, n_img=9, integer=integer, first_ann_id=first_id)
+    ev = official(gt, dets)
+    monkeypatch.setattr(coco, "THREADED_FROM", 0)
+    monkeypatch.setattr(coco, "workers", lambda: jobs)
+    r = evaluate_coco(gt, dets)
+    np.testing.assert_array_equal(r.stats_array, ev.stats)
+    np.testing.assert_array_equal(r.precision, ev.eval["precision"])
+    np.testing.assert_array_equal(r.recall, ev.eval["recall"])
+
+
+def test_image_parts_cover_the_detections_in_order():
+    from geoeval.challenges.coco import _image_parts
+
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 12, 500)
+    for jobs in (1, 2, 3, 5, 40):
+        parts = _image_parts(image, 12, jobs)
+        assert len(parts) <= jobs
+        assert np.array_equal(np.sort(np.concatenate(parts)), np.arange(500))
+        for a, b in zip(parts[:-1], parts[1:], strict=True):  # consecutive images in order
+            assert image[a].max() < image[b].min()
+        assert all((np.diff(p) > 0).all() for p in parts)
+    sizes = [p.size for p in _image_parts(image, 12, 2)]
+    assert max(sizes) - min(sizes) <= np.bincount(image).max()  # balanced to an image
+    assert [p.size for p in _image_parts(np.zeros(0, np.int64), 3, 2)] == [0]
+
+
 def _small_case(draw_ints, draw_floats, n_img, n_cat, crowd_p, id0):
     """A tiny COCO set on a coarse grid: equal IoUs, tied scores, crowd, id 0."""
     images = [{"id": i + 1} for i in range(n_img)]

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.arrays import unique
 from geoeval.challenges._pairs import group_pairs
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, read_coco_pair
@@ -173,6 +174,10 @@ def evaluate_coco(
     return _evaluate(gt, dt)
 
 
+#: detections from which images and categories are processed in threads
+THREADED_FROM = 50_000
+
+
 def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     cat_ids = np.array(sorted(gt.categories.values()), dtype=np.int64)
     K, A, T, M = cat_ids.size, len(AREA_RANGES), IOU_THRESHOLDS.size, len(MAX_DETS)
@@ -183,25 +188,10 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     d_cat, d_known = _category_index(cat_ids, dt.class_ids)
     warnings = [*gt.warnings, *dt.warnings]
     if not d_known.all():
-        unknown = np.unique(dt.class_ids[~d_known])
+        unknown = unique(dt.class_ids[~d_known])
         warnings.append(f"{dt.path}: {int((~d_known).sum())} result(s) of category id(s) "
                         f"absent from the ground truth ({', '.join(map(str, unknown[:5]))}"
                         f"{', …' if unknown.size > 5 else ''}) are left out, as in COCOeval")
-
-    # --- detections: rank in image × category, keep the 100 best -----------------------
-    d_idx = np.flatnonzero(d_known)
-    d_key = dt.image_index[d_idx] * K + d_cat[d_idx]
-    scores = dt.scores[d_idx]
-    dense = _dense_ranks(scores)
-    # by image × category, then decreasing score, then file order
-    order = _sort_by(d_key, dense, d_idx.size)
-    d_idx, d_key, dense = d_idx[order], d_key[order], dense[order]
-    start = np.flatnonzero(np.r_[True, d_key[1:] != d_key[:-1]]) if d_key.size else d_key
-    rank = np.arange(d_key.size) - np.repeat(start, np.diff(np.r_[start, d_key.size]))
-    keep = rank < MAX_DETS[-1]
-    d_idx, d_key, rank, dense = d_idx[keep], d_key[keep], rank[keep], dense[keep]
-    n_det = d_idx.size
-    d_area = dt.wh[d_idx, 0] * dt.wh[d_idx, 1]
 
     # --- ground truth ---------------------------------------------------------------------
     g_key = gt.image_index * K + g_cat
@@ -209,24 +199,31 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     lo = np.array([r[0] for r in AREA_RANGES])
     hi = np.array([r[1] for r in AREA_RANGES])
     g_ignore = g_crowd[:, None] | (gt.areas[:, None] < lo) | (gt.areas[:, None] > hi)  # [G, A]
-    d_out = (d_area[:, None] < lo) | (d_area[:, None] > hi)  # [D, A]
+    g_ok = gt.ids != 0
 
-    # --- candidate pairs (IoU >= .5) and the greedy assignment ---------------------------
-    pi, pg = group_pairs(d_key, g_key)
-    pd = d_idx[pi]
-    piou = box_iou_xywh_pairs(np.column_stack([dt.boxes[pd, :2], dt.wh[pd]]),
-                              np.column_stack([gt.boxes[pg, :2], gt.wh[pg]]), g_crowd[pg])
-    ok = piou >= IOU_THRESHOLDS[0]
-    pi, pg, piou = pi[ok], pg[ok], piou[ok]
+    # --- detections, matched by groups of whole images (in threads when many) ----------
+    d_idx = np.flatnonzero(d_known)
+    dense = _dense_ranks(dt.scores[d_idx])  # over the whole set: ties are global
+    jobs = workers() if d_idx.size > THREADED_FROM else 1
+    parts = _image_parts(dt.image_index[d_idx], n_img, jobs)
 
-    # --- per-detection status per (t, a): 1 TP, 0 FP, 2 ignored -------------------------
-    # unmatched: ignored if the detection's own area is outside the range, else FP;
-    # only detections with a candidate pair can be anything else
-    # (the detections without a candidate keep their unmatched status at every t)
-    unmatched = np.where(d_out, 2, 0).astype(np.int8)  # [D, A]
-    cand = pi[np.r_[True, pi[1:] != pi[:-1]]] if pi.size else pi  # pi is sorted
-    cand_status = _assign(pi, pg, piou, cand, d_key, g_ignore, g_crowd, gt.ids != 0,
-                          np.repeat(unmatched[cand][:, None, :], T, axis=1))
+    def match(sel: np.ndarray) -> tuple[np.ndarray, ...]:
+        return _match_images(gt, dt, d_idx[sel], dense[sel], d_cat, K, g_key, g_ignore,
+                             g_crowd, g_ok, lo, hi)
+
+    if len(parts) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(parts)) as pool:
+            done = list(pool.map(match, parts))
+    else:
+        done = [match(sel) for sel in parts]
+    # the parts hold consecutive images: concatenated, the keys stay in order
+    offsets = np.cumsum([0] + [r[0].size for r in done[:-1]])
+    d_idx, d_key, rank, dense, unmatched, cand_status = (
+        np.concatenate([r[i] for r in done]) for i in (0, 1, 2, 3, 4, 6))
+    cand = np.concatenate([r[5] + off for r, off in zip(done, offsets, strict=True)])
+    n_det = d_idx.size
     cand_pos = np.full(n_det, -1, dtype=np.int64)
     cand_pos[cand] = np.arange(cand.size)
 
@@ -253,7 +250,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
 
     todo = np.flatnonzero((npig > 0).any(axis=1)).tolist()
     jobs = min(workers(), len(todo))
-    if jobs > 1 and n_det > 50_000:  # categories in threads (numpy releases the GIL)
+    if jobs > 1 and n_det > THREADED_FROM:  # categories in threads (numpy releases the GIL)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(jobs) as pool:
@@ -274,6 +271,59 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
         n_reference=len(gt),
         n_submission=int(n_det),
     )
+
+
+def _image_parts(image: np.ndarray, n_img: int, jobs: int) -> list[np.ndarray]:
+    """Positions of the detections split into at most ``jobs`` groups of consecutive
+    images with about as many detections each (one group when ``jobs`` is 1)."""
+    if jobs <= 1 or image.size == 0:
+        return [np.arange(image.size)]
+    cum = np.cumsum(np.bincount(image, minlength=n_img))
+    cuts = unique(np.searchsorted(cum, cum[-1] * np.arange(1, jobs) / jobs, side="right"))
+    part = np.searchsorted(cuts, image, side="right")  # group of each detection
+    order = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[order], np.arange(jobs + 1))
+    return [order[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+
+def _match_images(gt: BoxSet, dt: BoxSet, d_idx: np.ndarray, dense: np.ndarray,
+                  d_cat: np.ndarray, K: int, g_key: np.ndarray, g_ignore: np.ndarray,
+                  g_crowd: np.ndarray, g_ok: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                  ) -> tuple[np.ndarray, ...]:
+    """Rank, cut and match the detections ``d_idx`` (file order, with their dense
+    score ranks over the whole set) of some whole images against the ground truth.
+
+    Returns, for the detections kept, in (image × category, rank) order: their
+    indices, keys, ranks in their image × category, dense score ranks, unmatched
+    status per area range ``[n, A]`` (int8: 2 ignored when the detection's own area
+    is outside the range, else 0 FP); then the positions (among them) of those with
+    a candidate pair, and those detections' status ``[c, T, A]`` after matching (1
+    TP, 0 FP, 2 ignored). The others keep their unmatched status at every ``t``.
+    """
+    T = IOU_THRESHOLDS.size
+    # --- rank in image × category, keep the 100 best ----------------------------------
+    d_key = dt.image_index[d_idx] * K + d_cat[d_idx]
+    # by image × category, then decreasing score, then file order
+    order = _sort_by(d_key, dense, d_idx.size)
+    d_idx, d_key, dense = d_idx[order], d_key[order], dense[order]
+    start = np.flatnonzero(np.r_[True, d_key[1:] != d_key[:-1]]) if d_key.size else d_key
+    rank = np.arange(d_key.size) - np.repeat(start, np.diff(np.r_[start, d_key.size]))
+    keep = rank < MAX_DETS[-1]
+    d_idx, d_key, rank, dense = d_idx[keep], d_key[keep], rank[keep], dense[keep]
+    d_area = dt.wh[d_idx, 0] * dt.wh[d_idx, 1]
+    unmatched = np.where((d_area[:, None] < lo) | (d_area[:, None] > hi), 2, 0).astype(np.int8)
+
+    # --- candidate pairs (IoU >= .5) and the greedy assignment ---------------------------
+    pi, pg = group_pairs(d_key, g_key)
+    pd = d_idx[pi]
+    piou = box_iou_xywh_pairs(np.column_stack([dt.boxes[pd, :2], dt.wh[pd]]),
+                              np.column_stack([gt.boxes[pg, :2], gt.wh[pg]]), g_crowd[pg])
+    ok = piou >= IOU_THRESHOLDS[0]
+    pi, pg, piou = pi[ok], pg[ok], piou[ok]
+    cand = pi[np.r_[True, pi[1:] != pi[:-1]]] if pi.size else pi  # pi is sorted
+    cand_status = _assign(pi, pg, piou, cand, d_key, g_ignore, g_crowd, g_ok,
+                          np.repeat(unmatched[cand][:, None, :], T, axis=1))
+    return d_idx, d_key, rank, dense, unmatched, cand, cand_status
 
 
 def _category_index(cat_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
