@@ -307,3 +307,18 @@ def test_pair_reader_equals_the_two_reads(tmp_path):
     bad.write_text("{}")
     with pytest.raises(InputError, match="bad.json"):  # the ground truth's error first
         read_coco_pair(bad, sub)
+
+
+@pytest.mark.parametrize("image, message", [
+    ({"id": True}, "images[1]: image id must be an integer, got True"),
+    ({"id": "7"}, "images[1]: image id must be an integer, got '7'"),
+    ({"id": 2.0}, "images[1]: image id must be an integer, got 2.0"),
+    ({"width": 3}, "images[1]: missing 'id'"),
+    ([7], "images[1]: expected a JSON object"),
+    ({"id": 1}, "images[1]: duplicate image id 1"),
+])
+def test_bad_images_are_named(image, message):
+    gt = {**GT, "images": [GT["images"][0], image]}
+    with pytest.raises(InputError) as err:
+        read_coco(gt, side="reference")
+    assert message in str(err.value)

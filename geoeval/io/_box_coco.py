@@ -91,13 +91,19 @@ def read_coco(
     their class names and image list come from ``like`` when given.
     """
     if isinstance(source, (dict, list)):
-        path, data = "<memory>", source
-    else:
-        path = str(source)
-        cols = _arrow_columns(source) if side != "reference" else None
-        if cols is not None:
-            return _coco_results_arrays(*cols, path=path, like=like)
-        data = load_json(source)
+        return _coco_data(source, "<memory>", side, like)
+    path = str(source)
+    cols = _arrow_columns(source) if side != "reference" else None
+    if cols is not None:
+        return _coco_results_arrays(*cols, path=path, like=like)
+    # the parsed file (hundreds of thousands of containers) lives only in this call:
+    # with the collector on, a collection would walk all of it once more for nothing
+    with collector_paused():
+        return _coco_data(load_json(source), path, side, like)
+
+
+def _coco_data(data: Any, path: str, side: str | None, like: BoxSet | None) -> BoxSet:
+    """:func:`read_coco` of loaded JSON."""
     if isinstance(data, dict) and "annotations" in data and (side or "reference") == "reference":
         return _coco_gt(data, path)
     if isinstance(data, dict) and side == "submission":
@@ -194,11 +200,13 @@ def _coco_gt(data: dict, path: str) -> BoxSet:
     image_ids: dict[str, int] = {}
     sizes: dict[str, ImageSize] = {}
     for i, im in enumerate(images_raw):
-        where = f"{path}: images[{i}]"
-        iid = _int_id(_req(im, "id", where), "image id", where)
+        iid = im.get("id") if type(im) is dict else None
+        if type(iid) is not int:  # the checks, naming the image (the message is made here)
+            where = f"{path}: images[{i}]"
+            iid = _int_id(_req(im, "id", where), "image id", where)
         key = str(iid)
         if key in image_ids:
-            raise InputError(f"duplicate image id {iid!r}", where)
+            raise InputError(f"duplicate image id {iid!r}", f"{path}: images[{i}]")
         image_ids[key] = iid
         w, h = im.get("width"), im.get("height")
         if _is_number(w) and _is_number(h) and 0 < w < math.inf and 0 < h < math.inf:
