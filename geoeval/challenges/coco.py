@@ -232,8 +232,8 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     npig = np.zeros((K, A), dtype=np.int64)
     for a in range(A):
         npig[:, a] = np.bincount(g_cat[~g_ignore[:, a]], minlength=K)
-    precision = -np.ones((T, REC_THRESHOLDS.size, K, A, M))
-    recall = -np.ones((T, K, A, M))
+    precision = np.full((T, REC_THRESHOLDS.size, K, A, M), -1.0)
+    recall = np.full((T, K, A, M), -1.0)
     # by category, then decreasing score (ties: image, then rank in image); the
     # detections are in (image, rank) order already
     acc_order = _sort_by(d_c, dense, n_det)
@@ -281,9 +281,8 @@ def _image_parts(image: np.ndarray, n_img: int, jobs: int) -> list[np.ndarray]:
     cum = np.cumsum(np.bincount(image, minlength=n_img))
     cuts = unique(np.searchsorted(cum, cum[-1] * np.arange(1, jobs) / jobs, side="right"))
     part = np.searchsorted(cuts, image, side="right")  # group of each detection
-    order = np.argsort(part, kind="stable")
-    bounds = np.searchsorted(part[order], np.arange(jobs + 1))
-    return [order[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    found = (np.flatnonzero(part == j) for j in range(cuts.size + 1))
+    return [sel for sel in found if sel.size]
 
 
 def _match_images(gt: BoxSet, dt: BoxSet, d_idx: np.ndarray, dense: np.ndarray,
