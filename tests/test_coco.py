@@ -36,6 +36,13 @@ def official(gt: dict, dets: list):
     return ev
 
 
+def assert_same_as_official(r, ev) -> None:
+    """The twelve numbers, precision and recall equal to pycocotools' bit for bit."""
+    np.testing.assert_array_equal(r.stats_array, ev.stats)
+    np.testing.assert_array_equal(r.precision, ev.eval["precision"])
+    np.testing.assert_array_equal(r.recall, ev.eval["recall"])
+
+
 def random_set(seed: int, n_img: int = 40, n_cat: int = 6, integer: bool = True,
                first_ann_id: int = 1):
     """Crowd regions, images without ground truth, images without detections, a
@@ -199,9 +206,7 @@ def test_bit_for_bit_from_memory_and_from_files(tmp_path, seed, integer, first_i
 
     assert _arrow_columns(tmp_path / "dt.json") is not None
     for r in (evaluate_coco(gt, dets), evaluate_coco(tmp_path / "gt.json", tmp_path / "dt.json")):
-        np.testing.assert_array_equal(r.stats_array, ev.stats)
-        np.testing.assert_array_equal(r.precision, ev.eval["precision"])
-        np.testing.assert_array_equal(r.recall, ev.eval["recall"])
+        assert_same_as_official(r, ev)
 
 
 @pytest.mark.parametrize("jobs", [2, 3, 7])
@@ -217,9 +222,7 @@ def test_threaded_image_groups_bit_for_bit(monkeypatch, seed, integer, first_id,
     monkeypatch.setattr(coco, "THREADED_FROM", 0)
     monkeypatch.setattr(coco, "workers", lambda: jobs)
     r = evaluate_coco(gt, dets)
-    np.testing.assert_array_equal(r.stats_array, ev.stats)
-    np.testing.assert_array_equal(r.precision, ev.eval["precision"])
-    np.testing.assert_array_equal(r.recall, ev.eval["recall"])
+    assert_same_as_official(r, ev)
 
 
 def test_image_parts_cover_the_detections_in_order():
@@ -278,9 +281,7 @@ def test_small_random_cases_bit_for_bit(data, n_img, n_cat, crowd_p, id0):
         return
     ev = official(gt, dets)
     r = evaluate_coco(gt, dets)
-    np.testing.assert_array_equal(r.stats_array, ev.stats)
-    np.testing.assert_array_equal(r.precision, ev.eval["precision"])
-    np.testing.assert_array_equal(r.recall, ev.eval["recall"])
+    assert_same_as_official(r, ev)
 
 
 def test_many_detections_per_image_bit_for_bit():
