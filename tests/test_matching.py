@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -277,6 +278,16 @@ def test_json_text_equals_the_dict_report(sub):
         names = np.array(['r"0', "r\\1", "r2", "r3", "r4"], dtype=object)  # text ids, quoted
         rows = instance_rows(m, names, sid.astype(str))
         assert [json.loads(x) for x in rows] == instance_dicts(m, names, sid.astype(str))
+        for every in (np.nan, 0.5):  # scores on no instance, on every one, on some
+            score = np.full(m.n_instances, every)
+            score[::3] = 0.75
+            mixed = dataclasses.replace(m, arrays=dataclasses.replace(m.arrays, score=score))
+            rows = instance_rows(mixed, rid, sid)
+            assert [json.loads(x) for x in rows] == instance_dicts(mixed, rid, sid)
+            score[:] = every
+            same = dataclasses.replace(m, arrays=dataclasses.replace(m.arrays, score=score))
+            rows = instance_rows(same, rid, sid)
+            assert [json.loads(x) for x in rows] == instance_dicts(same, rid, sid)
 
 
 def test_ilp_prints_nothing(capfd):

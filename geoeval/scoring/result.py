@@ -219,13 +219,16 @@ def instance_rows(m: Matching, rid: np.ndarray, sid: np.ndarray,
     a = m.arrays
     n = len(a)
     has_score = ~np.isnan(a.score)
-    score_key = np.where(has_score, ', "score": ', "")
-    score = np.where(has_score, np.asarray(number_texts(a.score), dtype=object), "")
     segments: list[Any] = [
         '{"reference": ', (_id_texts(rid[a.ref_idx]), a.ref_ptr),
         ', "submission": ', (_id_texts(sid[a.sub_idx]), a.sub_ptr),
         ', "overlap": ', number_texts(a.overlap),
-        ', "kind": "', m.kinds, '"', score_key, score]
+        ', "kind": "', m.kinds, '"']
+    if has_score.all():  # the same key on every row (a matcher that scores its matches)
+        segments += [', "score": ', number_texts(a.score)]
+    elif has_score.any():  # the key only where there is a score
+        segments += [np.where(has_score, ', "score": ', ""),
+                     np.where(has_score, np.asarray(number_texts(a.score), dtype=object), "")]
     if mallows is not None:
         segments += [', "mallows": ', number_texts(np.asarray(mallows, float))]
     return Rows(n, [*segments, "}"])
