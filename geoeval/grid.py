@@ -138,8 +138,11 @@ class LabelGrid:
         )
 
 
-#: Target pixels per window (whole blocks are grouped up to about this many).
-WINDOW_PIXELS = 1 << 22
+#: Target pixels per window (whole blocks are grouped up to about this many): 8 M,
+#: 32 MB of uint32 labels a source. Whole rows of 256-pixel blocks of rasters up to
+#: 32,768 pixels wide fit, so such rasters are read in full-width strips: at 26,688²
+#: the scan took 4 % less time than with 4 M windows, which cut every row in two.
+WINDOW_PIXELS = 1 << 23
 
 
 def windows(shape: tuple[int, int], block_shape: tuple[int, int],
