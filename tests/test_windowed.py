@@ -266,6 +266,31 @@ def test_scan_is_picklable_and_merge_is_order_free(tmp_path):
         assert got.union == whole.union
 
 
+
+def test_reused_window_buffers_give_each_window_its_own_scan(tmp_path):
+    """Windows read into the thread's reused arrays (shapes change at the edges) scan
+    as fresh reads do, and no earlier scan changes when a later window is read."""
+    from geoeval.io.windowed import release_window_buffers
+
+    ref, sub = blobs(seed=10), blobs(seed=11)
+    rw = read_raster(write(tmp_path / "r.tif", ref))
+    sw = read_raster(write(tmp_path / "s.tif", sub))
+    sources = [rw.grid.source, sw.grid.source]
+    wins = windows(ref.shape, (16, 16), 300)
+    assert len({(w[1] - w[0], w[3] - w[2]) for w in wins}) > 2
+    fresh = [scan_window(sources, w, boxes=False) for w in wins]
+    try:
+        reused = [scan_window(sources, w, boxes=False, reuse=True) for w in wins]
+    finally:
+        release_window_buffers()
+    for a, b in zip(fresh, reused, strict=True):
+        for s in range(2):
+            np.testing.assert_array_equal(a.ids[s], b.ids[s])
+            np.testing.assert_array_equal(a.counts[s], b.counts[s])
+        for name in ("pair_a", "pair_b", "pair_counts"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        assert a.union == b.union
+
 SPARSE = """
 import resource, sys
 import numpy as np, geoeval

@@ -93,14 +93,16 @@ class RasterSource:
                     return False
         return True
 
-    def read(self, window: Window, dataset: Any = None) -> np.ndarray:
-        """Labels of ``window`` (row0, row1, col0, col1), nodata mapped to background."""
+    def read(self, window: Window, dataset: Any = None,
+             out: np.ndarray | None = None) -> np.ndarray:
+        """Labels of ``window`` (row0, row1, col0, col1), nodata mapped to background;
+        into ``out`` (C-contiguous, the window's shape and the band's dtype) when given."""
         from rasterio.windows import Window as RioWindow
 
         r0, r1, c0, c1 = window
         ds = dataset if dataset is not None else _dataset(self.path)
         w = RioWindow(c0, r0, c1 - c0, r1 - r0)
-        labels = ds.read(self.band, window=w)
+        labels = ds.read(self.band, window=w, out=out)
         if self.gdal_mask:
             labels[ds.read_masks(self.band, window=w) == 0] = self.background
         elif self.nodata is not None and self.nodata != self.background:
@@ -428,7 +430,7 @@ def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
 
 
 def scan_window(sources: Sequence[RasterSource], window: Window,
-                per_label: bool = True, boxes: bool = True) -> Scan:
+                per_label: bool = True, boxes: bool = True, reuse: bool = False) -> Scan:
     """Counts of one window of one or two raster sources (pure; picklable in and out).
 
     Parameters
@@ -439,12 +441,39 @@ def scan_window(sources: Sequence[RasterSource], window: Window,
         ``(row0, row1, col0, col1)``, ends exclusive.
     per_label, boxes : bool
         See :func:`scan_labels`.
+    reuse : bool
+        Read into arrays kept by the calling thread from one window to the next
+        (:func:`_window_buffer`), not fresh ones: a fresh array of tens of megabytes
+        is new pages for the kernel to map and zero at every window. The counts
+        returned never refer to them.
     """
     if all(s.is_empty(window) for s in sources):
         return _empty_scan(sources, boxes)
-    labels = [s.read(window) for s in sources]
+    labels = [s.read(window, out=_window_buffer(k, s, window) if reuse else None)
+              for k, s in enumerate(sources)]
     return scan_labels(labels, [s.background for s in sources], (window[0], window[2]),
                        per_label, boxes)
+
+
+def _window_buffer(slot: int, source: RasterSource, window: Window) -> np.ndarray:
+    """An array of ``window``'s shape and ``source``'s dtype, the ``slot``-th source's
+    buffer of the calling thread: one flat array per slot, grown to the largest window
+    asked for, whose leading part is reshaped (see :func:`release_window_buffers`)."""
+    shape = (window[1] - window[0], window[3] - window[2])
+    size = shape[0] * shape[1]
+    buffers = getattr(_LOCAL, "buffers", None)
+    if buffers is None:
+        buffers = _LOCAL.buffers = {}
+    dtype = np.dtype(source.dtype)
+    buf = buffers.get(slot)
+    if buf is None or buf.dtype != dtype or buf.size < size:
+        buf = buffers[slot] = np.empty(size, dtype=dtype)
+    return buf[:size].reshape(shape)
+
+
+def release_window_buffers() -> None:
+    """Drop the calling thread's window buffers (a pool's threads drop theirs on exit)."""
+    _LOCAL.buffers = None
 
 
 def _empty_scan(sources: Sequence[RasterSource], boxes: bool = True) -> Scan:
@@ -510,11 +539,15 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
     # hold decompressed blocks that are never asked for again
     with rasterio.Env(GDAL_CACHEMAX=SCAN_CACHE_MB):
         if jobs == 1:
-            return _merge_stream((scan_window(sources, w, per_label, boxes) for w in wins),
-                                 total=len(wins))
-        with ThreadPoolExecutor(jobs) as pool:
-            return _merge_stream(pool.map(lambda w: scan_window(sources, w, per_label, boxes),
-                                          wins), total=len(wins))
+            try:
+                return _merge_stream((scan_window(sources, w, per_label, boxes, reuse=True)
+                                      for w in wins), total=len(wins))
+            finally:
+                release_window_buffers()
+        with ThreadPoolExecutor(jobs) as pool:  # its threads, and their buffers, end with it
+            return _merge_stream(pool.map(
+                lambda w: scan_window(sources, w, per_label, boxes, reuse=True), wins),
+                total=len(wins))
 
 
 def _merge_stream(results: Iterable[Scan], total: int | None = None,
