@@ -255,6 +255,8 @@ def test_scan_is_picklable_and_merge_is_order_free(tmp_path):
     fwd, rev = merge_scans(parts), merge_scans([merge_scans(parts[::2]),
                                                 merge_scans(parts[1::2][::-1])])
     whole = scan_labels([ref, sub], [0, 0])
+    either = int(((ref != 0) | (sub != 0)).sum())  # the union, by brute force
+    assert whole.union == either == scan_labels([ref, sub], [0, 0], per_label=False).union
     threaded = scan(sources, n_jobs=2, target=256)
     for got in (fwd, rev, threaded):
         for s in range(2):

@@ -425,7 +425,10 @@ def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
         return Scan(ids, counts, found, None, None, None, 0)
     both = fgs[0] & fgs[1]
     pa, pb, pc = _pair_stats(vals[0][both], vals[1][both], lengths[both])
-    union = int(np.sum(lengths, where=fgs[0] | fgs[1]))
+    if per_label:  # pixels of either side: each side's, less those of both (the pairs')
+        union = int(counts[0].sum() + counts[1].sum() - pc.sum())
+    else:
+        union = int(np.sum(lengths, where=fgs[0] | fgs[1]))
     return Scan(ids, counts, found, pa, pb, pc, union)
 
 
