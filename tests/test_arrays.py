@@ -30,3 +30,29 @@ def test_unique_of_lists_and_empty():
     assert unique([]).size == 0 and not has_duplicates([])
     assert has_duplicates(np.array([2**63 - 1, 5, 2**63 - 1]))
     assert not has_duplicates(np.arange(10**5))
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), dtype=st.sampled_from([np.uint8, np.int16, np.uint32, np.int64,
+                                              np.uint64]),
+       n_ids=st.integers(1, 300), n_values=st.sampled_from([0, 10, 5000, 9000]),
+       spread=st.sampled_from([1, 3, 1000]), absent=st.booleans())
+def test_label_index_is_a_binary_search(data, dtype, n_ids, n_values, spread, absent):
+    # the table path (many values, ids packed in a range) and the binary search agree,
+    # values missing from the ids or outside their range included
+    from geoeval.grid import label_index
+
+    info = np.iinfo(dtype)
+    span = min(n_ids * spread, int(info.max) - int(info.min))
+    lo = data.draw(st.integers(int(info.min), int(info.max) - span))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    ids = np.array(sorted({lo + int(x) for x in rng.integers(0, span + 1, n_ids)}), dtype=dtype)
+    values = ids[rng.integers(0, ids.size, n_values)]
+    if absent and n_values:  # a gap between ids if there is one, else past the last
+        gaps = np.setdiff1d(np.arange(int(ids[0]), int(ids[-1]) + 1, dtype=object),
+                            ids.astype(object)) if ids.size < 400 else []
+        miss = int(gaps[0]) if len(gaps) else min(int(ids[-1]) + 1, int(info.max))
+        values[rng.integers(0, n_values)] = dtype(miss)
+    want = np.searchsorted(ids, values)
+    got = label_index(ids.astype(np.int64) if dtype != np.uint64 else ids, values)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
