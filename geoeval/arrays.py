@@ -43,3 +43,40 @@ def unique(values: Any) -> np.ndarray:
 def has_duplicates(values: Any) -> bool:
     """Whether some value occurs more than once (as :func:`unique` tells them apart)."""
     return unique(values).size != np.asarray(values).size
+
+
+def lookup(ids: Any, values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Position of each of ``values`` in ``ids`` (sorted, distinct integers) and whether
+    it is there.
+
+    Where a value is found, ``ids[pos] == value``; elsewhere ``pos`` is some valid
+    position. One table over the ids' range (a gather) when that range and the ids
+    are at most a few times as many as the values, else a binary search. Integers are
+    compared in the values' dtype (the ids must fit it): never through floats.
+
+    Examples
+    --------
+    >>> pos, found = lookup(np.array([3, 5, 9]), np.array([9, 4, 3]))
+    >>> pos[found].tolist(), found.tolist()
+    ([2, 0], [True, False, True])
+    """
+    ids = np.asarray(ids)
+    values = np.asarray(values)
+    if ids.size == 0:
+        return np.zeros(values.shape, np.intp), np.zeros(values.shape, bool)
+    integers = values.dtype.kind in "iu"
+    if integers and ids.dtype != values.dtype:
+        ids = ids.astype(values.dtype)
+    lo, hi = int(ids[0]), int(ids[-1])
+    if integers and max(hi - lo, ids.size) <= 4 * values.size + 1024:
+        wide = np.int64 if ids.dtype.kind == "i" else np.uint64
+        table = np.full(hi - lo + 2, -1, dtype=np.intp)  # last slot: outside the range
+        table[(ids.astype(wide) - wide(lo)).astype(np.intp)] = np.arange(ids.size)
+        inside = (values >= lo) & (values <= hi)
+        with np.errstate(over="ignore"):  # wrapped offsets are outside, and not used
+            offset = np.where(inside, values.astype(wide) - wide(lo), wide(hi - lo + 1))
+        pos = table[offset.astype(np.intp)]
+        found = pos >= 0
+        return np.maximum(pos, 0), found
+    pos = np.minimum(np.searchsorted(ids, values), ids.size - 1)
+    return pos, ids[pos] == values

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.arrays import unique
+from geoeval.arrays import lookup, unique
 
 
 class LabelGrid:
@@ -192,30 +192,12 @@ def label_index(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
     """
     values = np.asarray(values)
     ids = np.asarray(ids)
-    if values.dtype.kind in "iu" and ids.dtype != values.dtype:
-        ids = ids.astype(values.dtype)
-    if values.dtype.kind in "iu" and values.size > 4096 and ids.size:
-        found = _lookup(ids, values)
-        if found is not None:
-            return found
+    if values.dtype.kind in "iu":
+        ids = ids.astype(values.dtype, copy=False)
+        pos, found = lookup(ids, values)  # a table over the ids' range when it pays
+        if found.all():
+            return pos
     return np.searchsorted(ids, values)
-
-
-def _lookup(ids: np.ndarray, values: np.ndarray) -> np.ndarray | None:
-    """:func:`label_index` by a table over the ids' range (a gather instead of a binary
-    search per value), when that range is at most a few times their number and every
-    value is one of the ids; else ``None``."""
-    lo, hi = int(ids[0]), int(ids[-1])
-    if hi - lo > 4 * ids.size + 1024:
-        return None
-    vlo, vhi = int(values.min()), int(values.max())
-    if vlo < lo or vhi > hi:
-        return None
-    table = np.full(hi - lo + 1, -1, dtype=np.intp)
-    wide = np.int64 if ids.dtype.kind == "i" else np.uint64
-    table[(ids.astype(wide) - wide(lo)).astype(np.intp)] = np.arange(ids.size)
-    found = table[(values.astype(wide) - wide(lo)).astype(np.intp)]
-    return found if found.min() >= 0 else None
 
 
 def same_crs(a: Any, b: Any) -> bool:

@@ -56,3 +56,24 @@ def test_label_index_is_a_binary_search(data, dtype, n_ids, n_values, spread, ab
     want = np.searchsorted(ids, values)
     got = label_index(ids.astype(np.int64) if dtype != np.uint64 else ids, values)
     assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(dtype=st.sampled_from([np.uint8, np.int16, np.uint32, np.int64, np.uint64]),
+       data=st.data())
+def test_lookup_finds_what_a_binary_search_finds(dtype, data):
+    # table (small ranges) and binary search (wide ones), values absent, outside the
+    # range, at the dtype's limits
+    from geoeval.arrays import lookup
+
+    info = np.iinfo(dtype)
+    ints = st.integers(int(info.min), int(info.max))
+    near = st.integers(max(int(info.min), -40), min(int(info.max), 40))
+    ids = np.array(sorted(data.draw(st.sets(st.one_of(near, ints), min_size=1, max_size=50))),
+                   dtype=dtype)
+    values = np.array(data.draw(st.lists(st.one_of(near, ints), max_size=60)), dtype=dtype)
+    pos, found = lookup(ids, values)
+    ref = np.minimum(np.searchsorted(ids, values), ids.size - 1)
+    assert np.array_equal(found, ids[ref] == values)
+    assert np.array_equal(pos[found], ref[found])
+    assert ((0 <= pos) & (pos < ids.size)).all()

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.arrays import unique
+from geoeval.arrays import lookup, unique
 from geoeval.challenges._pairs import group_pairs
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, read_coco_pair
@@ -185,7 +185,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     if K == 0:
         raise InputError("COCO ground truth lists no category", gt.path)
     g_cat = np.searchsorted(cat_ids, gt.class_ids)
-    d_cat, d_known = _category_index(cat_ids, dt.class_ids)
+    d_cat, d_known = lookup(cat_ids, dt.class_ids)  # unknown ones are left out
     warnings = [*gt.warnings, *dt.warnings]
     if not d_known.all():
         unknown = unique(dt.class_ids[~d_known])
@@ -323,23 +323,6 @@ def _match_images(gt: BoxSet, dt: BoxSet, d_idx: np.ndarray, dense: np.ndarray,
     cand_status = _assign(pi, pg, piou, cand, d_key, g_ignore, g_crowd, g_ok,
                           np.repeat(unmatched[cand][:, None, :], T, axis=1))
     return d_idx, d_key, rank, dense, unmatched, cand, cand_status
-
-
-def _category_index(cat_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Position of each id in the sorted ``cat_ids`` (clipped to the last) and whether it
-    is there: a lookup table when the ids span a small range, else a binary search.
-    Results on unknown categories are dropped by the caller."""
-    K = cat_ids.size
-    lo, hi = int(cat_ids[0]), int(cat_ids[-1])
-    if hi - lo < 1 << 20:
-        lut = np.full(hi - lo + 2, K, dtype=np.int64)  # last slot: outside the range
-        lut[cat_ids - lo] = np.arange(K)
-        inside = (ids >= lo) & (ids <= hi)
-        with np.errstate(over="ignore"):  # wrapped values are outside and not used
-            pos = lut[np.where(inside, ids - lo, hi - lo + 1)]
-        return np.minimum(pos, K - 1), pos < K
-    pos = np.minimum(np.searchsorted(cat_ids, ids), K - 1)
-    return pos, cat_ids[pos] == ids
 
 
 def _dense_ranks(scores: np.ndarray) -> np.ndarray:
