@@ -132,15 +132,8 @@ def read_coco_pair(reference: str | Path | dict | BoxSet,
         dt = submission if isinstance(submission, BoxSet) else read_coco(
             submission, side="submission", like=gt)
         return gt, dt
-    table, n = None, 0
-    records = _records_text(submission)
-    if records is not None:
-        text, n = records
-        del records
-        table = _arrow_table(text)  # in Arrow's threads
-        del text
+    cols = _arrow_columns(submission)  # Arrow's parser runs in its own threads
     gt = read_coco(reference, side="reference")
-    cols = _table_columns(table, n)
     if cols is not None and gt.fmt == "coco":
         return gt, _coco_results_arrays(*cols, path=str(submission), like=gt)
     return gt, read_coco(submission, side="submission", like=gt)
