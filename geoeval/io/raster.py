@@ -230,7 +230,7 @@ def read_raster(
     memory_limit(max_memory)  # a bad limit is an error even when no whole grid is read
     source, transform, crs = open_source(path, band=band, background=background)
     found = _scanned(lambda: scan([source], boxes=False), [source])
-    return objects_from_scan(source, found.ids[0], found.counts[0], None, transform, crs,
+    return objects_from_scan(source, found.ids[0], found.counts[0], transform, crs,
                              max_memory)
 
 
@@ -262,9 +262,9 @@ def read_raster_pair(
         read_raster(reference, **reference_options)
         read_raster(submission, **submission_options)
         raise
-    ref = objects_from_scan(rs, found.ids[0], found.counts[0], None, rt, rc,
+    ref = objects_from_scan(rs, found.ids[0], found.counts[0], rt, rc,
                             reference_options.get("max_memory"))
-    sub = objects_from_scan(ss, found.ids[1], found.counts[1], None, st, sc,
+    sub = objects_from_scan(ss, found.ids[1], found.counts[1], st, sc,
                             submission_options.get("max_memory"))
     assert ref.grid is not None
     ref.grid.pairs = (ss, found)
@@ -353,9 +353,8 @@ def _read_whole(source: Any, max_memory: int | None) -> np.ndarray:
     return source.read((0, h, 0, w))
 
 
-def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray,
-                      boxes: np.ndarray | None,
-                      transform: Any, crs: Any, max_memory: int | None = None) -> ObjectSet:
+def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, transform: Any,
+                      crs: Any, max_memory: int | None = None) -> ObjectSet:
     """An :class:`ObjectSet` on a windowed :class:`LabelGrid` from a scan of its source."""
     from geoeval.grid import _id_array
 
@@ -365,7 +364,7 @@ def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray,
     dtype = np.dtype(source.dtype)
 
     grid = LabelGrid(None, transform, crs, source.background, source=source, shape=(h, w),
-                     dtype=dtype, boxes=boxes, whole=partial(_read_whole, source, max_memory))
+                     dtype=dtype, whole=partial(_read_whole, source, max_memory))
     return ObjectSet(
         ids=_id_array(ids, hi),
         areas=np.asarray(counts).astype(float) * grid.pixel_area,
