@@ -302,12 +302,8 @@ def outside_warnings(
     unknown = (math.nan, math.nan)
     wh = np.array([sizes.get(k, unknown) for k in images], dtype=float).reshape(-1, 2)
     w, h = wh[image_index, 0], wh[image_index, 1]
-    if rel_tol:
-        tw, th = rel_tol * w, rel_tol * h
-        outside = (b[:, 0] < -tw) | (b[:, 1] < -th) | (b[:, 2] > w + tw) | (b[:, 3] > h + th)
-    else:  # the same without the tolerance (a NaN size is unknown: not checked)
-        outside = ((b[:, 2] > w) | (b[:, 3] > h) | ((b[:, 0] < 0) & (w == w))
-                   | ((b[:, 1] < 0) & (h == h)))
+    tw, th = rel_tol * w, rel_tol * h
+    outside = (b[:, 0] < -tw) | (b[:, 1] < -th) | (b[:, 2] > w + tw) | (b[:, 3] > h + th)
     n_out = int(outside.sum())  # NaN comparisons are False: unknown sizes are not checked
     if n_out:
         out.append(f"{path}: {n_out} box(es) reach outside their image ({what}); kept as "
