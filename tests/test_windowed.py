@@ -268,7 +268,6 @@ def test_scan_is_picklable_and_merge_is_order_free(tmp_path):
         assert got.union == whole.union
 
 
-
 def test_reused_window_buffers_give_each_window_its_own_scan(tmp_path):
     """Windows read into the thread's reused arrays (shapes change at the edges) scan
     as fresh reads do, and no earlier scan changes when a later window is read."""
@@ -292,6 +291,7 @@ def test_reused_window_buffers_give_each_window_its_own_scan(tmp_path):
         for name in ("pair_a", "pair_b", "pair_counts"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
         assert a.union == b.union
+
 
 SPARSE = """
 import resource, sys
