@@ -126,7 +126,6 @@ def score_command(
     import geoeval
     from geoeval.errors import InputError
     from geoeval.matching import MATCHERS
-    from geoeval.report.tables import score_tables
 
     chosen = [m.value for m in (matcher or [MatcherChoice.all])]
     matchers = MATCHERS if "all" in chosen else tuple(chosen)
@@ -176,29 +175,50 @@ def score_command(
     if json_path is not None:
         result.write_json(json_path)
     if not quiet:
-        out = Console()
-        for r in score_tables(result):
-            out.print(r)
-        if result.per_class is not None:
-            from geoeval.report.scene_tables import per_class_table
+        _print(result, figure=figure is not None, breakdown=breakdown)
 
-            out.print(per_class_table(result))
-        if result.breakdown is not None:
-            from geoeval.report.breakdown import breakdown_tables
 
-            for t in breakdown_tables(result):
-                out.print(t)
-        if result.strata is not None or result.bootstrap is not None:
-            from geoeval.report.strata_tables import bootstrap_table, strata_table
+def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -> None:
+    """The tables, laid out for the terminal's width (no number cut), the plain
+    reading of the result, and one line on what to try next (on ``console``,
+    default stdout)."""
+    from rich.console import Console
 
-            if result.strata is not None:
-                out.print(strata_table(result))
-            if result.bootstrap is not None:
-                out.print(bootstrap_table(result))
-        if result.geometry is not None:
-            from geoeval.report.geometry_tables import geometry_table
+    from geoeval.report.layout import show
+    from geoeval.report.tables import score_tables
 
-            out.print(geometry_table(result))
+    parts: list[Any] = list(score_tables(result))
+    if result.per_class is not None:
+        from geoeval.report.scene_tables import per_class_table
+
+        parts.append(per_class_table(result))
+    if result.breakdown is not None:
+        from geoeval.report.breakdown import breakdown_tables
+
+        parts += breakdown_tables(result)
+    if result.strata is not None or result.bootstrap is not None:
+        from geoeval.report.strata_tables import bootstrap_table, strata_table
+
+        if result.strata is not None:
+            # the classes are the per-class table's already: each number once
+            table = strata_table(result, skip=("class",) if result.per_class is not None
+                                 else ())
+            if table.row_count:
+                parts.append(table)
+        if result.bootstrap is not None:
+            parts.append(bootstrap_table(result))
+    if result.geometry is not None:
+        from geoeval.report.geometry_tables import geometry_table
+
+        parts.append(geometry_table(result))
+    hints = [hint for used, hint in ((figure, "--figure map.png (where the errors are)"),
+                                     (breakdown, "--breakdown (what each kind of error costs)"))
+             if not used]
+    hints.append("docs/which-matcher.md (which matcher answers your question)")
+    from rich.text import Text
+
+    parts.append(Text("Try next: " + ", ".join(hints) + ".", style="italic"))
+    show(console or Console(), parts)
 
 
 def _is_folder(path: Path) -> bool:

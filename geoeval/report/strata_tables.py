@@ -80,8 +80,9 @@ def write_strata_csv(result: Any, folder: str | Path) -> list[Path]:
     return written
 
 
-def strata_table(result: Any) -> Any:
-    """Terminal table: one row per kind, stratum and matcher."""
+def strata_table(result: Any, skip: tuple[str, ...] = ()) -> Any:
+    """Terminal table: one row per kind, stratum and matcher (kinds in ``skip`` left
+    out, e.g. ``class`` when the per-class table shows them)."""
     from rich import box
     from rich.table import Table
 
@@ -92,6 +93,8 @@ def strata_table(result: Any) -> Any:
         table.add_column(c, justify="left" if c == "matcher" else "right", no_wrap=True)
     kind = None
     for r in strata_rows(result):
+        if r["by"] in skip:
+            continue
         if kind is not None and r["by"] != kind:
             table.add_section()
         kind = r["by"]

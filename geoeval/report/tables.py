@@ -22,29 +22,37 @@ ACCURACY = {"bgm": "bgm eq. 1", "hoover": "hoover eq. 2", "iou": "iou mean IoU",
 
 
 def score_tables(result: Any) -> list[Any]:
-    """The score table (one column per matcher: objects, matched, missed, false
-    alarms, P, R, F1, accuracy, instance kinds) and a line on the overlap and on
-    what each accuracy is (only the matchers that ran)."""
+    """The score table (one column per matcher, named in words: objects, matched,
+    missed, false alarms, P, R, F1, accuracy, instance kinds), then a few plain
+    sentences reading it and one per matcher saying what it allows and what its
+    accuracy is (:mod:`geoeval.report.explain`)."""
     from rich.text import Text
 
-    ov = result.overlap
-    what = ", ".join(ACCURACY[n] for n in result.results if n in ACCURACY)
-    return [score_table(result),
-            Text(f"{ov.n_pairs} overlapping pairs in {ov.n_components} components "
-                 f"({ov.method}); accuracy: {what}")]
+    from geoeval.report.explain import explain, matcher_lines
+
+    out: list[Any] = [score_table(result)]
+    out += [Text(line) for line in explain(result)]
+    out += [Text(line, style="dim") for line in matcher_lines(result)]
+    return out
 
 
 def score_table(result: Any):
-    """One column per matcher: objects, matched, missed, false alarms, P, R, F1, accuracy, kinds."""
+    """One column per matcher: objects, matched, missed, false alarms, P, R, F1, accuracy, kinds.
+
+    The Mallows row appears only for matchers whose accuracy is something else
+    (``--mallows``); MOM's accuracy is its Mallows score, shown once.
+    """
     from rich.table import Table
+
+    from geoeval.report.explain import header
 
     ref, sub = result.reference, result.submission
     title = f"{_name(sub.path)}  vs  {_name(ref.path)}"
-    table = Table(title=title, title_style="bold", show_lines=False, min_width=len(title) + 2)
+    table = Table(title=title, title_style="bold", show_lines=False)
     table.add_column("", style="bold")
     names = list(result.results)
     for name in names:
-        table.add_column(name, justify="right")
+        table.add_column(header(name, result), justify="right")
     rows: list[tuple[str, list[str]]] = []
     ms = [result.results[n] for n in names]
     rows.append(("reference objects", [str(len(ref))] * len(ms)))
@@ -59,11 +67,12 @@ def score_table(result: Any):
     rows.append(("recall", [fmt(r.recall) for r in ms]))
     rows.append(("F1", [fmt(r.f1) for r in ms]))
     rows.append(("accuracy", [fmt(r.accuracy) for r in ms]))
-    if any(r.mallows is not None for r in ms):
-        rows.append(("mallows", [fmt(None if r.mallows is None else r.mallows.scene)
-                                 for r in ms]))
-    for kind, label in ((ONE_TO_ONE, "one-to-one"), (ONE_TO_MANY, "one-to-many (over)"),
-                        (MANY_TO_ONE, "many-to-one (under)")):
+    if any(r.mallows is not None for n, r in zip(names, ms, strict=True) if n != "mom"):
+        rows.append(("Mallows score", [
+            "= accuracy" if n == "mom" else fmt(None if r.mallows is None else r.mallows.scene)
+            for n, r in zip(names, ms, strict=True)]))
+    for kind, label in ((ONE_TO_ONE, "one-to-one"), (ONE_TO_MANY, "split (one-to-many)"),
+                        (MANY_TO_ONE, "merge (many-to-one)")):
         rows.append((label, [str(r.matching.kind_counts()[kind]) for r in ms]))
     for label, cells in rows:
         table.add_row(label, *cells)

@@ -1,0 +1,149 @@
+"""The score in plain words: what each matcher is, and a few sentences that read
+a result (how many objects were found, how many detections were false, what the
+matchers disagree about and why).
+
+Plain strings, so the terminal tables and the HTML report say the same thing.
+The matchers are those of Özdemir et al. (2010): bipartite graph matching
+(bgm, §4.1.1), Hoover et al.'s (1996) tolerance rule (hoover, §4.1.2) and
+many-to-many matching by maximum overlap (mom, §4.1.3); iou is the one-to-one
+IoU-threshold rule of the detection benchmarks (Everingham et al. 2010).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: What each matcher allows, in words (with ``{T}``/``{t}`` for its threshold).
+MATCHER_WORDS = {
+    "bgm": "one detection per reference object at most, for the most total overlap",
+    "hoover": "splits and merges too, when the pieces cover at least {T:g} of each other",
+    "mom": "splits and merges too, with any overlap, for the most total overlap",
+    "iou": "one detection per reference object at most, and only at IoU ≥ {t:g}",
+}
+
+#: Short header words for each matcher's table column.
+MATCHER_HEADERS = {
+    "bgm": "one-to-one",
+    "hoover": "splits ≥ {T:g}",
+    "mom": "splits, merges",
+    "iou": "IoU ≥ {t:g}",
+}
+
+#: What each matcher's accuracy is (Özdemir et al. 2010; Hoover et al. 1996).
+ACCURACY_WORDS = {
+    "bgm": "matched area / area of all objects (Özdemir et al. 2010, eq. 1)",
+    "hoover": "mean overlap of the correct detections (Hoover et al. 1996; "
+              "Özdemir et al. 2010, eq. 2)",
+    "mom": "Mallows shape score (Özdemir et al. 2010, eq. 13)",
+    "iou": "mean IoU of the pairs",
+}
+
+
+def _thresholds(result: Any) -> dict[str, float]:
+    p = getattr(result, "parameters", {}) or {}
+    return {"T": float(p.get("hoover_threshold", 0.6)), "t": float(p.get("iou_threshold", 0.5))}
+
+
+def header(name: str, result: Any) -> str:
+    """A matcher's column header: its name, and under it what it allows."""
+    words = MATCHER_HEADERS.get(name)
+    return name if words is None else f"{name}\n{words.format(**_thresholds(result))}"
+
+
+def _join(names: list[str]) -> str:
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _verb(names: list[str], singular: str, plural: str) -> str:
+    return singular if len(names) == 1 else plural
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "–"
+
+
+def _span(values: dict[str, int], whole: int, noun: str) -> str:
+    """``2,879 of 3,000 (96 %)`` when every matcher agrees, else the extremes."""
+    lo = min(values, key=lambda n: values[n])
+    hi = max(values, key=lambda n: values[n])
+    if values[lo] == values[hi]:
+        return f"{values[hi]:,} of {whole:,} {noun} ({_pct(values[hi], whole)})"
+    return (f"{values[lo]:,} ({_pct(values[lo], whole)}, {lo}) to {values[hi]:,} "
+            f"({_pct(values[hi], whole)}, {hi}) of {whole:,} {noun}")
+
+
+def explain(result: Any) -> list[str]:
+    """A few plain sentences reading a :class:`~geoeval.scoring.ScoreResult`.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> import numpy as np
+    >>> def m(found, false, split=0, merge=0):
+    ...     kinds = {"one-to-one": found - split - merge, "one-to-many": split,
+    ...              "many-to-one": merge}
+    ...     mt = NS(n_reference=10, n_submission=12, missed=np.arange(10 - found),
+    ...             false_alarms=np.arange(false), kind_counts=lambda: kinds)
+    ...     return NS(matching=mt)
+    >>> res = NS(reference=[0] * 10, submission=[0] * 12, parameters={},
+    ...          results={"bgm": m(8, 4), "mom": m(8, 1, split=2)})
+    >>> print("\\n".join(explain(res)))  # doctest: +NORMALIZE_WHITESPACE
+    Found 8 of 10 reference objects (80%); false: 1 (8%, mom) to 4 (33%, bgm) of 12 detections.
+    2 reference objects were detected in several pieces: mom credits the pieces; bgm keeps one
+    piece each and counts the others as false alarms.
+    """
+    nr, ns = len(result.reference), len(result.submission)
+    ms = result.results
+    th = _thresholds(result)
+    lines: list[str] = []
+    if nr == 0:
+        lines.append("The reference has no objects: there is nothing to find, so recall is "
+                     "undefined and every detection is a false alarm.")
+    if ns == 0:
+        lines.append("The submission has no objects: nothing was detected, so every reference "
+                     "object is missed (recall and F1 are 0, precision undefined).")
+    if nr == 0 or ns == 0 or not ms:
+        return lines
+    found = {n: r.matching.n_reference - r.matching.missed.size for n, r in ms.items()}
+    false = {n: r.matching.false_alarms.size for n, r in ms.items()}
+    lines.append(f"Found {_span(found, nr, 'reference objects')}; false: "
+                 f"{_span(false, ns, 'detections')}.")
+    kinds = {n: r.matching.kind_counts() for n, r in ms.items()}
+    one_to_one = [n for n in ms if n in ("bgm", "iou")]
+    many = [n for n in ms if n in ("hoover", "mom")]
+    split = max((kinds[n].get("one-to-many", 0) for n in many), default=0)
+    merge = max((kinds[n].get("many-to-one", 0) for n in many), default=0)
+    if split:
+        rest = (f"; {_join(one_to_one)} {_verb(one_to_one, 'keeps', 'keep')} one piece each "
+                f"and {_verb(one_to_one, 'counts', 'count')} the others as false alarms"
+                if one_to_one else "")
+        lines.append(f"{split:,} reference objects were detected in several pieces: "
+                     f"{_join(many)} {_verb(many, 'credits', 'credit')} the pieces{rest}.")
+    if merge:
+        rest = (f"; {_join(one_to_one)} {_verb(one_to_one, 'matches', 'match')} one of them "
+                f"and {_verb(one_to_one, 'counts', 'count')} the others as missed"
+                if one_to_one else "")
+        lines.append(f"{merge:,} detections each cover several reference objects: "
+                     f"{_join(many)} {_verb(many, 'credits', 'credit')} them{rest}.")
+    if "iou" in ms and "bgm" in ms and found["iou"] < found["bgm"]:
+        lines.append(f"iou needs IoU ≥ {th['t']:g}: {found['bgm'] - found['iou']:,} pairs "
+                     "that bgm accepts overlap less than that.")
+    if "hoover" in ms and "mom" in ms and found["hoover"] < found["mom"]:
+        lines.append(f"hoover drops {found['mom'] - found['hoover']:,} pairs whose overlap "
+                     f"is below T = {th['T']:g}; mom keeps them.")
+    return lines
+
+
+def matcher_lines(result: Any) -> list[str]:
+    """One sentence per matcher that ran: what it allows and what its accuracy is."""
+    th = _thresholds(result)
+    out = []
+    for name in result.results:
+        words = MATCHER_WORDS.get(name)
+        if words is None:
+            continue
+        acc = ACCURACY_WORDS.get(name)
+        out.append(f"{name}: {words.format(**th)}" + (f"; accuracy = {acc}" if acc else "") + ".")
+    return out
