@@ -39,7 +39,7 @@ _EXPORTS: dict[str, str] = {
     "audit": "geoeval.audit",
     "AuditResult": "geoeval.audit",
     "LOCALIZATION_METRICS": "geoeval.measures.localization",
-    "rank": "geoeval.scoring",
+    "rank": "geoeval.api",
     "rank_table": "geoeval.ranking.api",
     "rank_indicators": "geoeval.ranking.api",
     "RankingResult": "geoeval.ranking.api",

@@ -9,12 +9,14 @@ before the work starts and written atomically at the end
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from geoeval.outputs import output_run
+from geoeval.ranking.api import RankingResult
 from geoeval.scoring import ScenesResult, ScoreResult, check_options
+from geoeval.scoring import rank as _rank
 from geoeval.scoring import score as _score
 from geoeval.scoring import score_scenes as _score_scenes
 
@@ -29,6 +31,8 @@ def score(
     parquet_dir: str | Path | None = None,
     figure: str | Path | None = None,
     breakdown_figure: str | Path | None = None,
+    html: str | Path | None = None,
+    html_command: str | None = None,
     progress: Callable[[str], None] | None = None,
     **options: Any,
 ) -> ScoreResult:
@@ -53,6 +57,12 @@ def score(
     breakdown_figure : path, optional
         Save the error breakdown's bar chart (``.png`` or ``.svg``); implies
         ``breakdown=True``.
+    html : path, optional
+        Write the submission's report as one self-contained HTML page
+        (``.html``; ``docs/html-report.md``): scores, error breakdown, strata,
+        status map, method; implies ``breakdown=True``.
+    html_command : str, optional
+        The command the page says produced it (default: this Python call).
     progress : callable, optional
         Called with the name of each long step as it starts.
     **options
@@ -87,13 +97,130 @@ def score(
         outputs.folder(parquet_dir, "parquet_dir")
         outputs.file(figure, "figure", suffixes=(".png", ".svg"))
         outputs.file(breakdown_figure, "breakdown_figure", suffixes=(".png", ".svg"))
-        if breakdown_figure is not None:
+        outputs.file(html, "html", suffixes=HTML_SUFFIXES)
+        if breakdown_figure is not None or html is not None:
             options["breakdown"] = True
         result = _score(reference, submission, progress=progress, **options)
         write_outputs(result, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
                       parquet_dir=parquet_dir, figure=figure, breakdown_figure=breakdown_figure,
                       progress=progress)
+        if html is not None:
+            from geoeval.report.html import entry_report, render_page, write_html
+
+            _step(progress, "writing the HTML report")
+            name = _stem(submission, "submission")
+            page = render_page(
+                entries=[entry_report(name, result, matcher=gpkg_matcher)],
+                command=html_command or python_call(
+                    "geoeval.score", (reference, submission),
+                    {**options, "gpkg_matcher": gpkg_matcher, "html": html}),
+                reference=_stem(reference, None, suffix=True),
+                strata_given=_strata_given(options))
+            write_html(html, page)
     return result
+
+
+#: What an HTML report's file name may end in.
+HTML_SUFFIXES = (".html", ".htm")
+
+
+def rank(
+    reference: Any,
+    submissions: Sequence[Any],
+    *,
+    html: str | Path | None = None,
+    html_command: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    **options: Any,
+) -> RankingResult:
+    """Score every submission against the reference, rank them, write the contest page.
+
+    Parameters
+    ----------
+    reference, submissions, progress, **options
+        As in :func:`geoeval.scoring.rank` (matcher, reader options, ranking
+        and bootstrap settings; ``size_bins``, ``zones`` and ``zone_field``
+        add each entry's results by size and zone to the page).
+    html : path, optional
+        Write the contest report as one self-contained HTML page (``.html``;
+        ``docs/html-report.md``): leaderboard, Hasse diagram, each entry's
+        error breakdown, strata and status map, method, command and version.
+        Each entry's part is taken as soon as it is scored (the scored scenes
+        are not kept); implies ``breakdown=True`` for every entry.
+    html_command : str, optional
+        The command the page says produced it (default: this Python call).
+
+    Returns
+    -------
+    RankingResult
+
+    Examples
+    --------
+    >>> import geoeval
+    >>> r = geoeval.rank("sample_data/reference.tif",
+    ...                  ["sample_data/submissions/s1_near_perfect.tif",
+    ...                   "sample_data/submissions/s2_misses.tif"],
+    ...                  matcher="bgm", html="contest.html")  # doctest: +SKIP
+    >>> r.ranking  # doctest: +SKIP
+    ('s1_near_perfect', 's2_misses')
+    """
+    with output_run([reference, *submissions]) as outputs:
+        outputs.file(html, "html", suffixes=HTML_SUFFIXES)
+        entries: list[Any] = []
+        each = None
+        if html is not None:
+            from geoeval.report.html import entry_report, render_page, write_html
+
+            options["breakdown"] = True
+
+            def each(name: str, res: ScoreResult) -> None:
+                entries.append(entry_report(name, res, index=len(entries)))
+
+        result = _rank(reference, submissions, progress=progress, each=each, **options)
+        if html is not None:
+            _step(progress, "writing the HTML report")
+            page = render_page(
+                entries=entries, ranking=result,
+                command=html_command or python_call(
+                    "geoeval.rank", (reference, list(submissions)), {**options, "html": html}),
+                reference=_stem(reference, None, suffix=True),
+                strata_given=_strata_given(options))
+            write_html(html, page)
+    return result
+
+
+def python_call(function: str, args: Sequence[Any], kwargs: dict[str, Any]) -> str:
+    """The Python call that reproduces a run, for the HTML page's provenance
+    (paths as strings, options left at ``None`` or ``False`` omitted).
+
+    Examples
+    --------
+    >>> python_call("geoeval.score", ("ref.tif", Path("a.tif")), {"html": "r.html", "n_jobs": None})
+    "geoeval.score('ref.tif', 'a.tif', html='r.html')"
+    """
+    def text(v: Any) -> str:
+        if isinstance(v, Path):
+            return repr(str(v))
+        if isinstance(v, list | tuple):
+            inner = ", ".join(text(x) for x in v)
+            return f"[{inner}]" if isinstance(v, list) else f"({inner})"
+        return repr(v)
+
+    parts = [text(a) for a in args]
+    parts += [f"{k}={text(v)}" for k, v in kwargs.items()
+              if v is not None and v is not False and k != "breakdown"]
+    return f"{function}({', '.join(parts)})"
+
+
+def _stem(path: Any, default: str | None, *, suffix: bool = False) -> str | None:
+    if not isinstance(path, str | Path):
+        return default
+    p = Path(path)
+    return p.name if suffix else p.stem
+
+
+def _strata_given(options: dict[str, Any]) -> bool:
+    return options.get("size_bins") is not None or options.get("zones") is not None
 
 
 def write_outputs(

@@ -104,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     from geoeval.errors import GeoevalError
 
     try:
-        command.main(args=argv, standalone_mode=False)  # type: ignore[attr-defined]
+        # obj: the arguments as given, for the HTML report's provenance (options.command_line)
+        command.main(args=argv, standalone_mode=False,  # type: ignore[attr-defined]
+                     obj={"argv": list(sys.argv[1:] if argv is None else argv)})
     except GeoevalError as exc:
         print(f"geoeval: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

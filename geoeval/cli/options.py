@@ -135,6 +135,23 @@ BoundaryWidthOpt = Annotated[float | None, typer.Option(
     help="Boundary IoU band width in CRS units (default: 2 % of each reference object's "
          "bounding-box diagonal, at least one pixel).", callback=POSITIVE)]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
+HtmlOpt = Annotated[Path | None, typer.Option(
+    "--html", help="Write the report as one self-contained HTML page (.html): "
+                   "docs/html-report.md.")]
+
+
+def command_line() -> str:
+    """The command as it was typed (``geoeval …``), for the HTML page's provenance."""
+    import shlex
+
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    argv = obj.get("argv") if isinstance(obj, dict) else None
+    return shlex.join(["geoeval", *(sys.argv[1:] if argv is None else argv)])
+
+
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", help="Processes for the Mallows score (default: every core).",
@@ -232,6 +249,7 @@ OUTPUTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "gpkg": ("--gpkg", "file", (".gpkg",)),
     "figure": ("--figure", "file", (".png", ".svg")),
     "breakdown_figure": ("--breakdown-figure", "file", (".png", ".svg")),
+    "html": ("--html", "file", (".html", ".htm")),
     "csv_dir": ("--csv-dir", "folder", ()),
     "parquet_dir": ("--parquet-dir", "folder", ()),
     "scene_dir": ("--scene-dir", "folder", ()),

@@ -3,6 +3,7 @@
     $ geoeval rank reference.tif sub1.tif sub2.tif sub3.tif --matcher bgm
     $ geoeval rank ref.gpkg a.gpkg b.shp --resolution 0.5 --figure ranking.svg
     $ geoeval rank --table scores.csv --indicators precision,recall,f1
+    $ geoeval rank ref.tif sub1.tif sub2.tif --html contest.html --size-bins coco
 
 Thin: parses options, calls :func:`geoeval.rank` or :func:`geoeval.rank_table`,
 prints a table with rich.
@@ -28,6 +29,7 @@ from geoeval.cli.options import (
     CrsOpt,
     EvalCrsOpt,
     HooverOpt,
+    HtmlOpt,
     IdFieldOpt,
     IouOpt,
     JobsOpt,
@@ -39,7 +41,11 @@ from geoeval.cli.options import (
     QuietOpt,
     RefLayerOpt,
     ResolutionOpt,
+    SizeBinsOpt,
     SubLayerOpt,
+    ZoneFieldOpt,
+    ZonesOpt,
+    command_line,
     reader_options,
     with_examples,
 )
@@ -82,6 +88,10 @@ def rank_command(
     json_path: JsonOpt = None,
     figure: Annotated[Path | None, typer.Option(
         help="Hasse diagram + rank-frequency heat map (.png or .svg).")] = None,
+    html: HtmlOpt = None,
+    size_bins: SizeBinsOpt = DEFAULTS["size_bins"],
+    zones: ZonesOpt = DEFAULTS["zones"],
+    zone_field: ZoneFieldOpt = DEFAULTS["zone_field"],
     method: Annotated[str, typer.Option(help="auto | exact | mcmc.")] = RANK_DEFAULTS["method"],
     max_states: Annotated[int, typer.Option(
         help="Up-set cap for exact.", callback=COUNT)] = RANK_DEFAULTS["max_states"],
@@ -123,9 +133,16 @@ def rank_command(
         "max_rounds": max_rounds,
     }
     paths = list(paths or [])
+    strata = {"size_bins": size_bins, "zones": zones, "zone_field": zone_field}
+    if html is None and any(v is not None for v in strata.values()):
+        raise InputError("--size-bins, --zones and --zone-field apply with --html "
+                         "(each entry's results by size and zone on the page)")
     if table is not None:
         if paths:
             raise InputError("give either --table or REFERENCE SUBMISSION..., not both")
+        if html is not None:
+            raise InputError("--html needs REFERENCE SUBMISSION... (the page shows each "
+                             "entry's scene); with --table use --json or --figure")
         result = rank_table(
             table,
             indicators=_split(indicators),
@@ -156,6 +173,9 @@ def rank_command(
                 confidence=confidence,
                 block_size=block_size,
                 progress=progress,
+                html=html,
+                html_command=None if html is None else command_line(),
+                **{k: v for k, v in strata.items() if v is not None},
                 **readers,
                 **options,
             )

@@ -7,6 +7,7 @@ $ geoeval score ref.tif dets.shp --csv-dir tables/ --class-field class
 $ geoeval score ref.tif dets.tif -m mom --breakdown --breakdown-figure err.png
 $ geoeval score ref.tif dets.tif --zones zones.gpkg --zone-field NAME
 $ geoeval score ref.tif dets.tif --size-bins coco --bootstrap 1000
+$ geoeval score ref.tif dets.tif --html report.html
 $ geoeval score REF_DIR/ SUB_DIR/ --scene-dir scenes/   # scenes paired by name
 """
 
@@ -32,6 +33,7 @@ from geoeval.cli.options import (
     EngineOpt,
     EvalCrsOpt,
     HooverOpt,
+    HtmlOpt,
     IdFieldOpt,
     IouOpt,
     JobsOpt,
@@ -50,6 +52,7 @@ from geoeval.cli.options import (
     SubLayerOpt,
     ZoneFieldOpt,
     ZonesOpt,
+    command_line,
     reader_options,
     with_examples,
 )
@@ -102,6 +105,7 @@ def score_command(
         help="Write the GeoPackage's layers as GeoParquet files into this folder.")] = None,
     figure: Annotated[Path | None, typer.Option(
         help="Save a status map and score chart (.png or .svg).")] = None,
+    html: HtmlOpt = None,
     breakdown: BreakdownOpt = DEFAULTS["breakdown"],
     breakdown_figure: BreakdownFigureOpt = None,
     measures: MeasuresOpt = DEFAULTS["geometry_measures"],
@@ -152,7 +156,7 @@ def score_command(
         for name, value in (("--gpkg", gpkg), ("--figure", figure),
                             ("--parquet-dir", parquet_dir),
                             ("--breakdown", breakdown or None),
-                            ("--breakdown-figure", breakdown_figure),
+                            ("--breakdown-figure", breakdown_figure), ("--html", html),
                             ("--measures", measures), ("--boundary-width", boundary_width)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
@@ -168,6 +172,7 @@ def score_command(
                                gpkg_matcher=out_matcher, csv_dir=csv_dir,
                                parquet_dir=parquet_dir, figure=figure,
                                breakdown=breakdown, breakdown_figure=breakdown_figure,
+                               html=html, html_command=None if html is None else command_line(),
                                geometry_measures=measures, boundary_width=boundary_width,
                                **options)
     for w in result.warnings:

@@ -86,11 +86,7 @@ def save_breakdown_figure(result: Any, path: str | Path, *, matcher: str | None 
     ``matcher`` defaults to ``mom`` when it ran, else the first matcher; ``path``
     is ``.png`` or ``.svg``, written atomically. Gains below zero are red.
     """
-    import numpy as np
-    from matplotlib.figure import Figure  # deferred: heavy, figures only
-    from matplotlib.ticker import MaxNLocator
-
-    from geoeval.errors import InputError, OutputError
+    from geoeval.errors import OutputError
     from geoeval.outputs import atomic_path
     from geoeval.report.status_figure import FORMATS
 
@@ -98,6 +94,20 @@ def save_breakdown_figure(result: Any, path: str | Path, *, matcher: str | None 
     form = FORMATS.get(target.suffix.lower())
     if form is None:
         raise OutputError("breakdown figure must be .png or .svg", target)
+    fig = breakdown_figure(result, matcher=matcher)
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, format=form, dpi=dpi)
+    return target
+
+
+def breakdown_figure(result: Any, *, matcher: str | None = None) -> Any:
+    """The figure :func:`save_breakdown_figure` saves, as a matplotlib ``Figure``."""
+    import numpy as np
+    from matplotlib.figure import Figure  # deferred: heavy, figures only
+    from matplotlib.ticker import MaxNLocator
+
+    from geoeval.errors import InputError
+
     if result.breakdown is None:
         raise InputError("no error breakdown was computed (breakdown=True)")
     from geoeval.report.objects import choose_matcher
@@ -141,6 +151,4 @@ def save_breakdown_figure(result: Any, path: str | Path, *, matcher: str | None 
         fig.supxlabel("red: fixing that type lowers the measure (precision, eq. 14 "
                  "of Özdemir et al. 2010, counts every piece of a split as a detection)",
                       fontsize=8)
-    with atomic_path(target) as tmp:
-        fig.savefig(tmp, format=form, dpi=dpi)
-    return target
+    return fig

@@ -45,6 +45,7 @@ def rank(
     confidence: float = 0.95,
     block_size: float | None = None,
     progress: Callable[[str], None] | None = None,
+    each: Callable[[str, Any], None] | None = None,
     **reader_options: Any,
 ) -> RankingResult:
     """Score every submission against the reference with one matcher and rank them.
@@ -75,6 +76,11 @@ def rank(
         Coverage of the bootstrap intervals; block side in CRS units.
     progress : callable, optional
         Called with a text for each step (reading, each submission, ranking).
+    each : callable, optional
+        Called as ``each(name, result)`` with every submission's
+        :class:`~geoeval.scoring.ScoreResult` as soon as it is scored (the HTML
+        report takes its per-entry part from it); nothing of it is kept here
+        unless the bootstrap needs it.
 
     Returns
     -------
@@ -114,6 +120,8 @@ def rank(
             **reader_options,
         )
         m = result.results[matcher]
+        if each is not None:
+            each(label, result)
         if bootstrap is not None:
             scored[label] = result
         table[label] = {"precision": m.precision, "recall": m.recall, "accuracy": m.accuracy}

@@ -1,0 +1,322 @@
+"""The contest report's content: plain data for the templates, then the page.
+
+:func:`entry_report` takes what the page needs from one scored submission (its
+scores, error breakdown, strata and status map) as soon as it is scored, so a
+contest of 50 entries never holds 50 scenes in memory. :func:`render_page` puts
+the entries and the ranking (:class:`~geoeval.ranking.api.RankingResult`) into
+the Jinja2 templates shipped in ``geoeval/report/html/templates``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from geoeval.report.objects import choose_matcher
+
+if TYPE_CHECKING:  # pragma: no cover
+    from geoeval.ranking.api import RankingResult
+    from geoeval.scoring import ScoreResult
+
+#: What each matcher is, in words (docs/which-matcher.md).
+MATCHER_WORDS = {
+    "mom": "MOM: one-to-one, one-to-many and many-to-one instances of maximum total overlap; "
+           "accuracy is the Mallows shape score (Özdemir et al. 2010, §4.1.3, eq. 13)",
+    "bgm": "BGM: one-to-one pairs of maximum total overlap; accuracy is the matched area over "
+           "the area of the union (Özdemir et al. 2010, eq. 1)",
+    "hoover": "Hoover: correct, over- and under-segmented instances at an overlap tolerance "
+              "(Hoover et al. 1996); accuracy is eq. 2 of Özdemir et al. (2010)",
+    "iou": "IoU: one-to-one pairs with IoU above a threshold; accuracy is the mean IoU",
+}
+#: Error types of the breakdown, in words (docs/breakdown.md).
+ERROR_WORDS = {"missed": "missed buildings (found)", "false_alarm": "false alarms (removed)",
+               "merge": "merges (separated)", "split": "splits (joined)",
+               "localisation": "outlines of one-to-one matches (made exact)",
+               "all": "everything fixed"}
+
+
+@dataclass(frozen=True)
+class EntryReport:
+    """One submission's part of the page (see :func:`entry_report`)."""
+
+    name: str
+    matcher: str
+    reference_objects: int
+    submitted_objects: int
+    scores: list[dict[str, Any]]
+    breakdown: list[dict[str, Any]] | None
+    strata: list[dict[str, Any]]
+    status_map: str
+    breakdown_figure: str | None
+    worst: dict[str, Any] | None
+    warnings: tuple[str, ...] = field(default=())
+
+
+def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
+                 index: int = 0) -> EntryReport:
+    """The part of the page one scored submission gets.
+
+    Parameters
+    ----------
+    name : str
+        The entry's name on the page.
+    result : ScoreResult
+        The submission scored against the reference.
+    matcher : str, optional
+        The matcher whose map and breakdown are shown (default ``mom`` if it ran).
+    index : int
+        The entry's position (keeps the figures' ids apart).
+    """
+    from geoeval.report.html.figures import breakdown_svg, status_map_svg
+    from geoeval.report.strata_tables import strata_rows
+
+    matcher = choose_matcher(result, matcher)
+    scores = []
+    for m, r in result.results.items():
+        s = r.summary()
+        scores.append({"matcher": m, **{k: s[k] for k in (
+            "matched_reference", "matched_submission", "missed", "false_alarms",
+            "precision", "recall", "f1", "accuracy")},
+            "split": s["instances_by_kind"].get("one-to-many", 0),
+            "merged": s["instances_by_kind"].get("many-to-one", 0)})
+    rows = None
+    figure = None
+    if result.breakdown is not None and matcher in result.breakdown:
+        b = result.breakdown[matcher]
+        rows = [{"type": t, "label": ERROR_WORDS[t],
+                 "count": None if t == "all" else b.errors[t],
+                 "f1": b.fixed[t]["f1"], "f1_gain": b.gain(t, "f1"),
+                 "accuracy": b.fixed[t]["accuracy"], "accuracy_gain": b.gain(t, "accuracy")}
+                for t in ("missed", "false_alarm", "merge", "split", "localisation", "all")]
+        rows.insert(0, {"type": "now", "label": "now", "count": None, "f1": b.now["f1"],
+                        "f1_gain": None, "accuracy": b.now["accuracy"], "accuracy_gain": None})
+        figure = breakdown_svg(result, matcher, f"e{index}-breakdown", name)
+    strata = [r for r in strata_rows(result) if r["matcher"] == matcher]
+    status, worst = status_map_svg(result, matcher, f"e{index}-map", name)
+    return EntryReport(
+        name=name, matcher=matcher, reference_objects=len(result.reference),
+        submitted_objects=len(result.submission), scores=scores, breakdown=rows,
+        strata=strata, status_map=status, breakdown_figure=figure,
+        worst=None if worst is None else {"bounds": worst[0], "errors": worst[1],
+                                          "objects": worst[2]},
+        warnings=tuple(result.warnings))
+
+
+def _best(values: list[float | None], lower: bool) -> float | None:
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return None
+    return min(vals) if lower else max(vals)
+
+
+def leaderboard(ranking: RankingResult) -> dict[str, Any]:
+    """The leaderboard's rows and columns, every number as the JSON report has it
+    (:meth:`RankingResult.to_dict`): final order, indicators (best marked), rank
+    interval, expected rank, probability of rank 1."""
+    report = ranking.to_dict()
+    names = list(report["ranking"])
+    index = {n: i for i, n in enumerate(ranking.names)}
+    freq = report["rank_frequencies"]
+    boot = report["bootstrap"]
+    columns = []
+    for col in report["indicators"]:
+        lower = col in report["lower_is_better"]
+        best = _best([report["submissions"][n].get(col) for n in names], lower)
+        columns.append({"name": col, "lower": lower, "best": best})
+    rows = []
+    for name in names:
+        row_freq = freq[name]
+        total = float(sum(v for v in row_freq if v is not None))
+        first = None if not total else float(row_freq[0]) / total
+        rows.append({
+            "rank": report["final_rank"][name], "name": name,
+            "values": [report["submissions"][name].get(c["name"]) for c in columns],
+            "interval": report["rank_intervals"][name],
+            "expected": report["deciding_expected_ranks"][name],
+            "p_first_orders": first,
+            "p_first_bootstrap": None if boot is None else boot["p_first"][name],
+            "boot_interval": None if boot is None else boot["rank_interval"][name],
+            "level": next(k for k, lv in enumerate(report["levels"]) if name in lv),
+            "index": index[name],
+        })
+    return {"columns": columns, "rows": rows, "report": report}
+
+
+def incomparable_pairs(ranking: RankingResult) -> list[str]:
+    """Each pair of entries that neither dominates, in words: who is better on what.
+
+    Entries with identical indicators are listed as tied. Pairs are given in
+    final order (the better-ranked entry first).
+    """
+    names = list(ranking.ranking)
+    cols = list(ranking.indicators)
+    sign = np.array([-1.0 if c in ranking.lower_is_better else 1.0 for c in cols])
+    vals = np.array([[ranking.values[n][c] for c in cols] for n in names], dtype=float)
+    oriented = vals * sign
+    n = len(names)
+    i, j = np.triu_indices(n, k=1)
+    a, b = oriented[i], oriented[j]
+    a_wins = a > b
+    b_wins = a < b
+    incomparable = (a_wins.any(axis=1) & b_wins.any(axis=1)) | ~(a_wins | b_wins).any(axis=1)
+    out = []
+    for k in np.flatnonzero(incomparable):
+        x, y = names[i[k]], names[j[k]]
+        if not (a_wins[k].any() or b_wins[k].any()):
+            out.append(f"{x} and {y} are tied: the same {_and(cols)}.")
+            continue
+
+        def wins(mask: np.ndarray, first: int, second: int) -> str:
+            return _and([f"{cols[c]} ({_num(vals[first, c])} against {_num(vals[second, c])})"
+                         for c in np.flatnonzero(mask)])
+
+        out.append(f"{x} and {y} are incomparable: {x} is better on "
+                   f"{wins(a_wins[k], i[k], j[k])}, {y} on {wins(b_wins[k], j[k], i[k])}.")
+    return out
+
+
+def _num(x: float) -> str:
+    return f"{x:.4f}"
+
+
+def _and(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def order_in_words(ranking: RankingResult) -> list[str]:
+    """How the final order came about: the number of orderings the indicators
+    allow, the CRF rounds, the ties broken and the rule that broke them."""
+    st = ranking.stats
+    out = []
+    if st.exact:
+        count = f"{st.linear_extensions:,}"
+    else:
+        est = st.linear_extensions_estimate
+        count = "about " + (f"{est:.3g}" if est is not None else "very many")
+    if st.linear_extensions == 1:
+        out.append("The indicators order every pair of entries: there is one ordering, and it is "
+                   "the ranking.")
+    else:
+        out.append(f"The indicators leave {count} orderings (linear extensions of the "
+                   f"dominance order) possible{'' if st.exact else ', estimated by sampling'}.")
+        rounds = len(ranking.rounds)
+        if ranking.converged and not rounds:
+            out.append("The order was already linear up to ties: no CRF round was needed.")
+        elif ranking.converged:
+            out.append(f"The cumulative rank frequency (CRF) operator (Patil & Taillie 2004) "
+                       f"made the order linear in {rounds} round{'s' * (rounds != 1)}.")
+        else:
+            done = ("could not separate them: a round added no comparison"
+                    if ranking.stop_reason == "no change" else
+                    f"stopped after {rounds} round{'s' * (rounds != 1)} "
+                    f"({ranking.stop_reason})")
+            out.append(f"The cumulative rank frequency (CRF) operator (Patil & Taillie 2004) "
+                       f"{done}. Entries it left unordered are ordered by expected rank"
+                       f"{'' if not rounds else ' in the last round'}, then by "
+                       f"{ranking.tie_break or 'name'}, then by name.")
+    level = ("are level in the final order (as many entries above each)" if ranking.converged
+             else "have the same expected rank")
+    for tie in ranking.ties:
+        items = list(tie["items"])
+        by = str(tie["by"])
+        if by.startswith("accuracy") and ranking.tie_break is not None:
+            vals = ", ".join(f"{n} {_fmt(ranking.values[n].get(ranking.tie_break))}"
+                             for n in items)
+            out.append(f"{_and(items)} {level}; {by} decided their order "
+                       f"({ranking.tie_break}: {vals}).")
+        else:
+            out.append(f"{_and(items)} {level}; {by} decided their order.")
+    return out
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _environment() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("geoeval.report.html", "templates"),
+        autoescape=jinja2.select_autoescape(("html", "j2")),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = _fmt
+    env.filters["signed"] = lambda x, d=4: "–" if x is None else f"{x:+.{d}f}"
+    env.filters["raw"] = lambda x: "" if x is None else repr(float(x))
+    return env
+
+
+def render_page(*, entries: list[EntryReport], ranking: RankingResult | None = None,
+                command: str, title: str | None = None, reference: str | None = None,
+                strata_given: bool = False) -> str:
+    """The whole page as text: one self-contained HTML document.
+
+    Parameters
+    ----------
+    entries : list of EntryReport
+        In the contest's input order (shown in final order when ranked).
+    ranking : RankingResult, optional
+        The contest's ranking; without it the page is one submission's report.
+    command : str
+        The exact command (or Python call) that produced the page.
+    title : str, optional
+    reference : str, optional
+        The reference's file name.
+    strata_given : bool
+        Whether size bins or zones were asked for.
+    """
+    from markupsafe import Markup
+
+    from geoeval._version import __version__
+    from geoeval.report.html.figures import hasse_svg, rank_frequency_svg
+
+    env = _environment()
+    order = {e.name: k for k, e in enumerate(entries)}
+    board = None
+    if ranking is not None:
+        board = leaderboard(ranking)
+        entries = sorted(entries, key=lambda e: ranking.final_rank.get(e.name, len(order)))
+    context = {
+        "title": title or ("Contest report" if ranking is not None else
+                           f"Report: {entries[0].name}" if entries else "geoeval report"),
+        "version": __version__,
+        "command": command,
+        "reference": reference,
+        "ranking": ranking,
+        "board": board,
+        "incomparable": [] if ranking is None else incomparable_pairs(ranking),
+        "order_words": [] if ranking is None else order_in_words(ranking),
+        "hasse": None if ranking is None else Markup(hasse_svg(ranking)),
+        "rank_frequencies": None if ranking is None else Markup(rank_frequency_svg(ranking)),
+        "entries": entries,
+        "markup": Markup,
+        "matcher_words": MATCHER_WORDS,
+        "strata_given": strata_given,
+        "slug": _slug,
+        "css": Markup(env.loader.get_source(env, "style.css")[0]),
+    }
+    return env.get_template("page.html.j2").render(**context)
+
+
+def _slug(name: str) -> str:
+    import re
+
+    return "entry-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
+
+
+def write_html(path: str | os.PathLike[str], page: str) -> Path:
+    """Write the page atomically (:func:`geoeval.outputs.write_text`)."""
+    from geoeval.outputs import write_text
+
+    write_text(path, page)
+    return Path(path)
