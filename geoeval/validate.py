@@ -117,3 +117,76 @@ def image_size(name: str, value: str | tuple[float, float] | None) -> tuple[floa
     if not (w > 0 and h > 0 and math.isfinite(w) and math.isfinite(h)):
         raise BadValue(name, detail)
     return (w, h)
+
+
+# --- one rule per option ------------------------------------------------------------
+# Every numeric option of the API and the command line is checked by its rule here:
+# the CLI's callbacks (geoeval.cli.options.rule) and the API's checks
+# (geoeval.scoring.check_options, the matchers) read this table, so a range is
+# written once, and the docs' table of ranges (docs/errors.md) is tested against it.
+
+
+class Rule:
+    """The valid range of one numeric option: ``check(name, value)`` returns the
+    value or raises :class:`BadValue`; ``text`` is the range in words."""
+
+    def __init__(self, *, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, high_open: bool = False,
+                 integer: bool = False, why: str = "") -> None:
+        self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
+        self.integer, self.why = integer, why
+
+    def check(self, name: str, value: float | int | None) -> float | int | None:
+        return number(name, value, low=self.low, high=self.high, low_open=self.low_open,
+                      high_open=self.high_open, integer=self.integer)
+
+    @property
+    def text(self) -> str:
+        """``in (0.5, 1]``, ``at least 1``, ``more than 0``."""
+        kind = "a whole number " if self.integer else ""
+        return kind + _interval(self.low, self.high, self.low_open, self.high_open)
+
+
+_COUNT = Rule(low=1, integer=True)
+_ZERO_UP = Rule(low=0, integer=True)
+_POSITIVE = Rule(low=0.0, low_open=True)
+
+#: Keyword -> its rule (the CLI option is the keyword with dashes).
+RULES: dict[str, Rule] = {
+    "hoover_threshold": Rule(low=0.5, high=1.0, low_open=True,
+                             why="below one half an object could be part of two correct "
+                                 "detections (Hoover et al. 1996, §3.1)"),
+    "iou_threshold": Rule(low=0.0, high=1.0, low_open=True,
+                          why="an IoU; at 0 every disjoint pair would be a match"),
+    "min_overlap": Rule(low=0.0, high=1.0, why="a fraction of the smaller object"),
+    "resolution": _POSITIVE,
+    "block_size": _POSITIVE,
+    "boundary_width": _POSITIVE,
+    "n_jobs": _COUNT,
+    "band": _COUNT,
+    "bootstrap": _COUNT,
+    "max_states": _COUNT,
+    "samples": _COUNT,
+    "burn_in": _ZERO_UP,
+    "seed": _ZERO_UP,
+    "max_rounds": _ZERO_UP,
+    "confidence": Rule(low=0.0, high=1.0, low_open=True, high_open=True,
+                       why="the coverage of an interval"),
+}
+
+
+def check(name: str, value: float | int | None, *, label: str | None = None
+          ) -> float | int | None:
+    """``value`` checked by ``RULES[name]``, named ``label`` (default ``name``) in
+    the message.
+
+    Examples
+    --------
+    >>> check("hoover_threshold", 0.75)
+    0.75
+    >>> check("iou_threshold", 0, label="--iou-threshold")
+    Traceback (most recent call last):
+    ...
+    geoeval.validate.BadValue: --iou-threshold must be in (0, 1], got 0
+    """
+    return RULES[name].check(label or name, value)

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import with_examples
+from geoeval.cli.options import JsonOpt, QuietOpt, add_command, show, write_report
 
 
 def register(app: typer.Typer) -> None:
@@ -29,38 +29,34 @@ def register(app: typer.Typer) -> None:
         )] = None,
         quick: Annotated[bool, typer.Option(
             "--quick", help="Coarse grid, 7 ground truths.")] = False,
-        json_path: Annotated[Path | None, typer.Option(
-            "--json", help="Write the verdicts as JSON.")] = None,
         markdown_path: Annotated[Path | None, typer.Option(
             "--markdown", help="Write Tables 3–8.")] = None,
         figure_dir: Annotated[Path | None, typer.Option(
             "--figure-dir", help="Write curve PNGs here.")] = None,
         list_metrics: Annotated[bool, typer.Option(
             "--list", help="List the metrics and exit.")] = False,
+        json_path: JsonOpt = None,
+        quiet: QuietOpt = False,
     ) -> None:
         """Audit localisation metrics on altered ground truths (Hemery et al. 2010, §3)."""
-        from rich.console import Console
-
         from geoeval.audit import audit
-        from geoeval.outputs import write_json, write_text
+        from geoeval.cli.options import Progress
+        from geoeval.outputs import write_text
         from geoeval.report.tables import audit_tables, metrics_table
 
-        console = Console()
         if list_metrics:
-            console.print(metrics_table())
+            show([metrics_table()])
             return
-        with console.status("auditing…") as status:
+        with Progress(quiet, "auditing") as progress:
             result = audit(metric or None, alteration or None, quick=quick,
-                           progress=lambda s: status.update(f"auditing… {s}"))
-        for r in audit_tables(result):
-            console.print(r)
+                           progress=lambda s: progress(f"auditing: {s}"))
+        show(audit_tables(result), quiet=quiet)
         if markdown_path:
             write_text(markdown_path, result.to_markdown())
-        if json_path:
-            write_json(json_path, result.to_dict())
+        write_report(json_path, result)
         if figure_dir:
             from geoeval.audit.figures import write_figures
 
             write_figures(result, figure_dir)
 
-    app.command("audit")(with_examples(audit_command, __doc__, "geoeval audit"))
+    add_command(app, "audit", audit_command, __doc__)

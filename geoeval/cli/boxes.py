@@ -10,6 +10,8 @@ import importlib
 
 import typer
 
+from geoeval.cli.options import CONTEXT
+
 # protocol modules geoeval.cli.boxes_<name>, each with register(boxes_app)
 BOX_COMMANDS: tuple[str, ...] = ("voc", "coco", "robin", "neovision2")
 
@@ -17,6 +19,7 @@ boxes_app = typer.Typer(
     name="boxes",
     help="Box-based challenges: PASCAL VOC, COCO, ROBIN, DARPA Neovision2.",
     no_args_is_help=True,
+    context_settings=CONTEXT,
 )
 
 for _name in BOX_COMMANDS:

@@ -11,7 +11,17 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import IOU, POSITIVE, with_examples
+from geoeval.cli.options import (
+    IOU,
+    POSITIVE,
+    JsonOpt,
+    QuietOpt,
+    StrictOpt,
+    add_command,
+    show,
+    warn,
+    write_report,
+)
 
 
 def neovision2_command(
@@ -26,8 +36,9 @@ def neovision2_command(
         callback=POSITIVE,
         help="Right end of the FPPF axis for Az (default: each curve's largest FPPF).")
     ] = None,
-    json_path: Annotated[Path | None, typer.Option(
-        "--json", help="Write the JSON report here.")] = None,
+    json_path: JsonOpt = None,
+    quiet: QuietOpt = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Neovision2: NMOTDA per class and domain, detection only, ROC and Az.
 
@@ -36,26 +47,16 @@ def neovision2_command(
     mean, mean and median over classes, are the other candidates of
     Ekambaram et al. (2012) §3.4.
     """
-    from rich.console import Console
-
     import geoeval
+    from geoeval.report.box_tables import neovision2_tables
 
     result = geoeval.evaluate_neovision2(reference, submission, iou_threshold=iou_threshold,
                                          roc_max_fppf=roc_max_fppf)
-    err = Console(stderr=True)
-    for w in result.warnings:
-        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
-    if json_path is not None:
-        from geoeval.outputs import write_json
-
-        write_json(json_path, result.to_dict())
-    from geoeval.report.box_tables import neovision2_tables
-
-    for r in neovision2_tables(result):
-        Console().print(r)
+    warn(result.warnings, strict=strict)
+    write_report(json_path, result)
+    show(neovision2_tables(result), quiet=quiet)
 
 
 def register(boxes_app: typer.Typer) -> None:
     """Add ``neovision2`` to ``geoeval boxes``."""
-    boxes_app.command("neovision2")(
-        with_examples(neovision2_command, __doc__, "geoeval boxes neovision2"))
+    add_command(boxes_app, "neovision2", neovision2_command, __doc__)

@@ -13,7 +13,18 @@ from typing import Annotated, Any
 
 import typer
 
-from geoeval.cli.options import ALPHA, EPS, IMAGE_SIZE, with_examples
+from geoeval.cli.options import (
+    ALPHA,
+    EPS,
+    IMAGE_SIZE,
+    JsonOpt,
+    QuietOpt,
+    StrictOpt,
+    add_command,
+    show,
+    warn,
+    write_report,
+)
 
 
 class Preset(str, Enum):
@@ -37,7 +48,6 @@ BoxFmtOpt = Annotated[str, typer.Option("--box-format", help="Text files: xyrb o
 SizeOpt = Annotated[str | None, typer.Option("--image-size", callback=IMAGE_SIZE,
                                             help="W,H for relative "
                                                                   "coordinates.")]
-JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
 
 
 def _reader(fmt: str | None, box_format: str,
@@ -69,27 +79,21 @@ def robin_command(
     box_format: BoxFmtOpt = "xyrb",
     image_size: SizeOpt = None,
     json_path: JsonOpt = None,
+    quiet: QuietOpt = False,
+    strict: StrictOpt = False,
 ) -> None:
     """ROBIN detection: criterion G, precision/recall over all images, R*, P*, EER, AUC."""
-    from rich.console import Console
-
     import geoeval
 
     result = geoeval.evaluate_robin(
         reference, submissions, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
         points=points, difficult_alpha=difficult_alpha, per_category=per_category,
         **_reader(fmt, box_format, image_size))
-    err = Console(stderr=True)
-    for w in result.warnings:
-        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
-    if json_path is not None:
-        from geoeval.outputs import write_json
-
-        write_json(json_path, result.to_dict())
     from geoeval.report.box_tables import robin_tables
 
-    for r in robin_tables(result):
-        Console().print(r)
+    warn(result.warnings, strict=strict)
+    write_report(json_path, result)
+    show(robin_tables(result), quiet=quiet)
 
 
 def robin_categories_command(
@@ -108,10 +112,10 @@ def robin_categories_command(
     box_format: BoxFmtOpt = "xyrb",
     image_size: SizeOpt = None,
     json_path: JsonOpt = None,
+    quiet: QuietOpt = False,
+    strict: StrictOpt = False,
 ) -> None:
     """ROBIN categorisation: confusion matrix η, D, U, D*, U*, EDU, rejection, ERR."""
-    from rich.console import Console
-
     import geoeval
 
     known = None if known_categories is None else [
@@ -119,21 +123,14 @@ def robin_categories_command(
     result = geoeval.robin_categories(
         reference, submissions, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
         known_categories=known, **_reader(fmt, box_format, image_size))
-    err = Console(stderr=True)
-    for w in result.warnings:
-        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
-    if json_path is not None:
-        from geoeval.outputs import write_json
-
-        write_json(json_path, result.to_dict())
     from geoeval.report.box_tables import robin_category_tables
 
-    for r in robin_category_tables(result):
-        Console().print(r)
+    warn(result.warnings, strict=strict)
+    write_report(json_path, result)
+    show(robin_category_tables(result), quiet=quiet)
 
 
 def register(boxes_app: typer.Typer) -> None:
     """Add ``robin`` and ``robin-categories`` to ``geoeval boxes``."""
-    boxes_app.command("robin")(with_examples(robin_command, __doc__, "geoeval boxes robin"))
-    boxes_app.command("robin-categories")(
-        with_examples(robin_categories_command, __doc__, "geoeval boxes robin-categories"))
+    add_command(boxes_app, "robin", robin_command, __doc__)
+    add_command(boxes_app, "robin-categories", robin_categories_command, __doc__)

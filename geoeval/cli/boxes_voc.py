@@ -14,7 +14,17 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import IMAGE_SIZE, IOU, with_examples
+from geoeval.cli.options import (
+    IMAGE_SIZE,
+    IOU,
+    JsonOpt,
+    QuietOpt,
+    StrictOpt,
+    add_command,
+    show,
+    warn,
+    write_report,
+)
 
 
 class BoxFormat(str, Enum):
@@ -79,16 +89,15 @@ def voc_command(
     ] = None,
     class_names: Annotated[Path | None, typer.Option(
         help="YOLO: file of class names, one per line.")] = None,
-    json_path: Annotated[Path | None, typer.Option(
-        "--json", help="Write the JSON report here.")] = None,
     figure_dir: Annotated[Path | None, typer.Option(
         help="Write one precision x recall plot per class here.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table.")] = False,
+    json_path: JsonOpt = None,
+    quiet: QuietOpt = False,
+    strict: StrictOpt = False,
 ) -> None:
     """PASCAL VOC: per-class precision x recall, AP (every-point and 11-point), mAP."""
-    from rich.console import Console
-
     from geoeval.challenges.voc import evaluate_voc, plot_voc
+    from geoeval.report.box_tables import voc_tables
 
     result = evaluate_voc(
         reference, submission, iou_threshold=iou_threshold, plus_one=voc_plus_one,
@@ -103,23 +112,13 @@ def voc_command(
         ref_relative=None if ref_coords is None else ref_coords is Coords.rel,
         sub_relative=None if sub_coords is None else sub_coords is Coords.rel,
     )
-    err = Console(stderr=True)
-    for w in result.warnings:
-        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
-    if json_path is not None:
-        from geoeval.outputs import write_json
-
-        write_json(json_path, result.to_dict())
+    warn(result.warnings, strict=strict)
+    write_report(json_path, result)
     if figure_dir is not None:
         plot_voc(result, figure_dir)
-    if quiet:
-        return
-    from geoeval.report.box_tables import voc_tables
-
-    for r in voc_tables(result):
-        Console().print(r)
+    show(voc_tables(result), quiet=quiet)
 
 
 def register(boxes_app: typer.Typer) -> None:
     """Add ``voc`` to the ``boxes`` command group."""
-    boxes_app.command("voc")(with_examples(voc_command, __doc__, "geoeval boxes voc"))
+    add_command(boxes_app, "voc", voc_command, __doc__)

@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from geoeval.cli.options import guard_all
+from geoeval.cli.options import CONTEXT, guard_all
 
 # command modules of geoeval.cli, each with register(app)
 COMMANDS: tuple[str, ...] = ("score", "boxes", "rank", "audit")
@@ -24,6 +24,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings=CONTEXT,
 )
 
 
@@ -42,7 +43,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     show_version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True,
+        False, "--version", "-V", callback=_version, is_eager=True,
         help="Print geoeval's version and exit."),
 ) -> None:
     """Evaluate and rank object detectors: rasters, vector layers and boxes."""
@@ -55,12 +56,21 @@ guard_all(app)  # every command: outputs checked first, written all or nothing
 
 def _plain_flags(command: object) -> object:
     """``--help`` shows flags bare (``--quiet``), not ``--quiet <bool>``: every flag of
-    ``command`` and of its subcommands, ``--help`` included, gets an empty metavar."""
+    ``command`` and of its subcommands, ``--help`` included, gets an empty metavar;
+    arguments are named in capitals in the usage line (``REFERENCE SUBMISSION``)."""
 
     def walk(cmd: object) -> None:
         for param in getattr(cmd, "params", ()):
             if getattr(param, "is_flag", False):
                 param.metavar = ""
+            if getattr(param, "param_type_name", "") == "argument":
+                # usage as click writes it (REFERENCE SUBMISSION, [PATHS]...), where this
+                # typer writes {reference} {submission}
+                name = param.metavar or param.name.upper()
+                usage = name if param.required else f"[{name}]"
+                if param.nargs != 1 and param.metavar is None:
+                    usage += "..."
+                param._usage_display_name = lambda usage=usage: usage
         get_help = cmd.get_help_option  # type: ignore[attr-defined]
 
         def help_option(ctx: object) -> object:

@@ -34,12 +34,27 @@ def checked(check: Callable[..., Any], **bounds: Any) -> Callable[[Any, Any, Any
     return callback
 
 
+def rule(name: str) -> Callable[[Any, Any, Any], Any]:
+    """The callback of an option whose range is ``validate.RULES[name]`` (the rule the
+    Python API applies to the keyword ``name``), named by the option in the message."""
+
+    def check(label: str, value: Any) -> Any:
+        return validate.check(name, value, label=label)
+
+    return checked(check)
+
+
+def rule_text(name: str) -> str:
+    """An option's range in words for its help (``in (0.5, 1]``), from the same rule."""
+    return validate.RULES[name].text
+
+
 FRACTION = checked(validate.fraction)
 POSITIVE = checked(validate.positive)
 COUNT = checked(validate.count)
 SEED = checked(validate.count, minimum=0)
-HOOVER = checked(validate.number, low=0.5, high=1.0, low_open=True)
-IOU = checked(validate.fraction, low_open=True)  # (0, 1]: the box protocols' IoU threshold
+HOOVER = rule("hoover_threshold")
+IOU = rule("iou_threshold")  # (0, 1]: every IoU threshold, matcher and box protocols
 EPS = checked(validate.fraction, high_open=True)  # [0, 1): ROBIN's ε1..ε3
 ALPHA = checked(validate.fraction, low_open=True, high_open=True)  # (0, 1): a test level
 IMAGE_SIZE = checked(validate.image_size)  # "W,H" -> (W, H), both > 0
@@ -87,11 +102,12 @@ class MatcherChoice(str, Enum):
 
 
 HooverOpt = Annotated[float, typer.Option(
-    help="Hoover threshold T, 0.5 < T <= 1.", callback=HOOVER)]
+    help=f"Hoover threshold T, {rule_text('hoover_threshold')}.", callback=HOOVER)]
 IouOpt = Annotated[float, typer.Option(
-    help="IoU matcher threshold, 0 <= t <= 1.", callback=FRACTION)]
+    help=f"IoU matcher threshold, {rule_text('iou_threshold')}.", callback=IOU)]
 MinOverlapOpt = Annotated[float | None, typer.Option(
-    help="MOM: minimum overlap as a fraction of the smaller object.", callback=FRACTION)]
+    help="MOM: minimum overlap as a fraction of the smaller object, "
+         f"{rule_text('min_overlap')}.", callback=rule("min_overlap"))]
 ResolutionOpt = Annotated[float | None, typer.Option(
     help="Grid step (CRS units) for the Mallows score of two vector layers.",
     callback=POSITIVE)]
@@ -130,10 +146,11 @@ def _measures(ctx: Any, param: Any, value: Any) -> Any:
 # geometry measures (geoeval.measures.geometry)
 MeasuresOpt = Annotated[str | None, typer.Option(
     "--measures", help="Geometry measures, comma-separated: pq, clinton, polis, boundary-iou "
-                       "or all (docs/geometry-measures.md).", callback=_measures)]
+                       "or all (see geometry-measures.md in docs).", callback=_measures)]
 BoundaryWidthOpt = Annotated[float | None, typer.Option(
     help="Boundary IoU band width in CRS units (default: 2 % of each reference object's "
          "bounding-box diagonal, at least one pixel).", callback=POSITIVE)]
+# --- options every command has ------------------------------------------------------
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
 HtmlOpt = Annotated[Path | None, typer.Option(
     "--html", help="Write the report as one self-contained HTML page (.html): "
@@ -153,6 +170,59 @@ def command_line() -> str:
 
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
+StrictOpt = Annotated[bool, typer.Option(
+    "--strict", help="Warnings are errors (exit 2, nothing written): for pipelines.")]
+
+
+def warn(warnings: Any, *, strict: bool = False, prefix: str = "") -> None:
+    """The one warning printer: each warning as a line on stderr; with ``--strict``
+    they are then an error (exit 2), and the run's outputs are not written."""
+    from rich.console import Console
+
+    from geoeval.errors import InputError
+
+    lines = [f"{prefix}{w}" for w in warnings]
+    err = Console(stderr=True)
+    for line in lines:
+        err.print(f"[yellow]warning:[/yellow] {line}", highlight=False, soft_wrap=True)
+    if strict and lines:
+        raise InputError(f"--strict: {len(lines)} warning(s), the first: {lines[0]}")
+
+
+def show(renderables: Any, *, quiet: bool = False) -> None:
+    """Print tables and text on stdout, laid out for its width (no number cut)."""
+    if quiet:
+        return
+    from rich.console import Console
+
+    from geoeval.report.layout import show as layout
+
+    layout(Console(), list(renderables))
+
+
+def write_report(json_path: Path | None, report: Any) -> None:
+    """``--json``: the result's report (``to_dict()``) written atomically."""
+    if json_path is None:
+        return
+    from geoeval.outputs import write_json
+
+    write_json(json_path, report.to_dict() if hasattr(report, "to_dict") else report)
+
+
+def add_command(app: typer.Typer, name: str, command: Callable[..., Any],
+                module_doc: str | None) -> None:
+    """Register ``command`` as ``name`` on ``app`` (the one way every command is
+    added): its help gets the *Examples* of ``module_doc``, and ``-h`` as ``--help``."""
+    prefix = " ".join(p for p in ("geoeval", _group_name(app), name) if p)
+    app.command(name, context_settings=CONTEXT)(with_examples(command, module_doc, prefix))
+
+
+def _group_name(app: typer.Typer) -> str:
+    return "" if app.info.name in (None, "geoeval") else str(app.info.name)
+
+
+#: Every command and group: ``-h`` as ``--help``, help laid out for 80 columns at most.
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 80}
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", help="Processes for the Mallows score (default: every core).",
     callback=COUNT)]
@@ -330,5 +400,7 @@ def with_examples(command: Callable[..., Any], module_doc: str | None,
                 current = ""
     if lines:
         body = "\n".join("  " + " ".join(line.split("#")[0].split()) for line in lines)
-        command.__doc__ = (command.__doc__ or "").rstrip() + "\n\n\b\nExamples:\n" + body + "\n"
+        # dedented first: the examples' lines start at column 0
+        command.__doc__ = (inspect.cleandoc(command.__doc__ or "") + "\n\n\b\nExamples:\n"
+                           + body + "\n")
     return command

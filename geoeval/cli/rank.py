@@ -42,12 +42,15 @@ from geoeval.cli.options import (
     RefLayerOpt,
     ResolutionOpt,
     SizeBinsOpt,
+    StrictOpt,
     SubLayerOpt,
     ZoneFieldOpt,
     ZonesOpt,
+    add_command,
     command_line,
     reader_options,
-    with_examples,
+    show,
+    warn,
 )
 from geoeval.errors import InputError
 
@@ -72,12 +75,15 @@ DEFAULT_MATCHER = OneMatcher(RANK_DEFAULTS["matcher"])
 
 def rank_command(
     paths: Annotated[list[Path] | None, typer.Argument(
-        help="REFERENCE SUBMISSION [SUBMISSION ...] (omit with --table).",
+        metavar="REFERENCE SUBMISSION...",
+        help="The reference, then one or more submissions (omit with --table).",
         show_default=False)] = None,
     table: Annotated[Path | None, typer.Option(
         help="CSV of precomputed indicators: a 'name' column + one per indicator.")] = None,
     matcher: Annotated[OneMatcher, typer.Option(
-        help="Matcher whose precision, recall and accuracy are the indicators.")
+        "--matcher", "-m", metavar="NAME",
+        help="bgm, hoover, mom or iou: the matcher whose precision, recall and accuracy "
+             "are the indicators.")
     ] = DEFAULT_MATCHER,
     indicators: Annotated[str | None, typer.Option(
         help="Comma-separated indicator columns (--table).")] = None,
@@ -119,6 +125,7 @@ def rank_command(
     block_size: BlockSizeOpt = RANK_DEFAULTS["block_size"],
     jobs: JobsOpt = DEFAULTS["n_jobs"],
     quiet: QuietOpt = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Rank submissions: dominance order, Hasse diagram, rank intervals and
     frequencies over linear extensions, iterated cumulative rank frequency."""
@@ -179,6 +186,7 @@ def rank_command(
                 **readers,
                 **options,
             )
+    warn(getattr(result, "warnings", ()), strict=strict)
     if not quiet:
         _print(result)
     if json_path is not None:
@@ -190,18 +198,16 @@ def rank_command(
 
 
 def _print(result: object) -> None:
-    from rich.console import Console
-
     from geoeval.report.tables import ranking_tables
 
-    for r in ranking_tables(result):
-        Console().print(r)
+    parts = list(ranking_tables(result))
     if getattr(result, "bootstrap", None) is not None:
         from geoeval.report.strata_tables import rank_bootstrap_table
 
-        Console().print(rank_bootstrap_table(result))
+        parts.append(rank_bootstrap_table(result))
+    show(parts)
 
 
 def register(app: typer.Typer) -> None:
     """Add ``rank`` to the main app."""
-    app.command("rank")(with_examples(rank_command, __doc__, "geoeval rank"))
+    add_command(app, "rank", rank_command, __doc__)

@@ -49,22 +49,30 @@ from geoeval.cli.options import (
     ResolutionOpt,
     SchedulerOpt,
     SizeBinsOpt,
+    StrictOpt,
     SubLayerOpt,
     ZoneFieldOpt,
     ZonesOpt,
+    add_command,
     command_line,
     reader_options,
-    with_examples,
+    show,
+    warn,
+    write_report,
 )
 
 
 def score_command(
     reference: Annotated[Path, typer.Argument(
+        metavar="REFERENCE", show_default=False,
         help="Reference: labelled raster or vector layer (or a folder of scenes).")],
     submission: Annotated[Path, typer.Argument(
+        metavar="SUBMISSION", show_default=False,
         help="Submission: labelled raster or vector layer (or a folder of scenes).")],
     matcher: Annotated[list[MatcherChoice] | None, typer.Option(
-        "--matcher", "-m", help="Matcher(s) to run; repeat the option for several.")] = None,
+        "--matcher", "-m", metavar="NAME",
+        help="Matcher to run: bgm, hoover, mom, iou or all (the default); repeat the "
+             "option for several.")] = None,
     hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
     iou_threshold: IouOpt = DEFAULTS["iou_threshold"],
     min_overlap: MinOverlapOpt = DEFAULTS["min_overlap"],
@@ -98,6 +106,7 @@ def score_command(
         help="Write a styled GeoPackage (layers reference, submission, instances, summary).")
     ] = None,
     gpkg_matcher: Annotated[OneMatcher | None, typer.Option(
+        metavar="NAME",
         help="Matcher shown in the GeoPackage, CSV tables and figure (default mom).")] = None,
     csv_dir: Annotated[Path | None, typer.Option(
         help="Write the per-object tables as CSV files into this folder.")] = None,
@@ -111,13 +120,15 @@ def score_command(
     measures: MeasuresOpt = DEFAULTS["geometry_measures"],
     boundary_width: BoundaryWidthOpt = DEFAULTS["boundary_width"],
     pairs: Annotated[Path | None, typer.Option(
-        help="Folders: CSV list of pairs (columns reference,submission[,scene]).")] = None,
+        help="Folders: CSV list of pairs (columns: reference, submission and "
+             "optionally scene).")] = None,
     scene_dir: Annotated[Path | None, typer.Option(
         help="Folders: write each scene's JSON report and GeoPackage here.")] = None,
     jobs: JobsOpt = DEFAULTS["n_jobs"],
     engine: EngineOpt = DEFAULTS["engine"],
     scheduler: SchedulerOpt = DEFAULTS["scheduler"],
     quiet: QuietOpt = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Score SUBMISSION against REFERENCE (counts, precision, recall, F1, accuracy).
 
@@ -162,7 +173,7 @@ def score_command(
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
         _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
                        gpkg_matcher=out_matcher, json_path=json_path, csv_dir=csv_dir,
-                       quiet=quiet, err=err)
+                       quiet=quiet, strict=strict, err=err)
         return
     for name, value in (("--pairs", pairs), ("--scene-dir", scene_dir)):
         if value is not None:
@@ -175,8 +186,7 @@ def score_command(
                                html=html, html_command=None if html is None else command_line(),
                                geometry_measures=measures, boundary_width=boundary_width,
                                **options)
-    for w in result.warnings:
-        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+    warn(result.warnings, strict=strict)
     if json_path is not None:
         result.write_json(json_path)
     if not quiet:
@@ -233,8 +243,7 @@ def _is_folder(path: Path) -> bool:
 
 def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: Path | None,
                    scene_dir: Path | None, gpkg_matcher: str | None, json_path: Path | None,
-                   csv_dir: Path | None, quiet: bool, err: Any) -> None:
-    from rich.console import Console
+                   csv_dir: Path | None, quiet: bool, strict: bool, err: Any) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     import geoeval
@@ -248,25 +257,18 @@ def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: P
 
         result = geoeval.score_scenes(reference, submission, pairs=pairs, scene_dir=scene_dir,
                                       gpkg_matcher=gpkg_matcher, progress=progress, **options)
-    for w in result.warnings:
-        err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
-    for scene in result.scenes:
-        for w in scene.warnings:
-            err.print(f"[yellow]warning:[/yellow] {scene.name}: {w}", highlight=False)
-    if json_path is not None:
-        from geoeval.outputs import write_json
-
-        write_json(json_path, result.to_dict())
+    warn([*result.warnings, *(f"{scene.name}: {w}" for scene in result.scenes
+                               for w in scene.warnings)], strict=strict)
+    write_report(json_path, result)
     if csv_dir is not None:
         from geoeval.outputs import ensure_folder
 
         result.write_csv(ensure_folder(csv_dir) / "scenes.csv")
-    if not quiet:
-        from geoeval.report.scene_tables import scenes_table
+    from geoeval.report.scene_tables import scenes_table
 
-        Console().print(scenes_table(result))
+    show([scenes_table(result)], quiet=quiet)
 
 
 def register(app: typer.Typer) -> None:
     """Add ``score`` to the main app."""
-    app.command("score")(with_examples(score_command, __doc__, "geoeval score"))
+    add_command(app, "score", score_command, __doc__)

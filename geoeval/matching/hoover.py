@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from geoeval.errors import InputError
+from geoeval import validate
 from geoeval.matching.areas import object_union_areas, pair_union_areas
 from geoeval.matching.build import from_arrays
 from geoeval.matching.result import InstanceArrays, Matching
@@ -48,9 +48,7 @@ def match_hoover(overlap: Overlap, *, threshold: float = 0.6) -> Matching:
     Matching
         Instances with ``score = (s1 + s2)/2``; eq. 2 is their mean.
     """
-    t = float(threshold)
-    if not 0.5 < t <= 1:
-        raise InputError(f"Hoover threshold must satisfy 0.5 < T <= 1, got {threshold}")
+    t = float(validate.check("hoover_threshold", threshold))  # 0.5 < T <= 1 (validate.RULES)
     rows, cols, c = overlap.rows, overlap.cols, overlap.values
     ar, ao = overlap.ref_area, overlap.sub_area
     nr, no = overlap.n_reference, overlap.n_submission

@@ -168,14 +168,14 @@ def score(
         if class_field is not None and ref.classes is None:
             raise InputError(f"--class-field {class_field!r} applies to vector layers only",
                              ref.path)
-        return score_objects(
+        return _score_objects(
             ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
             iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
             resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
             warnings=warnings, per_class=class_field is not None,
             evaluation_crs=evaluation_crs, breakdown=breakdown, size_bins=size_bins,
             zones=zones, zone_field=zone_field, bootstrap=bootstrap, confidence=confidence,
-            seed=seed, block_size=block_size, engine=eng,
+            seed=seed, block_size=block_size, engine=eng, scheduler=None,
             geometry_measures=geometry_measures, boundary_width=boundary_width,
         )
 
@@ -217,8 +217,8 @@ def check_options(
 ) -> None:
     """Check the scoring keywords; :class:`InputError` naming the first bad one.
 
-    Hoover's threshold must satisfy ``0.5 < T <= 1`` (Hoover et al. 1996, §3.1:
-    below one half an object could take part in two correct detections).
+    The ranges are :data:`geoeval.validate.RULES` (Hoover's ``0.5 < T <= 1``,
+    Hoover et al. 1996, §3.1; an IoU threshold in ``(0, 1]``).
     """
     from geoeval import validate
 
@@ -232,12 +232,10 @@ def check_options(
     if gpkg_matcher is not None and gpkg_matcher not in MATCHERS:
         raise InputError(f"gpkg_matcher takes one matcher ({', '.join(MATCHERS)}), "
                          f"got {gpkg_matcher!r}")
-    validate.number("hoover_threshold", hoover_threshold, low=0.5, high=1.0, low_open=True)
-    validate.fraction("iou_threshold", iou_threshold)
-    validate.fraction("min_overlap", min_overlap)
-    validate.positive("resolution", resolution)
-    validate.count("n_jobs", n_jobs)
-    validate.count("band", band)
+    for name, value in (("hoover_threshold", hoover_threshold),
+                        ("iou_threshold", iou_threshold), ("min_overlap", min_overlap),
+                        ("resolution", resolution), ("n_jobs", n_jobs), ("band", band)):
+        validate.check(name, value)  # one rule per option (geoeval.validate.RULES)
 
 
 def _class_field_optional(source: Any, opts: dict[str, Any]) -> None:
@@ -320,12 +318,47 @@ def score_objects(
     in a geographic or Mercator CRS are first reprojected as :func:`score` says
     (``evaluation_crs``). ``engine`` and ``scheduler`` as in :func:`score`.
     """
-    from geoeval.io import crs_name
-    from geoeval.io.evaluation_crs import to_evaluation_crs
-
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
                   n_jobs=n_jobs)
+    options = {k: v for k, v in locals().items() if k not in ("reference", "submission")}
+    return _score_objects(reference, submission, **options)
+
+
+def _score_objects(
+    reference: ObjectSet,
+    submission: ObjectSet,
+    *,
+    matchers: Sequence[str],
+    hoover_threshold: float,
+    iou_threshold: float,
+    min_overlap: float | None,
+    mallows: bool,
+    resolution: float | None,
+    approximate: bool | None,
+    n_jobs: int | None,
+    progress: Callable[[str], None] | None,
+    warnings: Sequence[str],
+    per_class: bool,
+    evaluation_crs: Any,
+    breakdown: bool,
+    size_bins: Sequence[float] | str | None,
+    zones: Any,
+    zone_field: str | None,
+    bootstrap: int | None,
+    confidence: float,
+    seed: int,
+    block_size: float | None,
+    engine: str | Engine,
+    scheduler: str | None,
+    geometry_measures: Sequence[str] | str | None,
+    boundary_width: float | None,
+) -> ScoreResult:
+    """:func:`score_objects` once its options are checked (by it, or by :func:`score`:
+    each option is checked once per call)."""
+    from geoeval.io import crs_name
+    from geoeval.io.evaluation_crs import to_evaluation_crs
+
     if bootstrap is not None:
         from geoeval.scoring.bootstrap import check_bootstrap
 

@@ -1,0 +1,110 @@
+"""One rule per option, checked at the edge; the options every command shares
+(-h, -V, --json, --quiet, --strict); help readable at 80 columns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from geoeval import validate
+from geoeval.cli.main import command, main
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data"
+COMMANDS = [["score"], ["rank"], ["audit"], ["boxes", "voc"], ["boxes", "coco"],
+            ["boxes", "robin"], ["boxes", "robin-categories"], ["boxes", "neovision2"]]
+
+
+def leaves():
+    for path in COMMANDS:
+        cmd = command
+        for name in path:
+            cmd = cmd.commands[name]
+        yield path, cmd
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=" ".join)
+def test_every_command_shares_json_quiet_and_h(path):
+    cmd = next(c for p, c in leaves() if p == path)
+    opts = {o for p in cmd.params for o in getattr(p, "opts", ())}
+    assert {"--json", "--quiet", "-q"} <= opts, path
+    if path != ["audit"]:  # the audit reads nothing that can warn
+        assert "--strict" in opts, path
+    assert "-h" in cmd.context_settings.get("help_option_names", ()), path
+
+
+def test_h_and_big_v_everywhere(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["-V"]) == 0
+    assert capsys.readouterr().out.startswith("geoeval ")
+    for path in (*COMMANDS, ["boxes"], []):
+        assert main([*path, "-h"]) == 0, path
+        text = capsys.readouterr().out
+        assert "Usage:" in text
+        assert "…" not in "\n".join(x for x in text.splitlines() if "--ref-" not in x
+                                    and "--sub-" not in x), path  # VOC's aliases aside
+        assert max(len(line) for line in text.splitlines()) <= 80, path
+
+
+def test_usage_names_the_arguments(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    main(["score", "-h"])
+    assert "score [OPTIONS] REFERENCE SUBMISSION" in capsys.readouterr().out
+    main(["rank", "-h"])
+    assert "[REFERENCE SUBMISSION...]" in capsys.readouterr().out
+
+
+def test_rank_takes_m_as_score_does():
+    rank = command.commands["rank"]
+    assert "-m" in next(p for p in rank.params if p.name == "matcher").opts
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--iou-threshold", "0"], "--iou-threshold"),
+    (["--hoover-threshold", "0.5"], "--hoover-threshold"),
+    (["--min-overlap", "1.5"], "--min-overlap"),
+])
+def test_a_bad_value_is_refused_before_any_input_is_read(argv, flag, capsys):
+    # the inputs do not exist: the option's rule answers first
+    assert main(["score", "missing_ref.tif", "missing_sub.tif", *argv]) == 2
+    err = capsys.readouterr().err
+    assert flag in err and "missing_ref" not in err
+
+
+def test_the_cli_and_the_api_apply_one_rule():
+    import geoeval.scoring as scoring
+
+    for name, bad in (("iou_threshold", 0.0), ("hoover_threshold", 0.5), ("min_overlap", -0.1)):
+        with pytest.raises(validate.BadValue) as api:
+            scoring.check_options(**{name: bad})
+        assert validate.RULES[name].text in str(api.value)
+    assert validate.RULES["iou_threshold"].text == "in (0, 1]"
+    assert validate.RULES["hoover_threshold"].text == "in (0.5, 1]"
+
+
+def test_the_documented_ranges_are_the_rules():
+    table = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
+    for name in ("hoover_threshold", "iou_threshold", "min_overlap"):
+        row = next(line for line in table.splitlines() if f"(`{name}`)" in line)
+        assert validate.RULES[name].text in row, row
+
+
+def test_strict_makes_a_warning_an_error(tmp_path, capsys):
+    import geopandas as gpd
+    from shapely.geometry import box
+
+    ref = tmp_path / "ref.gpkg"
+    gpd.GeoDataFrame({"id": [1, 2]}, geometry=[box(0, 0, 10, 10), box(20, 0, 30, 10)],
+                     crs="EPSG:32631").to_file(ref)
+    sub = tmp_path / "sub.gpkg"  # one feature without a geometry: a warning
+    gpd.GeoDataFrame({"id": [1, 2]}, geometry=[box(0, 0, 10, 9), None],
+                     crs="EPSG:32631").to_file(sub)
+    out = tmp_path / "out.json"
+    assert main(["score", str(ref), str(sub), "-m", "bgm", "-q", "--json", str(out)]) == 0
+    assert "warning:" in capsys.readouterr().err and out.exists()
+    out.unlink()
+    assert main(["score", str(ref), str(sub), "-m", "bgm", "-q", "--strict",
+                 "--json", str(out)]) == 2
+    assert "--strict" in capsys.readouterr().err
+    assert not out.exists()  # nothing written
