@@ -87,7 +87,13 @@ def test_shx_and_dbf_must_agree_and_be_whole(tmp_path):
     path = _three_squares(tmp_path)
     shx, dbf = path.with_suffix(".shx"), path.with_suffix(".dbf")
     shx_bytes, dbf_bytes = shx.read_bytes(), dbf.read_bytes()
-    shx.write_bytes(shx_bytes[:100 + 2 * 8])  # index of 2 shapes, table of 3 records
+    shx.write_bytes(shx_bytes[:100 + 2 * 8])  # an index cut after 2 of its 3 shapes
+    with pytest.raises(InputError, match="its index three.shx is cut short"):
+        read(path)
+    # a whole index of 2 shapes (its header says so), a table of 3 records
+    two = bytearray(shx_bytes[:100 + 2 * 8])
+    two[24:28] = ((100 + 2 * 8) // 2).to_bytes(4, "big")
+    shx.write_bytes(bytes(two))
     with pytest.raises(InputError, match="2 shapes in three.shx but 3 records in three.dbf"):
         read(path)
     shx.write_bytes(shx_bytes)

@@ -118,7 +118,12 @@ RefLayerOpt = Annotated[str | None, typer.Option(help="Reference layer.")]
 SubLayerOpt = Annotated[str | None, typer.Option(help="Submission layer.")]
 IdFieldOpt = Annotated[str | None, typer.Option(help="Vector field with object ids.")]
 CrsOpt = Annotated[str | None, typer.Option(
-    help="CRS of vector inputs that have none (Shapefile without .prj), e.g. EPSG:32651.")]
+    help="CRS of inputs that have none (Shapefile without .prj, raster without "
+         "georeferencing), e.g. EPSG:32651.")]
+RefCrsOpt = Annotated[str | None, typer.Option(
+    "--ref-crs", help="CRS of the reference, if it has none.")]
+SubCrsOpt = Annotated[str | None, typer.Option(
+    "--sub-crs", help="CRS of the submission(s), if they have none.")]
 EvalCrsOpt = Annotated[str | None, typer.Option(
     "--eval-crs", help="Projected CRS to compute areas and distances in (default: the "
     "reference's; a geographic or Mercator one is replaced by a local equal-area "
@@ -302,13 +307,19 @@ class Progress:
 
 def reader_options(*, band: int, background: int, layer: str | None, ref_layer: str | None,
                    sub_layer: str | None, id_field: str | None, crs: str | None,
-                   class_field: str | None = None,
-                   eval_crs: str | None = None) -> dict[str, Any]:
-    """The shared reader options as :func:`geoeval.scoring.score` keywords."""
+                   class_field: str | None = None, eval_crs: str | None = None,
+                   ref_crs: str | None = None, sub_crs: str | None = None) -> dict[str, Any]:
+    """The shared reader options as :func:`geoeval.scoring.score` keywords (the
+    ``--ref-*``/``--sub-*`` ones as each side's own options)."""
+
+    def side(layer_name: str | None, side_crs: str | None) -> dict[str, Any] | None:
+        own = {k: v for k, v in (("layer", layer_name), ("crs", side_crs)) if v is not None}
+        return own or None
+
     return {"band": band, "background": background, "layer": layer, "id_field": id_field,
             "class_field": class_field, "crs": crs, "evaluation_crs": eval_crs,
-            "reference_options": {"layer": ref_layer} if ref_layer else None,
-            "submission_options": {"layer": sub_layer} if sub_layer else None}
+            "reference_options": side(ref_layer, ref_crs),
+            "submission_options": side(sub_layer, sub_crs)}
 
 
 # Output options of every command: parameter name -> (flag, "file" | "folder", suffixes).

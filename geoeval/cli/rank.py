@@ -39,10 +39,12 @@ from geoeval.cli.options import (
     OneMatcher,
     Progress,
     QuietOpt,
+    RefCrsOpt,
     RefLayerOpt,
     ResolutionOpt,
     SizeBinsOpt,
     StrictOpt,
+    SubCrsOpt,
     SubLayerOpt,
     ZoneFieldOpt,
     ZonesOpt,
@@ -119,6 +121,8 @@ def rank_command(
     sub_layer: SubLayerOpt = None,
     id_field: IdFieldOpt = DEFAULTS["id_field"],
     crs: CrsOpt = DEFAULTS["crs"],
+    ref_crs: RefCrsOpt = None,
+    sub_crs: SubCrsOpt = None,
     eval_crs: EvalCrsOpt = DEFAULTS["evaluation_crs"],
     bootstrap: BootstrapOpt = RANK_DEFAULTS["bootstrap"],
     confidence: ConfidenceOpt = RANK_DEFAULTS["confidence"],
@@ -164,7 +168,8 @@ def rank_command(
             raise InputError("--indicators and --lower-is-better apply to --table only")
         readers = reader_options(band=band, background=background, layer=layer,
                                  ref_layer=ref_layer, sub_layer=sub_layer, id_field=id_field,
-                                 crs=crs, eval_crs=eval_crs)
+                                 crs=crs, eval_crs=eval_crs, ref_crs=ref_crs,
+                                 sub_crs=sub_crs)
         del readers["class_field"]
         with Progress(quiet, "reading the reference") as progress:
             result = rank(

@@ -116,8 +116,8 @@ def read(
     layer, id_field, class_field
         Vector options (see :func:`geoeval.io.vector.read_vector`).
     crs : optional
-        CRS to assume for a vector layer that has none (e.g. a Shapefile
-        without ``.prj``).
+        CRS to assume for an input that has none (a Shapefile without
+        ``.prj``, a raster without georeferencing).
     max_memory : int, optional
         Raster option: refuse a raster needing more bytes than this (default:
         the environment variable ``GEOEVAL_MAX_MEMORY``, else half of the
@@ -136,7 +136,8 @@ def read(
     if input_type == "raster":
         from geoeval.io.raster import read_raster
 
-        return read_raster(path, band=band, background=background, max_memory=max_memory)
+        return read_raster(path, band=band, background=background, max_memory=max_memory,
+                           assumed_crs=crs)
     if input_type == "vector":
         from geoeval.io.vector import read_vector
 
@@ -208,8 +209,10 @@ def read_pair(
     warnings: list[str] = [*ref.warnings, *sub.warnings]  # the readers' (skipped features…)
     if (ref.crs is None) != (sub.crs is None):
         has, lacks = (ref, sub) if sub.crs is None else (sub, ref)
+        side = "--ref-crs" if lacks is ref else "--sub-crs"
         raise CRSMismatchError(
-            f"has no CRS but {has.path} has one; give both a CRS or neither", lacks.path)
+            f"has no CRS but {has.path} has one; give it the CRS its coordinates are in "
+            f"with {side} (e.g. {side} {crs_name(has.crs).split(' ')[0]})", lacks.path)
     two_grids = ref.grid is not None and sub.grid is not None
     if ref.crs is not None and not same_crs(ref.crs, sub.crs):
         _check_transformable(sub, ref)

@@ -185,7 +185,8 @@ def check_background(background: int, dtype: np.dtype, path: str | Path) -> None
 
 
 def read_raster(
-    path: str | Path, *, band: int = 1, background: int = 0, max_memory: int | None = None
+    path: str | Path, *, band: int = 1, background: int = 0, max_memory: int | None = None,
+    assumed_crs: Any = None,
 ) -> ObjectSet:
     """Read a labelled raster as an :class:`~geoeval.objects.ObjectSet`.
 
@@ -203,6 +204,9 @@ def read_raster(
         another grid reads :attr:`LabelGrid.labels`; see :func:`memory_limit`:
         default ``GEOEVAL_MAX_MEMORY`` or half of the available memory).
         Reading itself is windowed and never refused.
+    assumed_crs : CRS-like, optional
+        CRS of a raster that has none (``--crs``, or ``--ref-crs``/``--sub-crs``
+        for one side); a raster's own CRS always wins.
 
     Returns
     -------
@@ -229,6 +233,8 @@ def read_raster(
 
     memory_limit(max_memory)  # a bad limit is an error even when no whole grid is read
     source, transform, crs = open_source(path, band=band, background=background)
+    if crs is None and assumed_crs is not None:
+        crs = _assumed(assumed_crs, path)
     found = _scanned(lambda: scan([source], boxes=False), [source])
     return objects_from_scan(source, found.ids[0], found.counts[0], transform, crs,
                              max_memory)
@@ -269,6 +275,17 @@ def read_raster_pair(
     assert ref.grid is not None
     ref.grid.pairs = (ss, found)
     return ref, sub
+
+
+def _assumed(crs: Any, path: str | Path) -> Any:
+    """The CRS given (``--crs``, ``--ref-crs``, ``--sub-crs``) for a raster that has none."""
+    from rasterio.crs import CRS
+
+    try:
+        return CRS.from_user_input(crs)
+    except Exception as exc:
+        raise InputError(f"--crs {crs!r} is not a CRS ({' '.join(str(exc).split())})",
+                         path) from None
 
 
 def _scanned(run: Any, sources: list[Any]) -> Any:

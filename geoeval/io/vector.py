@@ -113,9 +113,53 @@ def read_vector(
     else:
         frame, caught = _read_ogr(p, layer, wanted, id_field, class_field)
 
+    _check_polygons(p, frame, layer, layers)
     return objects_from_frame(frame, id_field=id_field, class_field=class_field,
                               crs=frame.crs if frame.crs is not None else _assumed_crs(p, crs),
                               path=str(path), caught=caught)
+
+
+def _check_polygons(p: Path, frame: Any, layer: Any, layers: list[str]) -> None:
+    """Refuse a layer whose features all have a geometry but none a polygon: every one
+    would be skipped, and it is almost always the wrong layer. The message names the
+    layer, its geometry types and the file's layers of polygons."""
+    import shapely
+
+    geoms = np.asarray(frame.geometry.values, dtype=object)
+    type_id = shapely.get_type_id(geoms)
+    present = type_id >= 0
+    present[present] = ~shapely.is_empty(geoms[present])
+    if not present.any() or np.isin(type_id[present], (*_POLYGONAL, _COLLECTION)).any():
+        return
+    kinds, counts = np.unique(shapely.get_type_id(geoms[present]), return_counts=True)
+    names = {0: "Point", 1: "LineString", 2: "LinearRing", 4: "MultiPoint",
+             5: "MultiLineString"}
+    types = ", ".join(f"{c:,} {names.get(int(k), str(k))}" for k, c in zip(kinds, counts,
+                                                                           strict=True))
+    name = (layers[int(layer)] if isinstance(layer, (int, np.integer))
+            else layers[0] if layer is None else str(layer))
+    polygon_layers = [other for other in _polygon_layers(p) if other != name]
+    where = (f"its layers of polygons: {', '.join(polygon_layers)} (choose one with --layer, "
+             "or --ref-layer / --sub-layer)" if polygon_layers
+             else "the file has no layer of polygons")
+    raise InputError(f"layer {name!r} holds no polygons ({types}): geoeval scores polygon "
+                     f"objects; {where}", p)
+
+
+def _polygon_layers(p: Path) -> list[str]:
+    """Layers of ``p`` whose declared geometry type is polygonal (or not declared)."""
+    if p.suffix.lower() in PARQUET_SUFFIXES:
+        return []
+    import pyogrio
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            listed = pyogrio.list_layers(p)
+    except Exception:  # already opened once; a listing failure only shortens the message
+        return []
+    return [str(name) for name, kind in listed
+            if kind is None or "polygon" in str(kind).lower() or str(kind) == "Unknown"]
 
 
 def objects_from_frame(
@@ -286,8 +330,16 @@ def _check_shapefile(p: Path) -> None:
     declared = int.from_bytes(head[24:28], "big") * 2
     shx = _sidecar(p, ".shx")
     assert shx is not None
-    index = np.frombuffer(shx.read_bytes()[100:], dtype=">i4")
-    index = index[: index.size // 2 * 2].reshape(-1, 2).astype(np.int64)
+    raw = shx.read_bytes()
+    # the index: a 100-byte header, then 8 bytes a record, its length declared in the header
+    shx_declared = int.from_bytes(raw[24:28], "big") * 2 if len(raw) >= 28 else None
+    if (len(raw) < 100 or (len(raw) - 100) % 8 or int.from_bytes(raw[:4], "big") != 9994
+            or (shx_declared is not None and len(raw) < shx_declared)):
+        raise InputError(f"damaged Shapefile: its index {shx.name} is cut short or not an "
+                         f"index ({len(raw)} bytes, its header says "
+                         f"{shx_declared if shx_declared is not None else 'nothing'}); copy "
+                         "it again (or let GDAL rebuild it: SHAPE_RESTORE_SHX=YES)", p)
+    index = np.frombuffer(raw[100:], dtype=">i4").reshape(-1, 2).astype(np.int64)
     past = int(np.count_nonzero((index[:, 0] + 4 + index[:, 1]) * 2 > size))
     if size < declared or past:
         raise InputError(f"truncated Shapefile: {past} of {index.shape[0]} record(s) run past "

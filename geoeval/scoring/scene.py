@@ -238,6 +238,29 @@ def check_options(
         validate.check(name, value)  # one rule per option (geoeval.validate.RULES)
 
 
+def empty_sides(reference: ObjectSet, submission: ObjectSet) -> list[str]:
+    """A warning for each side without a single object, saying why: the layer or
+    raster holds none, or every feature was skipped (the reader's warning says for
+    what). A submission that detected nothing scores F1 0; a reference with no
+    object leaves recall undefined."""
+    out = []
+    for side, objects, effect in (
+            ("reference", reference, "recall is undefined and every detection is a false "
+                                     "alarm"),
+            ("submission", submission, "every reference object is missed (F1 0)")):
+        if len(objects):
+            continue
+        if objects.skipped:
+            why = (f"all {objects.skipped:,} of its features were skipped (the warning "
+                   "above says why)")
+        elif objects.input_type == "raster":
+            why = "every pixel is background"
+        else:
+            why = "its layer has no features"
+        out.append(f"{objects.path}: the {side} has no objects: {why}; {effect}")
+    return out
+
+
 def _class_field_optional(source: Any, opts: dict[str, Any]) -> None:
     """Drop ``class_field`` from the submission's reader options when its layer
     has no such field (its classes then come from the reference)."""
@@ -276,6 +299,8 @@ def _side_options(
                   or detect_input_type(source))
     opts = dict(shared) if input_type == "raster" else {
         k: v for k, v in vector_shared.items() if v is not None}
+    if input_type == "raster" and vector_shared.get("crs") is not None:
+        opts["crs"] = vector_shared["crs"]  # a raster without georeferencing too
     opts.update(override or {})
     return opts
 
@@ -390,7 +415,7 @@ def _score_objects(
             params["iou_threshold"] = iou_threshold
         if "mom" in matchers:
             params["min_overlap"] = min_overlap
-        warnings = [*warnings, *crs_warnings]
+        warnings = [*warnings, *crs_warnings, *empty_sides(reference, submission)]
         want_mallows = [n for n in matchers if n == "mom" or mallows]
         if want_mallows:
             params["mallows"] = {"resolution": resolution, "approximate": approximate}

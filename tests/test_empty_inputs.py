@@ -1,0 +1,134 @@
+"""Inputs that give nothing: an empty layer or raster on either side is scored with
+a warning naming the side and why; a layer of points or lines is an error naming
+its geometry types and the file's polygon layers; --strict makes warnings errors;
+a missing CRS is given per side; a cut .shx is named."""
+
+from __future__ import annotations
+
+import re
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import rasterio
+from rasterio.transform import from_origin
+from shapely.geometry import LineString, Point, box
+
+from geoeval.cli.main import main
+
+CRS = "EPSG:32631"
+
+
+@pytest.fixture()
+def layers(tmp_path):
+    polys = gpd.GeoDataFrame({"id": [1, 2]}, geometry=[box(0, 0, 10, 10), box(20, 0, 30, 10)],
+                             crs=CRS)
+    ref = tmp_path / "ref.gpkg"
+    polys.to_file(ref, layer="buildings")
+    empty = tmp_path / "empty.gpkg"
+    polys.iloc[:0].to_file(empty, layer="detections")
+    mixed = tmp_path / "mixed.gpkg"
+    gpd.GeoDataFrame({"id": [1, 2]}, geometry=[Point(1, 1), Point(21, 1)],
+                     crs=CRS).to_file(mixed, layer="centres")
+    polys.to_file(mixed, layer="outlines")
+    lines = tmp_path / "lines.gpkg"
+    gpd.GeoDataFrame({"id": [1]}, geometry=[LineString([(0, 0), (9, 9)])],
+                     crs=CRS).to_file(lines, layer="roads")
+    return {"ref": ref, "empty": empty, "mixed": mixed, "lines": lines}
+
+
+def run(capsys, *argv):
+    code = main(["score", *map(str, argv), "-m", "bgm"])
+    out = capsys.readouterr()
+    return code, out.out, " ".join(out.err.split())
+
+
+@pytest.mark.parametrize("side", ["submission", "reference"])
+def test_an_empty_layer_is_scored_and_named(layers, capsys, side):
+    args = (layers["ref"], layers["empty"]) if side == "submission" else (
+        layers["empty"], layers["ref"])
+    code, out, err = run(capsys, *args)
+    assert code == 0
+    assert f"the {side} has no objects: its layer has no features" in err
+    assert "empty.gpkg" in err
+    assert f"The {side} has no objects" in out  # and the reading under the table says so
+    code, _, err = run(capsys, *args, "--strict")
+    assert code == 2 and "--strict" in err
+
+
+def test_features_all_skipped_say_so(tmp_path, layers, capsys):
+    none = tmp_path / "none.gpkg"
+    gpd.GeoDataFrame({"id": [1, 2]}, geometry=[None, None], crs=CRS).to_file(none)
+    code, _, err = run(capsys, layers["ref"], none)
+    assert code == 0
+    assert "2 of 2 feature(s) skipped: 2 without geometry" in err
+    assert "the submission has no objects: all 2 of its features were skipped" in err
+
+
+def test_an_empty_raster_says_every_pixel_is_background(tmp_path, capsys):
+    paths = []
+    for name, value in (("ref.tif", 1), ("sub.tif", 0)):
+        labels = np.zeros((20, 20), dtype=np.uint16)
+        labels[2:8, 2:8] = value
+        p = tmp_path / name
+        with rasterio.open(p, "w", driver="GTiff", width=20, height=20, count=1,
+                           dtype="uint16", crs=CRS, transform=from_origin(0, 20, 1, 1)) as d:
+            d.write(labels, 1)
+        paths.append(p)
+    code, _, err = run(capsys, *paths)
+    assert code == 0 and "the submission has no objects: every pixel is background" in err
+
+
+@pytest.mark.parametrize("side", ["submission", "reference"])
+def test_a_layer_of_points_is_an_error_naming_the_polygon_layers(layers, capsys, side):
+    pair = (layers["ref"], layers["mixed"]) if side == "submission" else (
+        layers["mixed"], layers["ref"])
+    flag = "--sub-layer" if side == "submission" else "--ref-layer"
+    code, _, err = run(capsys, *pair, flag, "centres")
+    assert code == 2
+    assert re.search(r"mixed\.gpkg: layer 'centres' holds no polygons \(2 Point\)", err), err
+    assert "its layers of polygons: outlines" in err
+    code, _, err = run(capsys, *pair, flag, "outlines")  # the layer it names works
+    assert code == 0, err
+
+
+def test_a_layer_of_lines_without_polygon_layers(layers, capsys):
+    code, _, err = run(capsys, layers["lines"], layers["ref"])
+    assert code == 2
+    assert "layer 'roads' holds no polygons (1 LineString)" in err
+    assert "the file has no layer of polygons" in err
+
+
+def test_a_missing_crs_is_given_per_side_as_the_message_says(tmp_path, capsys):
+    labels = np.zeros((20, 20), dtype=np.uint16)
+    labels[2:8, 2:8] = 1
+    paths = {}
+    for name, crs in (("bare.tif", None), ("geo.tif", CRS)):
+        p = tmp_path / name
+        with rasterio.open(p, "w", driver="GTiff", width=20, height=20, count=1,
+                           dtype="uint16", crs=crs, transform=from_origin(0, 20, 1, 1)) as d:
+            d.write(labels, 1)
+        paths[name] = p
+    for ref, sub, flag in ((paths["bare.tif"], paths["geo.tif"], "--ref-crs"),
+                           (paths["geo.tif"], paths["bare.tif"], "--sub-crs")):
+        code, _, err = run(capsys, ref, sub, "-q")
+        assert code == 2 and "bare.tif: has no CRS" in err
+        advice = re.search(rf"({flag} \S+)\)", err)
+        assert advice, err
+        code, _, err = run(capsys, ref, sub, "-q", *advice.group(1).split())
+        assert code == 0, err
+    code, _, err = run(capsys, paths["geo.tif"], paths["bare.tif"], "-q", "--crs", CRS)
+    assert code == 0, err  # --crs: any input that has none, rasters too
+
+
+def test_a_cut_shx_names_the_index(tmp_path, layers, capsys):
+    import geopandas as gpd
+
+    shp = tmp_path / "cut.shp"
+    gpd.read_file(layers["ref"]).to_file(shp)
+    shx = shp.with_suffix(".shx")
+    data = shx.read_bytes()
+    shx.write_bytes(data[: len(data) - 5])  # a partial copy
+    code, _, err = run(capsys, layers["ref"], shp)
+    assert code == 2
+    assert "cut.shp: damaged Shapefile: its index cut.shx is cut short" in err
