@@ -13,12 +13,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from geoeval.matching import MATCHERS
 from geoeval.outputs import output_run
 from geoeval.ranking.api import RankingResult
 from geoeval.scoring import ScenesResult, ScoreResult, check_options
 from geoeval.scoring import rank as _rank
 from geoeval.scoring import score as _score
 from geoeval.scoring import score_scenes as _score_scenes
+from geoeval.scoring.partitioned import PartitionedResult
 
 
 def score(
@@ -33,9 +35,10 @@ def score(
     breakdown_figure: str | Path | None = None,
     html: str | Path | None = None,
     html_command: str | None = None,
+    objects_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     **options: Any,
-) -> ScoreResult:
+) -> ScoreResult | PartitionedResult:
     """Score one submission against one reference and write the outputs asked for.
 
     Parameters
@@ -63,6 +66,11 @@ def score(
         status map, method; implies ``breakdown=True``.
     html_command : str, optional
         The command the page says produced it (default: this Python call).
+    objects_dir : path, optional
+        Write every object's result as a partitioned GeoParquet dataset into this
+        new (or empty) folder (:mod:`geoeval.report.objects_dataset`); with
+        ``engine="dask"`` on two vector layers the workers write it, one part
+        per partition.
     progress : callable, optional
         Called with the name of each long step as it starts.
     **options
@@ -80,7 +88,10 @@ def score(
 
     Returns
     -------
-    ScoreResult
+    ScoreResult or PartitionedResult
+        A :class:`~geoeval.scoring.partitioned.PartitionedResult` (summaries,
+        ``docs/scale.md``) when ``engine="dask"`` scored two vector layers by
+        partitions.
 
     Examples
     --------
@@ -100,7 +111,27 @@ def score(
         outputs.file(html, "html", suffixes=HTML_SUFFIXES)
         if breakdown_figure is not None or html is not None:
             options["breakdown"] = True
-        result = _score(reference, submission, progress=progress, **options)
+        writer = None
+        if objects_dir is not None:
+            import functools
+
+            from geoeval.report.objects_dataset import check_target
+
+            check_target(objects_dir)
+            names = options.get("matchers", MATCHERS)
+            names = tuple(dict.fromkeys([names] if isinstance(names, str) else names))
+            writer = functools.partial(_open_objects, objects_dir, names)
+        if any(x is not None for x in (gpkg, csv_dir, parquet_dir, figure, breakdown_figure,
+                                        html)):
+            options["partitioned"] = False  # per-object outputs need the objects in memory
+        result = _score(reference, submission, progress=progress, objects=writer, **options)
+        if isinstance(result, PartitionedResult):
+            return result
+        if objects_dir is not None:
+            from geoeval.report.objects_dataset import write_objects_dataset
+
+            _step(progress, "writing the objects dataset")
+            write_objects_dataset(result, objects_dir)
         write_outputs(result, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
                       parquet_dir=parquet_dir, figure=figure, breakdown_figure=breakdown_figure,
                       progress=progress)
@@ -221,6 +252,13 @@ def _stem(path: Any, default: str | None, *, suffix: bool = False) -> str | None
 
 def _strata_given(options: dict[str, Any]) -> bool:
     return options.get("size_bins") is not None or options.get("zones") is not None
+
+
+def _open_objects(folder: str | Path, matchers: tuple[str, ...], id_kind: str,
+                  crs: Any) -> Any:
+    from geoeval.report.objects_dataset import open_dataset
+
+    return open_dataset(folder, matchers, id_kind, crs)
 
 
 def write_outputs(

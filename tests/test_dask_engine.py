@@ -281,7 +281,7 @@ def test_raster_files_are_scanned_window_by_window_on_the_cluster(cluster, clien
 
     real = cluster_module.dask_client
 
-    def reuse(scheduler, n_jobs):  # hand the fixture's client (counting its maps) over
+    def reuse(scheduler, n_jobs, memory_limit=None):  # hand the fixture's client over
         from contextlib import nullcontext
 
         return nullcontext(client)

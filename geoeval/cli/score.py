@@ -131,6 +131,13 @@ def score_command(
     jobs: JobsOpt = DEFAULTS["n_jobs"],
     engine: EngineOpt = DEFAULTS["engine"],
     scheduler: SchedulerOpt = DEFAULTS["scheduler"],
+    memory_limit: Annotated[str | None, typer.Option(
+        help="With --engine dask and no --scheduler: memory limit of each local worker "
+             "(e.g. 6GB).")] = None,
+    objects: Annotated[Path | None, typer.Option(
+        "--objects", help="Write every object's result as a partitioned GeoParquet dataset "
+                          "into this new folder (the Dask workers write it by partitions).")
+    ] = None,
     quiet: QuietOpt = False,
     strict: StrictOpt = False,
 ) -> None:
@@ -169,7 +176,7 @@ def score_command(
                             else (submission, reference))
             raise InputError(f"is a file but {folder} is a folder; to score a folder of "
                              "scenes, give a folder for both arguments", file)
-        for name, value in (("--gpkg", gpkg), ("--figure", figure),
+        for name, value in (("--gpkg", gpkg), ("--figure", figure), ("--objects", objects),
                             ("--parquet-dir", parquet_dir),
                             ("--breakdown", breakdown or None),
                             ("--breakdown-figure", breakdown_figure), ("--html", html),
@@ -190,10 +197,20 @@ def score_command(
                                breakdown=breakdown, breakdown_figure=breakdown_figure,
                                html=html, html_command=None if html is None else command_line(),
                                geometry_measures=measures, boundary_width=boundary_width,
-                               **options)
+                               objects_dir=objects, memory_limit=memory_limit, **options)
     warn(result.warnings, strict=strict)
     if json_path is not None:
         result.write_json(json_path)
+    from geoeval.scoring.partitioned import PartitionedResult
+
+    if isinstance(result, PartitionedResult):  # a partitioned Dask run: summaries only
+        if not quiet:
+            from rich.console import Console
+
+            from geoeval.report.objects_dataset import summary_table
+
+            Console().print(summary_table(result))
+        return
     if not quiet:
         _print(result, figure=figure is not None, breakdown=breakdown)
 
@@ -242,8 +259,11 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
 
 
 def _is_folder(path: Path) -> bool:
-    """A folder of scenes (a FileGDB ``.gdb`` folder is one vector data source)."""
-    return path.is_dir() and path.suffix.lower() != ".gdb"
+    """A folder of scenes (a FileGDB ``.gdb`` folder and a GeoParquet dataset are one
+    vector data source each)."""
+    from geoeval.io.partitioned import is_parquet_dataset
+
+    return path.is_dir() and path.suffix.lower() != ".gdb" and not is_parquet_dataset(path)
 
 
 def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: Path | None,

@@ -79,12 +79,13 @@ def check_engine(engine: str, scheduler: str | None) -> None:
 
 @contextmanager
 def open_engine(engine: str = "local", scheduler: str | None = None,
-                n_jobs: int | None = None) -> Iterator[Engine]:
+                n_jobs: int | None = None, memory_limit: str | None = None) -> Iterator[Engine]:
     """Open the engine for one run and close what was started for it.
 
     ``dask`` without ``scheduler`` starts a ``distributed.LocalCluster`` of
     ``n_jobs`` worker processes (default every core), one thread each, and
-    closes it at the end; with ``scheduler`` (``tcp://host:port``) it connects a
+    closes it at the end (``memory_limit`` per worker, Dask's spelling, e.g.
+    ``"4GB"``); with ``scheduler`` (``tcp://host:port``) it connects a
     client to that scheduler and closes only the client.
     """
     check_engine(engine, scheduler)
@@ -93,6 +94,6 @@ def open_engine(engine: str = "local", scheduler: str | None = None,
         return
     from geoeval.engine.cluster import dask_client
 
-    with dask_client(scheduler, n_jobs) as client:
+    with dask_client(scheduler, n_jobs, memory_limit) as client:
         yield Engine("dask", client=client,
                      n_jobs=max(1, len(client.scheduler_info()["workers"])))

@@ -14,12 +14,14 @@ CONNECT_TIMEOUT = 5
 
 
 @contextmanager
-def dask_client(scheduler: str | None = None, n_jobs: int | None = None) -> Iterator[Any]:
+def dask_client(scheduler: str | None = None, n_jobs: int | None = None,
+                memory_limit: str | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` on a cluster started here or reached at ``scheduler``.
 
     Without ``scheduler``: a ``LocalCluster`` with ``n_jobs`` worker processes
     (default: every core this process may use), ``threads_per_worker=1``, no
-    dashboard; it is closed on exit. With ``scheduler``: a client connected to
+    dashboard, ``memory_limit`` per worker (default Dask's: the machine's memory
+    shared by the workers); it is closed on exit. With ``scheduler``: a client connected to
     it (at most :data:`CONNECT_TIMEOUT` seconds), closed on exit; the cluster is
     left running.
 
@@ -42,7 +44,8 @@ def dask_client(scheduler: str | None = None, n_jobs: int | None = None) -> Iter
             warnings.simplefilter("ignore", UserWarning)
             cluster = distributed.LocalCluster(
                 n_workers=n_jobs or workers(), threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.ERROR)
+                dashboard_address=None, silence_logs=logging.ERROR,
+                memory_limit=memory_limit if memory_limit is not None else "auto")
         try:
             with distributed.Client(cluster) as client:
                 yield client

@@ -67,7 +67,7 @@ def dask_overlap(reference: ObjectSet, submission: ObjectSet, client: Any) -> Ov
         tasks += _partition_tasks(ref_parts, gs, scattered("sub"), same_side=False)
     self_tasks = {}
     for side, objects, geoms in (("ref", reference, gr), ("sub", submission, gs)):
-        if objects.grid is None and len(geoms) > 1 and "self_overlaps" not in objects.__dict__:
+        if objects.grid is None and len(geoms) > 1:
             parts = ref_parts if side == "ref" and ref_parts is not None \
                 else _partitions(geoms, workers)
             self_tasks[side] = _partition_tasks(parts, geoms, scattered(side), same_side=True)
@@ -75,15 +75,15 @@ def dask_overlap(reference: ObjectSet, submission: ObjectSet, client: Any) -> Ov
     done = client.gather(client.compute(flat)) if flat else []
     n_cross, n_ref = len(tasks), len(self_tasks.get("ref", []))
     rows, cols, vals = _reduce(done[:n_cross])
+    own: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for side, objects, part in (("ref", reference, done[n_cross:n_cross + n_ref]),
                                 ("sub", submission, done[n_cross + n_ref:])):
         if side in self_tasks:
             a, b, _ = _reduce(part)
-            # the same pairs as ObjectSet.self_overlaps (intersects, positive shared area),
-            # cached there as that property would be; the matchers read them too
-            objects.__dict__.setdefault("self_overlaps", (a, b))
-    total = union_area(reference, submission, rows, cols, vals, reference.self_overlaps,
-                       submission.self_overlaps)
+            own[side] = (a, b)  # the pairs of ObjectSet.self_overlaps, passed on, not cached
+        else:
+            own[side] = objects.self_overlaps
+    total = union_area(reference, submission, rows, cols, vals, own["ref"], own["sub"])
     return Overlap(reference, submission, rows, cols, vals, total, "rtree")
 
 

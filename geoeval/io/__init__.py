@@ -139,7 +139,11 @@ def read(
         return read_raster(path, band=band, background=background, max_memory=max_memory,
                            assumed_crs=crs)
     if input_type == "vector":
+        from geoeval.io.partitioned import is_parquet_dataset, read_dataset
         from geoeval.io.vector import read_vector
+
+        if is_parquet_dataset(path):  # a folder of GeoParquet files: one layer
+            return read_dataset(path, id_field=id_field, class_field=class_field, crs=crs)
 
         return read_vector(path, layer=layer, id_field=id_field, class_field=class_field, crs=crs)
     raise InputError(f"unknown input_type {input_type!r} (expected 'raster' or 'vector')",

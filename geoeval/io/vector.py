@@ -229,9 +229,18 @@ def _polygonal_objects(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[
     warnings (repairs, collections reduced, skips by reason), the number of
     kept geometries that were repaired and the kept geometries' areas.
     """
+    kept, keep, counts, area = polygonal_counts(geoms)
+    return kept, keep, reader_notes(counts), counts["repaired"], area
+
+
+def polygonal_counts(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, int],
+                                                  np.ndarray]:
+    """:func:`_polygonal_objects` with the counts instead of their words: kept
+    geometries, kept mask, counts (``features``, ``repaired``, ``collections`` and
+    the skipped ``missing``, ``empty``, ``lines``, ``zero``), kept areas. Counts of
+    pieces of a layer add up to the counts of the layer (:func:`reader_notes`)."""
     import shapely
 
-    notes: list[str] = []
     geoms = geoms.copy()
     type_id = shapely.get_type_id(geoms)  # -1 for a missing geometry
     missing = type_id < 0
@@ -254,22 +263,34 @@ def _polygonal_objects(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[
     gave_polygons[gave_polygons] = ~shapely.is_empty(geoms[gave_polygons])
     lines = ~missing & ~empty & ~keep & ~was_polygonal & ~gave_polygons
     zero = ~keep & ~missing & ~empty & ~lines
-    repaired = int(np.count_nonzero(invalid & keep))
+    counts = {"features": int(geoms.size),
+              "repaired": int(np.count_nonzero(invalid & keep)),
+              "collections": int(np.count_nonzero((type_id == _COLLECTION) & keep)),
+              "missing": int(np.count_nonzero(missing)), "empty": int(np.count_nonzero(empty)),
+              "lines": int(np.count_nonzero(lines)), "zero": int(np.count_nonzero(zero))}
+    return geoms[keep], keep, counts, area[keep]
+
+
+def reader_notes(counts: dict[str, int]) -> list[str]:
+    """The reader's warnings from :func:`polygonal_counts` (of a layer or summed
+    over its pieces): repairs, collections reduced, skips by reason."""
+    notes: list[str] = []
+    repaired = counts["repaired"]
     if repaired:
         notes.append(f"{repaired} invalid geometr{'y' if repaired == 1 else 'ies'} "
                      "repaired (make_valid, polygonal part kept)")
-    n_coll = int(np.count_nonzero((type_id == _COLLECTION) & keep))
+    n_coll = counts["collections"]
     if n_coll:
         notes.append(f"{n_coll} GeometryCollection feature(s) kept as the union of their "
                      "polygons (points and lines in them dropped)")
-    reasons = [(missing, "without geometry"), (empty, "empty"), (lines, "points/lines"),
-               (zero, "zero area")]
-    counts = [(int(np.count_nonzero(m)), why) for m, why in reasons]
-    n_skipped = sum(n for n, _ in counts)
+    reasons = [("missing", "without geometry"), ("empty", "empty"), ("lines", "points/lines"),
+               ("zero", "zero area")]
+    skipped = [(counts[k], why) for k, why in reasons]
+    n_skipped = sum(n for n, _ in skipped)
     if n_skipped:
-        detail = ", ".join(f"{n} {why}" for n, why in counts if n)
-        notes.append(f"{n_skipped} of {geoms.size} feature(s) skipped: {detail}")
-    return geoms[keep], keep, notes, repaired, area[keep]
+        detail = ", ".join(f"{n} {why}" for n, why in skipped if n)
+        notes.append(f"{n_skipped} of {counts['features']} feature(s) skipped: {detail}")
+    return notes
 
 
 def _union_of_polygons(collections: np.ndarray) -> np.ndarray:

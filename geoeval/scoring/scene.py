@@ -15,6 +15,7 @@ from geoeval.errors import InputError
 from geoeval.matching import MATCHERS, match
 from geoeval.objects import ObjectSet
 from geoeval.parallel import gc_paused
+from geoeval.scoring.partitioned import PartitionedResult
 from geoeval.scoring.result import MatcherResult, ScoreResult, measure
 
 
@@ -53,7 +54,10 @@ def score(
     breakdown: bool = False,
     geometry_measures: Sequence[str] | str | None = None,
     boundary_width: float | None = None,
-) -> ScoreResult:
+    memory_limit: str | None = None,
+    objects: Callable[[str, Any], Any] | None = None,
+    partitioned: bool = True,
+) -> ScoreResult | PartitionedResult:
     """Read one submission and one reference and score them with the chosen matchers.
 
     Writes nothing: :func:`geoeval.score` adds the GeoPackage, CSV tables and
@@ -133,10 +137,21 @@ def score(
     boundary_width : float, optional
         Boundary IoU band width in CRS units (default 2 % of each reference
         object's bounding-box diagonal).
+    memory_limit : str, optional
+        ``engine='dask'`` without a scheduler: memory limit of each local worker
+        (``"4GB"``; Dask's ``memory_limit``).
+    objects : callable, optional
+        ``objects(id_kind, crs)`` opens the objects dataset writer of a
+        partitioned run (:func:`geoeval.report.objects_dataset.open_dataset`).
+    partitioned : bool
+        ``engine='dask'`` with two vector layers: read, match and write by
+        partitions on the cluster when the options allow it
+        (:func:`geoeval.scoring.partitioned.partitioned_reason`); the result is
+        then a :class:`~geoeval.scoring.partitioned.PartitionedResult`.
 
     Returns
     -------
-    ScoreResult
+    ScoreResult or PartitionedResult
 
     Examples
     --------
@@ -160,7 +175,15 @@ def score(
     from geoeval import parallel
 
     # the engine is open while reading too: a raster's windowed scan runs on it
-    with _engine(engine, scheduler, n_jobs, progress) as eng, parallel.remote(eng.mapper):
+    with _engine(engine, scheduler, n_jobs, progress, memory_limit) as eng, \
+            parallel.remote(eng.mapper):
+        if eng.client is not None and partitioned:
+            done = _try_partitioned(eng, reference, submission, ref_opts, sub_opts, locals(),
+                                    objects, progress)
+            if isinstance(done, PartitionedResult):
+                return done
+            if done is not None:
+                warnings_first = [done]
         _step(progress, "reading")
         with parallel.reporting(_parts(progress, "reading")):
             ref, sub, warnings = read_pair(reference, submission, reference_options=ref_opts,
@@ -168,6 +191,8 @@ def score(
         if class_field is not None and ref.classes is None:
             raise InputError(f"--class-field {class_field!r} applies to vector layers only",
                              ref.path)
+        if eng.client is not None and partitioned and done is not None:
+            warnings = [*warnings_first, *warnings]
         return _score_objects(
             ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
             iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
@@ -178,6 +203,48 @@ def score(
             seed=seed, block_size=block_size, engine=eng, scheduler=None,
             geometry_measures=geometry_measures, boundary_width=boundary_width,
         )
+
+
+def _try_partitioned(eng: Engine, reference: Any, submission: Any, ref_opts: dict[str, Any],
+                     sub_opts: dict[str, Any], options: dict[str, Any],
+                     objects: Callable[[str, Any], Any] | None,
+                     progress: Callable[[str], None] | None) -> Any:
+    """The partitioned run's result, or why it cannot run (a warning text for vector
+    files, ``None`` for inputs that are no vector files)."""
+    from geoeval.io.partitioned import plan_pieces
+    from geoeval.scoring.partitioned import crs_reason, partitioned_reason, score_partitioned
+
+    options = dict(options)
+    names = options["matchers"]
+    options["matchers"] = tuple(dict.fromkeys([names] if isinstance(names, str) else names))
+    reason = partitioned_reason(reference, submission, options)
+    if reason is None:
+        crs = [plan_pieces(src, layer=o.get("layer"), id_field=o.get("id_field"))[1]
+               for src, o in ((reference, ref_opts), (submission, sub_opts))]
+        reason = crs_reason(*crs)
+    if reason is None and any(o.get(k) is not None for o in (ref_opts, sub_opts)
+                              for k in ("crs", "class_field")):
+        reason = "a CRS or class field given for one side is not read by partitions yet"
+    if reason is None:
+        from dataclasses import replace
+
+        import numpy as np
+
+        res = score_partitioned(
+            eng.client, reference, submission, matchers=tuple(options["matchers"]),
+            hoover_threshold=options["hoover_threshold"],
+            iou_threshold=options["iou_threshold"], reference_options=ref_opts,
+            submission_options=sub_opts, objects=objects, progress=progress)
+        # the empty-side warnings of the in-memory run, from the sides' counts
+        sides = [ObjectSet(ids=np.zeros(min(d["objects"], 1)), areas=np.zeros(0),
+                           path=d["path"], input_type="vector", skipped=d["skipped"])
+                 for d in (res.reference, res.submission)]
+        return replace(res, warnings=(*res.warnings, *empty_sides(*sides)))
+    if reason in ("the inputs are not files", "an input is not a vector layer",
+                  "an input is a folder"):
+        return None
+    return (f"engine 'dask': {reason}, so both layers are read and matched in the client "
+            "(docs/scale.md)")
 
 
 def read_reference(
@@ -522,7 +589,7 @@ def _score_objects(
 
 
 def _engine(engine: str | Engine, scheduler: str | None, n_jobs: int | None,
-            progress: Callable[[str], None] | None) -> Any:
+            progress: Callable[[str], None] | None, memory_limit: str | None = None) -> Any:
     """A context giving the open :class:`~geoeval.engine.Engine`: ``engine`` itself
     when it is already open (:func:`score` opens it before reading), else opened
     here for the run (:func:`geoeval.engine.open_engine`)."""
@@ -535,7 +602,7 @@ def _engine(engine: str | Engine, scheduler: str | None, n_jobs: int | None,
     check_engine(engine, scheduler)
     if engine != "local":
         _step(progress, f"starting the {engine} engine")
-    return open_engine(engine, scheduler, n_jobs)
+    return open_engine(engine, scheduler, n_jobs, memory_limit)
 
 
 def _counter(progress: Callable[[str], None] | None, what: str,

@@ -255,7 +255,7 @@ def score_scenes(
             if sub is None:
                 res = _score_empty(ref, options)
             else:
-                res = score(ref, sub, engine=eng, **options)
+                res = score(ref, sub, engine=eng, partitioned=False, **options)
             if each is not None:
                 each(name, res)
             scenes.append(_scene(name, ref, sub, res))

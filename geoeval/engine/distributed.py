@@ -1,0 +1,641 @@
+"""Two vector layers scored by partitions on a Dask cluster; the client holds summaries.
+
+The pipeline (``docs/scale.md``, *A layer on the cluster*):
+
+1. **read**: each side is cut into pieces from its metadata
+   (:func:`geoeval.io.partitioned.plan_pieces`); the workers read them
+   (:func:`~geoeval.io.partitioned.read_piece`) and keep them. The client gets
+   per piece its object count, the reader's counts and its bounds.
+2. **partition**: every object gets the Hilbert key of its bounding-box centre
+   (level 16, over the bounds of both layers); the workers send the client a
+   sample of their keys (at most :data:`KEY_SAMPLE` a piece), the client cuts the
+   key range into ``k`` runs of about equal counts, and each piece is split by
+   those cuts on its worker and the splits gathered per run (worker to worker):
+   partition ``p`` holds the objects of **both sides** whose key falls in run
+   ``p``: it **owns** them.
+3. **solve**: each partition gets a halo (the objects of other partitions whose
+   bounding box meets its extent) and runs the in-memory engine's kernels on
+   its own objects: the overlap (:func:`geoeval.overlap.overlap_pairs`), the
+   same-side overlaps, the components, and, for the components made only of
+   objects it owns, the matchers (:func:`geoeval.matching.match`) and the union
+   area (:func:`geoeval.overlap.union_area`).
+4. **boundary**: the components that reach another partition's objects are
+   sent (their objects and the pairs the partition owns) to one task, which
+   solves them once with the same code.
+5. **write and reduce**: each partition writes its objects' rows (its own
+   components' results and the boundary solution's rows for its objects) as one
+   part of the objects dataset; the client receives per partition a summary
+   (counts, sums, kinds, solver counts) and adds them up.
+
+Ownership rule (every pair, component and object counted exactly once): an
+object is owned by the one partition whose key run holds it. A
+reference-submission pair is owned by the owner of its reference object; a
+same-side pair ``(a, b)`` by the owner of the one with the smaller position. A
+component is *interior* when every object of it is owned by one partition: that
+partition solves it; otherwise it is a *boundary* component, solved by the
+boundary task. Complete: a pair sharing area shares bounding boxes, so the
+other object is in the partition's halo and the pair is found by its owner.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from geoeval.errors import InputError
+
+#: Target number of objects (both sides) per spatial partition.
+OBJECTS_PER_PARTITION = 100_000
+#: Hilbert curve level of the ownership key.
+HILBERT_LEVEL = 16
+#: Keys each piece sends to the client to place the partition cuts.
+KEY_SAMPLE = 256
+
+
+@dataclass
+class Part:
+    """Objects of both sides (one partition, a piece or a halo), columnar.
+
+    ``side`` 0 is the reference, 1 the submission; ``pos`` the object's position
+    in its layer (what the in-memory engine indexes it by).
+    """
+
+    side: np.ndarray
+    pos: np.ndarray
+    ids: np.ndarray
+    geometry: np.ndarray
+    areas: np.ndarray
+    key: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.pos.size)
+
+    def take(self, index: np.ndarray) -> Part:
+        return Part(self.side[index], self.pos[index], self.ids[index], self.geometry[index],
+                    self.areas[index], None if self.key is None else self.key[index])
+
+    @staticmethod
+    def concat(parts: Sequence[Part]) -> Part:
+        parts = [p for p in parts if p is not None]
+        if not parts:
+            return empty_part()
+        ids = [p.ids for p in parts if len(p)]
+        return Part(np.concatenate([p.side for p in parts]),
+                    np.concatenate([p.pos for p in parts]),
+                    np.concatenate(ids) if ids else parts[0].ids[:0],
+                    np.concatenate([p.geometry for p in parts]),
+                    np.concatenate([p.areas for p in parts]))
+
+
+def empty_part() -> Part:
+    return Part(np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                np.zeros(0, dtype=object), np.zeros(0))
+
+
+# --- tasks that run on the workers -----------------------------------------------------
+
+def piece_info(data: Any) -> dict[str, Any]:
+    """What the client learns of a piece read on a worker: count, reader counts, bounds,
+    the kind of its ids."""
+    return {"n": int(data.areas.size), "counts": data.counts, "bounds": data.bounds,
+            "ids": data.ids.dtype.kind}
+
+
+def keyed(data: Any, side: int, offset: int, bounds: tuple[float, ...]) -> Part:
+    """A piece's objects with their positions and Hilbert keys."""
+    import geopandas as gpd
+
+    n = data.areas.size
+    key = (gpd.GeoSeries(data.geometry).hilbert_distance(total_bounds=bounds,
+                                                         level=HILBERT_LEVEL).to_numpy()
+           if n else np.zeros(0, np.int64))
+    return Part(np.full(n, side, np.int8), offset + np.arange(n, dtype=np.int64), data.ids,
+                data.geometry, data.areas, key.astype(np.int64))
+
+
+def key_sample(part: Part) -> tuple[np.ndarray, np.ndarray]:
+    """At most :data:`KEY_SAMPLE` evenly spaced sorted keys, each with the count it stands for."""
+    if not len(part):
+        return np.zeros(0, np.int64), np.zeros(0)
+    keys = np.sort(part.key)
+    at = np.unique(np.linspace(0, keys.size - 1, min(KEY_SAMPLE, keys.size)).astype(np.int64))
+    return keys[at], np.full(at.size, keys.size / at.size)
+
+
+def split(part: Part, cuts: np.ndarray) -> dict[int, Part]:
+    """The piece cut into the key runs (only the non-empty ones)."""
+    if not len(part):
+        return {}
+    which = np.searchsorted(cuts, part.key, side="right")
+    order = np.argsort(which, kind="stable")
+    which = which[order]
+    starts = np.flatnonzero(np.r_[True, which[1:] != which[:-1]])
+    out = {}
+    for s, e in zip(starts.tolist(), [*starts[1:].tolist(), which.size], strict=True):
+        out[int(which[s])] = part.take(order[s:e])
+    return out
+
+
+def bucket(splits: dict[int, Part], p: int) -> Part | None:
+    return splits.get(p)
+
+
+def assemble(*parts: Part | None) -> Part:
+    """One partition: its buckets, in (side, position) order."""
+    part = Part.concat([p for p in parts if p is not None])
+    order = np.lexsort((part.pos, part.side))
+    return part.take(order)
+
+
+def extent(part: Part) -> tuple[float, float, float, float]:
+    import shapely
+
+    if not len(part):
+        return (np.nan,) * 4  # type: ignore[return-value]
+    b = shapely.bounds(part.geometry)
+    return (float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()),
+            float(b[:, 3].max()))
+
+
+def halo(part: Part, box: tuple[float, ...]) -> Part:
+    """The objects of ``part`` whose bounding box meets ``box`` (another partition's extent)."""
+    import shapely
+
+    b = shapely.bounds(part.geometry)
+    hit = ((b[:, 0] <= box[2]) & (b[:, 2] >= box[0]) & (b[:, 1] <= box[3])
+           & (b[:, 3] >= box[1]))
+    return part.take(np.flatnonzero(hit))
+
+
+@dataclass(frozen=True)
+class Config:
+    """What every partition task needs: matchers and their keywords."""
+
+    matchers: tuple[str, ...]
+    params: dict[str, dict[str, Any]]
+
+
+@dataclass
+class Solved:
+    """A set of components solved (one partition's interior, or the boundary).
+
+    ``rows[side]`` holds the objects' positions and per-matcher columns
+    (:func:`geoeval.engine.objects.matching_columns`), ``summary`` the additive
+    numbers (:func:`_summary`).
+    """
+
+    summary: dict[str, Any]
+    positions: tuple[np.ndarray, np.ndarray]
+    columns: tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]
+
+
+@dataclass
+class PartResult:
+    """What a partition task keeps on its worker."""
+
+    index: int
+    owned: Part
+    interior: Solved
+    boundary: Boundary
+
+
+@dataclass
+class Boundary:
+    """Objects of boundary components owned by one partition and the pairs it owns."""
+
+    objects: Part
+    owner: np.ndarray
+    cross: tuple[np.ndarray, np.ndarray, np.ndarray] = field(
+        default_factory=lambda: (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)))
+    same: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=lambda: ((np.zeros(0, np.int64),) * 2, (np.zeros(0, np.int64),) * 2))
+
+
+def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> PartResult:
+    """Runs on a worker: the pairs, components and matches of partition ``index``."""
+    import shapely
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from geoeval.overlap import overlap_pairs
+
+    n_own = len(part)
+    every = Part.concat([part, *halos])
+    owned = np.zeros(len(every), bool)
+    owned[:n_own] = True
+    geom, side, pos = every.geometry, every.side, every.pos
+    refs, subs = np.flatnonzero(side == 0), np.flatnonzero(side == 1)
+    own_r, own_s = refs[owned[refs]], subs[owned[subs]]
+    halo_r = refs[~owned[refs]]
+    # reference x submission: owned references against every submission, and the
+    # halo's references against owned submissions (query = reference, as locally)
+    r1, c1, v1 = overlap_pairs(geom[own_r], geom[subs])
+    r2, c2, v2 = overlap_pairs(geom[halo_r], geom[own_s])
+    cr = np.concatenate([own_r[r1], halo_r[r2]])
+    cs = np.concatenate([subs[c1], own_s[c2]])
+    cv = np.concatenate([v1, v2])
+    # same-side pairs sharing area, each once (lower position first)
+    same = []
+    for members, own in ((refs, own_r), (subs, own_s)):
+        if own.size and members.size > 1:
+            a, b = shapely.STRtree(geom[members]).query(geom[own], predicate="intersects")
+            a, b = own[a], members[b]
+            lo = np.where(pos[a] < pos[b], a, b)
+            hi = np.where(pos[a] < pos[b], b, a)
+            keep = (a != b) & ~(owned[a] & owned[b] & (pos[a] > pos[b]))
+            lo, hi = lo[keep], hi[keep]
+            if lo.size:
+                shared = shapely.area(shapely.intersection(geom[lo], geom[hi])) > 0
+                lo, hi = lo[shared], hi[shared]
+            same.append((lo, hi))
+        else:
+            same.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
+    n = len(every)
+    u = np.concatenate([cr, same[0][0], same[1][0]])
+    v = np.concatenate([cs, same[0][1], same[1][1]])
+    _, comp = connected_components(coo_matrix((np.ones(u.size, np.int8), (u, v)),
+                                              shape=(n, n)), directed=False)
+    foreign = np.zeros(comp.max() + 1 if n else 0, bool)
+    foreign[comp[~owned]] = True
+    inner = owned & ~foreign[comp]
+    outer = owned & foreign[comp]
+    interior = _solve(every, inner, cr, cs, cv, same, config)
+    # boundary: this partition's objects there, the pairs it owns there
+    keep_c = outer[cr] & owned[cr]
+    keep_s = [outer[lo] & owned[lo] for lo, _ in same]
+    b_objects = every.take(np.flatnonzero(outer))
+    boundary = Boundary(
+        b_objects, np.full(len(b_objects), index, np.int32),
+        (pos[cr[keep_c]], pos[cs[keep_c]], cv[keep_c]),
+        tuple((pos[lo[k]], pos[hi[k]]) for (lo, hi), k in zip(same, keep_s, strict=True)))
+    return PartResult(index, part, interior, boundary)
+
+
+def _solve(every: Part, chosen: np.ndarray, cr: np.ndarray, cs: np.ndarray, cv: np.ndarray,
+           same: list[tuple[np.ndarray, np.ndarray]], config: Config) -> Solved:
+    """Match the objects ``chosen`` (whole components, indices into ``every``) with the
+    in-memory engine's code: object sets in position order, pairs sorted by (row, col)."""
+    from geoeval.engine.objects import matching_columns
+    from geoeval.matching import match
+    from geoeval.objects import ObjectSet
+    from geoeval.overlap import Overlap, union_area
+
+    side = every.side
+    ri = np.flatnonzero(chosen & (side == 0))
+    si = np.flatnonzero(chosen & (side == 1))
+    ri = ri[np.argsort(every.pos[ri], kind="stable")]
+    si = si[np.argsort(every.pos[si], kind="stable")]
+    local = np.full(len(every), -1, np.int64)
+    local[ri] = np.arange(ri.size)
+    local[si] = np.arange(si.size)
+    keep = chosen[cr] & chosen[cs]
+    rows, cols, vals = local[cr[keep]], local[cs[keep]], cv[keep]
+    order = np.lexsort((cols, rows))
+    rows, cols, vals = rows[order], cols[order], vals[order].astype(float)
+    ref = ObjectSet(ids=every.ids[ri], areas=every.areas[ri], geometry=every.geometry[ri])
+    sub = ObjectSet(ids=every.ids[si], areas=every.areas[si], geometry=every.geometry[si])
+
+    def pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        k = chosen[lo] & chosen[hi]
+        a, b = local[lo[k]], local[hi[k]]
+        return np.minimum(a, b), np.maximum(a, b)
+
+    union = union_area(ref, sub, rows, cols, vals, pairs(*same[0]), pairs(*same[1]))
+    ov = Overlap(ref, sub, rows, cols, vals, union, "rtree")
+    ref_pos, sub_pos = every.pos[ri], every.pos[si]
+    per: dict[str, Any] = {}
+    rcols: dict[str, dict[str, np.ndarray]] = {}
+    scols: dict[str, dict[str, np.ndarray]] = {}
+    for name in config.matchers:
+        m = match(ov, name, **config.params.get(name, {}))
+        rcols[name], scols[name] = matching_columns(m, ref_pos, sub_pos)
+        scores = m.arrays.score[~np.isnan(m.arrays.score)]
+        per[name] = {"missed": int(m.missed.size), "false_alarms": int(m.false_alarms.size),
+                     "matched_overlap": m.matched_overlap, "kinds": m.kind_counts(),
+                     "score_sum": float(scores.sum()), "score_n": int(scores.size),
+                     "solver": dict(m.solver_stats), "params": dict(m.params)}
+    summary = {"n_reference": int(ri.size), "n_submission": int(si.size),
+               "pairs": int(rows.size), "components": ov.n_components, "union_area": union,
+               "matchers": per}
+    return Solved(summary, (ref_pos, sub_pos), (rcols, scols))
+
+
+def boundary_of(result: PartResult) -> Boundary:
+    return result.boundary
+
+
+def summary_of(result: PartResult) -> dict[str, Any]:
+    s = dict(result.interior.summary)
+    s["boundary_objects"] = len(result.boundary.objects)
+    s["boundary_pairs"] = int(result.boundary.cross[0].size)
+    return s
+
+
+def solve_boundary(config: Config, *parts: Boundary) -> tuple[Solved, np.ndarray]:
+    """Runs on one worker: every boundary component, solved once. Returns the solution
+    and the owning partition of each of its reference then submission objects."""
+    objects = Part.concat([p.objects for p in parts])
+    owner = np.concatenate([p.owner for p in parts]) if parts else np.zeros(0, np.int32)
+    order = np.lexsort((objects.pos, objects.side))
+    objects, owner = objects.take(order), owner[order]
+    n = len(objects)
+    if not n:
+        return _solve(objects, np.zeros(0, bool), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                      np.zeros(0), [(np.zeros(0, np.int64),) * 2] * 2, config), owner
+    refs = objects.side == 0
+    nr = int(refs.sum())
+    rpos, spos = objects.pos[:nr], objects.pos[nr:]
+
+    def at(positions: np.ndarray, side: int) -> np.ndarray:
+        base, pool = (0, rpos) if side == 0 else (nr, spos)
+        k = np.searchsorted(pool, positions)
+        if not np.array_equal(pool[np.minimum(k, max(pool.size - 1, 0))], positions):
+            raise AssertionError("a boundary pair names an object no partition sent")
+        return base + k
+
+    cat = [np.concatenate(x) if x else np.zeros(0) for x in
+           zip(*[p.cross for p in parts], strict=True)]
+    cr, cs = at(cat[0].astype(np.int64), 0), at(cat[1].astype(np.int64), 1)
+    same = []
+    for s in (0, 1):
+        lo = np.concatenate([p.same[s][0] for p in parts]).astype(np.int64)
+        hi = np.concatenate([p.same[s][1] for p in parts]).astype(np.int64)
+        same.append((at(lo, s), at(hi, s)))
+    solved = _solve(objects, np.ones(n, bool), cr, cs, cat[2].astype(float), same, config)
+    return solved, owner
+
+
+def boundary_rows(solved: tuple[Solved, np.ndarray], index: int) -> Solved:
+    """The boundary solution's rows of the objects partition ``index`` owns."""
+    sol, owner = solved
+    nr = sol.positions[0].size
+    pick = (np.flatnonzero(owner[:nr] == index), np.flatnonzero(owner[nr:] == index))
+    cols = tuple({m: {c: v[k] for c, v in d.items()} for m, d in side.items()}
+                 for side, k in zip(sol.columns, pick, strict=True))
+    return Solved({}, (sol.positions[0][pick[0]], sol.positions[1][pick[1]]), cols)
+
+
+def write_partition(writer: Any, result: PartResult, extra: Solved) -> Any:
+    """Runs on a worker: partition ``result.index``'s rows, written as one part."""
+    own = result.owned
+    out = []
+    for s in (0, 1):
+        pos = np.concatenate([result.interior.positions[s], extra.positions[s]])
+        mine = np.flatnonzero(own.side == s)
+        at = np.searchsorted(own.pos[mine], pos)
+        rows = mine[at]
+        cols = {m: {c: np.concatenate([result.interior.columns[s][m][c],
+                                       extra.columns[s][m][c]])
+                    for c in result.interior.columns[s][m]}
+                for m in result.interior.columns[s]}
+        order = np.argsort(pos, kind="stable")
+        out.append((pos[order], own.ids[rows][order], own.areas[rows][order],
+                    own.geometry[rows][order],
+                    {m: {c: v[order] for c, v in d.items()} for m, d in cols.items()}))
+    return writer.write(result.index, out)
+
+
+# --- the client's side -------------------------------------------------------------------
+
+@dataclass
+class LayerScore:
+    """What the client holds at the end: summaries only (sizes bounded by partitions).
+
+    Attributes
+    ----------
+    n_reference, n_submission : int
+    counts : tuple of dict
+        The reader's counts of each side (:func:`geoeval.io.vector.polygonal_counts`).
+    crs : tuple
+        Each side's CRS.
+    pairs, components : int
+    union_area : float
+    matchers : dict
+        Per matcher: ``missed``, ``false_alarms``, ``matched_overlap``, ``kinds``,
+        ``score_sum``, ``score_n``, ``solver``, ``params``.
+    partitions : int
+    boundary_objects : int
+        Objects of components crossing partitions (solved once by the boundary task).
+    objects_dataset : str or None
+        The objects dataset's folder (``None`` without a writer).
+    """
+
+    n_reference: int
+    n_submission: int
+    counts: tuple[dict[str, int], dict[str, int]]
+    crs: tuple[Any, Any]
+    pairs: int
+    components: int
+    union_area: float
+    matchers: dict[str, dict[str, Any]]
+    partitions: int
+    boundary_objects: int
+    pieces: tuple[int, int]
+    objects_dataset: str | None
+
+
+def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequence[str],
+                 params: dict[str, dict[str, Any]], reference_options: dict[str, Any],
+                 submission_options: dict[str, Any], writer: Any = None,
+                 progress: Callable[[str], None] | None = None) -> LayerScore:
+    """Score two vector layers on the cluster of ``client`` (see the module docstring).
+
+    Parameters
+    ----------
+    client : distributed.Client
+    reference, submission : path
+        GeoParquet files or dataset folders, or OGR vector sources.
+    matchers, params
+        Matcher names and their keywords (``threshold``, ``min_overlap``).
+    reference_options, submission_options : dict
+        ``layer`` and ``id_field`` of each side.
+    writer : callable, optional
+        ``writer(id_kind, crs)`` opens the objects dataset: an object whose
+        ``write(partition, rows)`` runs on the workers (one part each), then
+        ``finish(footers)`` (or ``abandon()`` on failure) in the client
+        (:class:`geoeval.report.objects_dataset.ObjectsWriter`).
+    progress : callable, optional
+        Called with step texts, partitions done / total and the time left.
+    """
+    from geoeval.io.partitioned import plan_pieces, read_piece
+
+    plans = []
+    for src, opts in ((reference, reference_options), (submission, submission_options)):
+        pieces, crs = plan_pieces(src, layer=opts.get("layer"), id_field=opts.get("id_field"))
+        plans.append((pieces, crs))
+    _say(progress, f"reading {len(plans[0][0])} + {len(plans[1][0])} pieces on the workers")
+    read = [client.map(read_piece, pieces, pure=False) for pieces, _ in plans]
+    infos = [_gather(client, client.map(piece_info, futs), pieces, "reading", progress)
+             for futs, (pieces, _) in zip(read, plans, strict=True)]
+    counts = []
+    for side_infos in infos:
+        total = {k: 0 for k in ("features", "repaired", "collections", "missing", "empty",
+                                "lines", "zero")}
+        for info in side_infos:
+            for k, v in info["counts"].items():
+                total[k] += v
+        counts.append(total)
+    ns = [np.array([i["n"] for i in side], np.int64) for side in infos]
+    bounds = np.array([i["bounds"] for side in infos for i in side], float).reshape(-1, 4)
+    n_ref, n_sub = int(ns[0].sum()), int(ns[1].sum())
+    if np.isfinite(bounds).any():
+        total_bounds = (float(np.nanmin(bounds[:, 0])), float(np.nanmin(bounds[:, 1])),
+                        float(np.nanmax(bounds[:, 2])), float(np.nanmax(bounds[:, 3])))
+    else:
+        total_bounds = (0.0, 0.0, 1.0, 1.0)
+    # positions, keys, cuts
+    keyed_futs = []
+    for side, (futs, n) in enumerate(zip(read, ns, strict=True)):
+        offsets = np.r_[0, np.cumsum(n)[:-1]].astype(int).tolist()
+        keyed_futs += client.map(keyed, futs, [side] * len(futs), offsets,
+                                 [total_bounds] * len(futs), pure=False)
+    del read
+    samples = client.gather(client.map(key_sample, keyed_futs))
+    keys = np.concatenate([s[0] for s in samples]) if samples else np.zeros(0, np.int64)
+    weights = np.concatenate([s[1] for s in samples]) if samples else np.zeros(0)
+    k = max(1, int(np.ceil((n_ref + n_sub) / OBJECTS_PER_PARTITION)))
+    cuts = _cuts(keys, weights, k)
+    k = cuts.size + 1
+    _say(progress, f"partitioning {n_ref:,} + {n_sub:,} objects into {k} partitions")
+    splits = client.map(split, keyed_futs, [cuts] * len(keyed_futs), pure=False)
+    del keyed_futs
+    sizes = client.gather(client.map(_split_keys, splits))
+    parts = []
+    for p in range(k):
+        holders = [s for s, got in zip(splits, sizes, strict=True) if p in got]
+        buckets = [client.submit(bucket, s, p, pure=False) for s in holders]
+        parts.append(client.submit(assemble, *buckets, pure=False))
+    del splits
+    extents = np.array(client.gather(client.map(extent, parts)), float).reshape(-1, 4)
+    neighbours = _neighbours(extents)
+    config = Config(tuple(matchers), params)
+    results = []
+    for p in range(k):
+        halos = [client.submit(halo, parts[q], tuple(extents[p]), pure=False)
+                 for q in neighbours[p]]
+        results.append(client.submit(solve_partition, p, parts[p], config, *halos,
+                                     pure=False))
+    del parts
+    summaries = _gather(client, client.map(summary_of, results), list(range(k)),
+                        "matching", progress, label="partitions")
+    boundaries = client.map(boundary_of, results)
+    _say(progress, f"solving the components that cross partitions "
+                   f"({sum(s['boundary_objects'] for s in summaries):,} objects)")
+    solved = client.submit(solve_boundary, config, *boundaries, pure=False)
+    boundary_summary = client.submit(_boundary_summary, solved).result()
+    dataset = None
+    if writer is not None:
+        kinds = [i["ids"] for side in infos for i in side if i["n"]]
+        out = writer(kinds[0] if kinds and all(x in "iub" for x in kinds) else
+                     ("U" if kinds else "i"), plans[0][1])
+        try:
+            extras = [client.submit(boundary_rows, solved, p, pure=False) for p in range(k)]
+            writes = client.map(write_partition, [out] * k, results, extras, pure=False)
+            dataset = out.finish(_gather(client, writes, list(range(k)), "writing objects",
+                                         progress, label="parts"))
+        except BaseException:
+            out.abandon()
+            raise
+    total = _add([*summaries, boundary_summary], matchers)
+    return LayerScore(n_ref, n_sub, (counts[0], counts[1]), (plans[0][1], plans[1][1]),
+                      total["pairs"], total["components"], total["union_area"],
+                      total["matchers"], k, sum(s["boundary_objects"] for s in summaries),
+                      (len(plans[0][0]), len(plans[1][0])), dataset)
+
+
+def _split_keys(splits: dict[int, Part]) -> set[int]:
+    return set(splits)
+
+
+def _boundary_summary(solved: tuple[Solved, np.ndarray]) -> dict[str, Any]:
+    return solved[0].summary
+
+
+def _cuts(keys: np.ndarray, weights: np.ndarray, k: int) -> np.ndarray:
+    """``k - 1`` increasing key cuts giving runs of about equal weight (distinct cuts only)."""
+    if k <= 1 or keys.size == 0:
+        return np.zeros(0, np.int64)
+    order = np.argsort(keys, kind="stable")
+    keys, cum = keys[order], np.cumsum(weights[order])
+    targets = cum[-1] * np.arange(1, k) / k
+    cuts = keys[np.minimum(np.searchsorted(cum, targets), keys.size - 1)]
+    return np.unique(cuts)
+
+
+def _neighbours(extents: np.ndarray) -> list[list[int]]:
+    """For each partition, the other partitions whose extents meet its extent."""
+    ok = np.isfinite(extents).all(axis=1)
+    x0, y0, x1, y1 = (extents[:, i] for i in range(4))
+    import shapely
+
+    boxes = shapely.box(np.where(ok, x0, 0), np.where(ok, y0, 0), np.where(ok, x1, 0),
+                        np.where(ok, y1, 0))
+    a, b = shapely.STRtree(boxes).query(boxes, predicate="intersects")
+    keep = (a != b) & ok[a] & ok[b]
+    out: list[list[int]] = [[] for _ in range(len(extents))]
+    for p, q in zip(a[keep].tolist(), b[keep].tolist(), strict=True):
+        out[p].append(q)
+    return out
+
+
+def _add(summaries: list[dict[str, Any]], matchers: Sequence[str]) -> dict[str, Any]:
+    total: dict[str, Any] = {"pairs": 0, "components": 0, "union_area": 0.0, "matchers": {}}
+    for s in summaries:
+        total["pairs"] += s["pairs"]
+        total["components"] += s["components"]
+        total["union_area"] += s["union_area"]
+    for name in matchers:
+        acc: dict[str, Any] = {"missed": 0, "false_alarms": 0, "matched_overlap": 0.0,
+                               "kinds": {}, "score_sum": 0.0, "score_n": 0, "solver": {},
+                               "params": {}}
+        for s in summaries:
+            m = s["matchers"][name]
+            for key in ("missed", "false_alarms", "matched_overlap", "score_sum", "score_n"):
+                acc[key] += m[key]
+            for key in ("kinds", "solver"):
+                for kk, v in m[key].items():
+                    acc[key][kk] = acc[key].get(kk, 0) + v
+            acc["params"] = m["params"] or acc["params"]
+        total["matchers"][name] = acc
+    return total
+
+
+def _gather(client: Any, futures: list[Any], items: list[Any], what: str,
+            progress: Callable[[str], None] | None, label: str = "pieces") -> list[Any]:
+    """Results in order, reporting ``done/total`` and the time left; a failed task's error
+    is raised naming the item (piece: file and rows; partition: its number)."""
+    from distributed import as_completed
+
+    out: list[Any] = [None] * len(futures)
+    where = {f.key: i for i, f in enumerate(futures)}
+    start = time.monotonic()
+    done = 0
+    for fut in as_completed(futures):
+        i = where[fut.key]
+        try:
+            out[i] = fut.result()
+        except InputError:
+            raise
+        except Exception as exc:
+            item = items[i]
+            name = (f"{item.path} ({'row groups' if item.kind == 'parquet' else 'features'} "
+                    f"{item.start}..{item.start + item.count - 1})"
+                    if hasattr(item, "path") else f"partition {item}")
+            raise InputError(f"{what} failed on {name}: {type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        done += 1
+        if progress is not None:
+            elapsed = time.monotonic() - start
+            left = elapsed * (len(futures) - done) / done
+            eta = f", about {left:.0f} s left" if done < len(futures) and left >= 1 else ""
+            progress(f"{what}: {done}/{len(futures)} {label}{eta}")
+    return out
+
+
+def _say(progress: Callable[[str], None] | None, text: str) -> None:
+    if progress is not None:
+        progress(text)

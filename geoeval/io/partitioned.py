@@ -1,0 +1,338 @@
+"""Vector layers read in pieces: what a Dask worker reads, planned from metadata only.
+
+A layer is cut into **pieces** without reading its features: a GeoParquet file
+or dataset folder by row groups (the footers give each row group's row count),
+an OGR layer (GeoPackage, FlatGeobuf, Shapefile, …) by feature ranges (its
+feature count, then ``pyogrio`` ``skip_features``/``max_features``). The client
+plans the pieces (:func:`plan_pieces`, metadata only); each worker reads its
+own pieces (:func:`read_piece`) with the file reader's rules
+(:func:`geoeval.io.vector.polygonal_objects`: invalid geometries repaired,
+non-polygonal and empty features skipped and counted). Pieces are numbered in
+file order, so the position of an object in the whole layer is its position in
+its piece plus the objects kept by the pieces before it: the position the
+in-memory reader gives it.
+
+A GeoParquet **dataset** is a folder of ``.parquet`` files read as one layer
+in the order of their sorted names (:func:`is_parquet_dataset`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from geoeval.errors import InputError, first_line
+
+#: Features per piece (a row group larger than this is one piece on its own).
+PIECE_FEATURES = 200_000
+_PARQUET = (".parquet", ".geoparquet")
+
+
+def is_parquet_dataset(path: str | Path) -> bool:
+    """A folder holding GeoParquet files (``*.parquet``/``*.geoparquet``), read as one
+    layer: its name ends in ``.parquet`` or it holds a ``_metadata`` file, or every
+    file in it is a Parquet file."""
+    p = Path(path)
+    if not p.is_dir():
+        return False
+    files = _dataset_files(p)
+    if not files:
+        return False
+    if p.suffix.lower() in _PARQUET or (p / "_metadata").is_file():
+        return True
+    others = [q for q in p.iterdir() if q.is_file() and not q.name.startswith(("_", "."))
+              and q.suffix.lower() not in _PARQUET]
+    return not others and not any(q.is_dir() for q in p.iterdir())
+
+
+def _dataset_files(p: Path) -> list[Path]:
+    return sorted(q for q in p.iterdir() if q.is_file() and q.suffix.lower() in _PARQUET
+                  and not q.name.startswith(("_", ".")))
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One piece of a layer: what one worker task reads.
+
+    Attributes
+    ----------
+    path : str
+        The file (a GeoParquet file, or the OGR data source).
+    kind : str
+        ``parquet`` or ``ogr``.
+    start, count : int
+        Row groups ``start .. start + count - 1`` (Parquet) or features
+        ``start .. start + count - 1`` (OGR).
+    first_row : int
+        Row number of the piece's first feature in the whole layer.
+    layer : str, int or None
+        OGR layer.
+    id_field : str or None
+        Column of the object ids (default: the feature id / row number).
+    """
+
+    path: str
+    kind: str
+    start: int
+    count: int
+    first_row: int
+    layer: str | int | None = None
+    id_field: str | None = None
+    source: str = ""
+
+
+def plan_pieces(path: str | Path, *, layer: str | int | None = None,
+                id_field: str | None = None,
+                features: int | None = None) -> tuple[list[Piece], Any]:
+    """The pieces of a layer and its CRS, from its metadata alone.
+
+    Parameters
+    ----------
+    path : path
+        GeoParquet file or dataset folder, or any OGR vector source.
+    layer, id_field : optional
+        As for :func:`geoeval.io.vector.read_vector`.
+    features : int, optional
+        Features per piece (default :data:`PIECE_FEATURES`).
+
+    Returns
+    -------
+    pieces : list of Piece
+    crs : pyproj.CRS or None
+
+    Raises
+    ------
+    InputError
+        The file cannot be opened, has no geometry, or lacks ``id_field``.
+    """
+    p = Path(path)
+    size = int(features or PIECE_FEATURES)
+    if p.is_dir() and is_parquet_dataset(p) or p.suffix.lower() in _PARQUET:
+        return _parquet_pieces(p, id_field, size)
+    return _ogr_pieces(p, layer, id_field, size)
+
+
+def _parquet_pieces(p: Path, id_field: str | None, size: int) -> tuple[list[Piece], Any]:
+    import pyarrow.parquet as pq
+
+    files = _dataset_files(p) if p.is_dir() else [p]
+    pieces: list[Piece] = []
+    row = 0
+    crs = None
+    for k, f in enumerate(files):
+        try:
+            meta = pq.ParquetFile(f).metadata
+        except Exception:
+            raise InputError("is not a Parquet file (unreadable or corrupt footer)", f) from None
+        geo = (meta.schema.to_arrow_schema().metadata or {}).get(b"geo")
+        if geo is None:
+            raise InputError("has no geometry column (no GeoParquet 'geo' metadata): "
+                             "nothing to evaluate", f)
+        if k == 0:
+            crs = _geo_crs(geo, f)
+            names = meta.schema.to_arrow_schema().names
+            if id_field is not None and id_field not in names:
+                raise InputError(f"--id-field {id_field!r} is not a field (fields: "
+                                 f"{', '.join(names)})", f)
+        start, rows = 0, 0
+        for g in range(meta.num_row_groups):
+            n = meta.row_group(g).num_rows
+            if rows and rows + n > size:
+                pieces.append(Piece(str(f), "parquet", start, g - start, row, None, id_field,
+                                    str(p)))
+                row += rows
+                start, rows = g, 0
+            rows += n
+        if meta.num_row_groups:
+            pieces.append(Piece(str(f), "parquet", start, meta.num_row_groups - start, row,
+                                None, id_field, str(p)))
+            row += rows
+    return pieces, crs
+
+
+def _geo_crs(geo: bytes, f: Path) -> Any:
+    from pyproj import CRS
+
+    try:
+        meta = json.loads(geo)
+        column = meta["columns"][meta["primary_column"]]
+    except Exception:
+        raise InputError("has unreadable GeoParquet 'geo' metadata", f) from None
+    if "crs" not in column:  # GeoParquet: a missing crs means OGC:CRS84
+        return CRS.from_user_input("OGC:CRS84")
+    return None if column["crs"] is None else CRS.from_user_input(column["crs"])
+
+
+def _ogr_pieces(p: Path, layer: str | int | None, id_field: str | None,
+                size: int) -> tuple[list[Piece], Any]:
+    import pyogrio
+    from pyproj import CRS
+
+    from geoeval.io.vector import _choose_layer, list_layers
+
+    layers = list_layers(p)
+    if not layers:
+        raise InputError("holds no vector layer", p)
+    layer = _choose_layer(p, layers, layer)
+    try:
+        info = pyogrio.read_info(p, layer=layer, force_feature_count=True)
+    except Exception as exc:
+        raise InputError(f"cannot open as a vector layer ({first_line(exc)})", p) from None
+    if info.get("geometry_type") is None:
+        raise InputError("has no geometry column: nothing to evaluate", p)
+    if id_field is not None and id_field not in list(info["fields"]):
+        raise InputError(f"--id-field {id_field!r} is not a field (fields: "
+                         f"{', '.join(map(str, info['fields']))})", p)
+    n = int(info["features"])
+    pieces = [Piece(str(p), "ogr", s, min(size, n - s), s, layer, id_field, str(p))
+              for s in range(0, n, size)]
+    return pieces, None if info["crs"] is None else CRS.from_user_input(info["crs"])
+
+
+@dataclass
+class PieceData:
+    """What :func:`read_piece` returns: the kept objects of a piece and the reader's counts.
+
+    Attributes
+    ----------
+    geometry : numpy.ndarray of shapely geometries
+    ids : numpy.ndarray
+    areas : numpy.ndarray of float
+    local : numpy.ndarray of int64
+        Position of each kept object among the piece's kept objects.
+    counts : dict
+        ``features``, ``repaired``, ``collections``, ``missing``, ``empty``,
+        ``lines``, ``zero`` (what :func:`geoeval.io.vector.reader_notes` words).
+    bounds : tuple of float
+        ``(xmin, ymin, xmax, ymax)`` of the kept objects (NaN when none).
+    """
+
+    geometry: np.ndarray
+    ids: np.ndarray
+    areas: np.ndarray
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def bounds(self) -> tuple[float, float, float, float]:
+        import shapely
+
+        if not self.geometry.size:
+            return (np.nan,) * 4  # type: ignore[return-value]
+        b = shapely.bounds(self.geometry)
+        return (float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()),
+                float(b[:, 3].max()))
+
+
+def read_piece(piece: Piece) -> PieceData:
+    """Read one piece (runs on a worker) with the reader's rules.
+
+    Raises
+    ------
+    InputError
+        Naming the file and the piece (row groups or features) that failed.
+    """
+    from geoeval.io.vector import polygonal_counts
+
+    try:
+        geoms, ids = (_read_parquet_piece(piece) if piece.kind == "parquet"
+                      else _read_ogr_piece(piece))
+    except InputError:
+        raise
+    except Exception as exc:
+        what = "row groups" if piece.kind == "parquet" else "features"
+        raise InputError(f"cannot read {what} {piece.start}..{piece.start + piece.count - 1} "
+                         f"({first_line(exc)})", piece.path) from None
+    kept, keep, counts, area = polygonal_counts(geoms)
+    return PieceData(kept, np.asarray(ids)[keep], area, counts)
+
+
+def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
+    import pyarrow.parquet as pq
+    import shapely
+
+    f = pq.ParquetFile(piece.path)
+    schema = f.schema_arrow
+    geo = json.loads(schema.metadata[b"geo"])
+    primary = geo["primary_column"]
+    pandas_meta = json.loads((schema.metadata or {}).get(b"pandas", b"{}") or b"{}")
+    index = [c for c in pandas_meta.get("index_columns", []) if isinstance(c, str)]
+    columns = [primary] + ([piece.id_field] if piece.id_field else index[:1])
+    table = f.read_row_groups(list(range(piece.start, piece.start + piece.count)),
+                              columns=columns)
+    column = table.column(primary)
+    encoding = geo["columns"][primary].get("encoding", "WKB").upper()
+    if encoding == "WKB":
+        geoms = shapely.from_wkb(column.to_numpy(zero_copy_only=False))
+    else:  # GeoArrow native encodings: geopandas' reader
+        from geopandas.io.arrow import _arrow_to_geopandas
+
+        geoms = np.asarray(_arrow_to_geopandas(table, geo).geometry.values, dtype=object)
+    geoms = np.asarray(geoms, dtype=object)
+    if piece.id_field:
+        ids = table.column(piece.id_field).to_numpy(zero_copy_only=False)
+    elif index:
+        ids = table.column(index[0]).to_numpy(zero_copy_only=False)
+    else:
+        ranges = [c for c in pandas_meta.get("index_columns", []) if isinstance(c, dict)]
+        start, step = ((ranges[0].get("start", 0), ranges[0].get("step", 1)) if ranges
+                       else (0, 1))
+        ids = start + step * (piece.first_row + np.arange(geoms.size, dtype=np.int64))
+    return geoms, ids
+
+
+def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
+    import warnings
+
+    import pyogrio
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = pyogrio.read_dataframe(
+            piece.path, layer=piece.layer, skip_features=piece.start,
+            max_features=piece.count, fid_as_index=True,
+            columns=[piece.id_field] if piece.id_field else [])
+    geoms = np.asarray(frame.geometry.values, dtype=object)
+    ids = frame[piece.id_field].to_numpy() if piece.id_field else frame.index.to_numpy()
+    return geoms, ids
+
+
+def read_dataset(path: str | Path, *, id_field: str | None = None,
+                 class_field: str | None = None, crs: Any = None) -> Any:
+    """A GeoParquet dataset folder read whole, piece after piece, as an
+    :class:`~geoeval.objects.ObjectSet` (for the in-memory engine: the pieces' order
+    and ids, the reader's rules of :func:`geoeval.io.vector.objects_from_frame`)."""
+    from geoeval.io.vector import objects_from_frame
+
+    if class_field is not None:
+        raise InputError("--class-field is not read from a GeoParquet dataset folder yet "
+                         "(give one GeoParquet file)", path)
+    frame, layer_crs = _dataset_frame(path, id_field)
+    if layer_crs is None and crs is not None:
+        from pyproj import CRS
+
+        layer_crs = CRS.from_user_input(crs)
+    return objects_from_frame(frame, id_field=id_field, crs=layer_crs, path=str(path))
+
+
+def _dataset_frame(path: str | Path, id_field: str | None) -> tuple[Any, Any]:
+    import geopandas as gpd
+
+    pieces, crs = plan_pieces(path, id_field=id_field)
+    geoms, ids = [], []
+    for piece in pieces:
+        g, i = _read_parquet_piece(piece)
+        geoms.append(g)
+        ids.append(i)
+    geom = np.concatenate(geoms) if geoms else np.zeros(0, dtype=object)
+    idx = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    frame = gpd.GeoDataFrame({"__id": idx}, geometry=gpd.array.from_shapely(geom), crs=crs)
+    if id_field is not None:
+        frame = frame.rename(columns={"__id": id_field})
+    else:
+        frame.index = idx
+        frame = frame.drop(columns="__id")
+    return frame, crs

@@ -1,0 +1,221 @@
+"""The objects dataset (``--objects DIR``): every object's result, as partitioned GeoParquet.
+
+One row per object of both sides: ``side`` (``reference`` / ``submission``),
+``position`` (its position in its layer, the index of the in-memory engine),
+``id``, ``area``, per matcher ``<matcher>_status`` (``matched``, ``missed``,
+``false_alarm``), ``<matcher>_instance`` (the smallest reference position of
+its instance, -1 for none), ``<matcher>_kind``, ``<matcher>_overlap`` and
+``<matcher>_score`` (:mod:`geoeval.engine.objects`), and the geometry (WKB).
+
+The folder holds ``part-NNNNN.parquet`` files, one per partition with the
+Dask engine (written by the workers) or per :data:`PART_ROWS` rows with the
+local engine, each a GeoParquet 1.0 file (``geo`` metadata: WKB, CRS as
+PROJJSON), rows sorted by (side, position) within a part, plus ``_metadata``
+(the row groups of every part) and ``_common_metadata`` (the schema) as Dask,
+Spark and pyarrow write them. geopandas (``geopandas.read_parquet(DIR)``),
+DuckDB (``read_parquet('DIR/*.parquet')``), GDAL's Parquet driver and QGIS
+(each part, or the folder with GDAL ≥ 3.8) open it directly.
+
+The parts are written into a hidden staging folder beside ``DIR`` and the
+folder is renamed when every part is there: a failed run leaves no dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from geoeval.errors import OutputError
+
+#: Rows (objects) per part written by the local engine.
+PART_ROWS = 1_000_000
+_SUFFIXES = ("status", "instance", "kind", "overlap", "score")
+
+
+def check_target(folder: str | os.PathLike[str]) -> Path:
+    """The dataset folder, checked before the work: missing or empty, its parent writable."""
+    target = Path(folder)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise OutputError("exists and is not an empty folder; give a new folder for the "
+                          "objects dataset (--objects)", target)
+    parent = target.absolute().parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise OutputError("its parent folder is missing or not writable (--objects)", target)
+    return target
+
+
+def schema(matchers: tuple[str, ...], id_kind: str, crs: Any) -> Any:
+    """The Arrow schema of every part (GeoParquet ``geo`` metadata included)."""
+    import pyarrow as pa
+
+    fields = [pa.field("side", pa.string()), pa.field("position", pa.int64()),
+              pa.field("id", pa.int64() if id_kind in "iub" else pa.string()),
+              pa.field("area", pa.float64())]
+    for m in matchers:
+        fields += [pa.field(f"{m}_status", pa.string()), pa.field(f"{m}_instance", pa.int64()),
+                   pa.field(f"{m}_kind", pa.string()), pa.field(f"{m}_overlap", pa.float64()),
+                   pa.field(f"{m}_score", pa.float64())]
+    fields.append(pa.field("geometry", pa.binary()))
+    column: dict[str, Any] = {"encoding": "WKB", "geometry_types": ["Polygon", "MultiPolygon"]}
+    column["crs"] = None if crs is None else json.loads(_projjson(crs))
+    geo = {"version": "1.0.0", "primary_column": "geometry", "columns": {"geometry": column}}
+    return pa.schema(fields, metadata={b"geo": json.dumps(geo).encode()})
+
+
+def _projjson(crs: Any) -> str:
+    from pyproj import CRS
+
+    return CRS.from_user_input(crs).to_json()
+
+
+@dataclass(frozen=True)
+class ObjectsWriter:
+    """Writes parts of one objects dataset into ``staging`` (picklable: the Dask
+    workers call :meth:`write`; they must see the same folder)."""
+
+    staging: str
+    matchers: tuple[str, ...]
+    id_kind: str
+    crs_json: str | None
+    target: str = ""
+
+    def finish(self, footers: list[Any]) -> str:
+        """Write the dataset's metadata files and move it into place; its folder."""
+        return str(finish(self, self.target, footers))
+
+    def abandon(self) -> None:
+        abandon(self)
+
+    def write(self, part: int, sides: list[tuple[Any, ...]]) -> Any:
+        """Write part ``part`` from ``[(positions, ids, areas, geometries, columns)]`` of
+        the reference then the submission; returns its Parquet footer (for ``_metadata``)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        import shapely
+
+        sch = schema(self.matchers, self.id_kind, self.crs_json)
+        data: dict[str, list[Any]] = {f.name: [] for f in sch}
+        for side, (pos, ids, areas, geoms, cols) in zip(("reference", "submission"), sides,
+                                                        strict=True):
+            n = len(pos)
+            data["side"].append(np.full(n, side, dtype=object))
+            data["position"].append(np.asarray(pos, np.int64))
+            ids = np.asarray(ids)
+            data["id"].append(ids.astype(np.int64) if self.id_kind in "iub"
+                              else ids.astype(str).astype(object))
+            data["area"].append(np.asarray(areas, float))
+            for m in self.matchers:
+                for s in _SUFFIXES:
+                    data[f"{m}_{s}"].append(cols[m][s])
+            data["geometry"].append(shapely.to_wkb(np.asarray(geoms, dtype=object)) if n
+                                    else np.zeros(0, dtype=object))
+        arrays = [pa.array(np.concatenate(data[f.name]) if data[f.name] else [], type=f.type,
+                           from_pandas=True) for f in sch]
+        table = pa.Table.from_arrays(arrays, schema=sch)
+        name = f"part-{part:05d}.parquet"
+        path = Path(self.staging) / name
+        tmp = path.with_name(f".{name}.tmp")
+        pq.write_table(table, tmp, row_group_size=100_000)
+        os.replace(tmp, path)
+        meta = pq.ParquetFile(path).metadata
+        meta.set_file_path(name)
+        return meta
+
+
+def open_dataset(folder: str | os.PathLike[str], matchers: tuple[str, ...], id_kind: str,
+                 crs: Any) -> ObjectsWriter:
+    """A writer whose parts go into a staging folder beside ``folder``."""
+    target = Path(folder).absolute()
+    staging = target.with_name(f".{target.name}.geoeval-partial")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    return ObjectsWriter(str(staging), tuple(matchers), id_kind,
+                         None if crs is None else _projjson(crs), str(folder))
+
+
+def finish(writer: ObjectsWriter, folder: str | os.PathLike[str], footers: list[Any]) -> Path:
+    """Write ``_common_metadata`` and ``_metadata`` and move the parts into ``folder``."""
+    import pyarrow.parquet as pq
+
+    staging = Path(writer.staging)
+    sch = schema(writer.matchers, writer.id_kind, writer.crs_json)
+    pq.write_metadata(sch, staging / "_common_metadata")
+    pq.write_metadata(sch, staging / "_metadata",
+                      metadata_collector=[f for f in footers if f is not None])
+    target = Path(folder)
+    if target.is_dir():
+        target.rmdir()  # checked empty before the work
+    os.replace(staging, target)
+    return target
+
+
+def abandon(writer: ObjectsWriter) -> None:
+    """Remove the staging folder of a run that failed."""
+    shutil.rmtree(writer.staging, ignore_errors=True)
+
+
+def write_objects_dataset(result: Any, folder: str | os.PathLike[str]) -> Path:
+    """The local engine's objects dataset of a :class:`~geoeval.scoring.ScoreResult`:
+    the same rows as the Dask engine's, in parts of :data:`PART_ROWS` objects."""
+    from geoeval.engine.objects import matching_columns
+
+    ref, sub = result.reference, result.submission
+    names = tuple(result.results)
+    ids = np.concatenate([np.asarray(ref.ids), np.asarray(sub.ids)]) if len(ref) or len(sub) \
+        else np.zeros(0, np.int64)
+    kind = ids.dtype.kind if ids.dtype.kind in "iub" else "U"
+    writer = open_dataset(folder, names, kind, ref.crs)
+    try:
+        rpos, spos = np.arange(len(ref)), np.arange(len(sub))
+        cols = {n: matching_columns(r.matching, rpos, spos) for n, r in result.results.items()}
+        footers = []
+        n_parts = max(1, int(np.ceil((len(ref) + len(sub)) / PART_ROWS)))
+        rcut = np.linspace(0, len(ref), n_parts + 1).astype(int)
+        scut = np.linspace(0, len(sub), n_parts + 1).astype(int)
+        for p in range(n_parts):
+            sides = []
+            for s, (objs, cut) in enumerate(((ref, rcut), (sub, scut))):
+                k = slice(cut[p], cut[p + 1])
+                sides.append((np.arange(len(objs))[k], objs.ids[k], objs.areas[k],
+                              objs.polygons[k],
+                              {n: {c: v[k] for c, v in cols[n][s].items()} for n in names}))
+            footers.append(writer.write(p, sides))
+        return finish(writer, folder, footers)
+    except BaseException:
+        abandon(writer)
+        raise
+
+
+def summary_table(result: Any) -> Any:
+    """The terminal table of a partitioned run (:class:`PartitionedResult`): one column
+    per matcher, its counts and measures, and where the objects dataset is."""
+    from rich.table import Table
+
+    def fmt(x: Any) -> str:
+        return "null" if x is None else f"{x:.4f}" if isinstance(x, float) else f"{x:,}"
+
+    table = Table(title=f"{Path(result.submission['path']).name}  vs  "
+                        f"{Path(result.reference['path']).name}", title_style="bold")
+    table.add_column("", style="bold")
+    names = list(result.results)
+    for n in names:
+        table.add_column(n, justify="right")
+    rows = [("reference objects", lambda r: r.n_reference),
+            ("submitted objects", lambda r: r.n_submission),
+            ("missed", lambda r: r.missed), ("false alarms", lambda r: r.false_alarms),
+            ("precision", lambda r: r.precision), ("recall", lambda r: r.recall),
+            ("F1", lambda r: r.f1), ("accuracy", lambda r: r.accuracy)]
+    for label, get in rows:
+        table.add_row(label, *[fmt(get(result.results[n])) for n in names])
+    parts = result.partitions
+    table.caption = (f"{parts.get('partitions', 0)} partitions, "
+                     f"{parts.get('boundary_objects', 0):,} objects in components crossing "
+                     f"them; objects: {result.objects_dataset or 'not written (--objects DIR)'}")
+    return table

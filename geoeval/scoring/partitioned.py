@@ -1,0 +1,204 @@
+"""Scoring two vector layers by partitions on a Dask cluster: summaries only in the client.
+
+:func:`partitioned_reason` says whether a run can go this way;
+:func:`score_partitioned` runs it (:func:`geoeval.engine.distributed.score_layers`)
+and returns a :class:`PartitionedResult`, whose JSON report has the keys and
+values of the in-memory engine's report (``docs/report.md``) except the
+per-object lists (``instances``, ``missed_ids``, ``false_alarm_ids``), which
+live in the objects dataset (``objects_dataset``: its folder, or ``null``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from geoeval.measures import counts
+
+#: Matchers the partitioned run computes (MOM's accuracy is the Mallows score,
+#: which needs the objects' masks: not partitioned yet).
+PARTITIONED_MATCHERS = ("bgm", "hoover", "iou")
+
+
+def partitioned_reason(reference: Any, submission: Any, options: dict[str, Any]) -> str | None:
+    """``None`` when a ``dask`` run of these inputs and options reads, matches and writes
+    by partitions; else why it cannot (the run then reads both layers in the client)."""
+    from geoeval.io import detect_input_type
+    from geoeval.io.partitioned import is_parquet_dataset
+
+    for src in (reference, submission):
+        if not isinstance(src, (str, Path)):
+            return "the inputs are not files"
+        p = Path(src)
+        if not p.exists() or detect_input_type(p) != "vector":
+            return "an input is not a vector layer"
+        if p.is_dir() and not is_parquet_dataset(p) and p.suffix.lower() != ".gdb":
+            return "an input is a folder"
+    bad = [m for m in options.get("matchers", ()) if m not in PARTITIONED_MATCHERS]
+    if bad:
+        return f"matcher {bad[0]} needs the Mallows score (per-object masks)"
+    for name, default in (("mallows", False), ("class_field", None), ("size_bins", None),
+                          ("zones", None), ("bootstrap", None), ("breakdown", False),
+                          ("geometry_measures", None), ("evaluation_crs", None),
+                          ("crs", None), ("resolution", None)):
+        if options.get(name, default) not in (default, None, False, ()):
+            return f"{name}= is not computed by partitions yet"
+    return None
+
+
+def crs_reason(ref_crs: Any, sub_crs: Any) -> str | None:
+    """Why the layers' CRSs need the client path (reprojection), or ``None``."""
+    from geoeval.io.evaluation_crs import same_crs, unsuitable
+
+    if (ref_crs is None) != (sub_crs is None):
+        return "one layer has no CRS"
+    if ref_crs is None:
+        return None
+    if not same_crs(ref_crs, sub_crs):
+        return "the layers are in different CRSs (reprojection)"
+    why = unsuitable(ref_crs)
+    return None if why is None else "the layers' CRS needs an evaluation CRS (reprojection)"
+
+
+@dataclass(frozen=True)
+class PartitionedMatcher:
+    """One matcher's summary (the report's ``results.<matcher>`` without the lists)."""
+
+    matcher: str
+    n_reference: int
+    n_submission: int
+    missed: int
+    false_alarms: int
+    matched_overlap: float
+    accuracy: float | None
+    kinds: dict[str, int]
+    params: dict[str, Any]
+    solver: dict[str, int]
+
+    @property
+    def precision(self) -> float | None:
+        """``(No − FA)/No`` (Özdemir et al. 2010, eq. 14)."""
+        return None if self.n_submission == 0 else \
+            (self.n_submission - self.false_alarms) / self.n_submission
+
+    @property
+    def recall(self) -> float | None:
+        """``(Nr − MD)/Nr`` (Özdemir et al. 2010, eq. 15)."""
+        return None if self.n_reference == 0 else \
+            (self.n_reference - self.missed) / self.n_reference
+
+    @property
+    def f1(self) -> float | None:
+        return counts.f1(self.precision, self.recall)
+
+    def to_dict(self, objects: str | None) -> dict[str, Any]:
+        kinds = {k: int(self.kinds.get(k, 0)) for k in ("one-to-one", "one-to-many",
+                                                        "many-to-one")}
+        kinds.update({k: int(v) for k, v in self.kinds.items() if k not in kinds and v})
+        return {
+            "matched_reference": self.n_reference - self.missed,
+            "matched_submission": self.n_submission - self.false_alarms,
+            "missed": self.missed, "false_alarms": self.false_alarms,
+            "precision": self.precision, "recall": self.recall, "f1": self.f1,
+            "matched_overlap": self.matched_overlap, "accuracy": self.accuracy,
+            "mallows": None, "mallows_details": None, "instances_by_kind": kinds,
+            "parameters": self.params, "solver": self.solver or None,
+            "objects_dataset": objects,
+        }
+
+
+@dataclass(frozen=True)
+class PartitionedResult:
+    """What a partitioned Dask run returns: summaries, and where the objects were written."""
+
+    reference: dict[str, Any]
+    submission: dict[str, Any]
+    overlap: dict[str, Any]
+    results: dict[str, PartitionedMatcher]
+    parameters: dict[str, Any]
+    warnings: tuple[str, ...] = ()
+    objects_dataset: str | None = None
+    partitions: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self, *, rows: bool = False) -> dict[str, Any]:
+        """The JSON report (``rows`` is accepted for :class:`ScoreResult` parity)."""
+        from geoeval._version import __version__
+        from geoeval.scoring.result import REPORT_SCHEMA_VERSION
+
+        return {
+            "geoeval": __version__, "schema": REPORT_SCHEMA_VERSION,
+            "reference": self.reference, "submission": self.submission,
+            "overlap": self.overlap, "parameters": self.parameters,
+            "warnings": list(self.warnings),
+            "results": {n: r.to_dict(self.objects_dataset) for n, r in self.results.items()},
+            "per_class": None, "breakdown": None, "strata": None, "bootstrap": None,
+            "geometry": None,
+        }
+
+    def to_json(self) -> str:
+        from geoeval.outputs import dumps
+
+        return dumps(self.to_dict())
+
+    def write_json(self, path: str | Path) -> None:
+        from geoeval.outputs import write_json
+
+        write_json(path, self.to_dict())
+
+
+def score_partitioned(client: Any, reference: Any, submission: Any, *,
+                      matchers: Sequence[str], hoover_threshold: float, iou_threshold: float,
+                      reference_options: dict[str, Any], submission_options: dict[str, Any],
+                      objects: Callable[[str, Any], Any] | None = None,
+                      progress: Callable[[str], None] | None = None) -> PartitionedResult:
+    """Score two vector layers by partitions (:mod:`geoeval.engine.distributed`).
+
+    ``objects(id_kind, crs)`` opens the objects dataset writer (see
+    :func:`geoeval.report.objects_dataset.open_dataset`).
+    """
+    from geoeval.engine.distributed import score_layers
+    from geoeval.io import crs_name
+    from geoeval.io.vector import reader_notes
+
+    params = {"hoover": {"threshold": hoover_threshold}, "iou": {"threshold": iou_threshold}}
+    res = score_layers(client, reference, submission, matchers=matchers, params=params,
+                       reference_options=reference_options,
+                       submission_options=submission_options, writer=objects,
+                       progress=progress)
+    sides = []
+    warnings: list[str] = []
+    for path, n, cnt, crs in ((reference, res.n_reference, res.counts[0], res.crs[0]),
+                              (submission, res.n_submission, res.counts[1], res.crs[1])):
+        sides.append({"path": str(path), "input_type": "vector", "objects": n,
+                      "crs": None if crs is None else crs.to_string(),
+                      "repaired": cnt["repaired"], "skipped": cnt["features"] - n})
+        warnings += [f"{path}: {note}" for note in reader_notes(cnt)]
+    parameters: dict[str, Any] = {"matchers": list(matchers), "engine": "dask"}
+    if res.crs[0] is not None:
+        parameters["evaluation_crs"] = {"crs": crs_name(res.crs[0]),
+                                        "rule": "the reference's CRS"}
+    if "hoover" in matchers:
+        parameters["hoover_threshold"] = hoover_threshold
+    if "iou" in matchers:
+        parameters["iou_threshold"] = iou_threshold
+    results = {}
+    for name in matchers:
+        m = res.matchers[name]
+        if name == "bgm":
+            acc = counts.bgm_accuracy(m["matched_overlap"], res.union_area)
+        else:
+            acc = m["score_sum"] / m["score_n"] if m["score_n"] else None
+        results[name] = PartitionedMatcher(name, res.n_reference, res.n_submission,
+                                           m["missed"], m["false_alarms"],
+                                           float(m["matched_overlap"]), acc, m["kinds"],
+                                           m["params"], m["solver"])
+    overlap = {"method": "rtree", "pairs": res.pairs, "components": res.components,
+               "components_solved_by_ilp": None, "union_area": res.union_area}
+    return PartitionedResult(sides[0], sides[1], overlap, results, parameters,
+                             tuple(warnings), res.objects_dataset,
+                             {"partitions": res.partitions,
+                              "boundary_objects": res.boundary_objects,
+                              "reference_pieces": res.pieces[0],
+                              "submission_pieces": res.pieces[1]})

@@ -1,0 +1,273 @@
+"""The Dask engine on two vector layers: read, matched and written by partitions.
+
+The fast tests run the workers' functions in this process (no cluster) on scenes
+cut into many partitions and check the ownership rule against the in-memory
+engine: every pair found once, every component solved once (inside one partition,
+or once at the boundary), and the same matches. The slow test runs a real
+``distributed.LocalCluster`` (two worker processes) on a GeoParquet dataset of
+≥ 32 partitions and a GeoPackage, compares report and objects dataset with the
+local engine's, and bounds what reaches the client.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import shapely
+
+from geoeval.engine import distributed as dist
+from geoeval.io.partitioned import PieceData
+from geoeval.matching import match
+from geoeval.objects import ObjectSet
+from geoeval.overlap import compute_overlap
+
+
+def scene(seed: int = 0, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """Buildings on a jittered grid; long strips crossing many partitions; a reference
+    overlapping others (the reference overlaps itself); detections shifted, some missed,
+    some repeated (the submission overlaps itself); a diagonal chain of overlapping
+    reference/detection boxes (one component across the whole scene)."""
+    rng = np.random.default_rng(seed)
+    side = int(np.sqrt(n))
+    gx, gy = np.meshgrid(np.arange(side), np.arange(side))
+    cx = gx.ravel() * 20.0 + rng.uniform(-3, 3, n)
+    cy = gy.ravel() * 20.0 + rng.uniform(-3, 3, n)
+    w, h = rng.uniform(6, 12, n), rng.uniform(6, 12, n)
+    ref = shapely.box(cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+    strips = shapely.box([5.0, 100.0], [40.0, 0.0], [200.0, 104.0], [43.0, 220.0])
+    t = np.arange(0, 36) * 10.0 + 5
+    chain_r = shapely.box(t, t + 300, t + 8, t + 308)
+    chain_s = shapely.box(t + 4, t + 304, t + 12, t + 312)
+    ref = np.concatenate([ref, strips, [shapely.box(0, 0, 30, 30)], chain_r])
+    dx, dy = rng.normal(0, 1.0, n), rng.normal(0, 1.0, n)
+    det = shapely.box(cx - w / 2 + dx, cy - h / 2 + dy, cx + w / 2 + dx, cy + h / 2 + dy)
+    det = det[rng.random(n) > 0.1]
+    dup = shapely.transform(det[::7], lambda xy: xy + 1.5)
+    long = shapely.box([0.0, 60.0], [60.0, 0.0], [240.0, 66.0], [64.0, 240.0])
+    det = np.concatenate([det, dup, long, chain_s])
+    return ref, det
+
+
+def run_in_process(ref: np.ndarray, sub: np.ndarray, k: int, matchers=("bgm", "iou", "hoover"),
+                   pieces: int = 3):
+    """The pipeline of :func:`geoeval.engine.distributed.score_layers`, task by task,
+    in this process: pieces, keys, cuts, splits, partitions, halos, solve, boundary."""
+    params = {"iou": {"threshold": 0.5}, "hoover": {"threshold": 0.6}}
+    keyed = []
+    b = shapely.bounds(np.concatenate([ref, sub]))
+    bounds = (b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max())
+    for side, geoms in enumerate((ref, sub)):
+        for chunk, offset in zip(np.array_split(geoms, pieces),
+                                 np.r_[0, np.cumsum([len(c) for c in
+                                                     np.array_split(geoms, pieces)])[:-1]],
+                                 strict=True):
+            data = PieceData(chunk, np.arange(len(chunk)) + offset, shapely.area(chunk), {})
+            keyed.append(dist.keyed(data, side, int(offset), bounds))
+    samples = [dist.key_sample(p) for p in keyed]
+    cuts = dist._cuts(np.concatenate([s[0] for s in samples]),
+                      np.concatenate([s[1] for s in samples]), k)
+    splits = [dist.split(p, cuts) for p in keyed]
+    parts = [dist.assemble(*[s.get(p) for s in splits]) for p in range(cuts.size + 1)]
+    extents = np.array([dist.extent(p) for p in parts])
+    near = dist._neighbours(extents)
+    config = dist.Config(tuple(matchers), params)
+    results = [dist.solve_partition(p, parts[p], config,
+                                    *[dist.halo(parts[q], tuple(extents[p])) for q in near[p]])
+               for p in range(len(parts))]
+    solved = dist.solve_boundary(config, *[r.boundary for r in results])
+    return parts, results, solved
+
+
+@pytest.mark.parametrize("seed", [0])
+def test_every_pair_component_and_object_counted_once(seed):
+    ref, sub = scene(seed)
+    parts, results, (bsol, owner) = run_in_process(ref, sub, k=40)
+    assert len(parts) >= 32
+    # every object owned by exactly one partition
+    for s, geoms in ((0, ref), (1, sub)):
+        pos = np.concatenate([p.pos[p.side == s] for p in parts])
+        assert np.array_equal(np.sort(pos), np.arange(len(geoms)))
+    local = compute_overlap(ObjectSet.from_geometries(ref), ObjectSet.from_geometries(sub))
+    # pairs: interior (per partition) + boundary = the local engine's, none twice
+    pairs = sum(r.interior.summary["pairs"] for r in results) + bsol.summary["pairs"]
+    assert pairs == local.n_pairs
+    comps = sum(r.interior.summary["components"] for r in results) + bsol.summary["components"]
+    assert comps == local.n_components
+    union = sum(r.interior.summary["union_area"] for r in results) + bsol.summary["union_area"]
+    assert union == pytest.approx(local.union_area, rel=1e-12)
+    assert not local.union_is_sum  # both sides overlap themselves
+    # objects solved exactly once: interior of one partition, or the boundary
+    for s in (0, 1):
+        seen = np.concatenate([r.interior.positions[s] for r in results] + [bsol.positions[s]])
+        assert np.array_equal(np.sort(seen), np.arange(len(ref) if s == 0 else len(sub)))
+    # the boundary holds a component across at least four partitions (the chain)
+    assert bsol.positions[0].size > 0
+    from geoeval.overlap import edge_components
+
+    nr = bsol.positions[0].size
+    bref = ObjectSet.from_geometries(ref[bsol.positions[0]])
+    bsub = ObjectSet.from_geometries(sub[bsol.positions[1]])
+    bov = compute_overlap(bref, bsub)
+    _, labels, _ = edge_components(bov.rows, bov.cols, nr, bsol.positions[1].size)
+    spans = [np.unique(owner[labels == c]).size for c in np.unique(labels)]
+    assert max(spans) >= 4
+
+
+@pytest.mark.parametrize("name", ["bgm", "iou", "hoover"])
+def test_same_statuses_as_local(name):
+    from geoeval.engine.objects import matching_columns
+
+    ref, sub = scene(2)
+    _, results, (bsol, _) = run_in_process(ref, sub, k=36, matchers=(name,))
+    local = match(compute_overlap(ObjectSet.from_geometries(ref),
+                                  ObjectSet.from_geometries(sub)), name,
+                  **({} if name == "bgm" else {"threshold": 0.5 if name == "iou" else 0.6}))
+    want = matching_columns(local, np.arange(len(ref)), np.arange(len(sub)))
+    for s in (0, 1):
+        pos = np.concatenate([r.interior.positions[s] for r in results] + [bsol.positions[s]])
+        order = np.argsort(pos)
+        for col in ("status", "instance", "kind", "overlap", "score"):
+            got = np.concatenate([r.interior.columns[s][name][col] for r in results]
+                                 + [bsol.columns[s][name][col]])[order]
+            exp = want[s][col]
+            if col in ("overlap", "score"):
+                np.testing.assert_allclose(got, exp, rtol=1e-12, equal_nan=True)
+            else:
+                assert got.tolist() == exp.tolist(), (s, col)
+    missed = sum(r.interior.summary["matchers"][name]["missed"] for r in results)
+    missed += bsol.summary["matchers"][name]["missed"]
+    assert missed == local.missed.size
+
+
+def test_one_partition_and_empty_side():
+    ref, sub = scene(3, n=16)
+    _, results, (bsol, _) = run_in_process(ref, sub, k=1)
+    assert len(results) == 1 and bsol.positions[0].size == 0
+    _, results, (bsol, _) = run_in_process(ref, sub[:0], k=8, pieces=1)
+    missed = [r.interior.summary["matchers"]["bgm"]["missed"] for r in results]
+    assert sum(missed) + bsol.summary["matchers"]["bgm"]["missed"] == len(ref)
+
+
+# --- a real cluster --------------------------------------------------------------------
+
+def _write_inputs(tmp_path, ref, sub):
+    import geopandas as gpd
+
+    folder = tmp_path / "ref_dataset"
+    folder.mkdir(parents=True)
+    for i, chunk in enumerate(np.array_split(ref, 8)):  # a dataset of 8 files
+        gpd.GeoDataFrame({"bid": np.arange(len(chunk)) + 1000 * i},
+                         geometry=chunk, crs="EPSG:32631").to_parquet(
+            folder / f"part{i}.parquet", row_group_size=40)
+    gpkg = tmp_path / "sub.gpkg"
+    gpd.GeoDataFrame(geometry=sub, crs="EPSG:32631").to_file(gpkg)
+    return folder, gpkg
+
+
+@pytest.mark.slow
+def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
+    import logging
+
+    import distributed
+    import geopandas as gpd
+
+    import geoeval
+    from geoeval.io import partitioned as io_partitioned
+
+    ref, sub = scene(4)
+    folder, gpkg = _write_inputs(tmp_path, ref, sub)
+    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    # the client never reads features: the piece readers fail if called here
+    def refuse(*a, **k):
+        raise AssertionError("the client read features")
+
+    monkeypatch.setattr(io_partitioned, "_read_parquet_piece", refuse)
+    monkeypatch.setattr(io_partitioned, "_read_ogr_piece", refuse)
+    gathered = []
+    real_gather = distributed.Client.gather
+    real_result = distributed.Future.result
+
+    def gather(self, futures, *a, **k):
+        out = real_gather(self, futures, *a, **k)
+        gathered.append(_nbytes(out))
+        return out
+
+    def result(self, *a, **k):
+        out = real_result(self, *a, **k)
+        gathered.append(_nbytes(out))
+        return out
+
+    monkeypatch.setattr(distributed.Client, "gather", gather)
+    monkeypatch.setattr(distributed.Future, "result", result)
+    options = dict(matchers=["bgm", "iou", "hoover"], reference_options={"id_field": "bid"})
+    big = scene(5, n=1600)  # four times the objects, four times the objects per partition
+    big_folder, big_gpkg = _write_inputs(tmp_path / "big", *big)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+        res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
+                            objects_dir=tmp_path / "objects_dask", **options)
+        small_bytes = sum(gathered)
+        gathered.clear()
+        monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 100)
+        monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 240)
+        res_big = geoeval.score(big_folder, big_gpkg, engine="dask",
+                                scheduler=c.scheduler_address, **options)
+        big_bytes = sum(gathered)
+    monkeypatch.undo()
+    assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult)
+    assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
+    # what reached the client is bounded by partitions and pieces, not by objects: four
+    # times the objects in as many partitions and pieces, about the same bytes
+    assert res_big.reference["objects"] > 3.5 * res.reference["objects"]
+    def tasks(r):
+        return sum(r.partitions[k] for k in ("partitions", "reference_pieces",
+                                             "submission_pieces"))
+
+    assert big_bytes / tasks(res_big) < 1.3 * small_bytes / tasks(res), (small_bytes, big_bytes)
+    local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", **options)
+    a, b = res.to_dict(), json.loads(local.to_json())
+    b["parameters"]["engine"] = "dask"
+    for key in ("reference", "submission", "parameters", "warnings"):
+        assert a[key] == b[key], key
+    for key, v in b["overlap"].items():
+        assert a["overlap"][key] == (pytest.approx(v, rel=1e-12) if isinstance(v, float)
+                                     else v), key
+    for name, want in b["results"].items():
+        got = a["results"][name]
+        assert got["objects_dataset"] == str(tmp_path / "objects_dask")
+        for key, v in want.items():
+            if key in ("instances", "missed_ids", "false_alarm_ids"):
+                assert key not in got
+            elif isinstance(v, float):
+                assert got[key] == pytest.approx(v, rel=1e-12), (name, key)
+            else:
+                assert got[key] == v, (name, key)
+    # the same objects dataset (rows sorted by side, position), read back three ways
+    d = gpd.read_parquet(tmp_path / "objects_dask")
+    ell = gpd.read_parquet(tmp_path / "objects_local")
+    assert len(list((tmp_path / "objects_dask").glob("part-*.parquet"))) == \
+        res.partitions["partitions"]
+    d = d.sort_values(["side", "position"]).reset_index(drop=True)
+    ell = ell.sort_values(["side", "position"]).reset_index(drop=True)
+    assert len(d) == len(ref) + len(sub)
+    cols = [c for c in d.columns if c != "geometry"]
+    floats = [c for c in cols if c.endswith(("_overlap", "_score", "area"))]
+    assert d[[c for c in cols if c not in floats]].equals(ell[[c for c in cols
+                                                              if c not in floats]])
+    np.testing.assert_allclose(d[floats].to_numpy(float), ell[floats].to_numpy(float),
+                               rtol=1e-12, equal_nan=True)
+    assert shapely.equals(d.geometry.values, ell.geometry.values).all()
+    assert d.crs == ell.crs == "EPSG:32631"
+    import pyarrow.parquet as pq
+
+    meta = pq.read_metadata(tmp_path / "objects_dask" / "_metadata")
+    assert meta.num_rows == len(ref) + len(sub)
+
+
+def _nbytes(value) -> int:
+    from dask.sizeof import sizeof
+
+    return int(sizeof(value))
