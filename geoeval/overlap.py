@@ -24,6 +24,7 @@ from geoeval import parallel
 from geoeval.grid import label_index
 from geoeval.objects import ObjectSet, box_area, check_boxes
 from geoeval.parallel import chunked
+from geoeval.thresholds import above, at_least, pixel_counts
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,11 @@ class Overlap:
         rasters), the denominator of the BGM score.
     method : str
         ``co-occurrence`` or ``rtree``.
+    pixel_area : float or None
+        The area of one pixel when every area here is a whole number of pixels of
+        one grid (both sides labelled rasters on it: ``co-occurrence``); threshold
+        decisions are then taken on integer pixel counts
+        (:mod:`geoeval.thresholds`). ``None`` otherwise.
     """
 
     reference: ObjectSet
@@ -52,6 +58,7 @@ class Overlap:
     values: np.ndarray
     union_area: float
     method: str
+    pixel_area: float | None = None
 
     def __repr__(self) -> str:
         return (f"<Overlap {self.n_pairs} pairs of {self.n_reference} reference and "
@@ -77,11 +84,46 @@ class Overlap:
     def sub_area(self) -> np.ndarray:
         return self.submission.areas
 
+    def in_decision_units(self, area: np.ndarray) -> np.ndarray:
+        """Areas as the solvers and tie-breaks see them: whole pixel counts on a
+        label grid (:attr:`pixel_area` set), so that no choice among equal options
+        depends on the pixel size; the areas themselves otherwise."""
+        if self.pixel_area is None:
+            return np.asarray(area, dtype=float)
+        return pixel_counts(area, self.pixel_area).astype(float)
+
+    @cached_property
+    def weights(self) -> np.ndarray:
+        """``C_ij`` in decision units (:meth:`in_decision_units`): the weights of the
+        assignment and MOM solvers."""
+        return self.in_decision_units(self.values)
+
+    @cached_property
+    def pair_union(self) -> np.ndarray:
+        """``|R_i ∪ O_j| = |R_i| + |O_j| − C_ij`` of every pair."""
+        return self.ref_area[self.rows] + self.sub_area[self.cols] - self.values
+
     @cached_property
     def iou(self) -> np.ndarray:
-        """Intersection over union of every pair."""
-        union = self.ref_area[self.rows] + self.sub_area[self.cols] - self.values
+        """Intersection over union of every pair.
+
+        On a label grid (:attr:`pixel_area` set) it is the ratio of the integer
+        pixel counts, so it does not depend on the pixel size.
+        """
+        if self.pixel_area is not None:
+            c = pixel_counts(self.values, self.pixel_area)
+            union = pixel_counts(self.pair_union, self.pixel_area)
+            return np.divide(c, union, out=np.zeros(c.size), where=union > 0)
+        union = self.pair_union
         return np.divide(self.values, union, out=np.zeros_like(self.values), where=union > 0)
+
+    def iou_at_least(self, threshold: float) -> np.ndarray:
+        """``IoU ≥ threshold`` of each pair (:func:`geoeval.thresholds.at_least`)."""
+        return at_least(self.values, self.pair_union, threshold, unit=self.pixel_area)
+
+    def iou_above(self, threshold: float) -> np.ndarray:
+        """``IoU > threshold`` of each pair (:func:`geoeval.thresholds.above`)."""
+        return above(self.values, self.pair_union, threshold, unit=self.pixel_area)
 
     def matrix(self):
         """``C`` as a ``scipy.sparse.csr_matrix`` of shape ``(Nr, No)``."""
@@ -132,7 +174,7 @@ class Overlap:
             geoms = np.concatenate([self.reference.polygons[ri], self.submission.polygons[si]])
             union = float(shapely.area(shapely.union_all(geoms))) if geoms.size else 0.0
         return Overlap(self.reference.subset(ri), self.submission.subset(si), rows, cols, vals,
-                       union, self.method)
+                       union, self.method, self.pixel_area)
 
 
 def compute_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
@@ -202,7 +244,7 @@ def overlap_from_scan(reference: ObjectSet, submission: ObjectSet, found: Any) -
     cols = label_index(submission.ids, b).astype(np.int64)
     return Overlap(reference, submission, rows, cols,
                    found.pair_counts.astype(float) * pa, float(found.union) * pa,
-                   "co-occurrence")
+                   "co-occurrence", pa)
 
 
 def _vector_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
@@ -362,14 +404,19 @@ def box_iou_pairs(
     a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, plus_one: bool = False
 ) -> np.ndarray:
     """IoU of the box pairs ``(a[ia[k]], b[ib[k]])`` only (sparse form)."""
-    a = check_boxes(a, "a")[np.asarray(ia, dtype=np.int64)]
-    b = check_boxes(b, "b")[np.asarray(ib, dtype=np.int64)]
-    e = 1.0 if plus_one else 0.0
-    w = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]) + e, 0, None)
-    h = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]) + e, 0, None)
-    inter = w * h
-    union = box_area(a, plus_one=plus_one) + box_area(b, plus_one=plus_one) - inter
+    inter, union = box_pair_areas(a, b, ia, ib, plus_one=plus_one)
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
+def box_pair_areas(
+    a: np.ndarray, b: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, plus_one: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Intersection and union areas of the box pairs ``(a[ia[k]], b[ib[k]])``: the two
+    sides of a threshold decision on their IoU (:mod:`geoeval.thresholds`)."""
+    inter = box_intersection_areas(a, b, ia, ib, plus_one=plus_one)
+    ia, ib = np.asarray(ia, dtype=np.int64), np.asarray(ib, dtype=np.int64)
+    union = (box_area(a, plus_one=plus_one)[ia] + box_area(b, plus_one=plus_one)[ib]) - inter
+    return inter, union
 
 
 def box_iou_xywh_pairs(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:

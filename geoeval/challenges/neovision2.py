@@ -34,6 +34,7 @@ from geoeval.io.neovision2 import (
     read_neovision2,
 )
 from geoeval.outputs import number
+from geoeval.thresholds import above, at_least
 
 #: Confidence thresholds of the ROC curve (§3.5): 0.95, 0.85, …, 0.05.
 ROC_THRESHOLDS: tuple[float, ...] = tuple(round(0.95 - 0.1 * k, 2) for k in range(10))
@@ -364,11 +365,11 @@ def _prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) ->
     # matched to it is neither TP nor FP, as for the DCOs of §3.7)
     is_dcr = (gt.role == ROLE_DCR) & g_in
     frac = _inside_fraction(d_fc, det.boxes, g_fc[is_dcr], gt.boxes[is_dcr])
-    d_keep = d_in & ~(frac > dcr_threshold)
+    d_keep = d_in & ~_inside_above(frac, dcr_threshold)
     obj = (gt.role == ROLE_OBJECT) & g_in
     g_frac = np.zeros(len(gt))
     g_frac[obj] = _inside_fraction(g_fc[obj], gt.boxes[obj], g_fc[is_dcr], gt.boxes[is_dcr])
-    obj_in_dcr = obj & (g_frac > dcr_threshold)
+    obj_in_dcr = obj & _inside_above(g_frac, dcr_threshold)
     labelled = obj.copy()
     obj &= ~obj_in_dcr
 
@@ -427,6 +428,12 @@ def _class_index(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.where(classes[k] == labels, k, -1).astype(np.int64)
 
 
+def _inside_above(frac: np.ndarray, threshold: float) -> np.ndarray:
+    """A box's inside fraction is more than ``threshold`` (§3.7: "more than 20 %"),
+    by geoeval's rule for ratios of float areas (:func:`geoeval.thresholds.above`)."""
+    return above(frac, np.ones_like(frac), threshold)
+
+
 def _inside_fraction(
     d_frame: np.ndarray, d_boxes: np.ndarray, r_frame: np.ndarray, r_boxes: np.ndarray
 ) -> np.ndarray:
@@ -472,11 +479,12 @@ def _candidates(
     iou_threshold: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pairs of one group with ``IoU ≥ iou_threshold`` and their IoU."""
-    from geoeval.overlap import box_iou_pairs
+    from geoeval.overlap import box_pair_areas
 
     i, j = overlapping_pairs(g_group, g_boxes, d_group, d_boxes)
-    iou = box_iou_pairs(g_boxes, d_boxes, i, j)
-    keep = (iou >= iou_threshold) & (iou > 0)
+    inter, union = box_pair_areas(g_boxes, d_boxes, i, j)
+    iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    keep = at_least(inter, union, iou_threshold) & (inter > 0)
     return i[keep], j[keep], iou[keep]
 
 
@@ -534,7 +542,7 @@ def _merge(
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    from geoeval.overlap import box_iou_pairs
+    from geoeval.overlap import box_pair_areas
 
     n = frame.size
     if n == 0:
@@ -542,8 +550,8 @@ def _merge(
     i, j = overlapping_pairs(frame, boxes, frame, boxes)
     keep = i < j
     i, j = i[keep], j[keep]
-    iou = box_iou_pairs(boxes, boxes, i, j)
-    link = (iou > merge_threshold) | np.all(boxes[i] == boxes[j], axis=1)
+    inter, union = box_pair_areas(boxes, boxes, i, j)
+    link = above(inter, union, merge_threshold) | np.all(boxes[i] == boxes[j], axis=1)
     adj = coo_matrix((np.ones(int(link.sum())), (i[link], j[link])), shape=(n, n))
     _, comp = connected_components(adj, directed=False)
     order = np.argsort(comp, kind="stable")

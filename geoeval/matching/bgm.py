@@ -32,6 +32,6 @@ def match_bgm(overlap: Overlap) -> Matching:
     taken without a solver; the rest go to SciPy's ``linear_sum_assignment``.
     """
     chosen = max_weight_matching(
-        overlap.rows, overlap.cols, overlap.values, overlap.n_reference, overlap.n_submission
+        overlap.rows, overlap.cols, overlap.weights, overlap.n_reference, overlap.n_submission
     )
     return from_edges(overlap, chosen, "bgm")

@@ -29,8 +29,8 @@ from geoeval.matching.areas import object_union_areas, pair_union_areas
 from geoeval.matching.build import from_arrays
 from geoeval.matching.result import InstanceArrays, Matching
 from geoeval.overlap import Overlap
+from geoeval.thresholds import at_least
 
-_EPS = 1e-12  # ratios equal to T must survive floating-point rounding
 CORRECT, OVER, UNDER = 0, 1, 2
 
 
@@ -52,9 +52,12 @@ def match_hoover(overlap: Overlap, *, threshold: float = 0.6) -> Matching:
     rows, cols, c = overlap.rows, overlap.cols, overlap.values
     ar, ao = overlap.ref_area, overlap.sub_area
     nr, no = overlap.n_reference, overlap.n_submission
-    thr = t * (1 - _EPS)
-    in_sub = c / ao[cols] >= thr  # C_ij >= T |O_j|
-    in_ref = c / ar[rows] >= thr  # C_ij >= T |R_i|
+    unit = overlap.pixel_area  # integer pixel counts on one grid (geoeval.thresholds)
+    in_sub = at_least(c, ao[cols], t, unit=unit)  # C_ij >= T |O_j|
+    in_ref = at_least(c, ar[rows], t, unit=unit)  # C_ij >= T |R_i|
+    # scores (and so the greedy order) from pixel counts on a grid: alike at any pixel size
+    du = overlap.in_decision_units
+    cd, ard, aod = overlap.weights, du(ar), du(ao)
 
     cand_score: list[np.ndarray] = []
     cand_overlap: list[np.ndarray] = []
@@ -68,7 +71,7 @@ def match_hoover(overlap: Overlap, *, threshold: float = 0.6) -> Matching:
     corr = np.flatnonzero(in_sub & in_ref)
     k = corr.size
     cid = np.arange(n_cand, n_cand + k)
-    cand_score.append((c[corr] / ao[cols[corr]] + c[corr] / ar[rows[corr]]) / 2)
+    cand_score.append((cd[corr] / aod[cols[corr]] + cd[corr] / ard[rows[corr]]) / 2)
     cand_kind.append(np.full(k, CORRECT))
     cand_overlap.append(c[corr])
     edge_cand: list[np.ndarray] = [cid]  # the pairs inside each candidate
@@ -90,13 +93,14 @@ def match_hoover(overlap: Overlap, *, threshold: float = 0.6) -> Matching:
         # each other, whose shared area then counts once (geoeval.matching.areas)
         sum_c = pair_union_areas(overlap, e, centre[e], n_centre)
         sum_leaf = object_union_areas(leaf_side, leaf[e], centre[e], n_centre)
-        ok = (cnt >= 2) & (sum_c / np.where(a_centre > 0, a_centre, np.inf) >= thr)
+        ok = (cnt >= 2) & at_least(sum_c, a_centre, t, unit=unit)
         centres = np.flatnonzero(ok)
         k = centres.size
         cid_of = np.full(n_centre, -1, dtype=np.int64)
         cid_of[centres] = np.arange(n_cand, n_cand + k)
-        s1 = sum_c[centres] / sum_leaf[centres]  # |centre ∩ ∪ leaf| / |∪ leaf|
-        s2 = sum_c[centres] / a_centre[centres]  # |centre ∩ ∪ leaf| / |centre|
+        sc = du(sum_c[centres])
+        s1 = sc / du(sum_leaf[centres])  # |centre ∩ ∪ leaf| / |∪ leaf|
+        s2 = sc / du(a_centre[centres])  # |centre ∩ ∪ leaf| / |centre|
         # for OVER, s1 is over outputs and s2 over the reference: (s1 + s2)/2 is symmetric
         cand_score.append((s1 + s2) / 2)
         cand_kind.append(np.full(k, kind))

@@ -14,9 +14,6 @@ from geoeval.matching.build import from_edges
 from geoeval.matching.result import Matching
 from geoeval.overlap import Overlap
 
-# Relative slack on the threshold so that IoU = t exactly survives rounding.
-_EPS = 1e-12
-
 
 def match_iou(overlap: Overlap, *, threshold: float = 0.5) -> Matching:
     """One-to-one matching among pairs with IoU at least ``threshold``.
@@ -37,12 +34,15 @@ def match_iou(overlap: Overlap, *, threshold: float = 0.5) -> Matching:
     ``IoU_ij = C_ij / (|R_i| + |O_j| − C_ij)``. Maximum cardinality first, then
     maximum total IoU (Hungarian on weights ``K + IoU``, see
     :func:`~geoeval.matching.assignment.max_weight_matching`). For ``t > 0.5``
-    every object has at most one candidate and no solver runs.
+    every object has at most one candidate and no solver runs. "IoU at least
+    ``t``" is decided by :func:`geoeval.thresholds.at_least`: on integer pixel
+    counts for two label rasters on one grid, with a relative slack of 1e-12 on
+    polygon areas.
     """
     if not 0 < threshold <= 1:
         raise InputError(f"IoU threshold must be in (0, 1], got {threshold}")
     iou = overlap.iou
-    cand = np.flatnonzero(iou >= threshold * (1 - _EPS))
+    cand = np.flatnonzero(overlap.iou_at_least(threshold))
     chosen = max_weight_matching(
         overlap.rows[cand], overlap.cols[cand], iou[cand],
         overlap.n_reference, overlap.n_submission, cardinality_first=True,

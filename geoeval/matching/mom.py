@@ -32,6 +32,7 @@ from geoeval.errors import InputError, SolverError
 from geoeval.matching.build import from_edges
 from geoeval.matching.result import Matching
 from geoeval.overlap import Overlap, component_kinds, edge_components
+from geoeval.thresholds import at_least
 
 #: Components with at most this many possible centres (degree ≥ 2) are enumerated.
 ENUMERATION_LIMIT = 14
@@ -88,10 +89,10 @@ def match_mom(
         if not 0 <= min_overlap <= 1:
             raise InputError(f"minimum overlap must be in [0, 1], got {min_overlap}")
         smaller = np.minimum(overlap.ref_area[overlap.rows], overlap.sub_area[overlap.cols])
-        keep = overlap.values >= min_overlap * smaller * (1 - 1e-12)
+        keep = at_least(overlap.values, smaller, min_overlap, unit=overlap.pixel_area)
     edge_index = np.arange(overlap.n_pairs) if keep is None else np.flatnonzero(keep)
     rows, cols = overlap.rows[edge_index], overlap.cols[edge_index]
-    w = overlap.values[edge_index]
+    w = overlap.weights[edge_index]  # pixel counts on a grid: ties resolved alike at any size
     nr, no = overlap.n_reference, overlap.n_submission
     stats = {"taken_whole": 0, "tree_dp": 0, "enumerated": 0, "ilp": 0}
     if rows.size == 0:

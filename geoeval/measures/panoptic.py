@@ -67,7 +67,9 @@ def panoptic_quality(overlap: Overlap) -> PanopticQuality:
     PanopticQuality
     """
     iou = overlap.iou
-    cand = np.flatnonzero(iou > PQ_THRESHOLD)
+    # IoU > ½ on integer pixel counts for label rasters (2·|A∩B| > |A∪B|), so the
+    # matching never depends on the pixel size (geoeval.thresholds)
+    cand = np.flatnonzero(overlap.iou_above(PQ_THRESHOLD))
     rows, cols = overlap.rows[cand], overlap.cols[cand]
     # a side overlaps itself: several candidates for one object
     if has_duplicates(rows) or has_duplicates(cols):

@@ -20,6 +20,7 @@ import numpy as np
 
 from geoeval.measures.localization._wrap import pair_metric, safe_div
 from geoeval.measures.localization.pairs import MaskPair
+from geoeval.thresholds import at_least
 
 
 @pair_metric("mask")
@@ -98,7 +99,9 @@ def single_pair_hoover(pair: MaskPair, threshold: float = 0.6) -> np.ndarray:
     """
     s1 = safe_div(pair.n_both, pair.n_ref, 0.0)
     s2 = safe_div(pair.n_both, pair.n_res, 0.0)
-    ok = (s1 >= threshold) & (s2 >= threshold)
+    # pixel counts: decided exactly in integers (geoeval.thresholds)
+    ok = (at_least(pair.n_both, pair.n_ref, threshold, unit=1.0)
+          & at_least(pair.n_both, pair.n_res, threshold, unit=1.0))
     return np.where(ok, (s1 + s2) / 2, 0.0)
 
 
