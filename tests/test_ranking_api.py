@@ -217,7 +217,8 @@ def test_cli_table(scores_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     )
     assert code == 0
     text = capsys.readouterr().out
-    assert "5 linear extensions (exact" in text and "CRF: 2 round(s), converged" in text
+    assert "5 linear extensions (exact" in text
+    assert "(CRF) operator ranked them in 2 rounds" in " ".join(text.split())
     assert json.loads(out.read_text())["ranking"] == ["A", "B", "X", "C", "D"]
     assert fig.stat().st_size > 0
 
@@ -355,5 +356,9 @@ def test_table_expected_ranks_follow_the_order(capsys) -> None:
     for x in ranking_tables(r):
         console.print(x)
     text = console.export_text()
-    assert "E(rank), CRF 1" in text and "round 1 decided" in text
+    assert "E(rank), CRF 1" in text
+    words = " ".join(text.split())
+    assert "ordered by round 1's expected rank E(rank)" in words
+    assert ("s1 and s3 have the same expected rank 2.500 and are incomparable" in words
+            and "ordered by the tie-breaker, a (higher first): 1.0000 > 0.4000" in words)
     assert r.to_dict()["deciding_round"] == 1

@@ -147,3 +147,95 @@ def matcher_lines(result: Any) -> list[str]:
         acc = ACCURACY_WORDS.get(name)
         out.append(f"{name}: {words.format(**th)}" + (f"; accuracy = {acc}" if acc else "") + ".")
     return out
+
+
+def _values(result: Any, name: str) -> tuple:
+    return tuple(result.values[name].get(c) for c in result.indicators)
+
+
+def _best_on(result: Any, group: list[str]) -> list[str]:
+    """``best on precision: s2 (0.9783)`` for each indicator that tells the group
+    apart: its best members on it."""
+    out = []
+    for col in result.indicators:
+        vals = {n: result.values[n].get(col) for n in group
+                if result.values[n].get(col) is not None}
+        if not vals:
+            continue
+        pick = min if col in result.lower_is_better else max
+        top = pick(vals.values())
+        best = [n for n in group if vals.get(n) == top]
+        if len(best) == len(vals):
+            continue  # equal on it: it decides nothing
+        out.append(f"best on {col}: {_join(best)} ({top:.4f})")
+    return out
+
+
+def ranking_lines(result: Any) -> list[str]:
+    """A ranking in plain words (Özdemir et al. 2010, §4.3; Patil & Taillie 2004):
+    the dominance rule, what the CRF operator did, and for every group the order
+    left level, whether its members are incomparable or tied and the rule (and
+    numbers) that ordered them."""
+    names = list(result.names)
+    index = {n: k for k, n in enumerate(names)}
+    better = result.poset.better  # better[i, j]: j strictly better than i
+    n = len(names)
+    incomparable = sum(1 for i in range(n) for j in range(i + 1, n)
+                       if not better[i, j] and not better[j, i])
+    cols = ", ".join(c + (" (lower is better)" if c in result.lower_is_better else "")
+                     for c in result.indicators)
+    lines = [f"One submission is above another when it is at least as good on every "
+             f"indicator ({cols}) and better on one; {incomparable} of {n * (n - 1) // 2} "
+             "pairs are incomparable (each better on some indicator, or identical)."]
+    k = len(result.rounds)
+    if result.converged and k == 0:
+        lines.append("That order already ranks the submissions: no CRF round was needed.")
+    elif result.converged:
+        lines.append(f"The cumulative rank frequency (CRF) operator ranked them in {k} "
+                     f"round{'s' if k > 1 else ''}; E(rank) is round {k}'s.")
+    elif result.stop_reason == "no change" and k == 0:
+        lines.append("The order was already stable: the cumulative rank frequency (CRF) "
+                     "operator adds no comparison to it, so no iteration was needed; entries "
+                     "left incomparable are ordered by expected rank E(rank).")
+    elif result.stop_reason == "no change":
+        lines.append(f"After {k} cumulative rank frequency (CRF) round{'s' if k > 1 else ''} "
+                     "the order stopped changing (a further round adds no comparison); "
+                     f"entries still incomparable are ordered by round {k}'s expected rank "
+                     "E(rank).")
+    else:
+        lines.append(f"The CRF operator stopped at its round limit ({k}) before the "
+                     "order was a ranking; entries left incomparable are ordered by "
+                     "expected rank E(rank).")
+    expected = result.deciding_expected_ranks
+    tie_break = result.tie_break
+    for tie in result.ties:
+        group = list(tie["items"])
+        level = ("have the same expected rank "
+                 f"{float(expected[group[0]]):.3f}" if not result.converged
+                 else "stay level" + (f" after round {k}" if k else ""))
+        pairs = [(a, b) for x, a in enumerate(group) for b in group[x + 1:]]
+        identical = [(a, b) for a, b in pairs if _values(result, a) == _values(result, b)]
+        comparable = [(a, b) for a, b in pairs
+                      if better[index[a], index[b]] or better[index[b], index[a]]]
+        if identical and len(identical) == len(pairs):
+            what = "tied: identical on every indicator"
+        else:
+            wins = _best_on(result, group)
+            what = ("incomparable" + (f" ({'; '.join(wins)})" if wins else "")
+                    + ("; " + ", ".join(f"{a} and {b} tied (identical)" for a, b in identical)
+                       if identical else ""))
+            if comparable:
+                what += "; the CRF rounds made them level"
+        if tie["by"] == "name":
+            rule = "by name, as the tie-breaker" + (
+                f" {tie_break!r} is equal or undefined for them" if tie_break else
+                " column is missing")
+        else:
+            acc = tie.get("accuracy") or []
+            numbers = " > ".join("undefined" if a is None else f"{a:.4f}" for a in acc)
+            shown = tie_break or "accuracy"
+            rule = f"by the tie-breaker, {shown} (higher first): {numbers}"
+            if tie["by"] == "accuracy, then name":
+                rule += ", then by name where equal"
+        lines.append(f"{_join(group)} {level} and are {what}; ordered {rule}.")
+    return lines

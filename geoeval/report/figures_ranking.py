@@ -22,25 +22,64 @@ if TYPE_CHECKING:  # pragma: no cover
 FORMATS = {".png": "png", ".svg": "svg"}
 
 
-def hasse_layout(result: RankingResult) -> dict[str, tuple[float, float]]:
-    """Node positions: one row per level (best at the top, ``y = −level``); in a
-    row, items ordered by the mean position of the items covering them
-    (barycentre heuristic, fewer crossings), then by final rank."""
+def _rows(result: RankingResult) -> tuple[list[list[Any]], list[list[Any]]]:
+    """Sugiyama-style rows: the items by level (the longest chain above each,
+    best at the top, :meth:`Poset.levels`), a placeholder in every row a cover
+    edge passes, and each row ordered by the mean position of its neighbours
+    above, then below, then above again (barycentre sweeps: fewer crossings).
+
+    Returns the rows (item names and ``("via", edge, row)`` placeholders) and,
+    per cover edge, its chain from the worse item up to the better one.
+    """
     poset = result.poset
+    names = poset.names
     final = result.final_rank
-    covers = poset.covers
-    pos: dict[int, tuple[float, float]] = {}
-    for depth, level in enumerate(poset.levels()):
+    levels = poset.levels()
+    level = {a: k for k, items in enumerate(levels) for a in items}
+    rows: list[list[Any]] = [[names[a] for a in items] for items in levels]
+    chains: list[list[Any]] = []
+    for e, (worse, better) in enumerate(poset.hasse_edges()):
+        chain: list[Any] = [names[worse]]
+        for k in range(level[worse] - 1, level[better], -1):
+            via = ("via", e, k)
+            rows[k].append(via)
+            chain.append(via)
+        chains.append([*chain, names[better]])
+    up: dict[Any, list[Any]] = {}
+    down: dict[Any, list[Any]] = {}
+    for chain in chains:
+        for lower, upper in zip(chain, chain[1:], strict=False):
+            up.setdefault(lower, []).append(upper)
+            down.setdefault(upper, []).append(lower)
 
-        def key(a: int) -> tuple[float, int]:
-            above = [pos[b][0] for b in np.flatnonzero(covers[a]).tolist() if b in pos]
-            return (float(np.mean(above)) if above else 0.0, final[poset.names[a]])
+    def place(row: list[Any], neighbours: dict[Any, list[Any]], x: dict[Any, float]) -> None:
+        def key(item: Any) -> tuple[float, int, int]:
+            near = [x[n] for n in neighbours.get(item, []) if n in x]
+            rank = final.get(item, 0) if isinstance(item, str) else 0
+            return (float(np.mean(near)) if near else x.get(item, 0.0), rank,
+                    0 if isinstance(item, str) else 1)
 
-        ordered = sorted(level, key=key) if depth else sorted(level, key=lambda a: key(a)[1])
-        m = len(ordered)
-        for i, a in enumerate(ordered):
-            pos[a] = (i - (m - 1) / 2.0, -float(depth))
-    return {poset.names[a]: xy for a, xy in pos.items()}
+        row.sort(key=key)
+        for i, item in enumerate(row):
+            x[item] = i - (len(row) - 1) / 2.0
+
+    x: dict[Any, float] = {}
+    rows[0].sort(key=lambda item: final.get(item, 0))
+    for sweep in ("down", "up", "down"):
+        order = range(len(rows)) if sweep == "down" else range(len(rows) - 1, -1, -1)
+        for k in order:
+            place(rows[k], up if sweep == "down" else down, x)
+    return rows, chains
+
+
+def hasse_layout(result: RankingResult) -> dict[str, tuple[float, float]]:
+    """Node positions: one row per level (best at the top, ``y = −level``, the
+    level being the longest chain above an item), in a row ordered by
+    barycentre sweeps, the cover edges' bends taking a place of their own."""
+    rows, _ = _rows(result)
+    return {item: (i - (len(row) - 1) / 2.0, -float(k))
+            for k, row in enumerate(rows) for i, item in enumerate(row)
+            if isinstance(item, str)}
 
 
 def _label(result: RankingResult, name: str) -> str:
@@ -54,42 +93,93 @@ def _label(result: RankingResult, name: str) -> str:
 def plot_hasse(result: RankingResult, ax: Axes) -> None:
     """Draw the Hasse diagram of the indicator order on ``ax``: levels, best at
     the top, one arrow per cover (worse → better), nodes labelled with name and
-    indicators."""
-    import networkx as nx  # deferred: only figures and the GraphML export need it
+    indicators. No edge passes through a box it does not end at (an edge
+    spanning several levels bends through a place kept free in each row it
+    crosses, and runs between the rows of boxes, from a box's top to a box's
+    bottom)."""
+    hasse_drawing(result, ax)
 
-    xy = hasse_layout(result)
-    nx.draw_networkx_edges(result.hasse(), xy, ax=ax, edge_color="0.45", width=1.2,
-                           arrows=True, arrowstyle="-|>", arrowsize=10, node_size=1800)
-    boot = getattr(result, "bootstrap", None)
-    if boot is not None:  # covers that hold in >= confidence of the paired replicates
-        robust = {(b, a) for a, b in boot["robust_edges"]}  # graph edges run worse -> better
-        keep = [e for e in result.hasse().edges if tuple(e) in robust]
-        nx.draw_networkx_edges(result.hasse(), xy, edgelist=keep, ax=ax, edge_color="black",
-                               width=3.0, arrows=True, arrowstyle="-|>", arrowsize=12,
-                               node_size=1800)
-    final = result.final_rank
-    for name, (x, y) in xy.items():
-        first = "" if boot is None else f"\nP(first) {boot['p_first'][name]:.2f}"
-        ax.text(
-            x,
-            y,
-            f"#{final[name]} {_label(result, name)}{first}",
-            ha="center",
-            va="center",
-            fontsize=8,
-            zorder=2,
-            bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": "0.3"},
-        )
-    xs = [p[0] for p in xy.values()] or [0.0]
-    ys = [p[1] for p in xy.values()] or [0.0]
-    ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
-    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
+
+def hasse_drawing(result: RankingResult, ax: Axes) -> dict[str, Any]:
+    """:func:`plot_hasse`, returning what it drew: ``boxes`` (name → x0, y0, x1,
+    y1 in data units, as rendered) and ``edges`` (``(worse, better, points)``,
+    the polyline of each cover edge)."""
+    rows, chains = _rows(result)
+    xy = {item: (i - (len(row) - 1) / 2.0, -float(k))
+          for k, row in enumerate(rows) for i, item in enumerate(row)}
+    width = max((len(row) for row in rows), default=1)
+    ax.set_xlim(-(width - 1) / 2.0 - 0.6, (width - 1) / 2.0 + 0.6)
+    ax.set_ylim(-(len(rows) - 1) - 0.6, 0.6)
     ax.set_axis_off()
+    from matplotlib.patches import FancyBboxPatch
+
+    boot = getattr(result, "bootstrap", None)
+    final = result.final_rank
+    texts, boxes = {}, {}
+    for name in result.names:
+        x, y = xy[name]
+        first = "" if boot is None else f"\nP(first) {boot['p_first'][name]:.2f}"
+        boxes[name] = (x - BOX[0] / 2, y - BOX[1] / 2, x + BOX[0] / 2, y + BOX[1] / 2)
+        ax.add_patch(FancyBboxPatch((x - BOX[0] / 2, y - BOX[1] / 2), BOX[0], BOX[1],
+                                    boxstyle="round,pad=0,rounding_size=0.03", fc="white",
+                                    ec="0.3", zorder=3))
+        texts[name] = ax.text(x, y, f"#{final[name]} {_label(result, name)}{first}",
+                              ha="center", va="center", fontsize=8, zorder=4)
+    _fit_text(ax, texts)
+    robust: set[tuple[str, str]] = set()
+    if boot is not None:  # covers that hold in >= confidence of the paired replicates
+        robust = {(b, a) for a, b in boot["robust_edges"]}  # edges run worse -> better
+    edges = []
+    for chain in chains:
+        worse, better = chain[0], chain[-1]
+        points = [(xy[worse][0], boxes[worse][3])]
+        for via in chain[1:-1]:
+            x, y = xy[via]  # through the row at a place of its own, as high as a box
+            points += [(x, y - BOX[1] / 2), (x, y + BOX[1] / 2)]
+        points.append((xy[better][0], boxes[better][1]))
+        edges.append((worse, better, points))
+        strong = (worse, better) in robust
+        color, lw = ("black", 3.0) if strong else ("0.45", 1.2)
+        if len(points) > 2:
+            ax.plot([p[0] for p in points[:-1]], [p[1] for p in points[:-1]], color=color,
+                    lw=lw, zorder=1, solid_capstyle="round")
+        ax.annotate("", xy=points[-1], xytext=points[-2], zorder=2,
+                    arrowprops={"arrowstyle": "-|>", "color": color, "lw": lw,
+                                "shrinkA": 0, "shrinkB": 0, "mutation_scale": 10})
     ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)}); #k = final rank", fontsize=9)
     if boot is not None:
         ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)});\n#k = final rank; "
                      f"bold: dominance in ≥ {boot['confidence']:.0%}\nof {boot['n']} paired "
                      "bootstrap replicates", fontsize=9)
+    return {"boxes": boxes, "edges": edges}
+
+
+#: A label box's width and height in data units (places are 1 apart, rows 1 apart):
+#: boxes never touch, and edges run in the free band between two rows.
+BOX = (0.9, 0.36)
+
+
+def _fit_text(ax: Axes, texts: dict[str, Any]) -> None:
+    """Make the labels' font smaller until each fits its box (as the figure is laid
+    out now; at most eight tries)."""
+    figure = ax.figure
+    for _ in range(8):
+        if hasattr(figure, "draw_without_rendering"):
+            figure.draw_without_rendering()  # runs the layout engine: final axes size
+        renderer = figure._get_renderer()
+        inverse = ax.transData.inverted()
+        scale = 1.0
+        for text in texts.values():
+            extent = text.get_window_extent(renderer)
+            (x0, y0), (x1, y1) = inverse.transform([[extent.x0, extent.y0],
+                                                    [extent.x1, extent.y1]])
+            wide, tall = abs(x1 - x0), abs(y1 - y0)
+            scale = min(scale, 0.92 * BOX[0] / wide if wide else 1.0,
+                        0.9 * BOX[1] / tall if tall else 1.0)
+        if scale >= 1.0:
+            return
+        for text in texts.values():
+            text.set_fontsize(max(text.get_fontsize() * scale * 0.98, 3.0))
 
 
 def plot_rank_frequencies(result: RankingResult, ax: Axes) -> Any:
@@ -148,13 +238,14 @@ def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> 
     from geoeval.outputs import atomic_path
 
     n = len(result.names)
-    width = max(4.0, 1.6 * max(len(lv) for lv in result.levels()))
-    height = max(3.0, 1.1 * len(result.levels()), 0.35 * n + 1.5)
+    rows, _ = _rows(result)
+    width = max(4.0, 1.6 * max(len(row) for row in rows))
+    height = max(3.0, 1.1 * len(rows), 0.35 * n + 1.5)
     fig = Figure(figsize=(width + 0.45 * n + 3.0, height), layout="constrained")
     ax_h, ax_f = fig.subplots(1, 2, width_ratios=[width, 0.45 * n + 2.0])
-    plot_hasse(result, ax_h)
     image = plot_rank_frequencies(result, ax_f)
     fig.colorbar(image, ax=ax_f, shrink=0.8)
+    plot_hasse(result, ax_h)  # last: its labels are fitted to the laid-out figure
     with atomic_path(target) as tmp:
         fig.savefig(tmp, format=fmt, dpi=150)
     return target

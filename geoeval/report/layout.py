@@ -34,7 +34,10 @@ def natural_width(renderable: Any) -> int:
 
 
 def _keys(table: Any) -> int:
-    """Key columns of ``table``: the leading columns holding labels (left-justified)."""
+    """Key columns of ``table``: ``table.geoeval_keys`` if set, else the leading
+    columns holding labels (left-justified)."""
+    if getattr(table, "geoeval_keys", None):
+        return int(table.geoeval_keys)
     n = 0
     for col in table.columns:
         if col.justify in ("right", "center"):

@@ -108,11 +108,10 @@ def ranking_tables(result: Any) -> list[Any]:
         lo, hi = intervals[name]
         tab.add_row(str(r), name, *[fmt(v) for v in vals], f"[{lo}, {hi}]",
                     fmt(float(expected[name]), 3))
-    state = "converged" if result.converged else f"not converged ({result.stop_reason})"
-    decided = ("the indicator order decided" if k == 0
-               else f"round {k} decided; E(rank) is that round's")
-    out: list[Any] = [tab, Text(f"CRF: {len(result.rounds)} round(s), {state}; {decided}.")]
-    out += [Text(f"tie {' > '.join(tie['items'])} broken by {tie['by']}") for tie in result.ties]
+    tab.geoeval_keys = 2  # rank and name: repeated in every band (report.layout)
+    from geoeval.report.explain import ranking_lines
+
+    out: list[Any] = [tab, *(Text(line) for line in ranking_lines(result))]
     out += [Text(f"note: {note}") for note in (*result.notes, *st.notes)]
     return out
 
