@@ -84,6 +84,14 @@ class OneMatcher(str, Enum):
     iou = "iou"
 
 
+class BoundaryBand(str, Enum):
+    """``--boundary-iou-band``: the polygons' distance band or the reference code's
+    pixel erosion (geoeval.measures.geometry.BOUNDARY_BANDS)."""
+
+    distance = "distance"
+    raster = "raster"
+
+
 class EngineChoice(str, Enum):
     """``--engine``: where the overlap and the Mallows score run."""
 
@@ -155,6 +163,11 @@ MeasuresOpt = Annotated[str | None, typer.Option(
 BoundaryWidthOpt = Annotated[float | None, typer.Option(
     help="Boundary IoU band width in CRS units (default: 2 % of each reference object's "
          "bounding-box diagonal, at least one pixel).", callback=POSITIVE)]
+BoundaryBandOpt = Annotated[BoundaryBand, typer.Option(
+    "--boundary-iou-band", help="Boundary IoU band: 'distance' (exact band of the polygons) "
+    "or 'raster' (erosion by a 3 x 3 square as in Cheng et al.'s code, to reproduce "
+    "published numbers; two label rasters on one grid).")]
+BOUNDARY_BAND_DEFAULT = BoundaryBand(DEFAULTS["boundary_band"])
 # --- options every command has ------------------------------------------------------
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
 HtmlOpt = Annotated[Path | None, typer.Option(

@@ -19,12 +19,14 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.cli.options import (
+    BOUNDARY_BAND_DEFAULT,
     DEFAULTS,
     BackgroundOpt,
     BandOpt,
     BlockSizeOpt,
     BootSeedOpt,
     BootstrapOpt,
+    BoundaryBandOpt,
     BoundaryWidthOpt,
     BreakdownFigureOpt,
     BreakdownOpt,
@@ -123,6 +125,7 @@ def score_command(
     breakdown_figure: BreakdownFigureOpt = None,
     measures: MeasuresOpt = DEFAULTS["geometry_measures"],
     boundary_width: BoundaryWidthOpt = DEFAULTS["boundary_width"],
+    boundary_band: BoundaryBandOpt = BOUNDARY_BAND_DEFAULT,
     pairs: Annotated[Path | None, typer.Option(
         help="Folders: CSV list of pairs (columns: reference, submission and "
              "optionally scene).")] = None,
@@ -180,7 +183,9 @@ def score_command(
                             ("--parquet-dir", parquet_dir),
                             ("--breakdown", breakdown or None),
                             ("--breakdown-figure", breakdown_figure), ("--html", html),
-                            ("--measures", measures), ("--boundary-width", boundary_width)):
+                            ("--measures", measures), ("--boundary-width", boundary_width),
+                            ("--boundary-iou-band",
+                             None if boundary_band.value == "distance" else boundary_band)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
         _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
@@ -197,6 +202,7 @@ def score_command(
                                breakdown=breakdown, breakdown_figure=breakdown_figure,
                                html=html, html_command=None if html is None else command_line(),
                                geometry_measures=measures, boundary_width=boundary_width,
+                               boundary_band=boundary_band.value,
                                objects_dir=objects, memory_limit=memory_limit, **options)
     warn(result.warnings, strict=strict)
     if json_path is not None:

@@ -22,6 +22,17 @@ from geoeval.overlap import Overlap
 
 #: measure names (the CLI also takes ``boundary-iou``)
 GEOMETRY_MEASURES = ("pq", "clinton", "polis", "boundary_iou")
+#: Boundary IoU bands: the polygons' exact distance band (default) or the reference
+#: code's pixel erosion (:mod:`geoeval.measures.boundary_band`)
+BOUNDARY_BANDS = ("distance", "raster")
+
+
+def check_boundary_band(band: str) -> str:
+    """``band`` if it is one of :data:`BOUNDARY_BANDS`, else :class:`InputError`."""
+    if band not in BOUNDARY_BANDS:
+        raise InputError(f"Boundary IoU band must be one of {', '.join(BOUNDARY_BANDS)}, "
+                         f"got {band!r}")
+    return band
 
 
 def parse_measures(measures: Sequence[str] | str | None) -> tuple[str, ...]:
@@ -77,6 +88,8 @@ class GeometryMeasures:
     boundary_width: float | None = None
     ref_ids: np.ndarray | None = None
     sub_ids: np.ndarray | None = None
+    boundary_band: str = "distance"
+    boundary_pixels: int | None = None  # d of the raster band
 
     def to_dict(self) -> dict[str, Any]:
         from geoeval.measures.boundary_iou import WIDTH_RULE
@@ -90,10 +103,18 @@ class GeometryMeasures:
         if self.polis is not None:
             out["polis"] = {n: v.to_dict(rid, sid) for n, v in self.polis.items()}
         if self.boundary_iou is not None:
+            if self.boundary_band == "raster":
+                from geoeval.measures.boundary_band import RULE as RASTER_RULE
+
+                rule = ("given (CRS units), rounded to whole pixels"
+                        if self.boundary_width is not None else RASTER_RULE)
+            else:
+                rule = "given (CRS units)" if self.boundary_width is not None else WIDTH_RULE
             out["boundary_iou"] = {
+                "band": self.boundary_band,
                 "width": self.boundary_width,
-                "width_rule": "given (CRS units)" if self.boundary_width is not None
-                else WIDTH_RULE,
+                "width_pixels": self.boundary_pixels,
+                "width_rule": rule,
                 "matchers": {n: v.to_dict(rid, sid) for n, v in self.boundary_iou.items()},
             }
         return out
@@ -112,6 +133,7 @@ def geometry_measures(
     measures: Sequence[str] | str,
     *,
     boundary_width: float | None = None,
+    boundary_band: str = "distance",
 ) -> GeometryMeasures:
     """Compute the geometry measures asked for.
 
@@ -124,7 +146,13 @@ def geometry_measures(
         See :func:`parse_measures`.
     boundary_width : float, optional
         Boundary IoU band width ``d`` in CRS units; default 2 % of each reference
-        object's bounding-box diagonal (:mod:`geoeval.measures.boundary_iou`).
+        object's bounding-box diagonal (:mod:`geoeval.measures.boundary_iou`), or
+        for the raster band the reference code's 2 % of the image diagonal.
+    boundary_band : {'distance', 'raster'}
+        ``distance``: the polygons' exact band of points within ``d`` of the
+        outline; ``raster``: the reference code's band (erosion by a 3 × 3 square
+        ``d`` times, :mod:`geoeval.measures.boundary_band`), for two label rasters
+        on one grid.
 
     Returns
     -------
@@ -132,7 +160,9 @@ def geometry_measures(
     """
     names = parse_measures(measures)
     validate.positive("boundary_width", boundary_width)
+    check_boundary_band(boundary_band)
     kw: dict[str, Any] = {}
+    pixels = None
     if "pq" in names:
         from geoeval.measures.panoptic import panoptic_quality
 
@@ -150,7 +180,9 @@ def geometry_measures(
         if "polis" in names:
             kw["polis"] = {n: PairValues(r, s, polis(rg[r], sg[s]))
                            for n, (r, s) in pairs.items()}
-        if "boundary_iou" in names:
+        if "boundary_iou" in names and boundary_band == "raster":
+            pixels, kw["boundary_iou"] = _raster_boundary_iou(overlap, pairs, boundary_width)
+        elif "boundary_iou" in names:
             pixel = _pixel_size(overlap)
             kw["boundary_iou"] = {n: PairValues(r, s, boundary_iou(rg[r], sg[s],
                                                                    boundary_width,
@@ -158,7 +190,33 @@ def geometry_measures(
                                   for n, (r, s) in pairs.items()}
     return GeometryMeasures(names, boundary_width=boundary_width,
                             ref_ids=overlap.reference.ids, sub_ids=overlap.submission.ids,
-                            **kw)
+                            boundary_band=boundary_band, boundary_pixels=pixels, **kw)
+
+
+def _raster_boundary_iou(overlap: Overlap, pairs: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                         width: float | None) -> tuple[int, dict[str, PairValues]]:
+    """The reference code's pixel band for every matcher's pairs (one pass over the
+    rasters for all of them); ``d`` from ``width`` in whole pixels, else 2 % of the
+    image diagonal."""
+    from geoeval.measures.boundary_band import raster_boundary_iou, reference_dilation
+
+    rg, sg = overlap.reference.grid, overlap.submission.grid
+    if rg is None or sg is None or not rg.same_grid(sg):
+        raise InputError("the raster Boundary IoU band (--boundary-iou-band raster) needs "
+                         "two labelled rasters on one grid; use the distance band for "
+                         "vector layers")
+    d = (reference_dilation(rg.shape) if width is None
+         else max(1, int(round(width / _pixel_size(overlap)))))
+    if not pairs:
+        return d, {}
+    names = list(pairs)
+    r = np.concatenate([pairs[n][0] for n in names])
+    s = np.concatenate([pairs[n][1] for n in names])
+    values = raster_boundary_iou(rg, sg, overlap.reference.ids[r],
+                                 overlap.submission.ids[s], d)
+    cuts = np.cumsum([pairs[n][0].size for n in names])[:-1]
+    return d, {n: PairValues(pairs[n][0], pairs[n][1], v)
+               for n, v in zip(names, np.split(values, cuts), strict=True)}
 
 
 def _pixel_size(overlap: Overlap) -> float:
