@@ -122,7 +122,7 @@ def contest(tmp_path_factory):
     ref, subs = _scene()
     out = tmp_path_factory.mktemp("html") / "contest.html"
     result = geoeval.rank((ref, TRANSFORM, CRS), [(s, TRANSFORM, CRS) for s in subs.values()],
-                          names=list(subs), matcher="mom", html=out, size_bins=[90])
+                          names=list(subs), matcher="hoover", html=out, size_bins=[90])
     return result, out, _parse(out.read_text(encoding="utf-8"))
 
 
@@ -163,8 +163,8 @@ def test_page_is_self_contained_and_accessible(contest):
             assert not value.startswith(("http:", "https:", "//")), (tag, value)
         assert tag not in ("link", "iframe", "img"), tag
     assert "@import" not in text and "url(http" not in text
-    # one Hasse diagram, one heat map, and per entry a map and a breakdown, each titled
-    assert len(page.svgs) == 2 + 2 * len(result.names)
+    # one Hasse diagram, one heat map, and per entry a status map, each titled
+    assert len(page.svgs) == 2 + len(result.names)
     assert all(s.get("role") == "img" and s.get("aria-labelledby") for s in page.svgs)
     assert page.svg_titles >= len(page.svgs)
     assert len(page.ids) == len(set(page.ids)), "ids must be unique on the page"
@@ -213,6 +213,7 @@ def test_entry_sections_show_breakdown_strata_and_map(contest):
     for name in result.names:
         assert f'id="entry-{name}"' in text
     assert text.count("What fixing each type of error would gain") == len(result.names)
+    assert text.count('class="bar') >= len(result.names)  # the gains drawn as bars
     assert text.count("By object size and by zone") == len(result.names)
     assert "worst area" in text
 
@@ -221,10 +222,10 @@ def test_score_html_one_submission(tmp_path):
     ref, subs = _scene()
     out = tmp_path / "report.html"
     res = geoeval.score((ref, TRANSFORM, CRS), (subs["merged"], TRANSFORM, CRS),
-                        matchers=["mom", "iou"], html=out, html_command="geoeval score a b")
+                        matchers=["hoover", "iou"], html=out, html_command="geoeval score a b")
     page = _parse(out.read_text(encoding="utf-8"))
     assert page.board == []  # no leaderboard for one submission
-    assert len(page.svgs) == 2
+    assert len(page.svgs) == 1
     text = out.read_text(encoding="utf-8")
     assert "geoeval score a b" in text and "Leaderboard" not in text
     assert res.breakdown is not None

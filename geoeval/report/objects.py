@@ -78,7 +78,8 @@ def choose_matcher(result: ScoreResult, matcher: str | None) -> str:
     return matcher
 
 
-def object_tables(result: ScoreResult, matcher: str | None = None) -> ObjectTables:
+def object_tables(result: ScoreResult, matcher: str | None = None, *,
+                  instances: bool = True) -> ObjectTables:
     """Build the per-object tables of ``result`` for one matcher.
 
     Parameters
@@ -86,6 +87,9 @@ def object_tables(result: ScoreResult, matcher: str | None = None) -> ObjectTabl
     result : ScoreResult
     matcher : str, optional
         Default: ``mom`` when it ran, else the first matcher.
+    instances : bool
+        Build the instance table too (its text columns are most of the time);
+        without it ``instances`` is empty (the status maps need only the objects).
 
     Returns
     -------
@@ -160,10 +164,10 @@ def object_tables(result: ScoreResult, matcher: str | None = None) -> ObjectTabl
         from geoeval.report.strata_tables import add_stratum_columns
 
         add_stratum_columns(result, reference, submission)
-    instances = _instance_columns(result, res, ref_members, ref_inst, sub_members, sub_inst,
-                                  n_ref_in, n_sub_in, kinds[:-1], inst_score[:-1],
-                                  None if inst_mallows is None else inst_mallows[:-1])
-    return ObjectTables(name, reference, submission, instances, summary_columns(result),
+    table = {} if not instances else _instance_columns(
+        result, res, ref_members, ref_inst, sub_members, sub_inst, n_ref_in, n_sub_in,
+        kinds[:-1], inst_score[:-1], None if inst_mallows is None else inst_mallows[:-1])
+    return ObjectTables(name, reference, submission, table, summary_columns(result),
                         (ref_members, ref_inst, sub_members, sub_inst))
 
 

@@ -19,7 +19,14 @@ import numpy as np
 
 from geoeval.errors import OutputError
 from geoeval.matching.result import MANY_TO_ONE, ONE_TO_MANY, ONE_TO_ONE
-from geoeval.report.objects import FALSE_ALARM, MATCHED, MISSED, choose_matcher, object_tables
+from geoeval.report.objects import (
+    FALSE_ALARM,
+    MATCHED,
+    MISSED,
+    ObjectTables,
+    choose_matcher,
+    object_tables,
+)
 from geoeval.report.qgis_styles import (
     KIND_COLOURS,
     STATUS_COLOURS,
@@ -107,18 +114,29 @@ def _scale_bar(ax: Axes, unit: str) -> None:
 
 
 def plot_status_map(result: ScoreResult, ax: Axes, matcher: str | None = None, *,
-                    bounds: tuple[float, float, float, float] | None = None) -> None:
-    """Draw the status map of ``result`` on ``ax`` (legend and scale bar included);
-    ``bounds`` (``xmin, ymin, xmax, ymax``) shows part of the scene (default all of it)."""
+                    bounds: tuple[float, float, float, float] | None = None,
+                    tables: ObjectTables | None = None) -> None:
+    """Draw the status map of ``result`` on ``ax`` (legend and scale bar included).
+
+    ``bounds`` (``xmin, ymin, xmax, ymax``) shows part of the scene (default all
+    of it): only the objects whose bounding box meets it are drawn, and the
+    legend counts those. ``tables``: :func:`~geoeval.report.objects.object_tables`
+    already built for ``matcher``.
+    """
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch, PathPatch
 
-    tables = object_tables(result, matcher)
+    if tables is None:
+        tables = object_tables(result, matcher)
     ref_geoms = np.asarray(result.reference.polygons, dtype=object)
     sub_geoms = np.asarray(result.submission.polygons, dtype=object)
     ref_status = tables.reference["status"]
     sub_status = tables.submission["status"]
     ref_kind = np.asarray(tables.reference["kind"], dtype=object)
+    if bounds is not None:  # a zoom on a large scene draws only what it shows
+        ref_in, sub_in = _meets(ref_geoms, bounds), _meets(sub_geoms, bounds)
+        ref_geoms, ref_status, ref_kind = ref_geoms[ref_in], ref_status[ref_in], ref_kind[ref_in]
+        sub_geoms, sub_status = sub_geoms[sub_in], sub_status[sub_in]
     handles = []
     # references by what happened to them: matched one-to-one, split by the detector
     # (one-to-many: over-detection), merged with others (many-to-one: under-detection),
@@ -160,6 +178,16 @@ def plot_status_map(result: ScoreResult, ax: Axes, matcher: str | None = None, *
               fontsize=8, frameon=False)
     ax.set_title(f"{Path(result.submission.path).name} vs {Path(result.reference.path).name}"
                  f" — {tables.matcher}", fontsize=9)
+
+
+def _meets(geoms: np.ndarray, bounds: tuple[float, float, float, float]) -> np.ndarray:
+    """Which geometries' bounding boxes meet ``bounds`` (empty ones: none)."""
+    import shapely
+
+    b = shapely.bounds(geoms).reshape(-1, 4)
+    with np.errstate(invalid="ignore"):
+        return ((b[:, 0] <= bounds[2]) & (b[:, 2] >= bounds[0]) & (b[:, 1] <= bounds[3])
+                & (b[:, 3] >= bounds[1]))
 
 
 def _add_layer(ax: Axes, patch: Any) -> None:

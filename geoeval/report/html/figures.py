@@ -3,8 +3,7 @@
 Every figure is drawn by the functions the PNG/SVG outputs use
 (:func:`geoeval.report.figures_ranking.plot_hasse`,
 :func:`~geoeval.report.figures_ranking.plot_rank_frequencies`,
-:func:`geoeval.report.status_figure.plot_status_map`,
-:func:`geoeval.report.breakdown.breakdown_figure`) and saved as SVG text with:
+:func:`geoeval.report.status_figure.plot_status_map`) and saved as SVG text with:
 
 * text kept as ``<text>`` (``svg.fonttype: none``): small, selectable, read by
   screen readers, no glyph definitions whose ids would collide between figures;
@@ -32,10 +31,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from geoeval.ranking.api import RankingResult
     from geoeval.scoring import ScoreResult
 
-#: Pixels per inch of the rasterised map layers (the maps are 3.4 inches wide).
-MAP_DPI = 110
+#: Pixels per inch of the rasterised map layers (each map is about 3.3 inches wide).
+MAP_DPI = 90
 #: Cells per side of the grid in which the worst area is looked for.
 WORST_GRID = 6
+#: Above this many objects (both sides) the whole-scene panel is an image, one pixel per
+#: object (:func:`plot_status_image`): outlines would be below a pixel anyway.
+OUTLINE_LIMIT = 20_000
+#: Colours of the maps' embedded images (:func:`_fewer_colours`).
+PALETTE = 48
+#: Pixels across the scene in that image.
+IMAGE_PIXELS = 300
 
 
 def svg(fig: Any, key: str, title: str, desc: str) -> str:
@@ -60,6 +66,9 @@ def svg(fig: Any, key: str, title: str, desc: str) -> str:
     start = text.index("<svg")
     text = text[start:]
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S)
+    # matplotlib spells out its whole sans-serif fallback list on every text
+    text = re.sub(r"font-family: [^;\"]*", "font-family: 'DejaVu Sans', Arial, sans-serif", text)
+    text = re.sub(r"data:image/png;base64,([A-Za-z0-9+/=\s]+)", _fewer_colours, text)
     # every id (matplotlib's axes_1, patch_2 ...) and reference to one, prefixed: unique
     # on a page of many figures
     text = re.sub(r'(\sid=")([^"]+")', rf"\1{key}-\2", text)
@@ -67,10 +76,24 @@ def svg(fig: Any, key: str, title: str, desc: str) -> str:
     head_end = text.index(">") + 1
     tid = f"fig-{key}"
     head = text[:head_end]
-    head = re.sub(r'\swidth="([\d.]+)pt"\s+height="([\d.]+)pt"', "", head, count=1)
     head = head[:-1] + f' role="img" aria-labelledby="{tid}-t {tid}-d">'
     return (head + f'<title id="{tid}-t">{escape(title)}</title>'
             f'<desc id="{tid}-d">{escape(desc)}</desc>' + text[head_end:])
+
+
+def _fewer_colours(match: re.Match[str]) -> str:
+    """An embedded PNG (a rasterised map layer) re-encoded with a palette of at most
+    :data:`PALETTE` colours: the maps' few flat colours and their anti-aliased edges
+    survive, the bytes drop about threefold."""
+    import base64
+
+    from PIL import Image  # matplotlib's own image library
+
+    image = Image.open(io.BytesIO(base64.b64decode(match.group(1))))
+    out = io.BytesIO()
+    image.convert("RGBA").quantize(colors=PALETTE, method=Image.Quantize.FASTOCTREE).save(
+        out, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode("ascii")
 
 
 def hasse_svg(result: RankingResult) -> str:
@@ -81,7 +104,7 @@ def hasse_svg(result: RankingResult) -> str:
 
     levels = result.levels()
     width = max(4.5, 1.7 * max(len(lv) for lv in levels))
-    height = max(2.5, 1.1 * len(levels) + 0.8)
+    height = max(1.6, 1.1 * len(levels) + 0.6)
     fig = Figure(figsize=(width, height), layout="constrained")
     plot_hasse(result, fig.subplots())
     edges = result.hasse_edges()
@@ -126,7 +149,7 @@ def worst_area(result: ScoreResult, matcher: str,
 
     from geoeval.matching.result import MANY_TO_ONE, ONE_TO_MANY
 
-    tables = object_tables(result, matcher) if tables is None else tables
+    tables = object_tables(result, matcher, instances=False) if tables is None else tables
     ref = np.asarray(result.reference.polygons, dtype=object)
     sub = np.asarray(result.submission.polygons, dtype=object)
     kind = np.asarray(tables.reference["kind"], dtype=object)
@@ -159,29 +182,134 @@ def worst_area(result: ScoreResult, matcher: str,
     return (tuple(float(v) for v in bounds), int(errors[best]), int(objects[best]))
 
 
-def status_map_svg(result: ScoreResult, matcher: str, key: str, name: str) -> tuple[str, Any]:
-    """The scene's status map and its worst area zoomed, side by side
-    (:func:`~geoeval.report.status_figure.plot_status_map` twice).
+def _hatch(label: str) -> str | None:
+    """Hatching of a reference layer (by its legend label): split and merged
+    references stay apart from missed ones in greyscale."""
+    for key, hatch in (("split", "////"), ("merged", "\\\\\\\\"), ("many-to-many", "....")):
+        if key in label:
+            return hatch
+    return None
 
-    The polygon layers are rasterised at :data:`MAP_DPI` inside the SVG; split
-    and merged references are hatched so that they stay apart from missed ones
-    in greyscale. Returns the SVG and :func:`worst_area`'s answer.
+
+def _status_layers(result: ScoreResult, tables: Any) -> list[tuple[str, Any, str, np.ndarray]]:
+    """The map's layers as (side, colour, label, selection), in drawing order:
+    the fills and outlines of :func:`~geoeval.report.status_figure.plot_status_map`."""
+    from geoeval.matching.result import MANY_TO_ONE, ONE_TO_MANY, ONE_TO_ONE
+    from geoeval.report.objects import MATCHED
+    from geoeval.report.qgis_styles import (
+        KIND_COLOURS,
+        STATUS_COLOURS,
+        SUBMISSION_MATCHED,
+        hex_colour,
+    )
+
+    kind = np.asarray(tables.reference["kind"], dtype=object)
+    status = tables.reference["status"]
+    sub = tables.submission["status"]
+    other = (status == MATCHED) & ~np.isin(kind, [ONE_TO_ONE, ONE_TO_MANY, MANY_TO_ONE])
+    layers = [
+        ("reference", STATUS_COLOURS[MATCHED], "reference matched one-to-one", kind == ONE_TO_ONE),
+        ("reference", KIND_COLOURS[ONE_TO_MANY], "reference split (over-detection)",
+         kind == ONE_TO_MANY),
+        ("reference", KIND_COLOURS[MANY_TO_ONE], "reference merged (under-detection)",
+         kind == MANY_TO_ONE),
+        ("reference", (120, 120, 120), "reference in a many-to-many instance", other),
+        ("reference", STATUS_COLOURS[MISSED], "reference missed", status == MISSED),
+        ("submission", SUBMISSION_MATCHED, "submission matched", sub == MATCHED),
+        ("submission", STATUS_COLOURS[FALSE_ALARM], "submission false alarm",
+         sub == FALSE_ALARM),
+    ]
+    return [(side, hex_colour(rgb), label, sel) for side, rgb, label, sel in layers
+            if sel.any() or "many-to-many" not in label]
+
+
+def plot_status_image(result: ScoreResult, ax: Any, tables: Any,
+                      pixels: int = IMAGE_PIXELS) -> None:
+    """The whole scene's status map as an image for scenes too large to outline
+    each object: each object is the pixel under the centre of its bounding box
+    (``pixels`` across the scene), coloured as
+    :func:`~geoeval.report.status_figure.plot_status_map` fills it (errors drawn
+    over matches, false alarms last); matched submitted objects are left out.
+    """
+    import shapely
+    from matplotlib.colors import to_rgb
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    from geoeval.report.status_figure import _bounds, _scale_bar, crs_unit
+
+    ref = np.asarray(result.reference.polygons, dtype=object)
+    sub = np.asarray(result.submission.polygons, dtype=object)
+    bounds = _bounds(result, ref, sub)
+    layers = _status_layers(result, tables)
+    handles: list[Any] = []
+    if bounds is not None:
+        x0, y0, x1, y1 = bounds
+        size = max(x1 - x0, y1 - y0, 1e-9) / pixels
+        nx, ny = max(1, int(np.ceil((x1 - x0) / size))), max(1, int(np.ceil((y1 - y0) / size)))
+        image = np.ones((ny, nx, 3))
+        centres = {}
+        for side, geoms in (("reference", ref), ("submission", sub)):
+            b = shapely.bounds(geoms).reshape(-1, 4)
+            with np.errstate(invalid="ignore"):
+                ix = np.clip(((b[:, 0] + b[:, 2]) / 2 - x0) // size, 0, nx - 1)
+                iy = np.clip(((b[:, 1] + b[:, 3]) / 2 - y0) // size, 0, ny - 1)
+            ok = np.isfinite(ix) & np.isfinite(iy)
+            centres[side] = (np.nan_to_num(ix).astype(np.int64),
+                             np.nan_to_num(iy).astype(np.int64), ok)
+        for side, colour, label, sel in layers:
+            if label == "submission matched":
+                continue
+            ix, iy, ok = centres[side]
+            pick = sel & ok
+            alpha = 0.6 if side == "reference" else 1.0
+            image[iy[pick], ix[pick]] = 1.0 - alpha * (1.0 - np.asarray(to_rgb(colour)))
+        ax.imshow(image, extent=(x0, x0 + nx * size, y0, y0 + ny * size), origin="lower",
+                  interpolation="nearest", zorder=1)
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y0, y1)
+    for side, colour, label, sel in layers:
+        if side == "reference":
+            handles.append(Patch(facecolor=colour, alpha=0.6, hatch=_hatch(label),
+                                 label=f"{label} ({int(sel.sum())})"))
+        else:
+            handles.append(Line2D([], [], color=colour, lw=1.5,
+                                  label=f"{label} ({int(sel.sum())})"))
+    ax.set_aspect("equal")
+    ax.ticklabel_format(useOffset=False, style="plain")
+    _scale_bar(ax, crs_unit(result.reference.crs))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.06), ncol=2,
+              fontsize=8, frameon=False)
+
+
+def status_map_svg(result: ScoreResult, matcher: str, key: str, name: str) -> tuple[str, Any]:
+    """The scene's status map and its worst area zoomed, side by side.
+
+    Both panels are :func:`~geoeval.report.status_figure.plot_status_map`
+    (the zoom draws only the objects it shows), except the whole scene of a
+    scene of more than :data:`OUTLINE_LIMIT` objects: there each object is a
+    pixel (:func:`plot_status_image`). The polygon layers are rasterised at
+    :data:`MAP_DPI` inside the SVG; split and merged references are hatched.
+    Returns the SVG and :func:`worst_area`'s answer.
     """
     from matplotlib.figure import Figure
     from matplotlib.patches import PathPatch, Rectangle
 
     from geoeval.report.status_figure import plot_status_map
 
-    tables = object_tables(result, matcher)
+    tables = object_tables(result, matcher, instances=False)
     worst = worst_area(result, matcher, tables)
-    fig = Figure(figsize=(7.0, 4.0), layout="constrained")
+    fig = Figure(figsize=(7.0, 4.6), layout="constrained")
     ax_all, ax_zoom = fig.subplots(1, 2)
-    plot_status_map(result, ax_all, matcher)
+    if len(result.reference) + len(result.submission) > OUTLINE_LIMIT:
+        plot_status_image(result, ax_all, tables)
+    else:
+        plot_status_map(result, ax_all, matcher, tables=tables)
     ax_all.set_title("whole scene", fontsize=9)
     if worst is not None:
         (zx0, zy0, zx1, zy1), n_err, _ = worst
         pad = 0.04 * (zx1 - zx0)
-        plot_status_map(result, ax_zoom, matcher,
+        plot_status_map(result, ax_zoom, matcher, tables=tables,
                         bounds=(zx0 - pad, zy0 - pad, zx1 + pad, zy1 + pad))
         legend = ax_zoom.get_legend()
         if legend is not None:
@@ -193,27 +321,32 @@ def status_map_svg(result: ScoreResult, matcher: str, key: str, name: str) -> tu
         ax_zoom.set_axis_off()
         ax_zoom.text(0.5, 0.5, "no errors to zoom on", ha="center", va="center",
                      transform=ax_zoom.transAxes)
-    hatches = {"split": "////", "merged": "\\\\\\\\", "many-to-many": "...."}
-    for ax in (ax_all, ax_zoom):
-        ax.tick_params(labelsize=6)
-        for patch in ax.patches:
-            if isinstance(patch, PathPatch):
-                patch.set_rasterized(True)
+    # one legend under both maps, the whole figure wide (an axes' legend would narrow its map)
     legend = ax_all.get_legend()
     labels = [t.get_text() for t in legend.get_texts()] if legend is not None else []
-    for label, handle in zip(labels, legend.legend_handles if legend is not None else [],
-                             strict=False):
-        hatch = next((h for k, h in hatches.items() if f"reference {k}" in label
-                      or (k == "many-to-many" and k in label)), None)
-        if hatch is not None:
-            handle.set_hatch(hatch)
+    handles = list(legend.legend_handles) if legend is not None else []
+    if legend is not None:
+        legend.remove()
+    for label, handle in zip(labels, handles, strict=True):
+        if _hatch(label) is not None:
+            handle.set_hatch(_hatch(label))
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    from matplotlib.colors import to_rgb
+
+    hatches = {tuple(np.round(to_rgb(colour), 3)): _hatch(label)
+               for side, colour, label, _ in _status_layers(result, tables)
+               if side == "reference" and _hatch(label) is not None}
     for ax in (ax_all, ax_zoom):
-        fills = [p for p in ax.patches if isinstance(p, PathPatch) and p.get_fill()]
-        for patch, label in zip(fills, [lb for lb in labels if lb.startswith("reference")],
-                                strict=False):
-            hatch = next((h for k, h in hatches.items() if f"reference {k}" in label
-                          or (k == "many-to-many" and k in label)), None)
-            if hatch is not None:
+        ax.set_xticks([])  # the scale bar gives the size; coordinates would crowd a small map
+        ax.set_yticks([])
+        # the map's layers (image 1, fills 2, outlines 3 moved to 2.6) become one image an
+        # axes; text (3) and the scale bar (4-6) stay vector
+        ax.set_rasterization_zorder(2.8)
+        for patch in (p for p in ax.patches if isinstance(p, PathPatch)):
+            if patch.get_zorder() == 3:
+                patch.set_zorder(2.6)
+            hatch = hatches.get(tuple(np.round(patch.get_facecolor()[:3], 3)))
+            if patch.get_fill() and hatch is not None:
                 patch.set_hatch(hatch)
     counts = ", ".join(labels)
     where = ("" if worst is None else
@@ -223,15 +356,3 @@ def status_map_svg(result: ScoreResult, matcher: str, key: str, name: str) -> tu
               f"Reference objects filled by what happened to them and submitted objects "
               f"outlined ({matcher} matcher): {counts}.{where}")
     return out, worst
-
-
-def breakdown_svg(result: ScoreResult, matcher: str, key: str, name: str) -> str:
-    """The error breakdown's bars (:func:`geoeval.report.breakdown.breakdown_figure`)."""
-    from geoeval.report.breakdown import breakdown_figure
-
-    fig = breakdown_figure(result, matcher=matcher)
-    fig.set_size_inches(fig.get_figwidth() * 0.85, fig.get_figheight() * 0.85)
-    return svg(fig, key, f"Error breakdown of {name}",
-               "Bars: how much F1 (and the matcher's accuracy) would gain if one type of error "
-               "were fixed and everything else stayed as it is; the same numbers are in the "
-               "table next to it.")

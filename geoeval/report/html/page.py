@@ -51,7 +51,6 @@ class EntryReport:
     breakdown: list[dict[str, Any]] | None
     strata: list[dict[str, Any]]
     status_map: str
-    breakdown_figure: str | None
     worst: dict[str, Any] | None
     warnings: tuple[str, ...] = field(default=())
 
@@ -71,7 +70,7 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
     index : int
         The entry's position (keeps the figures' ids apart).
     """
-    from geoeval.report.html.figures import breakdown_svg, status_map_svg
+    from geoeval.report.html.figures import status_map_svg
     from geoeval.report.strata_tables import strata_rows
 
     matcher = choose_matcher(result, matcher)
@@ -84,7 +83,6 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
             "split": s["instances_by_kind"].get("one-to-many", 0),
             "merged": s["instances_by_kind"].get("many-to-one", 0)})
     rows = None
-    figure = None
     if result.breakdown is not None and matcher in result.breakdown:
         b = result.breakdown[matcher]
         rows = [{"type": t, "label": ERROR_WORDS[t],
@@ -92,15 +90,21 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
                  "f1": b.fixed[t]["f1"], "f1_gain": b.gain(t, "f1"),
                  "accuracy": b.fixed[t]["accuracy"], "accuracy_gain": b.gain(t, "accuracy")}
                 for t in ("missed", "false_alarm", "merge", "split", "localisation", "all")]
+        for key in ("f1_gain", "accuracy_gain"):  # bar lengths: share of the largest gain
+            top = max((abs(r[key]) for r in rows[:-1] if r[key] is not None), default=0.0)
+            for r in rows:
+                g = r[key]
+                r[key + "_bar"] = (None if g is None or r["type"] == "all" or not top
+                                   else round(100.0 * abs(g) / top, 1))
         rows.insert(0, {"type": "now", "label": "now", "count": None, "f1": b.now["f1"],
-                        "f1_gain": None, "accuracy": b.now["accuracy"], "accuracy_gain": None})
-        figure = breakdown_svg(result, matcher, f"e{index}-breakdown", name)
+                        "f1_gain": None, "accuracy": b.now["accuracy"], "accuracy_gain": None,
+                        "f1_gain_bar": None, "accuracy_gain_bar": None})
     strata = [r for r in strata_rows(result) if r["matcher"] == matcher]
     status, worst = status_map_svg(result, matcher, f"e{index}-map", name)
     return EntryReport(
         name=name, matcher=matcher, reference_objects=len(result.reference),
         submitted_objects=len(result.submission), scores=scores, breakdown=rows,
-        strata=strata, status_map=status, breakdown_figure=figure,
+        strata=strata, status_map=status,
         worst=None if worst is None else {"bounds": worst[0], "errors": worst[1],
                                           "objects": worst[2]},
         warnings=tuple(result.warnings))
