@@ -195,48 +195,22 @@ def _and(items: list[str]) -> str:
 
 def order_in_words(ranking: RankingResult) -> list[str]:
     """How the final order came about: the number of orderings the indicators
-    allow, the CRF rounds, the ties broken and the rule that broke them."""
+    allow, then the terminal's reading of the ranking
+    (:func:`geoeval.report.explain.ranking_lines`: the dominance rule, the CRF
+    rounds, each group left level and the rule that ordered it)."""
+    from geoeval.report.explain import ranking_lines
+
     st = ranking.stats
-    out = []
     if st.exact:
         count = f"{st.linear_extensions:,}"
     else:
         est = st.linear_extensions_estimate
         count = "about " + (f"{est:.3g}" if est is not None else "very many")
-    if st.linear_extensions == 1:
-        out.append("The indicators order every pair of entries: there is one ordering, and it is "
-                   "the ranking.")
-    else:
-        out.append(f"The indicators leave {count} orderings (linear extensions of the "
-                   f"dominance order) possible{'' if st.exact else ', estimated by sampling'}.")
-        rounds = len(ranking.rounds)
-        if ranking.converged and not rounds:
-            out.append("The order was already linear up to ties: no CRF round was needed.")
-        elif ranking.converged:
-            out.append(f"The cumulative rank frequency (CRF) operator (Patil & Taillie 2004) "
-                       f"made the order linear in {rounds} round{'s' * (rounds != 1)}.")
-        else:
-            done = ("could not separate them: a round added no comparison"
-                    if ranking.stop_reason == "no change" else
-                    f"stopped after {rounds} round{'s' * (rounds != 1)} "
-                    f"({ranking.stop_reason})")
-            out.append(f"The cumulative rank frequency (CRF) operator (Patil & Taillie 2004) "
-                       f"{done}. Entries it left unordered are ordered by expected rank"
-                       f"{'' if not rounds else ' in the last round'}, then by "
-                       f"{ranking.tie_break or 'name'}, then by name.")
-    level = ("are level in the final order (as many entries above each)" if ranking.converged
-             else "have the same expected rank")
-    for tie in ranking.ties:
-        items = list(tie["items"])
-        by = str(tie["by"])
-        if by.startswith("accuracy") and ranking.tie_break is not None:
-            vals = ", ".join(f"{n} {_fmt(ranking.values[n].get(ranking.tie_break))}"
-                             for n in items)
-            out.append(f"{_and(items)} {level}; {by} decided their order "
-                       f"({ranking.tie_break}: {vals}).")
-        else:
-            out.append(f"{_and(items)} {level}; {by} decided their order.")
-    return out
+    first = ("The indicators order every pair of entries: there is one ordering."
+             if st.linear_extensions == 1 else
+             f"The indicators leave {count} orderings of the entries (linear extensions of "
+             f"the dominance order) possible{'' if st.exact else ', estimated by sampling'}.")
+    return [first, *ranking_lines(ranking)]
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
