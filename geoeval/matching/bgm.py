@@ -1,6 +1,6 @@
 """Maximum-weight bipartite graph matching (BGM).
 
-Jiang, Marti & Bunke (2006), as adapted in Özdemir et al. (2010), §4.1.1:
+Jiang, Marti, Irniger & Bunke (2006), as adapted in Özdemir et al. (2010), §4.1.1:
 one-to-one matching maximising the total overlap ``Σ C_ij``; background
 excluded. Its score is eq. 1, computed in :mod:`geoeval.measures.counts`.
 """

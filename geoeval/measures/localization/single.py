@@ -43,7 +43,7 @@ def single_pair_iou(pair: MaskPair) -> np.ndarray:
 
     References
     ----------
-    Özdemir et al., ISPRS (2010) §4.1; Everingham et al. (2010).
+    Özdemir et al. (2010), §4.1; Everingham et al. (2010).
     """
     a = pair.n_both
     return safe_div(a, pair.n_ref + pair.n_res - a)
