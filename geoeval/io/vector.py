@@ -1,8 +1,8 @@
 """GIS vector layers (any OGR format, and GeoParquet): one object per polygonal feature.
 
-A vector layer holds one object per Polygon or MultiPolygon feature (Nowozin,
-2014, §4.1 counts objects; the repair rule follows the OGC Simple Features
-validity model). The reader
+A vector layer holds one object per Polygon or MultiPolygon feature (an object
+``O_i`` of Özdemir et al. 2010, §4; the repair rule follows the OGC Simple
+Features validity model). The reader
 
 * repairs invalid geometries with ``make_valid`` and keeps their polygonal part
   (counted in ``repaired`` and announced in a warning);

@@ -6,7 +6,7 @@ The reference of every case is ``ref.gpkg``: two 2 × 2 squares in EPSG:32651,
 A refused case must exit 2 with one short line naming the file (and option);
 a valid unusual case is scored with ``-m bgm`` and its counts are checked
 against values worked out by hand (bgm accuracy = matched overlap / area of the
-union of all objects, Nowozin 2014, eq. 1).
+union of all objects, Özdemir et al. 2010, eq. 1).
 """
 
 from __future__ import annotations
