@@ -5,7 +5,8 @@ matchers disagree about and why).
 Plain strings, so the terminal tables and the HTML report say the same thing.
 The matchers are those of Özdemir et al. (2010): bipartite graph matching
 (bgm, §4.1.1), Hoover et al.'s (1996) tolerance rule (hoover, §4.1.2) and
-many-to-many matching by maximum overlap (mom, §4.1.3); iou is the one-to-one
+multi-object maximum overlap matching (mom, §4.1.3: one-to-one, one-to-many and
+many-to-one instances); iou is the one-to-one
 IoU-threshold rule of the detection benchmarks (Everingham et al. 2010).
 """
 
@@ -32,8 +33,8 @@ MATCHER_HEADERS = {
 #: What each matcher's accuracy is (Özdemir et al. 2010; Hoover et al. 1996).
 ACCURACY_WORDS = {
     "bgm": "matched area / area of all objects (Özdemir et al. 2010, eq. 1)",
-    "hoover": "mean overlap of the correct detections (Hoover et al. 1996; "
-              "Özdemir et al. 2010, eq. 2)",
+    "hoover": "mean (s1 + s2)/2 of the correct, over- and under-detections "
+              "(Hoover et al. 1996; Özdemir et al. 2010, eq. 2)",
     "mom": "Mallows shape score (Özdemir et al. 2010, eq. 13)",
     "iou": "mean IoU of the pairs",
 }

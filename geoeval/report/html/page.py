@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: What each matcher is, in words (docs/which-matcher.md).
 MATCHER_WORDS = {
     "mom": "MOM: one-to-one, one-to-many and many-to-one instances of maximum total overlap; "
-           "accuracy is the Mallows shape score (Özdemir et al. 2010, §4.1.3, eq. 13)",
+           "accuracy is the Mallows shape score (Özdemir et al. 2010, §4.1.3; §4.2, eq. 13)",
     "bgm": "BGM: one-to-one pairs of maximum total overlap; accuracy is the matched area over "
            "the area of the union (Özdemir et al. 2010, eq. 1)",
     "hoover": "Hoover: correct, over- and under-segmented instances at an overlap tolerance "
