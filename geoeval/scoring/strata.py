@@ -35,8 +35,9 @@ from geoeval.overlap import Overlap
 from geoeval.scoring.result import MatcherResult
 from geoeval.scoring.subset import score_subset
 
-#: COCO's size edges in pixels (Lin et al. 2014, detection evaluation: small
-#: < 32², medium < 96², large): scaled by the pixel area of a raster input.
+#: COCO's size edges in pixels (COCO detection evaluation page, cocodataset.org/#detection-eval,
+#: for the data set of Lin et al. 2014: small < 32², medium < 96², large): scaled by the pixel
+#: area of a raster input.
 COCO_PIXEL_EDGES = (32.0 ** 2, 96.0 ** 2)
 COCO_NAMES = ("small", "medium", "large")
 OUTSIDE = "outside"
