@@ -74,6 +74,15 @@ class Part:
     def __len__(self) -> int:
         return int(self.pos.size)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # geometries cross process boundaries as one WKB array (vectorised), not one
+        # pickled shapely object each
+        return {**self.__dict__, "geometry": _to_wkb(self.geometry)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["geometry"] = _from_wkb(state["geometry"])
+        self.__dict__.update(state)
+
     def take(self, index: np.ndarray) -> Part:
         return Part(self.side[index], self.pos[index], self.ids[index], self.geometry[index],
                     self.areas[index], None if self.key is None else self.key[index])
@@ -91,6 +100,19 @@ class Part:
                     np.concatenate([p.areas for p in parts]))
 
 
+def _to_wkb(geoms: np.ndarray) -> np.ndarray:
+    import shapely
+
+    return shapely.to_wkb(geoms) if geoms.size else np.zeros(0, dtype=object)
+
+
+def _from_wkb(wkb: np.ndarray) -> np.ndarray:
+    import shapely
+
+    return np.asarray(shapely.from_wkb(wkb), dtype=object) if wkb.size \
+        else np.zeros(0, dtype=object)
+
+
 def empty_part() -> Part:
     return Part(np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.int64),
                 np.zeros(0, dtype=object), np.zeros(0))
@@ -106,15 +128,21 @@ def piece_info(data: Any) -> dict[str, Any]:
 
 
 def keyed(data: Any, side: int, offset: int, bounds: tuple[float, ...]) -> Part:
-    """A piece's objects with their positions and Hilbert keys."""
-    import geopandas as gpd
+    """A piece's objects with their positions and Hilbert keys (geopandas' Hilbert
+    distance of the bounding-box centre, level :data:`HILBERT_LEVEL`, over ``bounds``:
+    the key ``GeoSeries.hilbert_distance`` computes, from the bounds directly)."""
+    import shapely
+    from geopandas.tools.hilbert_curve import _continuous_to_discrete_coords, _encode
 
     n = data.areas.size
-    key = (gpd.GeoSeries(data.geometry).hilbert_distance(total_bounds=bounds,
-                                                         level=HILBERT_LEVEL).to_numpy()
-           if n else np.zeros(0, np.int64))
+    if n:
+        x, y = _continuous_to_discrete_coords(shapely.bounds(data.geometry), HILBERT_LEVEL,
+                                              np.asarray(bounds, float))
+        key = np.asarray(_encode(HILBERT_LEVEL, x, y), np.int64)
+    else:
+        key = np.zeros(0, np.int64)
     return Part(np.full(n, side, np.int8), offset + np.arange(n, dtype=np.int64), data.ids,
-                data.geometry, data.areas, key.astype(np.int64))
+                data.geometry, data.areas, key)
 
 
 def key_sample(part: Part) -> tuple[np.ndarray, np.ndarray]:
@@ -230,19 +258,18 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
     geom, side, pos = every.geometry, every.side, every.pos
     refs, subs = np.flatnonzero(side == 0), np.flatnonzero(side == 1)
     own_r, own_s = refs[owned[refs]], subs[owned[subs]]
-    halo_r = refs[~owned[refs]]
-    # reference x submission: owned references against every submission, and the
-    # halo's references against owned submissions (query = reference, as locally)
-    r1, c1, v1 = overlap_pairs(geom[own_r], geom[subs])
-    r2, c2, v2 = overlap_pairs(geom[halo_r], geom[own_s])
-    cr = np.concatenate([own_r[r1], halo_r[r2]])
-    cs = np.concatenate([subs[c1], own_s[c2]])
-    cv = np.concatenate([v1, v2])
+    # reference x submission: every reference of the partition and its halo against
+    # every submission (query = reference, as locally; one tree per side, shared with
+    # the same-side query), kept where the reference or the submission is owned
+    trees = [shapely.STRtree(geom[refs]), shapely.STRtree(geom[subs])]
+    r1, c1, v1 = overlap_pairs(geom[refs], geom[subs], trees[1])
+    keep = owned[refs[r1]] | owned[subs[c1]]
+    cr, cs, cv = refs[r1[keep]], subs[c1[keep]], v1[keep]
     # same-side pairs sharing area, each once (lower position first)
     same = []
-    for members, own in ((refs, own_r), (subs, own_s)):
+    for members, own, tree in ((refs, own_r, trees[0]), (subs, own_s, trees[1])):
         if own.size and members.size > 1:
-            a, b = shapely.STRtree(geom[members]).query(geom[own], predicate="intersects")
+            a, b = tree.query(geom[own], predicate="intersects")
             a, b = own[a], members[b]
             lo = np.where(pos[a] < pos[b], a, b)
             hi = np.where(pos[a] < pos[b], b, a)
@@ -255,6 +282,9 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
         else:
             same.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
     n = len(every)
+    if n == 0:
+        return PartResult(index, part, _solve(every, np.zeros(0, bool), cr, cs, cv, same,
+                                              config), Boundary(every, np.zeros(0, np.int32)))
     u = np.concatenate([cr, same[0][0], same[1][0]])
     v = np.concatenate([cs, same[0][1], same[1][1]])
     _, comp = connected_components(coo_matrix((np.ones(u.size, np.int8), (u, v)),

@@ -216,6 +216,17 @@ class PieceData:
     areas: np.ndarray
     counts: dict[str, int] = field(default_factory=dict)
 
+    def __getstate__(self) -> dict[str, Any]:
+        import shapely  # one WKB array across processes, not a pickled object each
+
+        return {**self.__dict__, "geometry": shapely.to_wkb(self.geometry)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        import shapely
+
+        state["geometry"] = np.asarray(shapely.from_wkb(state["geometry"]), dtype=object)
+        self.__dict__.update(state)
+
     @property
     def bounds(self) -> tuple[float, float, float, float]:
         import shapely
