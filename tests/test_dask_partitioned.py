@@ -271,3 +271,53 @@ def _nbytes(value) -> int:
     from dask.sizeof import sizeof
 
     return int(sizeof(value))
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_does_not_change_the_result(tmp_path, monkeypatch):
+    """A worker process killed while partitions are being solved: Dask reruns its tasks
+    (the nanny starts a new worker) and the numbers are those of the undisturbed run."""
+    import logging
+    import os
+    import threading
+    import time
+
+    import distributed
+
+    import geoeval
+    from geoeval.io import partitioned as io_partitioned
+
+    ref, sub = scene(6, n=900)
+    folder, gpkg = _write_inputs(tmp_path, ref, sub)
+    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 30)
+    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    options = dict(matchers=["bgm", "iou"])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.CRITICAL) as c:
+        clean = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
+                              **options).to_dict()
+        out: dict = {}
+
+        def run():
+            out["res"] = geoeval.score(folder, gpkg, engine="dask",
+                                       scheduler=c.scheduler_address, **options)
+
+        worker = threading.Thread(target=run)
+        with distributed.Client(c.scheduler_address, set_as_default=False) as watch:
+            worker.start()
+
+            def solved(dask_scheduler):
+                return sum(1 for k, ts in dask_scheduler.tasks.items()
+                           if "solve_partition" in str(k) and ts.state == "memory")
+
+            deadline = time.monotonic() + 60
+            while watch.run_on_scheduler(solved) < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            victim = sorted(watch.scheduler_info()["workers"])[0]
+            killed_at = "res" not in out
+            with pytest.raises(Exception):  # noqa: B017 - the worker dies while answering
+                watch.run(os._exit, 1, workers=[victim])
+            worker.join(timeout=300)
+            assert killed_at and not worker.is_alive()
+            assert victim not in watch.scheduler_info()["workers"]
+    assert out["res"].to_dict() == clean
