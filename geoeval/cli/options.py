@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
 from collections.abc import Callable
 from enum import Enum
@@ -271,11 +272,28 @@ BlockSizeOpt = Annotated[float | None, typer.Option(
     callback=POSITIVE)]
 
 
+def progress_jsonl(text: str) -> None:
+    """One machine-readable progress line on stderr (``GEOEVAL_PROGRESS=jsonl``):
+    ``{"progress": TEXT, "step": STEP, "done": N, "total": M}``; ``step`` is the text
+    before the first colon, ``done``/``total`` the first ``N/M`` count in the text
+    (null when there is none). Read by the QGIS plugin (docs/qgis.md)."""
+    import json
+    import re
+
+    count = re.search(r"(\d[\d,]*)/(\d[\d,]*)", text)
+    done, total = ((int(count[1].replace(",", "")), int(count[2].replace(",", "")))
+                   if count else (None, None))
+    line = {"progress": text, "step": text.split(":")[0], "done": done, "total": total}
+    print(json.dumps(line), file=sys.stderr, flush=True)
+
+
 class Progress:
     """Step texts on stderr: a live status line on a terminal; otherwise (a log, a
     pipe) plain lines once the run has lasted ``delay`` seconds (a quick run, or an
     error, prints none), then a new step at once and the same step at most every
-    ``every`` seconds. Silent when ``quiet``."""
+    ``every`` seconds. Silent when ``quiet``. With the environment variable
+    ``GEOEVAL_PROGRESS=jsonl`` every step is one JSON line instead
+    (:func:`progress_jsonl`), even when ``quiet``."""
 
     def __init__(self, quiet: bool, first: str = "reading", every: float = 5.0,
                  delay: float = 3.0) -> None:
@@ -286,7 +304,8 @@ class Progress:
         self.console = Console(stderr=True)
         self.quiet, self.every, self.first, self.delay = quiet, every, first, delay
         self._start = time.monotonic()
-        self.live = not quiet and self.console.is_terminal
+        self.jsonl = os.environ.get("GEOEVAL_PROGRESS", "").lower() == "jsonl"
+        self.live = not quiet and not self.jsonl and self.console.is_terminal
         self._status: Any = None
         self._last_step, self._last_time = "", 0.0
 
@@ -305,6 +324,9 @@ class Progress:
     def __call__(self, text: str) -> None:
         import time
 
+        if self.jsonl:
+            progress_jsonl(text)
+            return
         if self.quiet:
             return
         if self._status is not None:
