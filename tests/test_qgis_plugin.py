@@ -314,8 +314,9 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     (QGIS's embedded Python would pick up the venv's interpreter and fail)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTHON", "VIRTUAL_ENV", "GEOEVAL_"))}
+    # GDAL_PAM_ENABLED=NO: QGIS's GDAL writes no .aux.xml beside the sample's rasters
     env.update(QT_QPA_PLATFORM="offscreen", HOME=str(home), XDG_RUNTIME_DIR=str(home),
-               PATH="/usr/bin:/bin", **extra)
+               PATH="/usr/bin:/bin", GDAL_PAM_ENABLED="NO", **extra)
     return env
 
 
@@ -443,6 +444,7 @@ def test_qgis_process_rank_equals_the_cli(qgis, tmp_path):
     subs = [SAMPLE / "submissions" / n for n in
             ("s1_near_perfect.tif", "s2_misses.tif", "s7_dilated.gpkg")]
     out = tmp_path / "out"
+    out.mkdir()  # QGIS writes a table into an existing folder
     proc = _qgis_process(qgis, "run", "geoeval:rank", "--", f"REFERENCE={ref}",
                          *[f"SUBMISSIONS={s}" for s in subs], "MATCHER=bgm",
                          f"JSON={out}/rank.json", f"OUTPUT={out}/rank.csv",
@@ -470,7 +472,7 @@ def test_memory_layers_with_a_selection_score_as_the_cli(qgis, tmp_path):
 
     ref_path = SAMPLE / "reference.gpkg"
     sub_path = SAMPLE / "submissions" / "s7_dilated.gpkg"
-    x0, y0 = 570150, 1449950
+    x0, y0 = 570050, 1449850  # about a sixteenth of the scene
     found = _check(qgis, "memory", tmp_path / "memory", f"{ref_path}|layername=buildings",
                    str(sub_path), str(x0), str(y0))
     assert found["algorithm"] == "geoeval:score"
