@@ -69,8 +69,17 @@ class StoredStyle(QgsProcessingLayerPostProcessorInterface):
         layer.triggerRepaint()
 
 
-#: One stateless instance for every run (Processing keeps only a pointer to it).
-STORED_STYLE = StoredStyle()
+#: Post-processors handed to Processing. The context that loads the layers owns
+#: and deletes them (one instance per layer, never shared); this list keeps their
+#: Python side alive until then.
+_POST_PROCESSORS: list[StoredStyle] = []
+
+
+def stored_style() -> StoredStyle:
+    processor = StoredStyle()
+    _POST_PROCESSORS.append(processor)
+    del _POST_PROCESSORS[:-64]
+    return processor
 
 
 def tr(text: str) -> str:
@@ -122,7 +131,9 @@ class GeoevalAlgorithm(QgsProcessingAlgorithm):
             elif o.kind in ("enum", "switch"):
                 out[o.name] = self.parameterAsEnumString(parameters, o.name, context) or None
             elif o.kind in ("enums", "list"):
-                out[o.name] = self.parameterAsEnumStrings(parameters, o.name, context)
+                chosen = [v for v in self.parameterAsEnumStrings(parameters, o.name, context)
+                          if v]
+                out[o.name] = chosen or None
             elif o.kind == "crs":
                 crs = self.parameterAsCrs(parameters, o.name, context)
                 out[o.name] = (crs.authid() or crs.toWkt()) if crs.isValid() else None
@@ -187,7 +198,7 @@ def parameter(o: cli.Option) -> QgsProcessingParameterDefinition:
         p = QgsProcessingParameterNumber(o.name, tr(o.description), kind, o.default,
                                          o.optional)
     elif o.kind == "bool":
-        p = QgsProcessingParameterBoolean(o.name, tr(o.description), bool(o.default), True)
+        p = QgsProcessingParameterBoolean(o.name, tr(o.description), bool(o.default))
     elif o.kind in ("enum", "enums", "list", "switch"):
         multiple = o.kind in ("enums", "list")
         default = list(o.default) if multiple and o.default else o.default
@@ -346,7 +357,7 @@ class ScoreAlgorithm(GeoevalAlgorithm):
                 details = QgsProcessingContext.LayerDetails(
                     f"{layer} ({names['submission']})", context.project(), out)
                 if layer != "summary":
-                    details.setPostProcessor(STORED_STYLE)
+                    details.setPostProcessor(stored_style())
                 context.addLayerToLoadOnCompletion(uri, details)
         feedback.pushInfo(self._summary_line(data))
         return results

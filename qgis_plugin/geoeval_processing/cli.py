@@ -62,7 +62,7 @@ class Option:
 
     @property
     def optional(self) -> bool:
-        return self.default is None or self.kind in ("bool", "enums", "list")
+        return self.default is None or self.kind in ("enums", "list")
 
     def args(self, value: Any) -> list[str]:
         """The CLI arguments for ``value`` (nothing when it is the CLI's default)."""
@@ -301,8 +301,9 @@ def run(command: str, args: list[str], feedback: Any, stages: Stages, *,
     with the CLI's one-line message, temporary paths replaced by their names in
     ``rename`` and a CLI flag followed by its parameter name from ``flags``.
     """
+    # COLUMNS: rich wraps messages at the width; a warning stays one line
     env = clean_env({"GEOEVAL_PROGRESS": "jsonl", "PYTHONUNBUFFERED": "1",
-                     "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1", "COLUMNS": "200"})
+                     "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1", "COLUMNS": "10000"})
     feedback.pushCommandInfo(" ".join([command, *args]))
     extra = {} if sys.platform == "win32" else {"start_new_session": True}
     try:
