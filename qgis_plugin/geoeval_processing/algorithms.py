@@ -46,7 +46,6 @@ from qgis.PyQt.QtCore import QCoreApplication, QVariant
 
 from . import cli
 from .layers import as_input, safe_name
-from .report_html import rank_html, rank_rows, score_html
 
 #: The status layers of ``--gpkg``: output name, GeoPackage layer, description.
 STATUS_LAYERS = (
@@ -152,10 +151,15 @@ class GeoevalAlgorithm(QgsProcessingAlgorithm):
             self.folder = None
 
     def layer_input(self, layer, what: str, context, *, selected: bool = False,
-                    always_export: bool = False, name: str | None = None):
+                    always_export: bool = False, subfolder: str = "",
+                    name: str | None = None):
+        """``layer`` as a file for geoeval, exported (under the layer's name, which
+        geoeval's reports show) into ``subfolder`` of the run's folder when needed."""
         if layer is None:
             raise QgsProcessingException(f"{what}: no layer given")
-        item = as_input(layer, what, self.folder, context, selected_only=selected,
+        folder = os.path.join(self.folder, subfolder)
+        os.makedirs(folder, exist_ok=True)
+        item = as_input(layer, what, folder, context, selected_only=selected,
                         always_export=always_export, name=name)
         if item.exported:
             self.rename[item.path] = layer.name()
@@ -292,11 +296,11 @@ class ScoreAlgorithm(GeoevalAlgorithm):
                 selected = _selected(parameters, name, self.parameterAsBoolean(
                     parameters, f"{name}_SELECTED", context))
                 self.inputs[name] = self.layer_input(layer, name, context, selected=selected,
-                                                     name=name.lower())
+                                                     subfolder=name.lower())
             zones = self.parameterAsVectorLayer(parameters, "ZONES", context)
             if zones is not None:
                 self.inputs["ZONES"] = self.layer_input(zones, "ZONES", context,
-                                                        always_export=True, name="zones")
+                                                        always_export=True, subfolder="zones")
         except Exception:
             self.cleanup()
             raise
@@ -323,9 +327,13 @@ class ScoreAlgorithm(GeoevalAlgorithm):
         args += cli.cli_args(self.OPTIONS, values)
         figure = self.parameterAsFileOutput(parameters, "FIGURE", context)
         staged_figure = os.path.join(stage, "figure.png") if figure else None
+        html_path = self.parameterAsFileOutput(parameters, "HTML", context)
+        staged_html = os.path.join(stage, "report.html") if html_path else None
         args += ["--json", report, "--gpkg", gpkg, "--quiet"]
         if staged_figure:
             args += ["--figure", staged_figure]
+        if staged_html:
+            args += ["--html", staged_html]
         matchers = values.get("MATCHERS") or list(cli.MATCHERS)
         self.run_geoeval(args, feedback, cli.Stages(cli.score_plan(matchers)))
         if feedback.isCanceled():
@@ -335,7 +343,6 @@ class ScoreAlgorithm(GeoevalAlgorithm):
             data = json.load(fh)
         names = {"reference": self._layer_name(parameters, "REFERENCE", context),
                  "submission": self._layer_name(parameters, "SUBMISSION", context)}
-        html_path = self.parameterAsFileOutput(parameters, "HTML", context)
         results: dict[str, Any] = {}
         json_path = _destination(self.parameterAsFileOutput(parameters, "JSON", context),
                                  "report.json")
@@ -347,8 +354,8 @@ class ScoreAlgorithm(GeoevalAlgorithm):
         if staged_figure:
             _move(staged_figure, figure)
             results["FIGURE"] = figure
-        if html_path:
-            _write_text(html_path, score_html(data, names))
+        if staged_html:
+            _move(staged_html, html_path)
             results["HTML"] = html_path
         for out, layer, _ in STATUS_LAYERS:
             uri = f"{gpkg_path}|layername={layer}"
@@ -438,12 +445,12 @@ class RankAlgorithm(GeoevalAlgorithm):
             self.inputs["REFERENCE"] = self.layer_input(
                 ref, "REFERENCE", context, selected=_selected(
                     parameters, "REFERENCE", self.parameterAsBoolean(
-                        parameters, "REFERENCE_SELECTED", context)), name="reference")
+                        parameters, "REFERENCE_SELECTED", context)), subfolder="reference")
             subs = self.parameterAsLayerList(parameters, "SUBMISSIONS", context)
             if len(subs) < 2:
                 raise QgsProcessingException("SUBMISSIONS: give at least two submission layers")
             selected = self.parameterAsBoolean(parameters, "SUBMISSIONS_SELECTED", context)
-            taken = {"reference"}
+            taken: set[str] = set()
             items = []
             for layer in subs:
                 name = safe_name(layer.name())
@@ -474,6 +481,7 @@ class RankAlgorithm(GeoevalAlgorithm):
         ref = self.inputs["REFERENCE"]
         stage = self.folder
         report, figure = os.path.join(stage, "rank.json"), os.path.join(stage, "hasse.png")
+        staged_html = os.path.join(stage, "rank.html")
         args = ["rank", ref.path, *[s.path for s in self.inputs["SUBMISSIONS"]]]
         if ref.layer:
             args += ["--ref-layer", ref.layer]
@@ -481,7 +489,9 @@ class RankAlgorithm(GeoevalAlgorithm):
         html_path = self.parameterAsFileOutput(parameters, "HTML", context)
         figure_path = self.parameterAsFileOutput(parameters, "FIGURE", context)
         args += ["--json", report, "--quiet"]
-        if html_path or figure_path:
+        if html_path:
+            args += ["--html", staged_html]
+        if figure_path:
             args += ["--figure", figure]
         self.run_geoeval(args, feedback, cli.Stages(cli.rank_plan()))
         if feedback.isCanceled():
@@ -489,7 +499,7 @@ class RankAlgorithm(GeoevalAlgorithm):
         with open(report, encoding="utf-8") as fh:
             data = json.load(fh)
 
-        rows = rank_rows(data)
+        rows = cli.rank_rows(data)
         fields = QgsFields()
         fields.append(QgsField("rank", QVariant.Int))
         fields.append(QgsField("name", QVariant.String))
@@ -513,7 +523,7 @@ class RankAlgorithm(GeoevalAlgorithm):
                 sink.addFeature(feature, QgsFeatureSink.FastInsert)
             results["OUTPUT"] = dest
         if html_path:
-            _write_text(html_path, rank_html(data, figure))
+            _move(staged_html, html_path)
             results["HTML"] = html_path
         if figure_path:
             _move(figure, figure_path)
@@ -535,12 +545,3 @@ def _move(source: str, target: str) -> None:
     if not os.path.isdir(folder):
         os.makedirs(folder, exist_ok=True)
     shutil.move(source, target)
-
-
-def _write_text(path: str, text: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    tmp = path + ".part"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)

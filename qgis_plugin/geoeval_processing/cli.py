@@ -101,7 +101,7 @@ _THRESHOLDS = (
            "Hoover et al. (1996): two objects match when each covers at least T of the "
            "other; 0.5 < T <= 1.", advanced=False),
     Option("IOU_THRESHOLD", "--iou-threshold", "double", 0.5, "IoU matcher threshold",
-           "Minimum intersection over union of a one-to-one match, 0 <= t <= 1.", advanced=False),
+           "Minimum intersection over union of a one-to-one match, 0 < t <= 1.", advanced=False),
     Option("MIN_OVERLAP", "--min-overlap", "double", None, "MOM minimum overlap",
            "MOM (Özdemir et al. 2010): minimum overlap as a fraction of the smaller object."),
     Option("RESOLUTION", "--resolution", "double", None, "Mallows grid step",
@@ -431,3 +431,20 @@ def _stop(proc: subprocess.Popen, grace: float = 5.0) -> None:
         except OSError:
             pass
         proc.wait()
+
+
+def rank_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per submission of a ``geoeval rank`` JSON report, in rank order: rank,
+    name, the indicators, the rank interval and the expected rank of the deciding
+    CRF round (the columns of ``geoeval rank``'s table)."""
+    values = report.get("submissions") or {}
+    intervals = report.get("rank_intervals") or {}
+    expected = report.get("deciding_expected_ranks") or report.get("expected_ranks") or {}
+    rows = []
+    for r, name in enumerate(report.get("ranking") or [], start=1):
+        lo, hi = intervals.get(name, (None, None))
+        row = {"rank": r, "name": name}
+        row.update({k: values.get(name, {}).get(k) for k in report.get("indicators") or []})
+        row.update(interval_low=lo, interval_high=hi, expected_rank=expected.get(name))
+        rows.append(row)
+    return rows
