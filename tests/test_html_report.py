@@ -262,3 +262,74 @@ def test_templates_are_package_data():
     assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files), files
     deps = " ".join(config["project"]["dependencies"]).lower()
     assert "jinja2" in deps
+
+
+def test_worst_area_is_the_cell_with_the_errors():
+    """Nine buildings on a 60 × 60 scene cut in 6 × 6 cells of 10 pixels: the
+    misses of buildings 2 and 9 and nothing else; the worst cell holds one of them
+    (two errors tie at one each: the first cell in row order, building 9's, which
+    lies at the bottom right: rows 45-55 are the lowest y)."""
+    from geoeval.report.html.figures import worst_area
+
+    ref, subs = _scene()
+    res = geoeval.score((ref, TRANSFORM, CRS), (subs["misses"], TRANSFORM, CRS),
+                        matchers=["iou"])
+    (x0, y0, x1, y1), errors, objects = worst_area(res, "iou")
+    assert errors == 1 and objects == 1
+    assert (x1 - x0, y1 - y0) == (10.0, 10.0)
+    centres = {2: (500030.0, 4000000.0 - 10.0), 9: (500050.0, 4000000.0 - 50.0)}
+    inside = [k for k, (cx, cy) in centres.items() if x0 <= cx < x1 and y0 <= cy < y1]
+    assert inside == [9]
+    perfect = geoeval.score((ref, TRANSFORM, CRS), (ref, TRANSFORM, CRS), matchers=["iou"])
+    assert worst_area(perfect, "iou") is None
+
+
+def test_large_scene_map_is_an_image_of_the_statuses():
+    """Above OUTLINE_LIMIT objects the whole scene is drawn one pixel per object:
+    the pixel under a missed building's centre has the missed fill, a matched
+    one's the matched fill, a false alarm's the false-alarm colour."""
+    from matplotlib.colors import to_rgb
+    from matplotlib.figure import Figure
+
+    from geoeval.report.html.figures import plot_status_image
+    from geoeval.report.objects import object_tables
+    from geoeval.report.qgis_styles import STATUS_COLOURS, hex_colour
+
+    ref, subs = _scene()
+    res = geoeval.score((ref, TRANSFORM, CRS), (subs["merged"], TRANSFORM, CRS),
+                        matchers=["iou"])
+    ax = Figure().subplots()
+    plot_status_image(res, ax, object_tables(res, "iou", instances=False), pixels=60)
+    image = ax.get_images()[0].get_array()
+    assert image.shape == (60, 60, 3)
+
+    def fill(status: str, alpha: float) -> np.ndarray:
+        return 1.0 - alpha * (1.0 - np.asarray(to_rgb(hex_colour(STATUS_COLOURS[status]))))
+
+    # one pixel a metre; row 0 of the image is the lowest y (3,999,940): a bounding box's
+    # centre (x, y) falls in column x - 500,000 and row y - 3,999,940
+    assert np.allclose(image[50, 10], fill("matched", 0.6))  # building 1 at (500010, 3999990)
+    # building 5 at (500030, 3999970) is merged with 4: IoU cannot match a merge, a miss
+    assert np.allclose(image[30, 30], fill("missed", 0.6))
+    # the false alarm: columns 0-4, rows 52-58 of the raster, centre (500002, 3999945)
+    assert np.allclose(image[5, 2], fill("false_alarm", 1.0))
+    assert np.allclose(image[0, 59], 1.0)  # empty ground stays white
+
+
+def test_zoomed_status_map_draws_only_what_it_shows():
+    from matplotlib.figure import Figure
+
+    from geoeval.report.status_figure import plot_status_map
+
+    ref, subs = _scene()
+    res = geoeval.score((ref, TRANSFORM, CRS), (subs["misses"], TRANSFORM, CRS),
+                        matchers=["iou"])
+    whole, zoom = Figure().subplots(1, 2)
+    plot_status_map(res, whole, "iou")
+    # around building 3 (matched: rows 5-15, columns 45-55) and nothing else
+    plot_status_map(res, zoom, "iou", bounds=(500043.0, 3999983.0, 500057.0, 3999997.0))
+    texts = [t.get_text() for t in zoom.get_legend().get_texts()]
+    assert "reference missed (0)" in texts and "reference matched one-to-one (1)" in texts
+    texts = [t.get_text() for t in whole.get_legend().get_texts()]
+    assert "reference missed (2)" in texts and "reference matched one-to-one (7)" in texts
+    assert zoom.get_xlim() == (500043.0 - 0.14, 500057.0 + 0.14)

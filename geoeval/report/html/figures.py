@@ -100,11 +100,13 @@ def hasse_svg(result: RankingResult) -> str:
     """The Hasse diagram (:func:`~geoeval.report.figures_ranking.plot_hasse`)."""
     from matplotlib.figure import Figure
 
-    from geoeval.report.figures_ranking import plot_hasse
+    from geoeval.report.figures_ranking import _rows, plot_hasse
 
+    # sized as save_ranking_figure sizes it: its rows hold the items and the edges' bends
+    rows, _ = _rows(result)
     levels = result.levels()
-    width = max(4.5, 1.7 * max(len(lv) for lv in levels))
-    height = max(1.6, 1.1 * len(levels) + 0.6)
+    width = max(4.0, 1.6 * max(len(row) for row in rows))
+    height = max(2.0, 1.1 * len(rows) + 0.6)
     fig = Figure(figsize=(width, height), layout="constrained")
     plot_hasse(result, fig.subplots())
     edges = result.hasse_edges()
