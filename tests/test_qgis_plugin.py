@@ -152,15 +152,20 @@ def test_progress_jsonl_lines(monkeypatch, capsys):
 
 
 def test_stages_fill_in_order_and_never_go_back():
-    stages = cli.Stages(cli.score_plan(["bgm", "mom"]))
-    assert stages.plan == ["reading", "overlap", "matching (bgm)", "Mallows score (bgm)",
-                           "matching (mom)", "Mallows score (mom)", "writing the GeoPackage"]
-    share = 100 / 7
-    assert stages.update("overlap", None, None) == pytest.approx(share)
-    assert stages.update("Mallows score (mom)", 50, 200) == pytest.approx(share * 5.25)
-    assert stages.update("reading", None, None) == pytest.approx(share * 5.25)  # not back
-    assert stages.update("scoring each class", None, None) == pytest.approx(share * 5.25)
+    stages = cli.score_stages(["bgm", "mom"])
+    assert stages.plan == ["reading", "overlap", "matching (bgm)", "matching (mom)",
+                           "Mallows score (mom)", "writing the GeoPackage"]
+    unit = 100 / (5 + cli.MALLOWS_WEIGHT)  # five steps of weight 1, Mallows heavier
+    assert stages.update("overlap", None, None) == pytest.approx(unit)
+    assert stages.update("Mallows score (mom)", 50, 200) == pytest.approx(
+        unit * (4 + cli.MALLOWS_WEIGHT / 4))
+    assert stages.update("reading", None, None) == pytest.approx(
+        unit * (4 + cli.MALLOWS_WEIGHT / 4))  # never back
+    assert stages.update("scoring each class", None, None) == stages.percent  # not planned
     assert stages.update("writing the GeoPackage", 1, 1) == pytest.approx(100)
+    everyone = cli.score_stages(["bgm", "iou"], mallows=True).plan
+    assert "Mallows score (bgm)" in everyone and "Mallows score (iou)" in everyone
+    assert cli.Stages([]).update("reading", None, None) == 0.0
 
 
 def test_error_line_is_the_cli_line_with_names_not_temporary_paths():
@@ -244,7 +249,7 @@ def test_runner_reports_progress_and_writes_the_report(tiny_pair, tmp_path):
     feedback = Feedback()
     out = tmp_path / "r.json"
     cli.run(str(GEOEVAL), ["score", *tiny_pair, "-m", "bgm", "--json", str(out), "--quiet"],
-            feedback, cli.Stages(cli.score_plan(["bgm"])))
+            feedback, cli.score_stages(["bgm"]))
     texts = feedback.of("setProgressText")
     assert texts[:2] == ["reading", "overlap"] and "matching (bgm)" in texts
     values = feedback.of("setProgress")
@@ -431,6 +436,29 @@ def test_qgis_process_bad_parameter_is_one_line_and_fails(qgis, tmp_path):
     assert line in text.splitlines()
     assert "Traceback" not in text
     assert not list(tmp_path.glob("bad.*"))
+
+
+@pytest.mark.slow
+def test_without_geoeval_a_run_says_what_to_install(qgis, tmp_path):
+    """A profile whose provider setting is empty, geoeval not on PATH: the algorithms
+    are listed, and running one fails with one line saying what to install and set."""
+    home, env = qgis
+    config = tmp_path / "config"
+    shutil.copytree(Path(env["QGIS_CUSTOM_CONFIG_PATH"]), config)
+    ini = config / "profiles" / "default" / "QGIS" / "QGIS3.ini"
+    ini.write_text("\n".join(line for line in ini.read_text().splitlines()
+                             if "GEOEVAL_COMMAND" not in line) + "\n")
+    bare = dict(env, QGIS_CUSTOM_CONFIG_PATH=str(config))
+    proc = subprocess.run([QGIS_PROCESS, "run", "geoeval:score", "--",
+                           f"REFERENCE={SAMPLE / 'reference.tif'}",
+                           f"SUBMISSION={SAMPLE / 'submissions' / 's1_near_perfect.tif'}",
+                           f"JSON={tmp_path}/x.json"], capture_output=True, text=True,
+                          env=bare, timeout=300, cwd=home)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in text
+    assert any(line.startswith("geoeval command not found: install geoeval")
+               and "geoeval command" in line for line in text.splitlines()), text[-2000:]
+    assert not (tmp_path / "x.json").exists()
 
 
 @pytest.mark.slow

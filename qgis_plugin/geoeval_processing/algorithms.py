@@ -103,9 +103,6 @@ class GeoevalAlgorithm(QgsProcessingAlgorithm):
     def groupId(self) -> str:
         return ""
 
-    def helpUrl(self) -> str:
-        return "https://github.com/geoeval/geoeval/blob/main/docs/qgis.md"
-
     def icon(self):
         provider = self.provider()
         return provider.icon() if provider is not None else super().icon()
@@ -280,7 +277,7 @@ class ScoreAlgorithm(GeoevalAlgorithm):
             "GPKG", tr("Styled GeoPackage"), tr("GeoPackage files (*.gpkg)"),
             QgsProcessing.TEMPORARY_OUTPUT, True, True))
         self.addParameter(QgsProcessingParameterFileDestination(
-            "HTML", tr("Summary (HTML)"), tr("HTML files (*.html)"), QgsProcessing.TEMPORARY_OUTPUT,
+            "HTML", tr("HTML report"), tr("HTML files (*.html)"), QgsProcessing.TEMPORARY_OUTPUT,
             True, True))
         self.addParameter(QgsProcessingParameterFileDestination(
             "FIGURE", tr("Status map and score chart"), tr("PNG files (*.png)"), None, True,
@@ -335,7 +332,8 @@ class ScoreAlgorithm(GeoevalAlgorithm):
         if staged_html:
             args += ["--html", staged_html]
         matchers = values.get("MATCHERS") or list(cli.MATCHERS)
-        self.run_geoeval(args, feedback, cli.Stages(cli.score_plan(matchers)))
+        self.run_geoeval(args, feedback,
+                         cli.score_stages(matchers, bool(values.get("MALLOWS"))))
         if feedback.isCanceled():
             raise QgsProcessingException("geoeval: cancelled; no output was written")
 

@@ -256,29 +256,46 @@ def _no_window() -> dict[str, Any]:
 
 
 class Stages:
-    """Overall progress (0-100) from geoeval's steps: each expected step gets an
-    equal share, a step's ``done/total`` count fills its share; steps not in the
-    plan leave the bar where it is. Never goes backwards."""
+    """Overall progress (0-100) from geoeval's steps: each expected step gets a
+    share of the bar in proportion to its weight (default 1), a step's
+    ``done/total`` count fills its share; steps not in the plan leave the bar where
+    it is. Never goes backwards."""
 
-    def __init__(self, plan: list[str]) -> None:
+    def __init__(self, plan: list[str], weights: dict[str, float] | None = None) -> None:
         self.plan = plan
+        weight = [(weights or {}).get(step, 1.0) for step in plan]
+        total = sum(weight) or 1.0
+        self.start = {}
+        self.share = {}
+        done = 0.0
+        for k, step in enumerate(plan):  # (no zip(strict=): QGIS 3.22 may run Python 3.9)
+            self.start[step], self.share[step] = 100.0 * done / total, 100.0 * weight[k] / total
+            done += weight[k]
         self.percent = 0.0
 
     def update(self, step: str, done: int | None, total: int | None) -> float:
-        if step in self.plan:
-            share = 100.0 / len(self.plan)
-            k = self.plan.index(step)
+        if step in self.start:
             within = done / total if done is not None and total else 0.0
-            self.percent = max(self.percent, share * (k + min(within, 1.0)))
+            self.percent = max(self.percent,
+                               self.start[step] + self.share[step] * min(within, 1.0))
         return self.percent
 
 
-def score_plan(matchers: list[str] | tuple[str, ...]) -> list[str]:
-    """The steps ``geoeval score`` reports, in order (see geoeval.scoring.scene)."""
+#: The Mallows score of an instance set takes several times its matching (rasterising
+#: and solving each instance): its share of the bar.
+MALLOWS_WEIGHT = 4.0
+
+
+def score_stages(matchers: list[str] | tuple[str, ...], mallows: bool = False) -> Stages:
+    """The steps ``geoeval score`` reports, in order (see geoeval.scoring.scene): the
+    Mallows score follows MOM's matching, and every matcher's with ``--mallows``."""
     plan = ["reading", "overlap"]
     for m in matchers:
-        plan += [f"matching ({m})", f"Mallows score ({m})"]
-    return plan + ["writing the GeoPackage"]
+        plan.append(f"matching ({m})")
+        if m == "mom" or mallows:
+            plan.append(f"Mallows score ({m})")
+    plan.append("writing the GeoPackage")
+    return Stages(plan, {p: MALLOWS_WEIGHT for p in plan if p.startswith("Mallows")})
 
 
 def rank_plan() -> list[str]:
