@@ -10,7 +10,10 @@ from geoeval.objects import ObjectSet
 from geoeval.scoring import score_objects
 
 
-def test_mallows_reports_counts_up_to_the_total():
+def test_mallows_reports_counts_up_to_the_total(monkeypatch):
+    from geoeval.scoring import scene
+
+    monkeypatch.setattr(scene, "MEASURED", 0.0)  # a time left as soon as it is measured
     ref = ObjectSet.from_geometries([box(10 * k, 0, 10 * k + 6, 6) for k in range(12)])
     sub = ObjectSet.from_geometries([box(10 * k + 1, 0, 10 * k + 7, 6) for k in range(12)])
     steps: list[str] = []
@@ -18,7 +21,47 @@ def test_mallows_reports_counts_up_to_the_total():
     counts = [s for s in steps if "instances" in s]
     assert counts[-1].startswith("Mallows score (mom): 12/12 instances")
     assert any("s left" in s for s in counts[:-1])
+    # no guess before WARM_UP items are done: the first ones carry start-up costs
+    early = [s for s in counts
+             if int(s.split(": ")[1].split("/")[0].replace(",", "")) <= scene.WARM_UP]
+    assert early and not any("s left" in s for s in early)
     assert steps[0] == "overlap" and "matching (mom)" in steps
+
+
+def test_time_left_from_measured_throughput():
+    """The estimate is the rate measured after the warm-up: a slow first item
+    (start-up) does not inflate it."""
+    import time
+
+    from geoeval.scoring import scene
+
+    texts: list[str] = []
+    report = scene._counter(texts.append, "work", "items")
+    clock = [0.0]
+    real = time.monotonic
+    try:
+        time.monotonic = lambda: clock[0]  # type: ignore[assignment]
+        for done, t in ((1, 5.0), (2, 5.1), (3, 5.2), (13, 6.2), (23, 7.2)):
+            clock[0] = t
+            report(done, 103, done / 103)
+    finally:
+        time.monotonic = real  # type: ignore[assignment]
+    assert not any("left" in t for t in texts[:3])  # the warm-up: no guess
+    assert texts[3] == "work: 13/103 items, about 9 s left"
+    # 20 items in 2 s after the warm-up: 80 left take 8 s (from the start: 80 x 7.2/23 = 25 s)
+    assert texts[-1] == "work: 23/103 items, about 8 s left"
+
+
+def test_a_long_step_prints_a_line_at_least_every_heartbeat(capsys):
+    import time
+
+    with Progress(quiet=False, delay=0.2, every=3600.0, heartbeat=0.4) as progress:
+        progress("scoring: s1 (1/9)")  # before the delay: printed once the delay is over
+        time.sleep(1.3)
+    err = capsys.readouterr().err.splitlines()
+    # the step reported before the delay (it replaced "reading"), then the heartbeats
+    assert err[0] == "geoeval: scoring: s1 (1/9)"
+    assert len(err) >= 2 and all("scoring: s1 (1/9) (still running" in e for e in err[1:])
 
 
 def test_plain_lines_on_a_non_terminal(capsys):

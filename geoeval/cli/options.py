@@ -290,24 +290,32 @@ def progress_jsonl(text: str) -> None:
 class Progress:
     """Step texts on stderr: a live status line on a terminal; otherwise (a log, a
     pipe) plain lines once the run has lasted ``delay`` seconds (a quick run, or an
-    error, prints none), then a new step at once and the same step at most every
-    ``every`` seconds. Silent when ``quiet``. With the environment variable
-    ``GEOEVAL_PROGRESS=jsonl`` every step is one JSON line instead
-    (:func:`progress_jsonl`), even when ``quiet``."""
+    error, prints none; a step reported before then is printed when it is
+    reached), then a new step at once, the same step at most every ``every``
+    seconds, and, while a step runs without news, a line at least every
+    ``heartbeat`` seconds saying how long it has run. Silent when ``quiet``. With
+    the environment variable ``GEOEVAL_PROGRESS=jsonl`` every step is one JSON
+    line instead (:func:`progress_jsonl`), even when ``quiet``."""
 
     def __init__(self, quiet: bool, first: str = "reading", every: float = 5.0,
-                 delay: float = 3.0) -> None:
+                 delay: float = 3.0, heartbeat: float = 10.0) -> None:
+        import threading
         import time
 
         from rich.console import Console
 
         self.console = Console(stderr=True)
         self.quiet, self.every, self.first, self.delay = quiet, every, first, delay
+        self.heartbeat = heartbeat
         self._start = time.monotonic()
         self.jsonl = os.environ.get("GEOEVAL_PROGRESS", "").lower() == "jsonl"
         self.live = not quiet and not self.jsonl and self.console.is_terminal
         self._status: Any = None
         self._last_step, self._last_time = "", 0.0
+        self._text, self._since, self._printed = "", self._start, 0.0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: Any = None
 
     def __enter__(self) -> Progress:
         if self.live:
@@ -315,11 +323,41 @@ class Progress:
             self._status.__enter__()
         else:
             self(self.first)
+            if not self.quiet and not self.jsonl:
+                import threading
+
+                self._thread = threading.Thread(target=self._beat, daemon=True,
+                                                name="geoeval-progress")
+                self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
         if self._status is not None:
             self._status.__exit__(*exc)
+
+    def _print(self, text: str, now: float) -> None:
+        print(f"geoeval: {text}", file=sys.stderr, flush=True)
+        self._printed = now
+
+    def _beat(self) -> None:
+        """The pending step once ``delay`` has passed, then a line every
+        ``heartbeat`` seconds while no new one is printed."""
+        import time
+
+        while not self._stop.wait(0.25):
+            with self._lock:
+                now = time.monotonic()
+                if now - self._start < self.delay or not self._text:
+                    continue
+                if self._printed < self._since:  # reported before the delay
+                    self._print(self._text, now)
+                    self._last_step, self._last_time = self._text.split(":")[0], now
+                elif now - self._printed >= self.heartbeat:
+                    self._print(f"{self._text} (still running, {now - self._since:.0f} s)",
+                                now)
 
     def __call__(self, text: str) -> None:
         import time
@@ -332,12 +370,16 @@ class Progress:
         if self._status is not None:
             self._status.update(text)
             return
-        step, now = text.split(":")[0], time.monotonic()
-        if now - self._start < self.delay:
-            return
-        if step != self._last_step or now - self._last_time >= self.every:
-            print(f"geoeval: {text}", file=sys.stderr, flush=True)
-            self._last_step, self._last_time = step, now
+        with self._lock:
+            step, now = text.split(":")[0], time.monotonic()
+            if step != self._text.split(":")[0]:
+                self._since = now
+            self._text = text
+            if now - self._start < self.delay:
+                return
+            if step != self._last_step or now - self._last_time >= self.every:
+                self._print(text, now)
+                self._last_step, self._last_time = step, now
 
 
 def reader_options(*, band: int, background: int, layer: str | None, ref_layer: str | None,

@@ -129,11 +129,12 @@ def explain(result: Any) -> list[str]:
         lines.append(f"{merge:,} detections each cover several reference objects: "
                      f"{_join(many)} {_verb(many, 'credits', 'credit')} them{rest}.")
     if "iou" in ms and "bgm" in ms and found["iou"] < found["bgm"]:
-        lines.append(f"iou needs IoU ≥ {th['t']:g}: {found['bgm'] - found['iou']:,} pairs "
-                     "that bgm accepts overlap less than that.")
+        lines.append(f"iou needs IoU ≥ {th['t']:g}: it finds {found['bgm'] - found['iou']:,} "
+                     "fewer reference objects than bgm, which takes any overlap.")
     if "hoover" in ms and "mom" in ms and found["hoover"] < found["mom"]:
-        lines.append(f"hoover drops {found['mom'] - found['hoover']:,} pairs whose overlap "
-                     f"is below T = {th['T']:g}; mom keeps them.")
+        lines.append(f"hoover needs the pieces to cover at least T = {th['T']:g} of each "
+                     f"other: it finds {found['mom'] - found['hoover']:,} fewer reference "
+                     "objects than mom, which has no threshold.")
     return lines
 
 

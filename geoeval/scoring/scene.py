@@ -621,20 +621,31 @@ def _engine(engine: str | Engine, scheduler: str | None, n_jobs: int | None,
 def _counter(progress: Callable[[str], None] | None, what: str,
              unit: str) -> Callable[[int, int, float], None] | None:
     """``(done, total, fraction of the work)`` callbacks turned into step texts
-    with the time left (from the fraction of the estimated work done)."""
+    with the time left, from the throughput measured since the first
+    :data:`WARM_UP` items (start-up costs left out; no guess before that)."""
     if progress is None:
         return None
     import time
 
-    start = time.monotonic()
+    base: list[float] = []  # (time, fraction) once WARM_UP items are done
 
     def report(done: int, total: int, fraction: float) -> None:
-        elapsed = time.monotonic() - start
-        left = elapsed * (1 - fraction) / fraction if fraction > 0 else 0.0
-        eta = f", about {left:.0f} s left" if 0 < fraction < 1 else ""
+        now = time.monotonic()
+        eta = ""
+        if not base and done >= min(WARM_UP, total):
+            base.extend((now, fraction))
+        elif base and fraction > base[1] and now - base[0] >= MEASURED and fraction < 1:
+            left = (now - base[0]) * (1 - fraction) / (fraction - base[1])
+            eta = f", about {left:.0f} s left"
         progress(f"{what}: {done:,}/{total:,} {unit}{eta}")
 
     return report
+
+
+#: Items done before the throughput is measured (the first ones carry start-up costs).
+WARM_UP = 3
+#: Seconds of measured throughput before a time left is printed.
+MEASURED = 1.0
 
 
 def _parts(progress: Callable[[str], None] | None,
@@ -645,15 +656,18 @@ def _parts(progress: Callable[[str], None] | None,
         return None
     import time
 
-    start = [time.monotonic()]
+    base: list[float] = [0.0, 0.0]  # (time, parts done) when the throughput is measured
 
     def report(sub: str, done: int, total: int) -> None:
         now = time.monotonic()
-        if done == 0:
-            start[0] = now
-            return
-        left = (now - start[0]) * (total - done) / done
-        eta = f", about {left:.0f} s left" if done < total and left >= 1 else ""
+        if done == 0 or done < min(WARM_UP, total) and base[1] == 0:
+            base[:] = [now, float(done)]
+            if done == 0:
+                return
+        eta = ""
+        if done > base[1] and now - base[0] >= MEASURED and done < total:
+            left = (now - base[0]) * (total - done) / (done - base[1])
+            eta = f", about {left:.0f} s left" if left >= 1 else ""
         progress(f"{what}: {sub} {done}/{total} parts{eta}")
 
     return report
