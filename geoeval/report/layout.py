@@ -110,12 +110,11 @@ def fit(table: Any, width: int | None = None, keys: int | None = None) -> list[A
         right, each a table that fits; else :func:`records`.
     """
     width = DEFAULT_WIDTH if width is None else width
-    for col in table.columns:  # values never wrap nor end in an ellipsis
-        if col.justify in ("right", "center"):
-            col.no_wrap = True
+    k = _keys(table) if keys is None else keys
+    for col in table.columns[k:]:  # values never wrap nor end in an ellipsis
+        col.no_wrap = True
     if natural_width(table) <= width:
         return [table]
-    k = _keys(table) if keys is None else keys
     key_cols = list(range(k))
     values = list(range(k, len(table.columns)))
     bands: list[list[int]] = []

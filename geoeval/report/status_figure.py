@@ -92,7 +92,12 @@ def crs_unit(crs: Any) -> str:
             "US survey foot": "ft"}.get(name, name or "units")
 
 
-def _scale_bar(ax: Axes, unit: str) -> None:
+def _scale_bar(ax: Axes, unit: str, geoms: np.ndarray | None = None
+               ) -> tuple[float, float, float, float]:
+    """Draw the scale bar in its white box where the box hides nothing: the first
+    corner of the map (lower left, lower right, upper right, upper left) whose box
+    meets none of ``geoms``; else in a band added below the data. Returns the
+    box (``x0, y0, x1, y1``)."""
     from matplotlib.patches import Rectangle
 
     x0, x1 = ax.get_xlim()
@@ -102,15 +107,37 @@ def _scale_bar(ax: Axes, unit: str) -> None:
     if unit == "m" and length >= 1000:
         label_len, label_unit = length / 1000.0, "km"
     h = (y1 - y0) * 0.012
-    x, y = x0 + (x1 - x0) * 0.04, y0 + (y1 - y0) * 0.04
-    ax.add_patch(Rectangle((x - (x1 - x0) * 0.015, y - h * 1.5), length + (x1 - x0) * 0.03,
-                           h * 6.5, facecolor="white", edgecolor="none", alpha=0.8, zorder=4))
+    width, height = length + (x1 - x0) * 0.03, h * 6.5
+    margin_x, margin_y = (x1 - x0) * 0.025, (y1 - y0) * 0.025
+    corners = [(x0 + margin_x, y0 + margin_y), (x1 - margin_x - width, y0 + margin_y),
+               (x1 - margin_x - width, y1 - margin_y - height), (x0 + margin_x,
+                                                                 y1 - margin_y - height)]
+    free = None
+    if geoms is None or len(geoms) == 0:
+        free = corners[0]
+    else:
+        import shapely
+
+        tree = shapely.STRtree(geoms)
+        for bx, by in corners:
+            if not tree.query(shapely.box(bx, by, bx + width, by + height),
+                              predicate="intersects").size:
+                free = (bx, by)
+                break
+    if free is None:  # every corner covers something: a band of its own below the map
+        ax.set_ylim(y0 - height - 2 * margin_y, y1)
+        free = (x0 + margin_x, y0 - height - margin_y)
+    bx, by = free
+    x, y = bx + (x1 - x0) * 0.015, by + h * 1.5
+    ax.add_patch(Rectangle((bx, by), width, height, facecolor="white", edgecolor="none",
+                           alpha=0.8, zorder=4))
     ax.add_patch(Rectangle((x, y), length / 2, h, facecolor="black", edgecolor="black",
                            zorder=5))
     ax.add_patch(Rectangle((x + length / 2, y), length / 2, h, facecolor="white",
                            edgecolor="black", zorder=5))
     ax.text(x + length / 2, y + h * 1.6, f"{label_len:g} {label_unit}", ha="center",
             va="bottom", fontsize=8, zorder=6)
+    return (bx, by, bx + width, by + height)
 
 
 def plot_status_map(result: ScoreResult, ax: Axes, matcher: str | None = None, *,
@@ -173,11 +200,18 @@ def plot_status_map(result: ScoreResult, ax: Axes, matcher: str | None = None, *
     ax.set_aspect("equal")
     ax.tick_params(labelsize=7)
     ax.ticklabel_format(useOffset=False, style="plain")
-    _scale_bar(ax, crs_unit(result.reference.crs))
+    shown = np.concatenate([ref_geoms, sub_geoms])
+    _scale_bar(ax, crs_unit(result.reference.crs), shown[~_empty(shown)])
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.06), ncol=2,
               fontsize=8, frameon=False)
     ax.set_title(f"{Path(result.submission.path).name} vs {Path(result.reference.path).name}"
                  f" — {tables.matcher}", fontsize=9)
+
+
+def _empty(geoms: np.ndarray) -> np.ndarray:
+    import shapely
+
+    return shapely.is_missing(geoms) | shapely.is_empty(geoms)
 
 
 def _meets(geoms: np.ndarray, bounds: tuple[float, float, float, float]) -> np.ndarray:

@@ -138,6 +138,7 @@ def audit_tables(result: Any) -> list[Any]:
     from geoeval.audit.summary import paper_comparison
 
     t = Table(*tb.headers(result, "synthesis"), title="Hemery et al. 2010, Table 8 — synthesis")
+    t.geoeval_keys = 1  # the metric: repeated in every band (report.layout)
     for row in tb.synthesis_rows(result):
         t.add_row(*row)
     out: list[Any] = [t, Text(f"{result.n_results:,} altered results per metric in "
