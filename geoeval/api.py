@@ -9,6 +9,7 @@ before the work starts and written atomically at the end
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -195,7 +196,8 @@ def rank(
     >>> r.ranking  # doctest: +SKIP
     ('s1_near_perfect', 's2_misses')
     """
-    with output_run([reference, *submissions]) as outputs:
+    # chained, not listed: submissions given in memory are looked at one at a time
+    with output_run(itertools.chain([reference], submissions)) as outputs:
         outputs.file(html, "html", suffixes=HTML_SUFFIXES)
         entries: list[Any] = []
         each = None
@@ -228,6 +230,8 @@ def python_call(function: str, args: Sequence[Any], kwargs: dict[str, Any]) -> s
     --------
     >>> python_call("geoeval.score", ("ref.tif", Path("a.tif")), {"html": "r.html", "n_jobs": None})
     "geoeval.score('ref.tif', 'a.tif', html='r.html')"
+    >>> python_call("geoeval.rank", ("ref.tif", [{"a": 1}]), {"size_bins": [25, 50]})
+    "geoeval.rank('ref.tif', [<dict>], size_bins=[25, 50])"
     """
     def text(v: Any) -> str:
         if isinstance(v, Path):
@@ -235,7 +239,9 @@ def python_call(function: str, args: Sequence[Any], kwargs: dict[str, Any]) -> s
         if isinstance(v, list | tuple):
             inner = ", ".join(text(x) for x in v)
             return f"[{inner}]" if isinstance(v, list) else f"({inner})"
-        return repr(v)
+        if v is None or isinstance(v, str | int | float | bool):
+            return repr(v)
+        return f"<{type(v).__name__}>"  # data in memory (a GeoDataFrame, an array ...)
 
     parts = [text(a) for a in args]
     parts += [f"{k}={text(v)}" for k, v in kwargs.items()
