@@ -95,7 +95,11 @@ def voc_command(
     quiet: QuietOpt = False,
     strict: StrictOpt = False,
 ) -> None:
-    """PASCAL VOC: per-class precision x recall, AP (every-point and 11-point), mAP."""
+    """PASCAL VOC: per-class precision x recall, AP (every-point and 11-point), mAP.
+
+    Every --ref-* / --sub-* option also answers to its old --gt-* / --det-*
+    spelling.
+    """
     from geoeval.challenges.voc import evaluate_voc, plot_voc
     from geoeval.report.box_tables import voc_tables
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 import typer
 
@@ -71,6 +72,11 @@ def _plain_flags(command: object) -> object:
                 if param.nargs != 1 and param.metavar is None:
                     usage += "..."
                 param._usage_display_name = lambda usage=usage: usage
+        aliased = [p for p in getattr(cmd, "params", ())
+                   if getattr(p, "param_type_name", "") == "option"
+                   and sum(o.startswith("--") for o in p.opts) > 1]
+        if aliased:
+            _second_names_hidden(cmd, aliased)
         get_help = cmd.get_help_option  # type: ignore[attr-defined]
 
         def help_option(ctx: object) -> object:
@@ -85,6 +91,27 @@ def _plain_flags(command: object) -> object:
 
     walk(command)
     return command
+
+
+def _second_names_hidden(command: Any, params: list[Any]) -> None:
+    """Options' second long names (``--gt-format`` beside ``--ref-format``) parse and
+    name themselves in errors as before, but are left out of ``command``'s help,
+    whose name column would cut them at 80 columns (the help says they exist)."""
+    shown = {id(p): [o for o in p.opts if not o.startswith("--")]
+             + [next(o for o in p.opts if o.startswith("--"))] for p in params}
+    format_help = command.format_help
+
+    def help_without_second_names(ctx: Any, formatter: Any) -> Any:
+        full = {id(p): p.opts for p in params}
+        for p in params:
+            p.opts = shown[id(p)]
+        try:
+            return format_help(ctx, formatter)
+        finally:
+            for p in params:
+                p.opts = full[id(p)]
+
+    command.format_help = help_without_second_names
 
 
 command = _plain_flags(typer.main.get_command(app))

@@ -18,9 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.cli.options import (
-    COUNT,
     DEFAULTS,
-    SEED,
     BackgroundOpt,
     BandOpt,
     BlockSizeOpt,
@@ -51,6 +49,7 @@ from geoeval.cli.options import (
     add_command,
     command_line,
     reader_options,
+    rule,
     show,
     warn,
 )
@@ -102,14 +101,15 @@ def rank_command(
     zone_field: ZoneFieldOpt = DEFAULTS["zone_field"],
     method: Annotated[str, typer.Option(help="auto | exact | mcmc.")] = RANK_DEFAULTS["method"],
     max_states: Annotated[int, typer.Option(
-        help="Up-set cap for exact.", callback=COUNT)] = RANK_DEFAULTS["max_states"],
+        help="Up-set cap for exact.", callback=rule("max_states"))] = RANK_DEFAULTS["max_states"],
     samples: Annotated[int | None, typer.Option(
-        help="MCMC steps counted.", callback=COUNT)] = RANK_DEFAULTS["samples"],
+        help="MCMC steps counted.", callback=rule("samples"))] = RANK_DEFAULTS["samples"],
     burn_in: Annotated[int | None, typer.Option(
-        help="MCMC steps discarded.", callback=SEED)] = RANK_DEFAULTS["burn_in"],
-    seed: Annotated[int, typer.Option(help="MCMC seed.", callback=SEED)] = RANK_DEFAULTS["seed"],
+        help="MCMC steps discarded.", callback=rule("burn_in"))] = RANK_DEFAULTS["burn_in"],
+    seed: Annotated[int, typer.Option(
+        help="MCMC seed.", callback=rule("seed"))] = RANK_DEFAULTS["seed"],
     max_rounds: Annotated[int, typer.Option(
-        help="CRF round limit.", callback=SEED)] = RANK_DEFAULTS["max_rounds"],
+        help="CRF round limit.", callback=rule("max_rounds"))] = RANK_DEFAULTS["max_rounds"],
     hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
     iou_threshold: IouOpt = DEFAULTS["iou_threshold"],
     min_overlap: MinOverlapOpt = DEFAULTS["min_overlap"],

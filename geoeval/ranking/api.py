@@ -464,11 +464,11 @@ def check_options(
 
     if method not in ("auto", "exact", "mcmc"):
         raise InputError(f"method must be auto, exact or mcmc, got {method!r}")
-    validate.count("max_states", max_states)
+    for name, value in (("max_states", max_states), ("burn_in", burn_in),
+                        ("max_rounds", max_rounds)):
+        validate.check(name, value)  # one rule per option (geoeval.validate.RULES)
     validate.count("batches", batches, minimum=2)
     validate.count("samples", samples, minimum=batches)
-    validate.count("burn_in", burn_in, minimum=0)
-    validate.count("max_rounds", max_rounds, minimum=0)
 
 
 def read_table(path: str | os.PathLike[str]) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
