@@ -61,7 +61,9 @@ class Part:
     """Objects of both sides (one partition, a piece or a halo), columnar.
 
     ``side`` 0 is the reference, 1 the submission; ``pos`` the object's position
-    in its layer (what the in-memory engine indexes it by).
+    in its layer (what the in-memory engine indexes it by); ``geometry`` the
+    objects as WKB (a third of the memory of shapely objects; parsed where the
+    overlap is computed, and written as it is), ``bounds`` their bounding boxes.
     """
 
     side: np.ndarray
@@ -69,23 +71,16 @@ class Part:
     ids: np.ndarray
     geometry: np.ndarray
     areas: np.ndarray
+    bounds: np.ndarray
     key: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.pos.size)
 
-    def __getstate__(self) -> dict[str, Any]:
-        # geometries cross process boundaries as one WKB array (vectorised), not one
-        # pickled shapely object each
-        return {**self.__dict__, "geometry": _to_wkb(self.geometry)}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state["geometry"] = _from_wkb(state["geometry"])
-        self.__dict__.update(state)
-
     def take(self, index: np.ndarray) -> Part:
         return Part(self.side[index], self.pos[index], self.ids[index], self.geometry[index],
-                    self.areas[index], None if self.key is None else self.key[index])
+                    self.areas[index], self.bounds[index],
+                    None if self.key is None else self.key[index])
 
     @staticmethod
     def concat(parts: Sequence[Part]) -> Part:
@@ -97,7 +92,12 @@ class Part:
                     np.concatenate([p.pos for p in parts]),
                     np.concatenate(ids) if ids else parts[0].ids[:0],
                     np.concatenate([p.geometry for p in parts]),
-                    np.concatenate([p.areas for p in parts]))
+                    np.concatenate([p.areas for p in parts]),
+                    np.concatenate([p.bounds for p in parts]))
+
+    def shapes(self) -> np.ndarray:
+        """The geometries as shapely objects."""
+        return _from_wkb(self.geometry)
 
 
 def _to_wkb(geoms: np.ndarray) -> np.ndarray:
@@ -115,7 +115,7 @@ def _from_wkb(wkb: np.ndarray) -> np.ndarray:
 
 def empty_part() -> Part:
     return Part(np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                np.zeros(0, dtype=object), np.zeros(0))
+                np.zeros(0, dtype=object), np.zeros(0), np.zeros((0, 4)))
 
 
 # --- tasks that run on the workers -----------------------------------------------------
@@ -135,14 +135,14 @@ def keyed(data: Any, side: int, offset: int, bounds: tuple[float, ...]) -> Part:
     from geopandas.tools.hilbert_curve import _continuous_to_discrete_coords, _encode
 
     n = data.areas.size
+    box = shapely.bounds(data.geometry) if n else np.zeros((0, 4))
     if n:
-        x, y = _continuous_to_discrete_coords(shapely.bounds(data.geometry), HILBERT_LEVEL,
-                                              np.asarray(bounds, float))
+        x, y = _continuous_to_discrete_coords(box, HILBERT_LEVEL, np.asarray(bounds, float))
         key = np.asarray(_encode(HILBERT_LEVEL, x, y), np.int64)
     else:
         key = np.zeros(0, np.int64)
     return Part(np.full(n, side, np.int8), offset + np.arange(n, dtype=np.int64), data.ids,
-                data.geometry, data.areas, key)
+                _to_wkb(data.geometry), data.areas, box, key)
 
 
 def key_sample(part: Part) -> tuple[np.ndarray, np.ndarray]:
@@ -180,20 +180,16 @@ def assemble(*parts: Part | None) -> Part:
 
 
 def extent(part: Part) -> tuple[float, float, float, float]:
-    import shapely
-
     if not len(part):
         return (np.nan,) * 4  # type: ignore[return-value]
-    b = shapely.bounds(part.geometry)
+    b = part.bounds
     return (float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()),
             float(b[:, 3].max()))
 
 
 def halo(part: Part, box: tuple[float, ...]) -> Part:
     """The objects of ``part`` whose bounding box meets ``box`` (another partition's extent)."""
-    import shapely
-
-    b = shapely.bounds(part.geometry)
+    b = part.bounds
     hit = ((b[:, 0] <= box[2]) & (b[:, 2] >= box[0]) & (b[:, 1] <= box[3])
            & (b[:, 3] >= box[1]))
     return part.take(np.flatnonzero(hit))
@@ -255,7 +251,7 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
     every = Part.concat([part, *halos])
     owned = np.zeros(len(every), bool)
     owned[:n_own] = True
-    geom, side, pos = every.geometry, every.side, every.pos
+    geom, side, pos = every.shapes(), every.side, every.pos
     refs, subs = np.flatnonzero(side == 0), np.flatnonzero(side == 1)
     own_r, own_s = refs[owned[refs]], subs[owned[subs]]
     # reference x submission: every reference of the partition and its halo against
@@ -283,8 +279,9 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
             same.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
     n = len(every)
     if n == 0:
-        return PartResult(index, part, _solve(every, np.zeros(0, bool), cr, cs, cv, same,
-                                              config), Boundary(every, np.zeros(0, np.int32)))
+        return PartResult(index, part, _solve(every, geom, np.zeros(0, bool), cr, cs, cv,
+                                              same, config),
+                          Boundary(every, np.zeros(0, np.int32)))
     u = np.concatenate([cr, same[0][0], same[1][0]])
     v = np.concatenate([cs, same[0][1], same[1][1]])
     _, comp = connected_components(coo_matrix((np.ones(u.size, np.int8), (u, v)),
@@ -293,7 +290,7 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
     foreign[comp[~owned]] = True
     inner = owned & ~foreign[comp]
     outer = owned & foreign[comp]
-    interior = _solve(every, inner, cr, cs, cv, same, config)
+    interior = _solve(every, geom, inner, cr, cs, cv, same, config)
     # boundary: this partition's objects there, the pairs it owns there
     keep_c = outer[cr] & owned[cr]
     keep_s = [outer[lo] & owned[lo] for lo, _ in same]
@@ -305,8 +302,9 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
     return PartResult(index, part, interior, boundary)
 
 
-def _solve(every: Part, chosen: np.ndarray, cr: np.ndarray, cs: np.ndarray, cv: np.ndarray,
-           same: list[tuple[np.ndarray, np.ndarray]], config: Config) -> Solved:
+def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
+           cs: np.ndarray, cv: np.ndarray, same: list[tuple[np.ndarray, np.ndarray]],
+           config: Config) -> Solved:
     """Match the objects ``chosen`` (whole components, indices into ``every``) with the
     in-memory engine's code: object sets in position order, pairs sorted by (row, col)."""
     from geoeval.engine.objects import matching_columns
@@ -326,8 +324,8 @@ def _solve(every: Part, chosen: np.ndarray, cr: np.ndarray, cs: np.ndarray, cv: 
     rows, cols, vals = local[cr[keep]], local[cs[keep]], cv[keep]
     order = np.lexsort((cols, rows))
     rows, cols, vals = rows[order], cols[order], vals[order].astype(float)
-    ref = ObjectSet(ids=every.ids[ri], areas=every.areas[ri], geometry=every.geometry[ri])
-    sub = ObjectSet(ids=every.ids[si], areas=every.areas[si], geometry=every.geometry[si])
+    ref = ObjectSet(ids=every.ids[ri], areas=every.areas[ri], geometry=geom[ri])
+    sub = ObjectSet(ids=every.ids[si], areas=every.areas[si], geometry=geom[si])
 
     def pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         k = chosen[lo] & chosen[hi]
@@ -374,8 +372,9 @@ def solve_boundary(config: Config, *parts: Boundary) -> tuple[Solved, np.ndarray
     objects, owner = objects.take(order), owner[order]
     n = len(objects)
     if not n:
-        return _solve(objects, np.zeros(0, bool), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                      np.zeros(0), [(np.zeros(0, np.int64),) * 2] * 2, config), owner
+        return _solve(objects, np.zeros(0, dtype=object), np.zeros(0, bool),
+                      np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
+                      [(np.zeros(0, np.int64),) * 2] * 2, config), owner
     refs = objects.side == 0
     nr = int(refs.sum())
     rpos, spos = objects.pos[:nr], objects.pos[nr:]
@@ -395,7 +394,8 @@ def solve_boundary(config: Config, *parts: Boundary) -> tuple[Solved, np.ndarray
         lo = np.concatenate([p.same[s][0] for p in parts]).astype(np.int64)
         hi = np.concatenate([p.same[s][1] for p in parts]).astype(np.int64)
         same.append((at(lo, s), at(hi, s)))
-    solved = _solve(objects, np.ones(n, bool), cr, cs, cat[2].astype(float), same, config)
+    solved = _solve(objects, objects.shapes(), np.ones(n, bool), cr, cs, cat[2].astype(float),
+                    same, config)
     return solved, owner
 
 

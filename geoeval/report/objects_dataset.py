@@ -113,7 +113,9 @@ class ObjectsWriter:
             for m in self.matchers:
                 for s in _SUFFIXES:
                     data[f"{m}_{s}"].append(cols[m][s])
-            data["geometry"].append(shapely.to_wkb(np.asarray(geoms, dtype=object)) if n
+            geoms = np.asarray(geoms, dtype=object)
+            wkb = n and isinstance(geoms[0], bytes)  # the Dask engine keeps WKB
+            data["geometry"].append(geoms if wkb else shapely.to_wkb(geoms) if n
                                     else np.zeros(0, dtype=object))
         arrays = [pa.array(np.concatenate(data[f.name]) if data[f.name] else [], type=f.type,
                            from_pandas=True) for f in sch]
