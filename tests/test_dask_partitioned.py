@@ -321,3 +321,36 @@ def test_a_worker_killed_mid_run_does_not_change_the_result(tmp_path, monkeypatc
             assert killed_at and not worker.is_alive()
             assert victim not in watch.scheduler_info()["workers"]
     assert out["res"].to_dict() == clean
+
+
+def test_pieces_planned_from_metadata_and_a_bad_piece_named(tmp_path):
+    """Pieces come from the footers (row groups) and feature counts; a piece that cannot
+    be read is an InputError naming the file and its rows; the pieces read back give the
+    in-memory reader's objects in its order."""
+    import geopandas as gpd
+
+    from geoeval.errors import InputError
+    from geoeval.io import partitioned as io_partitioned
+    from geoeval.io.vector import read_vector
+
+    ref, sub = scene(7, n=100)
+    folder, gpkg = _write_inputs(tmp_path, ref, sub)
+    pieces, crs = io_partitioned.plan_pieces(folder, id_field="bid", features=30)
+    sizes = [len(c) for c in np.array_split(ref, 8)]
+    assert crs == "EPSG:32631" and len(pieces) == 8 and pieces[0].kind == "parquet"
+    assert [p.first_row for p in pieces] == np.cumsum([0, *sizes[:-1]]).tolist()
+    got = [io_partitioned.read_piece(p) for p in pieces]
+    assert sum(g.areas.size for g in got) == len(ref)
+    whole = io_partitioned.read_dataset(folder, id_field="bid")
+    assert np.array_equal(np.concatenate([g.ids for g in got]), whole.ids)
+    ogr, _ = io_partitioned.plan_pieces(gpkg, features=50)
+    assert [(p.start, p.count) for p in ogr] == [(s, min(50, len(sub) - s))
+                                                 for s in range(0, len(sub), 50)]
+    ids = np.concatenate([io_partitioned.read_piece(p).ids for p in ogr])
+    assert np.array_equal(ids, read_vector(gpkg).ids)
+    broken = tmp_path / "broken.parquet"
+    gpd.GeoDataFrame(geometry=ref[:5], crs="EPSG:32631").to_parquet(broken)
+    piece = io_partitioned.plan_pieces(broken)[0][0]
+    broken.write_bytes(broken.read_bytes()[:200] + b"\0" * 50 + broken.read_bytes()[250:])
+    with pytest.raises(InputError, match=r"broken\.parquet.*row groups 0\.\.0"):
+        io_partitioned.read_piece(piece)

@@ -29,11 +29,11 @@ The pipeline (``docs/scale.md``, *A layer on the cluster*):
 
 Ownership rule (every pair, component and object counted exactly once): an
 object is owned by the one partition whose key run holds it. A
-reference-submission pair is owned by the owner of its reference object; a
-same-side pair ``(a, b)`` by the owner of the one with the smaller position. A
-component is *interior* when every object of it is owned by one partition: that
-partition solves it; otherwise it is a *boundary* component, solved by the
-boundary task. Complete: a pair sharing area shares bounding boxes, so the
+reference-submission pair is owned by the owner of its reference object.
+Components are those of the reference-submission pairs and of the same-side
+pairs whose geometries intersect. A component is *interior* when every object
+of it is owned by one partition: that partition solves it; otherwise it is a
+*boundary* component, solved by the boundary task. Complete: a pair sharing area shares bounding boxes, so the
 other object is in the partition's halo and the pair is found by its owner.
 """
 
@@ -235,8 +235,6 @@ class Boundary:
     owner: np.ndarray
     cross: tuple[np.ndarray, np.ndarray, np.ndarray] = field(
         default_factory=lambda: (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)))
-    same: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] = field(
-        default_factory=lambda: ((np.zeros(0, np.int64),) * 2, (np.zeros(0, np.int64),) * 2))
 
 
 def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> PartResult:
@@ -261,7 +259,9 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
     r1, c1, v1 = overlap_pairs(geom[refs], geom[subs], trees[1])
     keep = owned[refs[r1]] | owned[subs[c1]]
     cr, cs, cv = refs[r1[keep]], subs[c1[keep]], v1[keep]
-    # same-side pairs sharing area, each once (lower position first)
+    # same-side pairs whose geometries intersect, each once (lower position first): for
+    # the components only (a superset of the pairs sharing area, so components may only
+    # be coarser); the areas use ObjectSet.self_overlaps, as locally
     same = []
     for members, own, tree in ((refs, own_r, trees[0]), (subs, own_s, trees[1])):
         if own.size and members.size > 1:
@@ -270,17 +270,13 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
             lo = np.where(pos[a] < pos[b], a, b)
             hi = np.where(pos[a] < pos[b], b, a)
             keep = (a != b) & ~(owned[a] & owned[b] & (pos[a] > pos[b]))
-            lo, hi = lo[keep], hi[keep]
-            if lo.size:
-                shared = shapely.area(shapely.intersection(geom[lo], geom[hi])) > 0
-                lo, hi = lo[shared], hi[shared]
-            same.append((lo, hi))
+            same.append((lo[keep], hi[keep]))
         else:
             same.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
     n = len(every)
     if n == 0:
         return PartResult(index, part, _solve(every, geom, np.zeros(0, bool), cr, cs, cv,
-                                              same, config),
+                                              config),
                           Boundary(every, np.zeros(0, np.int32)))
     u = np.concatenate([cr, same[0][0], same[1][0]])
     v = np.concatenate([cs, same[0][1], same[1][1]])
@@ -290,21 +286,18 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
     foreign[comp[~owned]] = True
     inner = owned & ~foreign[comp]
     outer = owned & foreign[comp]
-    interior = _solve(every, geom, inner, cr, cs, cv, same, config)
+    interior = _solve(every, geom, inner, cr, cs, cv, config)
     # boundary: this partition's objects there, the pairs it owns there
     keep_c = outer[cr] & owned[cr]
-    keep_s = [outer[lo] & owned[lo] for lo, _ in same]
     b_objects = every.take(np.flatnonzero(outer))
     boundary = Boundary(
         b_objects, np.full(len(b_objects), index, np.int32),
-        (pos[cr[keep_c]], pos[cs[keep_c]], cv[keep_c]),
-        tuple((pos[lo[k]], pos[hi[k]]) for (lo, hi), k in zip(same, keep_s, strict=True)))
+        (pos[cr[keep_c]], pos[cs[keep_c]], cv[keep_c]))
     return PartResult(index, part, interior, boundary)
 
 
 def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
-           cs: np.ndarray, cv: np.ndarray, same: list[tuple[np.ndarray, np.ndarray]],
-           config: Config) -> Solved:
+           cs: np.ndarray, cv: np.ndarray, config: Config) -> Solved:
     """Match the objects ``chosen`` (whole components, indices into ``every``) with the
     in-memory engine's code: object sets in position order, pairs sorted by (row, col)."""
     from geoeval.engine.objects import matching_columns
@@ -326,13 +319,9 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
     rows, cols, vals = rows[order], cols[order], vals[order].astype(float)
     ref = ObjectSet(ids=every.ids[ri], areas=every.areas[ri], geometry=geom[ri])
     sub = ObjectSet(ids=every.ids[si], areas=every.areas[si], geometry=geom[si])
-
-    def pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        k = chosen[lo] & chosen[hi]
-        a, b = local[lo[k]], local[hi[k]]
-        return np.minimum(a, b), np.maximum(a, b)
-
-    union = union_area(ref, sub, rows, cols, vals, pairs(*same[0]), pairs(*same[1]))
+    # the same-side pairs sharing area as the local engine finds them (one STRtree
+    # self-query a side, cached on the object set: the matchers reuse it)
+    union = union_area(ref, sub, rows, cols, vals, ref.self_overlaps, sub.self_overlaps)
     ov = Overlap(ref, sub, rows, cols, vals, union, "rtree")
     ref_pos, sub_pos = every.pos[ri], every.pos[si]
     per: dict[str, Any] = {}
@@ -374,7 +363,7 @@ def solve_boundary(config: Config, *parts: Boundary) -> tuple[Solved, np.ndarray
     if not n:
         return _solve(objects, np.zeros(0, dtype=object), np.zeros(0, bool),
                       np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
-                      [(np.zeros(0, np.int64),) * 2] * 2, config), owner
+                      config), owner
     refs = objects.side == 0
     nr = int(refs.sum())
     rpos, spos = objects.pos[:nr], objects.pos[nr:]
@@ -389,13 +378,8 @@ def solve_boundary(config: Config, *parts: Boundary) -> tuple[Solved, np.ndarray
     cat = [np.concatenate(x) if x else np.zeros(0) for x in
            zip(*[p.cross for p in parts], strict=True)]
     cr, cs = at(cat[0].astype(np.int64), 0), at(cat[1].astype(np.int64), 1)
-    same = []
-    for s in (0, 1):
-        lo = np.concatenate([p.same[s][0] for p in parts]).astype(np.int64)
-        hi = np.concatenate([p.same[s][1] for p in parts]).astype(np.int64)
-        same.append((at(lo, s), at(hi, s)))
     solved = _solve(objects, objects.shapes(), np.ones(n, bool), cr, cs, cat[2].astype(float),
-                    same, config)
+                    config)
     return solved, owner
 
 
