@@ -70,11 +70,12 @@ def run_in_process(ref: np.ndarray, sub: np.ndarray, k: int, matchers=("bgm", "i
                       np.concatenate([s[1] for s in samples]), k)
     splits = [dist.split(p, cuts) for p in keyed]
     parts = [dist.assemble(*[s.get(p) for s in splits]) for p in range(cuts.size + 1)]
-    extents = np.array([dist.extent(p) for p in parts])
+    prints = [dist.footprint(p) for p in parts]
+    extents = np.array([f.extent for f in prints])
     near = dist._neighbours(extents)
     config = dist.Config(tuple(matchers), params)
     results = [dist.solve_partition(p, parts[p], config,
-                                    *[dist.halo(parts[q], tuple(extents[p])) for q in near[p]])
+                                    *[dist.halo(parts[q], prints[p]) for q in near[p]])
                for p in range(len(parts))]
     solved = dist.solve_boundary(config, *[r.boundary for r in results])
     return parts, results, solved

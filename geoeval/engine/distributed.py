@@ -27,14 +27,19 @@ The pipeline (``docs/scale.md``, *A layer on the cluster*):
    part of the objects dataset; the client receives per partition a summary
    (counts, sums, kinds, solver counts) and adds them up.
 
+Every task that runs on a worker pauses Python's cyclic garbage collector while it
+runs (:func:`geoeval.parallel.gc_paused`, as the local engine's scoring does): it
+makes one tracked object per geometry it parses.
+
 Ownership rule (every pair, component and object counted exactly once): an
 object is owned by the one partition whose key run holds it. A
 reference-submission pair is owned by the owner of its reference object.
 Components are those of the reference-submission pairs and of the same-side
 pairs whose geometries intersect. A component is *interior* when every object
 of it is owned by one partition: that partition solves it; otherwise it is a
-*boundary* component, solved by the boundary task. Complete: a pair sharing area shares bounding boxes, so the
-other object is in the partition's halo and the pair is found by its owner.
+*boundary* component, solved by the boundary task. Complete: a pair sharing area
+shares bounding boxes, so the other object is in the partition's halo and the pair
+is found by its owner.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError
+from geoeval.parallel import gc_paused
 
 #: Target number of objects (both sides) per spatial partition.
 OBJECTS_PER_PARTITION = 100_000
@@ -127,6 +133,7 @@ def piece_info(data: Any) -> dict[str, Any]:
             "ids": data.ids.dtype.kind}
 
 
+@gc_paused
 def keyed(data: Any, side: int, offset: int, bounds: tuple[float, ...]) -> Part:
     """A piece's objects with their positions and Hilbert keys (geopandas' Hilbert
     distance of the bounding-box centre, level :data:`HILBERT_LEVEL`, over ``bounds``:
@@ -154,6 +161,7 @@ def key_sample(part: Part) -> tuple[np.ndarray, np.ndarray]:
     return keys[at], np.full(at.size, keys.size / at.size)
 
 
+@gc_paused
 def split(part: Part, cuts: np.ndarray) -> dict[int, Part]:
     """The piece cut into the key runs (only the non-empty ones)."""
     if not len(part):
@@ -172,6 +180,7 @@ def bucket(splits: dict[int, Part], p: int) -> Part | None:
     return splits.get(p)
 
 
+@gc_paused
 def assemble(*parts: Part | None) -> Part:
     """One partition: its buckets, in (side, position) order."""
     part = Part.concat([p for p in parts if p is not None])
@@ -187,12 +196,69 @@ def extent(part: Part) -> tuple[float, float, float, float]:
             float(b[:, 3].max()))
 
 
-def halo(part: Part, box: tuple[float, ...]) -> Part:
-    """The objects of ``part`` whose bounding box meets ``box`` (another partition's extent)."""
+#: Cells a side of a partition's footprint (the halo test).
+FOOTPRINT_CELLS = 256
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Where a partition's objects are: its extent cut into :data:`FOOTPRINT_CELLS`²
+    cells, ``table`` the summed-area table of the cells some object's bounding box
+    meets (a halo test in O(1) an object, exact on the cells)."""
+
+    extent: tuple[float, float, float, float]
+    table: np.ndarray
+
+    def cells(self, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Cell ranges ``(i0, i1, j0, j1)`` of bounding boxes ``b``, clipped to the grid."""
+        x0, y0, x1, y1 = self.extent
+        g = FOOTPRINT_CELLS
+        w = (x1 - x0) / g or 1.0
+        h = (y1 - y0) / g or 1.0
+
+        def cell(v: np.ndarray, o: float, size: float) -> np.ndarray:
+            return np.clip(np.floor((v - o) / size), 0, g - 1).astype(np.int64)
+
+        return (cell(b[:, 0], x0, w), cell(b[:, 2], x0, w), cell(b[:, 1], y0, h),
+                cell(b[:, 3], y0, h))
+
+
+@gc_paused
+def footprint(part: Part) -> Footprint:
+    """A partition's :class:`Footprint` (runs on a worker)."""
+    g = FOOTPRINT_CELLS
+    ext = extent(part)
+    fp = Footprint(ext, np.zeros((g + 1, g + 1), np.int64))
+    if not len(part):
+        return fp
+    i0, i1, j0, j1 = fp.cells(part.bounds)
+    diff = np.zeros((g + 1, g + 1), np.int64)  # 2-D difference array of the boxes
+    np.add.at(diff, (j0, i0), 1)
+    np.add.at(diff, (j0, i1 + 1), -1)
+    np.add.at(diff, (j1 + 1, i0), -1)
+    np.add.at(diff, (j1 + 1, i1 + 1), 1)
+    covered = np.cumsum(np.cumsum(diff, 0), 1)[:g, :g] > 0
+    fp.table[1:, 1:] = np.cumsum(np.cumsum(covered, 0), 1)
+    return fp
+
+
+def extent_of(fp: Footprint) -> tuple[float, float, float, float]:
+    return fp.extent
+
+
+@gc_paused
+def halo(part: Part, fp: Footprint) -> Part:
+    """The objects of ``part`` whose bounding box meets a cell of another partition's
+    footprint ``fp`` (a superset of those sharing area with that partition's objects:
+    boxes that overlap meet a common cell)."""
     b = part.bounds
-    hit = ((b[:, 0] <= box[2]) & (b[:, 2] >= box[0]) & (b[:, 1] <= box[3])
-           & (b[:, 3] >= box[1]))
-    return part.take(np.flatnonzero(hit))
+    x0, y0, x1, y1 = fp.extent
+    near = np.flatnonzero((b[:, 0] <= x1) & (b[:, 2] >= x0) & (b[:, 1] <= y1)
+                          & (b[:, 3] >= y0))
+    i0, i1, j0, j1 = fp.cells(b[near])
+    t = fp.table
+    hits = t[j1 + 1, i1 + 1] - t[j0, i1 + 1] - t[j1 + 1, i0] + t[j0, i0]
+    return part.take(near[hits > 0])
 
 
 @dataclass(frozen=True)
@@ -225,6 +291,7 @@ class PartResult:
     owned: Part
     interior: Solved
     boundary: Boundary
+    halo: int = 0
 
 
 @dataclass
@@ -237,6 +304,7 @@ class Boundary:
         default_factory=lambda: (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)))
 
 
+@gc_paused
 def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> PartResult:
     """Runs on a worker: the pairs, components and matches of partition ``index``."""
     import shapely
@@ -252,13 +320,16 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
     geom, side, pos = every.shapes(), every.side, every.pos
     refs, subs = np.flatnonzero(side == 0), np.flatnonzero(side == 1)
     own_r, own_s = refs[owned[refs]], subs[owned[subs]]
-    # reference x submission: every reference of the partition and its halo against
-    # every submission (query = reference, as locally; one tree per side, shared with
-    # the same-side query), kept where the reference or the submission is owned
+    # reference x submission: owned references against every submission, the halo's
+    # references against owned submissions (query = reference, as locally; the tree of
+    # every submission is shared with the same-side query)
     trees = [shapely.STRtree(geom[refs]), shapely.STRtree(geom[subs])]
-    r1, c1, v1 = overlap_pairs(geom[refs], geom[subs], trees[1])
-    keep = owned[refs[r1]] | owned[subs[c1]]
-    cr, cs, cv = refs[r1[keep]], subs[c1[keep]], v1[keep]
+    halo_r = refs[~owned[refs]]
+    r1, c1, v1 = overlap_pairs(geom[own_r], geom[subs], trees[1])
+    r2, c2, v2 = overlap_pairs(geom[halo_r], geom[own_s])
+    cr = np.concatenate([own_r[r1], halo_r[r2]])
+    cs = np.concatenate([subs[c1], own_s[c2]])
+    cv = np.concatenate([v1, v2])
     # same-side pairs whose geometries intersect, each once (lower position first): for
     # the components only (a superset of the pairs sharing area, so components may only
     # be coarser); the areas use ObjectSet.self_overlaps, as locally
@@ -293,7 +364,7 @@ def solve_partition(index: int, part: Part, config: Config, *halos: Part) -> Par
     boundary = Boundary(
         b_objects, np.full(len(b_objects), index, np.int32),
         (pos[cr[keep_c]], pos[cs[keep_c]], cv[keep_c]))
-    return PartResult(index, part, interior, boundary)
+    return PartResult(index, part, interior, boundary, n - n_own)
 
 
 def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
@@ -348,10 +419,12 @@ def boundary_of(result: PartResult) -> Boundary:
 def summary_of(result: PartResult) -> dict[str, Any]:
     s = dict(result.interior.summary)
     s["boundary_objects"] = len(result.boundary.objects)
+    s["halo_objects"] = result.halo
     s["boundary_pairs"] = int(result.boundary.cross[0].size)
     return s
 
 
+@gc_paused
 def solve_boundary(config: Config, *parts: Boundary) -> tuple[Solved, np.ndarray]:
     """Runs on one worker: every boundary component, solved once. Returns the solution
     and the owning partition of each of its reference then submission objects."""
@@ -383,6 +456,7 @@ def solve_boundary(config: Config, *parts: Boundary) -> tuple[Solved, np.ndarray
     return solved, owner
 
 
+@gc_paused
 def boundary_rows(solved: tuple[Solved, np.ndarray], index: int) -> Solved:
     """The boundary solution's rows of the objects partition ``index`` owns."""
     sol, owner = solved
@@ -393,6 +467,7 @@ def boundary_rows(solved: tuple[Solved, np.ndarray], index: int) -> Solved:
     return Solved({}, (sol.positions[0][pick[0]], sol.positions[1][pick[1]]), cols)
 
 
+@gc_paused
 def write_partition(writer: Any, result: PartResult, extra: Solved) -> Any:
     """Runs on a worker: partition ``result.index``'s rows, written as one part."""
     own = result.owned
@@ -434,6 +509,8 @@ class LayerScore:
     partitions : int
     boundary_objects : int
         Objects of components crossing partitions (solved once by the boundary task).
+    halo_objects : int
+        Objects sent to another partition's halo (summed over partitions).
     objects_dataset : str or None
         The objects dataset's folder (``None`` without a writer).
     """
@@ -448,6 +525,7 @@ class LayerScore:
     matchers: dict[str, dict[str, Any]]
     partitions: int
     boundary_objects: int
+    halo_objects: int
     pieces: tuple[int, int]
     objects_dataset: str | None
 
@@ -524,16 +602,17 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         buckets = [client.submit(bucket, s, p, pure=False) for s in holders]
         parts.append(client.submit(assemble, *buckets, pure=False))
     del splits
-    extents = np.array(client.gather(client.map(extent, parts)), float).reshape(-1, 4)
+    prints = client.map(footprint, parts, pure=False)
+    extents = np.array(client.gather(client.map(extent_of, prints)), float).reshape(-1, 4)
     neighbours = _neighbours(extents)
     config = Config(tuple(matchers), params)
     results = []
     for p in range(k):
-        halos = [client.submit(halo, parts[q], tuple(extents[p]), pure=False)
+        halos = [client.submit(halo, parts[q], prints[p], pure=False)
                  for q in neighbours[p]]
         results.append(client.submit(solve_partition, p, parts[p], config, *halos,
                                      pure=False))
-    del parts
+    del parts, prints
     summaries = _gather(client, client.map(summary_of, results), list(range(k)),
                         "matching", progress, label="partitions")
     boundaries = client.map(boundary_of, results)
@@ -558,6 +637,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     return LayerScore(n_ref, n_sub, (counts[0], counts[1]), (plans[0][1], plans[1][1]),
                       total["pairs"], total["components"], total["union_area"],
                       total["matchers"], k, sum(s["boundary_objects"] for s in summaries),
+                      sum(s["halo_objects"] for s in summaries),
                       (len(plans[0][0]), len(plans[1][0])), dataset)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError, first_line
+from geoeval.parallel import gc_paused
 
 #: Features per piece (a row group larger than this is one piece on its own).
 PIECE_FEATURES = 200_000
@@ -238,6 +239,7 @@ class PieceData:
                 float(b[:, 3].max()))
 
 
+@gc_paused
 def read_piece(piece: Piece) -> PieceData:
     """Read one piece (runs on a worker) with the reader's rules.
 

@@ -200,5 +200,6 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
                              tuple(warnings), res.objects_dataset,
                              {"partitions": res.partitions,
                               "boundary_objects": res.boundary_objects,
+                              "halo_objects": res.halo_objects,
                               "reference_pieces": res.pieces[0],
                               "submission_pieces": res.pieces[1]})
