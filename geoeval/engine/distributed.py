@@ -79,6 +79,7 @@ class Part:
     areas: np.ndarray
     bounds: np.ndarray
     key: np.ndarray | None = None
+    info: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         return int(self.pos.size)
@@ -137,19 +138,41 @@ def piece_info(data: Any) -> dict[str, Any]:
 def keyed(data: Any, side: int, offset: int, bounds: tuple[float, ...]) -> Part:
     """A piece's objects with their positions and Hilbert keys (geopandas' Hilbert
     distance of the bounding-box centre, level :data:`HILBERT_LEVEL`, over ``bounds``:
-    the key ``GeoSeries.hilbert_distance`` computes, from the bounds directly)."""
+    the key ``GeoSeries.hilbert_distance`` computes, from the bounds directly; boxes
+    are clipped to ``bounds`` first, so bounds from metadata that are too small still
+    give keys on the curve)."""
     import shapely
     from geopandas.tools.hilbert_curve import _continuous_to_discrete_coords, _encode
 
     n = data.areas.size
     box = shapely.bounds(data.geometry) if n else np.zeros((0, 4))
     if n:
-        x, y = _continuous_to_discrete_coords(box, HILBERT_LEVEL, np.asarray(bounds, float))
+        lo, hi = np.asarray(bounds[:2], float), np.asarray(bounds[2:], float)
+        inside = np.hstack([np.clip(box[:, :2], lo, hi), np.clip(box[:, 2:], lo, hi)])
+        x, y = _continuous_to_discrete_coords(inside, HILBERT_LEVEL, np.asarray(bounds, float))
         key = np.asarray(_encode(HILBERT_LEVEL, x, y), np.int64)
     else:
         key = np.zeros(0, np.int64)
     return Part(np.full(n, side, np.int8), offset + np.arange(n, dtype=np.int64), data.ids,
                 _to_wkb(data.geometry), data.areas, box, key)
+
+
+@gc_paused
+def read_keyed(piece: Any, side: int, bounds: tuple[float, ...]) -> Part:
+    """Read a piece and key it at once (the layers' bounds known from their metadata):
+    positions local to the piece (:func:`split` adds the piece's offset), the reader's
+    counts in ``info``. Only the WKB of the piece stays in memory."""
+    from geoeval.io.partitioned import read_piece
+
+    data = read_piece(piece)
+    part = keyed(data, side, 0, bounds)
+    part.info = piece_info(data)
+    return part
+
+
+def part_info(part: Part) -> dict[str, Any]:
+    assert part.info is not None
+    return part.info
 
 
 def key_sample(part: Part) -> tuple[np.ndarray, np.ndarray]:
@@ -162,10 +185,14 @@ def key_sample(part: Part) -> tuple[np.ndarray, np.ndarray]:
 
 
 @gc_paused
-def split(part: Part, cuts: np.ndarray) -> dict[int, Part]:
-    """The piece cut into the key runs (only the non-empty ones)."""
+def split(part: Part, cuts: np.ndarray, offset: int = 0) -> dict[int, Part]:
+    """The piece cut into the key runs (only the non-empty ones), its positions moved
+    by ``offset`` (the objects of the pieces before it)."""
     if not len(part):
         return {}
+    if offset:
+        part = Part(part.side, part.pos + offset, part.ids, part.geometry, part.areas,
+                    part.bounds, part.key)
     which = np.searchsorted(cuts, part.key, side="right")
     order = np.argsort(which, kind="stable")
     which = which[order]
@@ -553,16 +580,29 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     progress : callable, optional
         Called with step texts, partitions done / total and the time left.
     """
-    from geoeval.io.partitioned import plan_pieces, read_piece
+    from geoeval.io.partitioned import layer_bounds, plan_pieces, read_piece
 
     plans = []
     for src, opts in ((reference, reference_options), (submission, submission_options)):
         pieces, crs = plan_pieces(src, layer=opts.get("layer"), id_field=opts.get("id_field"))
         plans.append((pieces, crs))
     _say(progress, f"reading {len(plans[0][0])} + {len(plans[1][0])} pieces on the workers")
-    read = [client.map(read_piece, pieces, pure=False) for pieces, _ in plans]
-    infos = [_gather(client, client.map(piece_info, futs), pieces, "reading", progress)
-             for futs, (pieces, _) in zip(read, plans, strict=True)]
+    meta = [layer_bounds(src, opts.get("layer")) for src, opts in
+            ((reference, reference_options), (submission, submission_options))]
+    fused = all(m is not None for m in meta)
+    if fused:  # the layers' bounds from their metadata: read and key in one task
+        mb = np.array(meta, float)
+        total_bounds = (float(mb[:, 0].min()), float(mb[:, 1].min()),
+                        float(mb[:, 2].max()), float(mb[:, 3].max()))
+        keyed_by_side = [client.map(read_keyed, pieces, [side] * len(pieces),
+                                    [total_bounds] * len(pieces), pure=False)
+                         for side, (pieces, _) in enumerate(plans)]
+        infos = [_gather(client, client.map(part_info, futs), pieces, "reading", progress)
+                 for futs, (pieces, _) in zip(keyed_by_side, plans, strict=True)]
+    else:
+        read = [client.map(read_piece, pieces, pure=False) for pieces, _ in plans]
+        infos = [_gather(client, client.map(piece_info, futs), pieces, "reading", progress)
+                 for futs, (pieces, _) in zip(read, plans, strict=True)]
     counts = []
     for side_infos in infos:
         total = {k: 0 for k in ("features", "repaired", "collections", "missing", "empty",
@@ -572,20 +612,23 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                 total[k] += v
         counts.append(total)
     ns = [np.array([i["n"] for i in side], np.int64) for side in infos]
-    bounds = np.array([i["bounds"] for side in infos for i in side], float).reshape(-1, 4)
     n_ref, n_sub = int(ns[0].sum()), int(ns[1].sum())
-    if np.isfinite(bounds).any():
-        total_bounds = (float(np.nanmin(bounds[:, 0])), float(np.nanmin(bounds[:, 1])),
-                        float(np.nanmax(bounds[:, 2])), float(np.nanmax(bounds[:, 3])))
-    else:
-        total_bounds = (0.0, 0.0, 1.0, 1.0)
-    # positions, keys, cuts
-    keyed_futs = []
-    for side, (futs, n) in enumerate(zip(read, ns, strict=True)):
-        offsets = np.r_[0, np.cumsum(n)[:-1]].astype(int).tolist()
-        keyed_futs += client.map(keyed, futs, [side] * len(futs), offsets,
-                                 [total_bounds] * len(futs), pure=False)
-    del read
+    offsets = [np.r_[0, np.cumsum(n)[:-1]].astype(int).tolist() for n in ns]
+    if not fused:
+        bounds = np.array([i["bounds"] for side in infos for i in side], float).reshape(-1, 4)
+        if np.isfinite(bounds).any():
+            total_bounds = (float(np.nanmin(bounds[:, 0])), float(np.nanmin(bounds[:, 1])),
+                            float(np.nanmax(bounds[:, 2])), float(np.nanmax(bounds[:, 3])))
+        else:
+            total_bounds = (0.0, 0.0, 1.0, 1.0)
+        keyed_by_side = [client.map(keyed, futs, [side] * len(futs), offsets[side],
+                                    [total_bounds] * len(futs), pure=False)
+                         for side, futs in enumerate(read)]
+        del read
+        offsets = [[0] * len(o) for o in offsets]  # already in the positions
+    keyed_futs = keyed_by_side[0] + keyed_by_side[1]
+    shifts = offsets[0] + offsets[1]
+    del keyed_by_side
     samples = client.gather(client.map(key_sample, keyed_futs))
     keys = np.concatenate([s[0] for s in samples]) if samples else np.zeros(0, np.int64)
     weights = np.concatenate([s[1] for s in samples]) if samples else np.zeros(0)
@@ -593,7 +636,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     cuts = _cuts(keys, weights, k)
     k = cuts.size + 1
     _say(progress, f"partitioning {n_ref:,} + {n_sub:,} objects into {k} partitions")
-    splits = client.map(split, keyed_futs, [cuts] * len(keyed_futs), pure=False)
+    splits = client.map(split, keyed_futs, [cuts] * len(keyed_futs), shifts, pure=False)
     del keyed_futs
     sizes = client.gather(client.map(_split_keys, splits))
     parts = []

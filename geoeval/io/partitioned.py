@@ -194,6 +194,40 @@ def _ogr_pieces(p: Path, layer: str | int | None, id_field: str | None,
     return pieces, None if info["crs"] is None else CRS.from_user_input(info["crs"])
 
 
+def layer_bounds(path: str | Path, layer: str | int | None = None
+                 ) -> tuple[float, float, float, float] | None:
+    """The layer's bounds from its metadata alone (GeoParquet ``bbox`` of every file,
+    OGR's stored extent), or ``None`` when some file has none."""
+    p = Path(path)
+    if p.is_dir() and is_parquet_dataset(p) or p.suffix.lower() in _PARQUET:
+        import pyarrow.parquet as pq
+
+        boxes = []
+        for f in (_dataset_files(p) if p.is_dir() else [p]):
+            try:
+                geo = json.loads(pq.read_schema(f).metadata[b"geo"])
+                box = geo["columns"][geo["primary_column"]].get("bbox")
+            except Exception:
+                return None
+            if not box or len(box) != 4:
+                return None
+            boxes.append(box)
+        if not boxes:
+            return None
+        b = np.array(boxes, float)
+        return (float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()),
+                float(b[:, 3].max()))
+    try:
+        import pyogrio
+
+        box = pyogrio.read_info(p, layer=layer).get("total_bounds")
+    except Exception:
+        return None
+    if box is None or not np.isfinite(np.asarray(box, float)).all():
+        return None
+    return tuple(float(v) for v in box)  # type: ignore[return-value]
+
+
 @dataclass
 class PieceData:
     """What :func:`read_piece` returns: the kept objects of a piece and the reader's counts.
