@@ -24,7 +24,8 @@ class BadValue(InputError):
         super().__init__(f"{name} {detail}")
 
 
-def _interval(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+def interval(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    """A range in words: ``in (0.5, 1]``, ``more than 0``, ``at most 1``."""
     if low is not None and high is not None:
         return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
     if low is not None:
@@ -74,7 +75,7 @@ def number(name: str, value: float | int | None, *, low: float | None = None,
     too_low = low is not None and (value <= low if low_open else value < low)
     too_high = high is not None and (value >= high if high_open else value > high)
     if too_low or too_high:
-        raise BadValue(name, f"must be {_interval(low, high, low_open, high_open)}, got {value!r}")
+        raise BadValue(name, f"must be {interval(low, high, low_open, high_open)}, got {value!r}")
     return value
 
 
@@ -144,7 +145,7 @@ class Rule:
     def text(self) -> str:
         """``in (0.5, 1]``, ``at least 1``, ``more than 0``."""
         kind = "a whole number " if self.integer else ""
-        return kind + _interval(self.low, self.high, self.low_open, self.high_open)
+        return kind + interval(self.low, self.high, self.low_open, self.high_open)
 
 
 _COUNT = Rule(low=1, integer=True)

@@ -76,13 +76,16 @@ def _defaults() -> dict[str, Any]:
 DEFAULTS = _defaults()
 
 
-class OneMatcher(str, Enum):
-    """One matcher (``--gpkg-matcher``, ``rank --matcher``)."""
+def _matcher_enum(name: str, *extra: str) -> Any:
+    """A choice of the registered matchers (:mod:`geoeval.matching.registry`),
+    after the ``extra`` choices; built when the CLI is imported."""
+    from geoeval.matching import registry
 
-    bgm = "bgm"
-    hoover = "hoover"
-    mom = "mom"
-    iou = "iou"
+    return Enum(name, {n: n for n in (*extra, *registry.names())}, type=str)
+
+
+#: One matcher (``--gpkg-matcher``, ``rank --matcher``).
+OneMatcher = _matcher_enum("OneMatcher")
 
 
 class BoundaryBand(str, Enum):
@@ -100,14 +103,8 @@ class EngineChoice(str, Enum):
     dask = "dask"
 
 
-class MatcherChoice(str, Enum):
-    """``score --matcher``: one of the matchers, or all of them."""
-
-    all = "all"
-    bgm = "bgm"
-    hoover = "hoover"
-    mom = "mom"
-    iou = "iou"
+#: ``score --matcher``: one of the matchers, or all of them.
+MatcherChoice = _matcher_enum("MatcherChoice", "all")
 
 
 HooverOpt = Annotated[float, typer.Option(

@@ -154,10 +154,10 @@ def score_command(
 
     import geoeval
     from geoeval.errors import InputError
-    from geoeval.matching import MATCHERS
+    from geoeval.matching import registry
 
-    chosen = [m.value for m in (matcher or [MatcherChoice.all])]
-    matchers = MATCHERS if "all" in chosen else tuple(chosen)
+    chosen = [m.value for m in (matcher or [MatcherChoice("all")])]
+    matchers = registry.names() if "all" in chosen else tuple(chosen)
     out_matcher = None if gpkg_matcher is None else gpkg_matcher.value
     err = Console(stderr=True)
     options = dict(

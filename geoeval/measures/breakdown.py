@@ -28,11 +28,10 @@ Error types and their fixes (``docs/breakdown.md``):
 The fixed matching is built from the CSR arrays without a loop per instance:
 kept instances are taken with :meth:`InstanceArrays.take`, every new perfect
 one-to-one instance pairs a reference with a new (virtual) submitted index
-``≥ n_submission``. Precision, recall and F1 come from
-:mod:`geoeval.measures.counts` (eq. 14–15 of Özdemir et al. 2010), the matcher's
-mean instance score from :func:`~geoeval.measures.counts.mean_instance_score`
-(Hoover eq. 2, mean IoU) and the Mallows score from
-:func:`~geoeval.measures.mallows.scene_score` (eq. 13): one copy of each formula.
+``≥ n_submission``. Every measure comes from
+:func:`geoeval.measures.counts.scene_measures`, as in the scene report: eq. 14–15
+of Özdemir et al. (2010) and the accuracy of the matcher's registry rule (Hoover
+eq. 2, mean IoU, the Mallows score eq. 13): one copy of each formula.
 BGM's accuracy (eq. 1) is an area ratio over the union of all objects, which
 the instance arrays do not determine once objects are replaced: its gains are
 ``None``. Class confusion needs the classes re-scored:
@@ -47,9 +46,9 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.matching import registry
 from geoeval.matching.result import InstanceArrays, Matching
 from geoeval.measures import counts
-from geoeval.measures.mallows import scene_score
 
 MISSED = "missed"
 FALSE_ALARM = "false_alarm"
@@ -62,9 +61,7 @@ ERROR_TYPES: tuple[str, ...] = (MISSED, FALSE_ALARM, MERGE, SPLIT, LOCALISATION)
 LABELS = {MISSED: "misses", FALSE_ALARM: "false alarms", MERGE: "merges (under-detection)",
           SPLIT: "splits (over-detection)", LOCALISATION: "localisation (one-to-one)"}
 #: Measures of the breakdown, in report order.
-MEASURES: tuple[str, ...] = ("precision", "recall", "f1", "accuracy", "mallows")
-#: Matchers whose instances carry their own score (perfect = 1).
-_SCORED = ("hoover", "iou")
+MEASURES: tuple[str, ...] = counts.MEASURES
 
 
 @dataclass(frozen=True)
@@ -177,7 +174,7 @@ def fix(m: Matching, mallows: np.ndarray | None,
     new_inst = n_kept + np.arange(n_new)
     new_subs = m.n_submission + np.arange(n_new)
     perfect = perfected[keep]
-    score_perfect = 1.0 if m.matcher in _SCORED else np.nan
+    score_perfect = 1.0 if registry.get(m.matcher).scores_instances else np.nan
     score = np.concatenate([np.where(perfect, score_perfect, kept.score),
                             np.full(n_new, score_perfect)])
     arrays = InstanceArrays.from_members(
@@ -197,17 +194,10 @@ def fix(m: Matching, mallows: np.ndarray | None,
 
 def _measures(m: Matching, mallows: np.ndarray | None) -> dict[str, float | None]:
     """Precision, recall, F1 (eq. 14–15), the matcher's accuracy and the Mallows
-    score (eq. 13), by the same formulas as the scene report."""
-    p, r = counts.precision(m), counts.recall(m)
-    scene = None if mallows is None else scene_score(mallows)
-    if m.matcher in _SCORED:
-        acc = counts.mean_instance_score(m)
-    elif m.matcher == "mom":
-        acc = scene
-    else:  # BGM eq. 1: an area ratio the instance arrays do not give once objects change
-        acc = None
-    return {"precision": p, "recall": r, "f1": counts.f1(p, r), "accuracy": acc,
-            "mallows": scene}
+    score (eq. 13), by the formulas of the scene report
+    (:func:`geoeval.measures.counts.scene_measures`). The union of all objects is
+    unknown once objects are replaced, so an accuracy over it (BGM eq. 1) is ``None``."""
+    return counts.scene_measures(registry.accuracy_rule(m.matcher), m, None, mallows)
 
 
 def _gain(fixed: float | None, now: float | None) -> float | None:

@@ -1,38 +1,147 @@
-"""Counts and the matchers' own scores: precision, recall, F1, BGM, Hoover, mean IoU.
+"""Counts and the matchers' own scores: precision, recall, F1 and accuracy.
 
 Özdemir et al. (2010): precision ``= (No − FA)/No`` (eq. 14), recall
-``= (Nr − MD)/Nr`` (eq. 15), BGM score eq. 1, Hoover score eq. 2. Undefined
-ratios (a side with no objects, no instances) are ``None``, never guessed.
+``= (Nr − MD)/Nr`` (eq. 15), BGM score eq. 1, Hoover score eq. 2, the scene
+Mallows score eq. 13. Undefined ratios (a side with no objects, no instances)
+are ``None``, never guessed.
+
+Every measure is a ratio of sums over objects and instances, so there is one
+formula each, over *sufficient statistics* (:data:`SUMS`):
+:func:`measures_from_sums` takes them as numbers or arrays, and serves one
+scene (:func:`scene_measures`), bootstrap replicates (block sums weighted by
+their multiplicities), pooled scenes (sums over scenes) and the error
+breakdown (a repaired matching). Which accuracy a matcher has is its registry
+entry's rule (:data:`geoeval.matching.registry.ACCURACY_RULES`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from geoeval.matching.registry import INSTANCE_SCORE, MALLOWS, MATCHED_AREA
 from geoeval.matching.result import Matching
+
+#: The sufficient statistics of the measures: objects on each side, matched
+#: objects on each side, the sum and number of the instances' own scores and
+#: of their Mallows scores, the matched area and the area of the union of all
+#: objects.
+SUMS: tuple[str, ...] = ("n_ref", "n_sub", "matched_ref", "matched_sub", "score_sum", "score_n",
+                         "mallows_sum", "mallows_n", "matched_area", "union_area")
+#: The measures :func:`measures_from_sums` returns, in report order.
+MEASURES: tuple[str, ...] = ("precision", "recall", "f1", "accuracy", "mallows")
+
+
+def ratio_values(num: Any, den: Any) -> np.ndarray:
+    """``num / den`` where ``den > 0``, NaN elsewhere (arrays or numbers)."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+def measures_from_sums(accuracy: str, sums: Mapping[str, Any], *,
+                       mallows: bool = True) -> dict[str, np.ndarray]:
+    """Precision, recall, F1, the accuracy of rule ``accuracy`` and the Mallows
+    score from their sufficient statistics (:data:`SUMS`): the one formula of each.
+
+    Parameters
+    ----------
+    accuracy : str
+        :data:`~geoeval.matching.registry.MATCHED_AREA` (eq. 1, matched area over
+        the union, at most 1), :data:`~geoeval.matching.registry.INSTANCE_SCORE`
+        (mean of the instances' own scores: Hoover eq. 2, mean IoU) or
+        :data:`~geoeval.matching.registry.MALLOWS` (scene Mallows score, eq. 13).
+    sums : mapping
+        Every key of :data:`SUMS`, numbers or arrays of one shape (e.g. one
+        value per bootstrap replicate).
+    mallows : bool
+        The Mallows score was computed (else the ``mallows`` measure is NaN).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        :data:`MEASURES`, NaN where undefined (no submitted object, no instance …).
+
+    Examples
+    --------
+    >>> s = dict(n_ref=4, n_sub=5, matched_ref=3, matched_sub=4, score_sum=1.5, score_n=2,
+    ...          mallows_sum=0.0, mallows_n=0, matched_area=60.0, union_area=100.0)
+    >>> {k: round(float(v), 4) for k, v in measures_from_sums("matched_area", s).items()}
+    {'precision': 0.8, 'recall': 0.75, 'f1': 0.7742, 'accuracy': 0.6, 'mallows': nan}
+    >>> float(measures_from_sums("instance_score", s)["accuracy"])
+    0.75
+    """
+    p = ratio_values(sums["matched_sub"], sums["n_sub"])
+    r = ratio_values(sums["matched_ref"], sums["n_ref"])
+    scene_mallows = ratio_values(sums["mallows_sum"], sums["mallows_n"])
+    if accuracy == MATCHED_AREA:
+        acc = bgm_accuracy_values(sums["matched_area"], sums["union_area"])
+    elif accuracy == INSTANCE_SCORE:
+        acc = ratio_values(sums["score_sum"], sums["score_n"])
+    elif accuracy == MALLOWS:
+        acc = scene_mallows
+    else:
+        raise ValueError(f"unknown accuracy rule {accuracy!r}")
+    return {"precision": p, "recall": r, "f1": f1_values(p, r), "accuracy": acc,
+            "mallows": scene_mallows if mallows else np.full(np.shape(p), np.nan)}
+
+
+def scene_sums(m: Matching, union_area: float | None = None,
+               mallows: np.ndarray | None = None) -> dict[str, float]:
+    """The sufficient statistics (:data:`SUMS`) of one matching.
+
+    ``union_area`` is the area of the union of all objects (unknown: ``None``,
+    then the matched-area accuracy is undefined); ``mallows`` the instances'
+    Mallows scores (NaN where undefined), when computed.
+    """
+    scores = m.arrays.score
+    scores = scores[~np.isnan(scores)]
+    mal = np.zeros(0) if mallows is None else np.asarray(mallows, float)
+    mal = mal[~np.isnan(mal)]
+    return {
+        "n_ref": m.n_reference, "n_sub": m.n_submission,
+        "matched_ref": m.n_reference - m.missed.size,
+        "matched_sub": m.n_submission - m.false_alarms.size,
+        # left-to-right sum in instance order, as the report has always computed it
+        "score_sum": float(sum(scores.tolist())), "score_n": scores.size,
+        "mallows_sum": float(mal.sum()), "mallows_n": mal.size,
+        "matched_area": m.matched_overlap,
+        "union_area": np.nan if union_area is None else union_area,
+    }
+
+
+def scene_measures(accuracy: str, m: Matching, union_area: float | None = None,
+                   mallows: np.ndarray | None = None) -> dict[str, float | None]:
+    """:func:`measures_from_sums` of one matching (:func:`scene_sums`), as
+    numbers: ``None`` where undefined."""
+    values = measures_from_sums(accuracy, scene_sums(m, union_area, mallows),
+                                mallows=mallows is not None)
+    return {k: as_number(v) for k, v in values.items()}
+
+
+def as_number(value: Any) -> float | None:
+    """A 0-d result as a ``float``, ``None`` for NaN (undefined)."""
+    v = float(value)
+    return None if v != v else v
 
 
 def precision(m: Matching) -> float | None:
     """``(No − FA)/No`` (eq. 14); ``None`` when there are no submitted objects."""
-    if m.n_submission == 0:
-        return None
-    return (m.n_submission - m.false_alarms.size) / m.n_submission
+    return as_number(ratio_values(m.n_submission - m.false_alarms.size, m.n_submission))
 
 
 def recall(m: Matching) -> float | None:
     """``(Nr − MD)/Nr`` (eq. 15); ``None`` when there are no reference objects."""
-    if m.n_reference == 0:
-        return None
-    return (m.n_reference - m.missed.size) / m.n_reference
+    return as_number(ratio_values(m.n_reference - m.missed.size, m.n_reference))
 
 
 def f1(p: float | None, r: float | None) -> float | None:
     """Harmonic mean ``2PR/(P + R)``; ``None`` if either is undefined, 0 if both are 0."""
     if p is None or r is None:
         return None
-    return float(f1_values(p, r))
+    return as_number(f1_values(p, r))
 
 
 def f1_values(p: Any, r: Any) -> np.ndarray:
@@ -82,9 +191,7 @@ def bgm_accuracy(matched_area: float, union_area: float) -> float | None:
     >>> bgm_accuracy(60.0, 100.0), bgm_accuracy(0.0, 0.0)
     (0.6, None)
     """
-    if not union_area > 0:
-        return None
-    return float(bgm_accuracy_values(matched_area, union_area))
+    return as_number(bgm_accuracy_values(matched_area, union_area))
 
 
 def bgm_accuracy_values(matched_area: Any, union_area: Any) -> np.ndarray:
@@ -100,9 +207,4 @@ def mean_instance_score(m: Matching) -> float | None:
 
     ``(1/H) Σ (s_i1 + s_i2)/2`` for Hoover; ``None`` with no instance.
     """
-    scores = m.arrays.score
-    scores = scores[~np.isnan(scores)]
-    if not scores.size:
-        return None
-    # left-to-right sum in instance order, as the report has always computed it
-    return float(sum(scores.tolist()) / scores.size)
+    return scene_measures(INSTANCE_SCORE, m)["accuracy"]

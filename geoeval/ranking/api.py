@@ -33,9 +33,6 @@ from geoeval.ranking.poset import Poset
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
 
-RANK_MATCHERS = ("mom", "bgm", "hoover", "iou")
-
-
 @dataclass(frozen=True)
 class RankingResult:
     """A contest ranked with Hasse diagrams and the iterated CRF operator.

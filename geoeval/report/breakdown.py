@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from geoeval.matching import registry
 from geoeval.measures.breakdown import ERROR_TYPES
-from geoeval.report.tables import ACCURACY, fmt
+from geoeval.report.tables import accuracy_label, fmt
 
 #: Short row labels (the table fits 80 columns).
 FIGURE_ROWS = {"missed": "misses", "false_alarm": "false alarms",
@@ -55,8 +56,9 @@ def breakdown_table(name: str, b: Any):
 
     title = f"{name}: what fixing each error type would gain"
     table = Table(title=title, title_style="bold", min_width=len(title) + 2,
-                  caption=f"accuracy: {ACCURACY.get(name, name)}"
-                  + ("" if b.now["accuracy"] is not None or name != "bgm"
+                  caption=f"accuracy: {accuracy_label(name)}"
+                  + ("" if b.now["accuracy"] is not None
+                     or registry.accuracy_rule(name) != registry.MATCHED_AREA
                      else " (area ratio: not attributable)"))
     table.add_column("error", style="bold")
     table.add_column("count", justify="right")
@@ -116,7 +118,7 @@ def breakdown_figure(result: Any, *, matcher: str | None = None) -> Any:
     b = result.breakdown[matcher]
     panels = [("f1", "F1")]
     if b.now["accuracy"] is not None:
-        panels.append(("accuracy", f"accuracy ({ACCURACY.get(matcher, matcher)})"))
+        panels.append(("accuracy", f"accuracy ({accuracy_label(matcher)})"))
     labels = [f"{b.errors[t]} {FIGURE_ROWS[t]}" for t in ERROR_TYPES]
     fig = Figure(figsize=(5.6 * len(panels), 3.9), layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)

@@ -14,41 +14,26 @@ from __future__ import annotations
 
 from typing import Any
 
-#: What each matcher allows, in words (with ``{T}``/``{t}`` for its threshold).
-MATCHER_WORDS = {
-    "bgm": "one detection per reference object at most, for the most total overlap",
-    "hoover": "splits and merges too, when the pieces cover at least {T:g} of each other",
-    "mom": "splits and merges too, with any overlap, for the most total overlap",
-    "iou": "one detection per reference object at most, and only at IoU ≥ {t:g}",
-}
-
-#: Short header words for each matcher's table column.
-MATCHER_HEADERS = {
-    "bgm": "one-to-one",
-    "hoover": "splits ≥ {T:g}",
-    "mom": "splits, merges",
-    "iou": "IoU ≥ {t:g}",
-}
-
-#: What each matcher's accuracy is (Özdemir et al. 2010; Hoover et al. 1996).
-ACCURACY_WORDS = {
-    "bgm": "matched area / area of all objects (Özdemir et al. 2010, eq. 1)",
-    "hoover": "mean (s1 + s2)/2 of the correct, over- and under-detections "
-              "(Hoover et al. 1996; Özdemir et al. 2010, eq. 2)",
-    "mom": "Mallows shape score (Özdemir et al. 2010, eq. 13)",
-    "iou": "mean IoU of the pairs",
-}
+from geoeval.matching import registry
 
 
 def _thresholds(result: Any) -> dict[str, float]:
     p = getattr(result, "parameters", {}) or {}
-    return {"T": float(p.get("hoover_threshold", 0.6)), "t": float(p.get("iou_threshold", 0.5))}
+    return {"T": float(p.get("hoover_threshold", registry.HOOVER_THRESHOLD.default)),
+            "t": float(p.get("iou_threshold", registry.IOU_THRESHOLD.default))}
+
+
+def _known(name: str) -> Any:
+    """The registry entry of ``name``, or ``None`` for a name it does not hold."""
+    return registry.get(name) if name in registry.names() else None
 
 
 def header(name: str, result: Any) -> str:
     """A matcher's column header: its name, and under it what it allows."""
-    words = MATCHER_HEADERS.get(name)
-    return name if words is None else f"{name}\n{words.format(**_thresholds(result))}"
+    spec = _known(name)
+    if spec is None:
+        return name
+    return f"{name}\n{spec.words(spec.header, getattr(result, 'parameters', None))}"
 
 
 def _join(names: list[str]) -> str:
@@ -112,8 +97,8 @@ def explain(result: Any) -> list[str]:
     lines.append(f"Found {_span(found, nr, 'reference objects')}; false: "
                  f"{_span(false, ns, 'detections')}.")
     kinds = {n: r.matching.kind_counts() for n, r in ms.items()}
-    one_to_one = [n for n in ms if n in ("bgm", "iou")]
-    many = [n for n in ms if n in ("hoover", "mom")]
+    one_to_one = [n for n in ms if _known(n) is not None and _known(n).one_to_one]
+    many = [n for n in ms if _known(n) is not None and not _known(n).one_to_one]
     split = max((kinds[n].get("one-to-many", 0) for n in many), default=0)
     merge = max((kinds[n].get("many-to-one", 0) for n in many), default=0)
     if split:
@@ -139,15 +124,17 @@ def explain(result: Any) -> list[str]:
 
 
 def matcher_lines(result: Any) -> list[str]:
-    """One sentence per matcher that ran: what it allows and what its accuracy is."""
-    th = _thresholds(result)
+    """One sentence per matcher that ran: what it allows and what its accuracy is
+    (:attr:`~geoeval.matching.registry.Matcher.allows`,
+    :attr:`~geoeval.matching.registry.Matcher.accuracy_words`)."""
+    values = getattr(result, "parameters", None)
     out = []
     for name in result.results:
-        words = MATCHER_WORDS.get(name)
-        if words is None:
+        spec = _known(name)
+        if spec is None:
             continue
-        acc = ACCURACY_WORDS.get(name)
-        out.append(f"{name}: {words.format(**th)}" + (f"; accuracy = {acc}" if acc else "") + ".")
+        out.append(f"{name}: {spec.words(spec.allows, values)}; "
+                   f"accuracy = {spec.accuracy_words}.")
     return out
 
 

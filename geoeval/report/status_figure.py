@@ -266,9 +266,9 @@ def plot_scores(result: ScoreResult, ax: Axes) -> None:
     ax.set_ylabel("score")
     ax.legend(fontsize=7, ncol=2, loc="upper right")
     ax.set_title("scores", fontsize=9)
-    from geoeval.report.tables import ACCURACY
+    from geoeval.report.tables import accuracy_label
 
-    ax.set_xlabel("accuracy: " + ", ".join(ACCURACY[n] for n in names if n in ACCURACY),
+    ax.set_xlabel("accuracy: " + ", ".join(accuracy_label(n) for n in names),
                   fontsize=7)
 
 

@@ -16,9 +16,12 @@ def fmt(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-#: What each matcher's accuracy row is (Özdemir et al. 2010; Hoover et al. 1996).
-ACCURACY = {"bgm": "bgm eq. 1", "hoover": "hoover eq. 2", "iou": "iou mean IoU",
-            "mom": "mom Mallows eq. 13"}
+def accuracy_label(name: str) -> str:
+    """What a matcher's accuracy row is (its registry entry's short label, e.g.
+    ``hoover eq. 2``); the name itself for a matcher the registry does not hold."""
+    from geoeval.matching import registry
+
+    return registry.get(name).accuracy_label if name in registry.names() else name
 
 
 def score_tables(result: Any) -> list[Any]:

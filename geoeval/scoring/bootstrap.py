@@ -41,17 +41,17 @@ from typing import Any
 import numpy as np
 
 from geoeval import validate
-from geoeval.measures.counts import bgm_accuracy_values, f1_values
+from geoeval.matching import registry
+from geoeval.matching.registry import MATCHED_AREA
+from geoeval.measures.counts import MEASURES, SUMS, measures_from_sums
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
 from geoeval.scoring.result import MatcherResult
 
 #: Default number of blocks along the longer side of the reference bounds.
 BLOCKS_PER_SIDE = 10
-MEASURES = ("precision", "recall", "f1", "accuracy", "mallows")
-#: Columns of the per-block statistics.
-STATS = ("n_ref", "n_sub", "matched_ref", "matched_sub", "score_sum", "score_n",
-         "mallows_sum", "mallows_n", "matched_area", "union_area")
+#: Columns of the per-block statistics: the measures' sufficient statistics.
+STATS = SUMS
 
 
 @dataclass(frozen=True)
@@ -151,27 +151,16 @@ def block_statistics(result: MatcherResult, overlap: Overlap, ref_block: np.ndar
 
 def replicate_measures(name: str, stats: np.ndarray, weights: np.ndarray,
                        has_mallows: bool) -> dict[str, np.ndarray]:
-    """Measures of each replicate (rows of ``weights``, block multiplicities).
+    """Measures of each replicate (rows of ``weights``, block multiplicities):
+    the block sums weighted, then :func:`geoeval.measures.counts.measures_from_sums`
+    with the matcher's accuracy rule.
 
     NaN where a measure is undefined (no submitted object, no instance, ...),
     as ``None`` is in the scene's report.
     """
     s = np.atleast_2d(weights) @ stats
-    col = {c: s[:, i] for i, c in enumerate(STATS)}
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(col["n_sub"] > 0, col["matched_sub"] / col["n_sub"], np.nan)
-        r = np.where(col["n_ref"] > 0, col["matched_ref"] / col["n_ref"], np.nan)
-        f1 = f1_values(p, r)
-        mallows = np.where(col["mallows_n"] > 0, col["mallows_sum"] / col["mallows_n"], np.nan)
-        if name == "bgm":
-            acc = bgm_accuracy_values(col["matched_area"], col["union_area"])
-        elif name in ("hoover", "iou"):
-            acc = np.where(col["score_n"] > 0, col["score_sum"] / col["score_n"], np.nan)
-        else:
-            acc = mallows
-    out = {"precision": p, "recall": r, "f1": f1, "accuracy": acc,
-           "mallows": mallows if has_mallows else np.full(len(s), np.nan)}
-    return out
+    return measures_from_sums(registry.accuracy_rule(name),
+                              {c: s[:, i] for i, c in enumerate(STATS)}, mallows=has_mallows)
 
 
 def block_weights(n_blocks: int, n: int, seed: int) -> np.ndarray:
@@ -252,7 +241,8 @@ def bootstrap_scene(reference: ObjectSet, submission: ObjectSet, overlap: Overla
     rb, sb = grid.block_of(reference), grid.block_of(submission)
     weights = block_weights(grid.n_blocks, n, seed)
     notes = []
-    if not overlap.union_is_sum and "bgm" in results:
+    area_rule = [name for name in results if registry.accuracy_rule(name) == MATCHED_AREA]
+    if not overlap.union_is_sum and area_rule:
         notes.append("objects of one side overlap: BGM's union area is not a sum over "
                      "blocks, its accuracy interval is null")
     intervals: dict[str, dict[str, list[float] | None]] = {}
@@ -260,7 +250,7 @@ def bootstrap_scene(reference: ObjectSet, submission: ObjectSet, overlap: Overla
     for name, res in results.items():
         stats = block_statistics(res, overlap, rb, sb, grid.n_blocks)
         values = replicate_measures(name, stats, weights, res.mallows is not None)
-        if name == "bgm" and not overlap.union_is_sum:
+        if name in area_rule and not overlap.union_is_sum:
             values["accuracy"] = np.full(n, np.nan)
         reps[name] = values
         intervals[name] = {k: percentile_interval(values[k], confidence) for k in MEASURES}

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from geoeval.errors import InputError
+from geoeval.matching import registry
 from geoeval.ranking.api import (
-    RANK_MATCHERS,
     RankingResult,
     check_options,
     rank_indicators,
@@ -30,9 +30,9 @@ def rank(
     submissions: Sequence[str | os.PathLike[str]],
     *,
     matcher: str = "mom",
-    hoover_threshold: float = 0.6,
-    iou_threshold: float = 0.5,
-    min_overlap: float | None = None,
+    hoover_threshold: float = registry.HOOVER_THRESHOLD.default,  # type: ignore[assignment]
+    iou_threshold: float = registry.IOU_THRESHOLD.default,  # type: ignore[assignment]
+    min_overlap: float | None = registry.MIN_OVERLAP.default,
     names: Sequence[str] | None = None,
     method: str = "auto",
     max_states: int = DEFAULT_MAX_STATES,
@@ -56,8 +56,9 @@ def rank(
         Reference raster or vector layer.
     submissions : sequence of path-like
         The submissions (at least one).
-    matcher : {"mom", "bgm", "hoover", "iou"}
-        Matcher whose precision, recall and accuracy (Özdemir et al. 2010, Figs. 5–7) are the
+    matcher : str
+        A matcher of :mod:`geoeval.matching.registry` (``mom``, ``bgm``, ``hoover``, ``iou``)
+        whose precision, recall and accuracy (Özdemir et al. 2010, Figs. 5–7) are the
         indicators; for ``mom`` the accuracy is the scene Mallows score.
     hoover_threshold, iou_threshold, min_overlap, **reader_options
         Passed to :func:`geoeval.scoring.score` (``band``, ``background``,
@@ -88,8 +89,7 @@ def rank(
         With ``matcher`` set; an accuracy undefined for every submission is
         dropped from the indicators (noted in ``notes``).
     """
-    if matcher not in RANK_MATCHERS:
-        raise InputError(f"unknown matcher {matcher!r}; choose one of {', '.join(RANK_MATCHERS)}")
+    registry.get(matcher)  # InputError naming the registered matchers
     check_options(method, max_states, samples, burn_in, batches, max_rounds)
     if not submissions:
         raise InputError("no submissions to rank")

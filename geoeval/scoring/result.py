@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.matching import Matching
+from geoeval.matching import Matching, registry
 from geoeval.measures import counts
 from geoeval.objects import ObjectSet
 from geoeval.outputs import Rows, number_texts
@@ -265,16 +265,11 @@ def _describe(objects: ObjectSet) -> dict[str, Any]:
 
 def measure(name: str, m: Matching, ov: Overlap, mal: Any = None) -> MatcherResult:
     """A matcher's measures: precision, recall, F1 (Özdemir et al. 2010, eq. 14–15)
-    and its accuracy (BGM eq. 1, Hoover eq. 2, mean IoU, MOM the scene Mallows
-    score eq. 13)."""
-    p, r = counts.precision(m), counts.recall(m)
-    if name == "bgm":
-        acc = counts.bgm_score(m, ov.union_area)
-    elif name in ("hoover", "iou"):
-        acc = counts.mean_instance_score(m)
-    else:  # MOM's accuracy is the scene Mallows score (eq. 13)
-        acc = None if mal is None else mal.scene
-    return MatcherResult(name, m, p, r, counts.f1(p, r), acc, mal)
+    and its accuracy by its registry rule (BGM eq. 1, Hoover eq. 2, mean IoU, MOM
+    the scene Mallows score eq. 13): :func:`geoeval.measures.counts.scene_measures`."""
+    v = counts.scene_measures(registry.accuracy_rule(name), m, ov.union_area,
+                              None if mal is None else mal.scores)
+    return MatcherResult(name, m, v["precision"], v["recall"], v["f1"], v["accuracy"], mal)
 
 
 def _short(x: float | None) -> str:

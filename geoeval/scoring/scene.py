@@ -1,18 +1,18 @@
 """``geoeval.score``: one submission against one reference, every matcher.
 
-read → overlap → match → measure, as ``ARCHITECTURE.md`` draws it. The CLI
+read → overlap → match → measure, as ``docs/architecture.md`` draws it. The CLI
 command ``geoeval score`` is a thin wrapper around :func:`score`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from geoeval.engine import Engine, check_engine
 from geoeval.errors import InputError
-from geoeval.matching import MATCHERS, match
+from geoeval.matching import MATCHERS, registry
 from geoeval.objects import ObjectSet
 from geoeval.parallel import gc_paused
 from geoeval.scoring.partitioned import PartitionedResult
@@ -25,9 +25,10 @@ def score(
     submission: str | Path | ObjectSet,
     *,
     matchers: Sequence[str] = MATCHERS,
-    hoover_threshold: float = 0.6,
-    iou_threshold: float = 0.5,
-    min_overlap: float | None = None,
+    hoover_threshold: float = registry.HOOVER_THRESHOLD.default,  # type: ignore[assignment]
+    iou_threshold: float = registry.IOU_THRESHOLD.default,  # type: ignore[assignment]
+    min_overlap: float | None = registry.MIN_OVERLAP.default,
+    matcher_options: Mapping[str, Any] | None = None,
     mallows: bool = False,
     resolution: float | None = None,
     approximate: bool | None = None,
@@ -68,13 +69,18 @@ def score(
     ----------
     reference, submission : path or ObjectSet
         Labelled rasters or vector layers (or objects already read).
-    matchers : sequence of {'bgm', 'hoover', 'mom', 'iou'}
+    matchers : sequence of str
+        Names of :mod:`geoeval.matching.registry` (``bgm``, ``hoover``, ``mom``,
+        ``iou``; default all four).
     hoover_threshold : float
         Hoover's ``T`` (``0.5 < T ≤ 1``).
     iou_threshold : float
-        IoU matcher threshold.
+        IoU matcher threshold (``0 < t ≤ 1``).
     min_overlap : float, optional
         MOM minimum overlap as a fraction of the smaller object.
+    matcher_options : mapping, optional
+        Parameters of other registered matchers by keyword
+        (:func:`geoeval.matching.registry.parameters`), each checked by its rule.
     mallows : bool
         Also compute the Mallows score for the instances of the other
         matchers (MOM always gets it: it is MOM's accuracy).
@@ -169,7 +175,7 @@ def score(
 
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
-                  n_jobs=n_jobs, band=band)
+                  n_jobs=n_jobs, band=band, matcher_options=matcher_options)
     if not isinstance(engine, Engine):
         check_engine(engine, scheduler)
     shared: dict[str, Any] = {"band": band, "background": background}
@@ -201,7 +207,8 @@ def score(
             warnings = [*warnings_first, *warnings]
         return _score_objects(
             ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
-            iou_threshold=iou_threshold, min_overlap=min_overlap, mallows=mallows,
+            iou_threshold=iou_threshold, min_overlap=min_overlap,
+            matcher_options=matcher_options, mallows=mallows,
             resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
             warnings=warnings, per_class=class_field is not None,
             evaluation_crs=evaluation_crs, breakdown=breakdown, size_bins=size_bins,
@@ -288,6 +295,7 @@ def check_options(
     n_jobs: int | None = None,
     band: int | None = None,
     gpkg_matcher: str | None = None,
+    matcher_options: Mapping[str, Any] | None = None,
 ) -> None:
     """Check the scoring keywords; :class:`InputError` naming the first bad one.
 
@@ -299,17 +307,20 @@ def check_options(
     if matchers is not None:
         if isinstance(matchers, str):
             matchers = (matchers,)
-        unknown = [m for m in matchers if m not in MATCHERS]
-        if unknown or not matchers:
-            raise InputError(f"unknown matcher {unknown[0] if unknown else '(none)'!r} "
-                             f"(choose from {', '.join(MATCHERS)})")
-    if gpkg_matcher is not None and gpkg_matcher not in MATCHERS:
-        raise InputError(f"gpkg_matcher takes one matcher ({', '.join(MATCHERS)}), "
+        if not matchers:
+            raise InputError("no matcher given (choose from "
+                             f"{', '.join(registry.names())})")
+        for name in matchers:
+            registry.get(name)
+    if gpkg_matcher is not None and gpkg_matcher not in registry.names():
+        raise InputError(f"gpkg_matcher takes one matcher ({', '.join(registry.names())}), "
                          f"got {gpkg_matcher!r}")
     for name, value in (("hoover_threshold", hoover_threshold),
                         ("iou_threshold", iou_threshold), ("min_overlap", min_overlap),
                         ("resolution", resolution), ("n_jobs", n_jobs), ("band", band)):
         validate.check(name, value)  # one rule per option (geoeval.validate.RULES)
+    for keyword, value in (matcher_options or {}).items():  # other registered matchers'
+        registry.parameter(keyword).check(value)
 
 
 def empty_sides(reference: ObjectSet, submission: ObjectSet) -> list[str]:
@@ -385,9 +396,10 @@ def score_objects(
     submission: ObjectSet,
     *,
     matchers: Sequence[str] = MATCHERS,
-    hoover_threshold: float = 0.6,
-    iou_threshold: float = 0.5,
-    min_overlap: float | None = None,
+    hoover_threshold: float = registry.HOOVER_THRESHOLD.default,  # type: ignore[assignment]
+    iou_threshold: float = registry.IOU_THRESHOLD.default,  # type: ignore[assignment]
+    min_overlap: float | None = registry.MIN_OVERLAP.default,
+    matcher_options: Mapping[str, Any] | None = None,
     mallows: bool = False,
     resolution: float | None = None,
     approximate: bool | None = None,
@@ -420,7 +432,7 @@ def score_objects(
     """
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
-                  n_jobs=n_jobs)
+                  n_jobs=n_jobs, matcher_options=matcher_options)
     options = {k: v for k, v in locals().items() if k not in ("reference", "submission")}
     return _score_objects(reference, submission, **options)
 
@@ -433,6 +445,7 @@ def _score_objects(
     hoover_threshold: float,
     iou_threshold: float,
     min_overlap: float | None,
+    matcher_options: Mapping[str, Any] | None,
     mallows: bool,
     resolution: float | None,
     approximate: bool | None,
@@ -488,14 +501,16 @@ def _score_objects(
         elif reference.crs is not None:
             params["evaluation_crs"] = {"crs": crs_name(reference.crs),
                                         "rule": "the reference's CRS"}
-        if "hoover" in matchers:
-            params["hoover_threshold"] = hoover_threshold
-        if "iou" in matchers:
-            params["iou_threshold"] = iou_threshold
-        if "mom" in matchers:
-            params["min_overlap"] = min_overlap
+        options = {"hoover_threshold": hoover_threshold, "iou_threshold": iou_threshold,
+                   "min_overlap": min_overlap, **(matcher_options or {})}
+        specs = [registry.get(n) for n in matchers]
+        used = {p.keyword for spec in specs for p in spec.parameters}
+        for p in registry.parameters():  # the report lists them in registry order
+            if p.keyword in used:
+                params[p.keyword] = options.get(p.keyword, p.default)
         warnings = [*warnings, *crs_warnings, *empty_sides(reference, submission)]
-        want_mallows = [n for n in matchers if n == "mom" or mallows]
+        # a matcher whose accuracy is the Mallows score always gets it
+        want_mallows = [s.name for s in specs if s.accuracy == registry.MALLOWS or mallows]
         if want_mallows:
             params["mallows"] = {"resolution": resolution, "approximate": approximate}
         if want_mallows and reference.grid is None and submission.grid is None \
@@ -517,18 +532,13 @@ def _score_objects(
                            "n_jobs": n_jobs}
         results: dict[str, MatcherResult] = {}
         matcher_params: dict[str, dict[str, Any]] = {}
-        for name in matchers:
+        for spec in specs:
+            name = spec.name
             _step(progress, f"matching ({name})")
-            kwargs: dict[str, Any] = {}
-            if name == "hoover":
-                kwargs["threshold"] = hoover_threshold
-            elif name == "iou":
-                kwargs["threshold"] = iou_threshold
-            elif name == "mom":
-                kwargs["min_overlap"] = min_overlap
+            kwargs = spec.arguments(options)
             matcher_params[name] = kwargs
             with parallel.reporting(_parts(progress, f"matching ({name})")):
-                m = match(ov, name, **kwargs)
+                m = spec.run(ov, **kwargs)
             mal = None
             if name in want_mallows and can_mallows:
                 from geoeval.measures.mallows import mallows_scores

@@ -26,6 +26,7 @@ import numpy as np
 
 from geoeval.errors import InputError
 from geoeval.io import VECTOR_SUFFIXES
+from geoeval.matching import registry
 from geoeval.measures import counts as _counts
 from geoeval.scoring.result import REPORT_SCHEMA_VERSION, ScoreResult
 
@@ -310,35 +311,34 @@ def _scene(name: str, ref: Path, sub: Path | None, res: Any) -> Scene:
                  tuple(res.warnings))
 
 
-def _ratio(num: float, den: float) -> float | None:
-    return None if den == 0 else num / den
-
-
 def _pool(items: Sequence[dict[str, Any]], matcher: str) -> dict[str, Any]:
+    """The pooled measures: each scene's sums added, then
+    :func:`geoeval.measures.counts.measures_from_sums` (the one formula of each
+    measure) with the matcher's accuracy rule. The Mallows score is pooled only
+    when every scene has one."""
     tot = {k: sum(it[k] for it in items) for k in (
         "nr", "no", "matched_reference", "matched_submission", "missed", "false_alarms",
         "matched_overlap", "union_area", "n_scores", "sum_scores", "n_mallows", "sum_mallows")}
-    p = _ratio(tot["matched_submission"], tot["no"])
-    r = _ratio(tot["matched_reference"], tot["nr"])
-    mallows = (tot["sum_mallows"] / tot["n_mallows"]
-               if tot["n_mallows"] and all(it["mallows_computed"] for it in items) else None)
-    if matcher == "bgm":
-        acc = _counts.bgm_accuracy(tot["matched_overlap"], tot["union_area"])
-    elif matcher == "mom":
-        acc = mallows
-    else:
-        acc = tot["sum_scores"] / tot["n_scores"] if tot["n_scores"] else None
+    every_mallows = all(it["mallows_computed"] for it in items)
+    sums = {"n_ref": tot["nr"], "n_sub": tot["no"], "matched_ref": tot["matched_reference"],
+            "matched_sub": tot["matched_submission"], "score_sum": tot["sum_scores"],
+            "score_n": tot["n_scores"], "mallows_sum": tot["sum_mallows"],
+            "mallows_n": tot["n_mallows"] if every_mallows else 0,
+            "matched_area": tot["matched_overlap"], "union_area": tot["union_area"]}
+    v = {k: _counts.as_number(x) for k, x in
+         _counts.measures_from_sums(registry.accuracy_rule(matcher), sums).items()}
     kinds: dict[str, int] = {}
     for it in items:
-        for k, v in it["kinds"].items():
-            kinds[k] = kinds.get(k, 0) + v
+        for k, n in it["kinds"].items():
+            kinds[k] = kinds.get(k, 0) + n
     return {
         "scenes": len(items),
         "reference_objects": tot["nr"], "submission_objects": tot["no"],
         "matched_reference": tot["matched_reference"],
         "matched_submission": tot["matched_submission"],
         "missed": tot["missed"], "false_alarms": tot["false_alarms"],
-        "precision": p, "recall": r, "f1": _counts.f1(p, r),
-        "matched_overlap": tot["matched_overlap"], "accuracy": acc, "mallows": mallows,
+        "precision": v["precision"], "recall": v["recall"], "f1": v["f1"],
+        "matched_overlap": tot["matched_overlap"], "accuracy": v["accuracy"],
+        "mallows": v["mallows"],
         "instances_by_kind": kinds,
     }
