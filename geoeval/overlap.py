@@ -105,17 +105,15 @@ class Overlap:
 
     @cached_property
     def iou(self) -> np.ndarray:
-        """Intersection over union of every pair.
+        """Intersection over union of every pair (:func:`iou_from_union`).
 
         On a label grid (:attr:`pixel_area` set) it is the ratio of the integer
         pixel counts, so it does not depend on the pixel size.
         """
         if self.pixel_area is not None:
-            c = pixel_counts(self.values, self.pixel_area)
-            union = pixel_counts(self.pair_union, self.pixel_area)
-            return np.divide(c, union, out=np.zeros(c.size), where=union > 0)
-        union = self.pair_union
-        return np.divide(self.values, union, out=np.zeros_like(self.values), where=union > 0)
+            return iou_from_union(pixel_counts(self.values, self.pixel_area),
+                                  pixel_counts(self.pair_union, self.pixel_area))
+        return iou_from_union(self.values, self.pair_union)
 
     def iou_at_least(self, threshold: float) -> np.ndarray:
         """``IoU ≥ threshold`` of each pair (:func:`geoeval.thresholds.at_least`)."""
@@ -373,6 +371,35 @@ def grouped_union_area(geoms: np.ndarray, group: np.ndarray, n_groups: int) -> n
 
 
 
+def iou_from_union(inter: Any, union: Any, empty: float = 0.0) -> np.ndarray:
+    """Intersection over union, ``|A ∩ B| / |A ∪ B|``: the one IoU formula of
+    geoeval (the overlap's pairs and so the IoU matcher, boxes, the audit's
+    single-pair scores). Arrays broadcast; ``empty`` where the union is empty (0
+    for pairs, NaN for the audit's two empty masks).
+
+    Examples
+    --------
+    >>> iou_from_union(np.array([2.0, 0.0]), np.array([6.0, 0.0])).tolist()
+    [0.3333333333333333, 0.0]
+    """
+    inter, union = np.asarray(inter, dtype=float), np.asarray(union)
+    return np.divide(inter, union, out=np.full(np.broadcast(inter, union).shape, empty),
+                     where=union > 0)
+
+
+def iou_values(inter: Any, area_a: Any, area_b: Any, empty: float = 0.0) -> np.ndarray:
+    """:func:`iou_from_union` from the two areas: ``|A ∩ B| / (|A| + |B| − |A ∩ B|)``.
+
+    Examples
+    --------
+    >>> iou_values(np.array([2.0, 0.0]), np.array([4.0, 0.0]), np.array([4.0, 0.0])).tolist()
+    [0.3333333333333333, 0.0]
+    """
+    inter = np.asarray(inter, dtype=float)
+    return iou_from_union(inter, np.asarray(area_a, dtype=float)
+                          + np.asarray(area_b, dtype=float) - inter, empty)
+
+
 # --- boxes -------------------------------------------------------------------
 
 def box_intersection(a: np.ndarray, b: np.ndarray, *, plus_one: bool = False) -> np.ndarray:
@@ -395,9 +422,8 @@ def box_iou(a: np.ndarray, b: np.ndarray, *, plus_one: bool = False) -> np.ndarr
     small; whole scenes go through :func:`compute_overlap`.
     """
     inter = box_intersection(a, b, plus_one=plus_one)
-    union = box_area(a, plus_one=plus_one)[:, None] + box_area(b, plus_one=plus_one)[None, :]
-    union = union - inter
-    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    return iou_values(inter, box_area(a, plus_one=plus_one)[:, None],
+                      box_area(b, plus_one=plus_one)[None, :])
 
 
 def box_iou_pairs(
@@ -405,7 +431,7 @@ def box_iou_pairs(
 ) -> np.ndarray:
     """IoU of the box pairs ``(a[ia[k]], b[ib[k]])`` only (sparse form)."""
     inter, union = box_pair_areas(a, b, ia, ib, plus_one=plus_one)
-    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    return iou_from_union(inter, union)
 
 
 def box_pair_areas(

@@ -184,7 +184,15 @@ def test_single_pair_scores():
     assert loc.single_pair_hoover(g, res) == pytest.approx((1 + 10 / 12) / 2)
     gb, lb = _bands()  # both ratios 0.5 < T = 0.6: no correct detection
     assert loc.single_pair_hoover(gb, lb) == 0.0
-    assert loc.single_pair_hoover(gb, lb, threshold=0.5) == pytest.approx(0.5)
+    # the audit runs the Hoover matcher itself, so its rule holds: T = 0.5 is refused
+    with pytest.raises(InputError, match="0.5 < T"):
+        loc.single_pair_hoover(gb, lb, threshold=0.5)
+    # both ratios exactly T: a correct detection (s1 = s2 = 6/10)
+    g6, l6 = np.zeros((4, 5), bool), np.zeros((4, 5), bool)
+    g6[0:2] = True
+    l6[0:2, 0:3] = True
+    l6[2, 0:4] = True
+    assert loc.single_pair_hoover(g6, l6) == pytest.approx(0.6)
 
 
 def _martin_brute(g, res):

@@ -15,6 +15,7 @@ import numpy as np
 from geoeval.errors import InputError
 from geoeval.measures.localization._wrap import pair_metric, safe_div
 from geoeval.measures.localization.pairs import MaskPair
+from geoeval.overlap import iou_values
 
 
 def _abcd(p: MaskPair) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -49,8 +50,7 @@ def pascal_overlap(pair: MaskPair) -> np.ndarray:
     >>> round(pascal_overlap(g, l), 4)
     0.3333
     """
-    a, b, c, _ = _abcd(pair)
-    return safe_div(a, a + b + c)
+    return iou_values(pair.n_both, pair.n_ref, pair.n_res, empty=np.nan)
 
 
 @pair_metric("mask")

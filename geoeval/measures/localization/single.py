@@ -11,16 +11,21 @@ grid) the matchers' scores reduce to small formulas on ``a = |G ∩ L|``:
   is no instance, and geoeval scores the pair 0 (``docs/localization.md``);
 * Mallows (Özdemir et al. 2010, eq. 12) through :func:`geoeval.measures.mallows.mallows_scores`.
 
-All four are **similarities** (1 = identical).
+All four are **similarities** (1 = identical). Each is computed by the code the
+matchers and the scene report use (the overlap's :func:`~geoeval.overlap.iou_values`,
+:func:`~geoeval.measures.counts.bgm_accuracy_values`, the registered Hoover matcher
+on the pairs side by side, :func:`~geoeval.measures.mallows.mallows_scores`), so
+the audit checks geoeval's own scores, not copies of their formulas.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from geoeval.measures.localization._wrap import pair_metric, safe_div
+from geoeval.measures.counts import bgm_accuracy_values
+from geoeval.measures.localization._wrap import pair_metric
 from geoeval.measures.localization.pairs import MaskPair
-from geoeval.thresholds import at_least
+from geoeval.overlap import Overlap, iou_values
 
 
 @pair_metric("mask")
@@ -45,8 +50,7 @@ def single_pair_iou(pair: MaskPair) -> np.ndarray:
     ----------
     Özdemir et al. (2010), §4.1; Everingham et al. (2010).
     """
-    a = pair.n_both
-    return safe_div(a, pair.n_ref + pair.n_res - a)
+    return iou_values(pair.n_both, pair.n_ref, pair.n_res, empty=np.nan)
 
 
 @pair_metric("mask")
@@ -70,8 +74,8 @@ def single_pair_bgm(pair: MaskPair) -> np.ndarray:
     ----------
     Özdemir et al. (2010), eq. 1.
     """
-    a = pair.n_both
-    return safe_div(a, pair.n_ref + pair.n_res - a)
+    a = np.asarray(pair.n_both, dtype=float)
+    return bgm_accuracy_values(a, pair.n_ref + pair.n_res - a)
 
 
 @pair_metric("mask")
@@ -97,12 +101,31 @@ def single_pair_hoover(pair: MaskPair, threshold: float = 0.6) -> np.ndarray:
     ----------
     Hoover et al., IEEE PAMI 18(7) 1996; Özdemir et al. (2010), eq. 2.
     """
-    s1 = safe_div(pair.n_both, pair.n_ref, 0.0)
-    s2 = safe_div(pair.n_both, pair.n_res, 0.0)
-    # pixel counts: decided exactly in integers (geoeval.thresholds)
-    ok = (at_least(pair.n_both, pair.n_ref, threshold, unit=1.0)
-          & at_least(pair.n_both, pair.n_res, threshold, unit=1.0))
-    return np.where(ok, (s1 + s2) / 2, 0.0)
+    from geoeval.matching import match
+
+    m = match(_side_by_side(pair), "hoover", threshold=threshold)
+    out = np.zeros(pair.size)
+    out[m.arrays.ref_idx] = m.arrays.score  # one correct detection per pair at most
+    return out
+
+
+def _side_by_side(pair: MaskPair) -> Overlap:
+    """The ``B`` one-pair scenes of ``pair`` as one overlap: reference ``k`` and
+    result ``k`` overlap by ``|G_k ∩ L_k|`` and nothing else (no geometry: the
+    objects are their pixel counts, so the matcher decides on integer counts,
+    :mod:`geoeval.thresholds`)."""
+    import shapely
+
+    from geoeval.objects import ObjectSet
+
+    a = np.asarray(pair.n_both, dtype=float)
+    g, r = np.asarray(pair.n_ref, dtype=float), np.asarray(pair.n_res, dtype=float)
+    ids = np.arange(pair.size)
+    empty = np.full(pair.size, shapely.Polygon(), dtype=object)
+    on = a > 0
+    return Overlap(ObjectSet(ids, g, geometry=empty), ObjectSet(ids, r, geometry=empty),
+                   ids[on], ids[on], a[on], float(g.sum() + r.sum() - a.sum()), "co-occurrence",
+                   pixel_area=1.0)
 
 
 @pair_metric("mask")
