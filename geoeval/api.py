@@ -1,8 +1,9 @@
 """The files-in, files-out entry points: scoring plus the outputs asked for.
 
 :func:`score` and :func:`score_scenes` are :func:`geoeval.scoring.score` and
-:func:`geoeval.scoring.score_scenes` with the GeoPackage, CSV tables, figure
-and per-scene reports written by :mod:`geoeval.report`. Every output is checked
+:func:`geoeval.scoring.score_scenes` with the JSON report, GeoPackage, CSV
+tables, figure and per-scene reports written by :mod:`geoeval.report` (scoring
+itself writes nothing; the command line writes through these functions). Every output is checked
 before the work starts and written atomically at the end
 (:func:`geoeval.outputs.output_run`): a failed run leaves no output.
 """
@@ -28,6 +29,7 @@ def score(
     reference: Any,
     submission: Any,
     *,
+    json: str | Path | None = None,
     gpkg: str | Path | None = None,
     gpkg_matcher: str | None = None,
     csv_dir: str | Path | None = None,
@@ -46,6 +48,9 @@ def score(
     ----------
     reference, submission : path or ObjectSet
         Labelled rasters or vector layers (or objects already read).
+    json : path, optional
+        Write the JSON report here (``docs/report.md``;
+        :func:`geoeval.report.json_report.write_report`).
     gpkg : path, optional
         Write the styled GeoPackage here (:func:`geoeval.report.gpkg.write_gpkg`).
     gpkg_matcher : str, optional
@@ -104,6 +109,7 @@ def score(
     """
     check_options(gpkg_matcher=gpkg_matcher)
     with output_run([reference, submission]) as outputs:
+        outputs.file(json, "json")
         outputs.file(gpkg, "gpkg", suffixes=(".gpkg",))
         outputs.folder(csv_dir, "csv_dir")
         outputs.folder(parquet_dir, "parquet_dir")
@@ -127,13 +133,17 @@ def score(
             options["partitioned"] = False  # per-object outputs need the objects in memory
         result = _score(reference, submission, progress=progress, objects=writer, **options)
         if isinstance(result, PartitionedResult):
+            if json is not None:
+                from geoeval.report.json_report import write_report
+
+                write_report(result, json)
             return result
         if objects_dir is not None:
             from geoeval.report.objects_dataset import write_objects_dataset
 
             _step(progress, "writing the objects dataset")
             write_objects_dataset(result, objects_dir)
-        write_outputs(result, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
+        write_outputs(result, json=json, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
                       parquet_dir=parquet_dir, figure=figure, breakdown_figure=breakdown_figure,
                       progress=progress)
         if html is not None:
@@ -270,6 +280,7 @@ def _open_objects(folder: str | Path, matchers: tuple[str, ...], id_kind: str,
 def write_outputs(
     result: ScoreResult,
     *,
+    json: str | Path | None = None,
     gpkg: str | Path | None = None,
     gpkg_matcher: str | None = None,
     csv_dir: str | Path | None = None,
@@ -278,9 +289,15 @@ def write_outputs(
     breakdown_figure: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> None:
-    """Write the GeoPackage, CSV tables, GeoParquet files and figures that were asked for."""
+    """Write the JSON report, GeoPackage, CSV tables, GeoParquet files and figures
+    that were asked for."""
     from geoeval.report.objects import choose_matcher
 
+    if json is not None:
+        from geoeval.report.json_report import write_report
+
+        _step(progress, "writing the JSON report")
+        write_report(result, json)
     if gpkg is None and csv_dir is None and parquet_dir is None and figure is None \
             and breakdown_figure is None:
         return
@@ -317,6 +334,8 @@ def score_scenes(
     submission_dir: str | Path,
     *,
     pairs: str | Path | None = None,
+    json: str | Path | None = None,
+    csv_dir: str | Path | None = None,
     scene_dir: str | Path | None = None,
     gpkg_matcher: str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
@@ -329,6 +348,11 @@ def score_scenes(
     reference_dir, submission_dir, pairs, progress, **options
         As in :func:`geoeval.scoring.score_scenes` (pairing by name or by a CSV
         list; pooled SpaceNet-style).
+    json : path-like, optional
+        Write the multi-scene JSON report here (``docs/report.md``).
+    csv_dir : path-like, optional
+        Write ``scenes.csv`` (one row per scene and matcher, then the pooled
+        rows) into this folder (created if needed).
     scene_dir : path-like, optional
         Write each scene's full JSON report (``<scene>.json``) and styled
         GeoPackage (``<scene>.gpkg``) into this folder (created if needed).
@@ -340,19 +364,33 @@ def score_scenes(
     ScenesResult
     """
     check_options(gpkg_matcher=gpkg_matcher)
-    each = None
-    if scene_dir is not None:
-        from geoeval.outputs import ensure_folder
-        from geoeval.report.gpkg import write_gpkg
+    from geoeval.report.json_report import write_report
 
-        out_dir = ensure_folder(scene_dir)
+    with output_run([reference_dir, submission_dir, pairs]) as outputs:
+        outputs.file(json, "json")
+        outputs.folder(csv_dir, "csv_dir")
+        outputs.folder(scene_dir, "scene_dir")
+        each = None
+        if scene_dir is not None:
+            from geoeval.outputs import ensure_folder
+            from geoeval.report.gpkg import write_gpkg
 
-        def each(name: str, res: ScoreResult) -> None:
-            res.write_json(out_dir / f"{name}.json")
-            write_gpkg(res, out_dir / f"{name}.gpkg", matcher=gpkg_matcher)
+            out_dir = ensure_folder(scene_dir)
 
-    return _score_scenes(reference_dir, submission_dir, pairs=pairs, each=each,
-                         progress=progress, **options)
+            def each(name: str, res: ScoreResult) -> None:
+                write_report(res, out_dir / f"{name}.json")
+                write_gpkg(res, out_dir / f"{name}.gpkg", matcher=gpkg_matcher)
+
+        result = _score_scenes(reference_dir, submission_dir, pairs=pairs, each=each,
+                               progress=progress, **options)
+        if json is not None:
+            write_report(result, json)
+        if csv_dir is not None:
+            from geoeval.outputs import ensure_folder
+            from geoeval.report.csv import write_scenes_csv
+
+            write_scenes_csv(result, ensure_folder(csv_dir) / "scenes.csv")
+    return result
 
 
 def _step(progress: Callable[[str], None] | None, name: str) -> None:

@@ -46,15 +46,12 @@ class LabelGrid:
 
     Attributes
     ----------
-    pairs : tuple or None
-        ``(other_source, scan)``: label-pair counts with another source, when a
-        reader counted them in the same pass as this grid's labels.
     scanned : tuple or None
         ``(labels, boxes)`` of every label of the source, once a box scan has run.
     """
 
     __slots__ = ("_labels", "transform", "crs", "background", "source", "_shape", "_dtype",
-                 "boxes", "_whole", "pairs", "scanned")
+                 "boxes", "_whole", "scanned")
 
     def __init__(self, labels: np.ndarray | None = None, transform: Any = None,
                  crs: Any = None, background: int = 0, *, source: Any = None,
@@ -71,9 +68,6 @@ class LabelGrid:
         self._dtype = labels.dtype if labels is not None else np.dtype(dtype)
         self.boxes = boxes
         self._whole = whole
-        #: ``(other source, scan)`` when the reader counted this grid's label pairs with
-        #: another source in the same pass (see geoeval.io.raster.read_raster_pair)
-        self.pairs: Any = None
         self.scanned: Any = None
 
     def __repr__(self) -> str:
@@ -98,6 +92,15 @@ class LabelGrid:
             self._labels = (self._whole() if self._whole is not None
                             else self.source.read((0, h, 0, w)))
         return self._labels
+
+    def label_boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every label of a windowed grid's source and its bounding box
+        ``(row0, row1, col0, col1)`` (ends exclusive), sorted by label: one
+        window-by-window scan of the source (``source.label_boxes()``), the first
+        time only (then kept in :attr:`scanned`)."""
+        if self.scanned is None:
+            self.scanned = self.source.label_boxes()
+        return self.scanned
 
     def read(self, window: tuple[int, int, int, int]) -> np.ndarray:
         """Labels of ``(row0, row1, col0, col1)`` (ends exclusive), background filled in."""

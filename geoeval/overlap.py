@@ -175,13 +175,18 @@ class Overlap:
                        union, self.method, self.pixel_area)
 
 
-def compute_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
+def compute_overlap(reference: ObjectSet, submission: ObjectSet,
+                    counts: Any = None) -> Overlap:
     """Build the sparse overlap of two object sets in one coordinate system.
 
     Parameters
     ----------
     reference, submission : ObjectSet
         Already in the same CRS (the readers see to that).
+    counts : geoeval.io.raster.PairCounts, optional
+        Label-pair counts of two rasters counted while reading them
+        (:func:`geoeval.io.read_pair_counted`): used instead of reading both again
+        when they belong to these grids.
 
     Returns
     -------
@@ -205,11 +210,11 @@ def compute_overlap(reference: ObjectSet, submission: ObjectSet) -> Overlap:
     """
     rg, sg = reference.grid, submission.grid
     if rg is not None and sg is not None and rg.same_grid(sg):
-        return _cooccurrence(reference, submission)
+        return _cooccurrence(reference, submission, counts)
     return _vector_overlap(reference, submission)
 
 
-def _cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
+def _cooccurrence(reference: ObjectSet, submission: ObjectSet, counts: Any = None) -> Overlap:
     """The joint histogram of two label grids on one grid: read window by window
     when both come from files (bounded memory; counted while reading when the
     reader scanned them together), else of the arrays in memory."""
@@ -218,8 +223,8 @@ def _cooccurrence(reference: ObjectSet, submission: ObjectSet) -> Overlap:
     rg, sg = reference.grid, submission.grid
     assert rg is not None and sg is not None
     if not rg.in_memory and not sg.in_memory:
-        if rg.pairs is not None and rg.pairs[0] == sg.source:  # counted while reading
-            found = rg.pairs[1]
+        if counts is not None and counts.belong_to(rg, sg):  # counted while reading
+            found = counts.scan
         else:
             found = scan([rg.source, sg.source], per_label=False)  # the readers have those
     else:

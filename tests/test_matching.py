@@ -260,7 +260,7 @@ def test_json_text_equals_the_dict_report(sub):
     Mallows score as null, huge ids, nothing detected, duplicated detections."""
     import json
 
-    from geoeval.outputs import dumps
+    from geoeval.encoding import dumps
     from geoeval.scoring.result import instance_dicts, instance_rows
 
     res = score_objects(REF, sub, matchers=["bgm", "hoover", "mom", "iou"], resolution=1.0,
@@ -323,10 +323,10 @@ def test_the_which_matcher_page_scene():
 @given(st.lists(st.integers(0, 3), min_size=0, max_size=12), st.integers(1, 5),
        st.integers(0, 3))
 def test_rows_blocks_equal_rendering_row_by_row(sizes, block, offset):
-    """:class:`geoeval.outputs.Rows` (pieces placed with numpy, cut into blocks)
+    """:class:`geoeval.encoding.Rows` (pieces placed with numpy, cut into blocks)
     equals the rows rendered one by one, for ragged arrays of any shape (empty
     rows, one member each, pointers not starting at 0)."""
-    from geoeval.outputs import Rows
+    from geoeval.encoding import Rows
 
     n = len(sizes)
     ptr = offset + np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)

@@ -332,14 +332,16 @@ def test_sparse_large_file_scores_in_bounded_memory(tmp_path):
 
 
 def test_one_pass_pair_reading(tmp_path, one_block_windows):
-    """read_pair scans two rasters on one grid together; the pairs it counted are the overlap."""
+    """read_pair_counted scans two rasters on one grid together and returns the pairs
+    it counted; they are the overlap."""
     from geoeval.errors import InputError
-    from geoeval.io import read_pair
+    from geoeval.io import read_pair, read_pair_counted
 
     ref, sub = blobs(seed=10), blobs(seed=11)
     r, s = write(tmp_path / "r.tif", ref), write(tmp_path / "s.tif", sub, strips=5)
-    a, b, _ = read_pair(r, s)
-    assert a.grid.pairs is not None and a.grid.pairs[0] == b.grid.source
+    a, b, _, counts = read_pair_counted(r, s)
+    assert counts is not None and counts.belong_to(a.grid, b.grid)
+    assert not counts.belong_to(read_raster(r).grid, b.grid)  # another grid: not its counts
     for got, alone in ((a, read_raster(r)), (b, read_raster(s))):
         np.testing.assert_array_equal(got.ids, alone.ids)
         np.testing.assert_array_equal(got.areas, alone.areas)
@@ -348,7 +350,9 @@ def test_one_pass_pair_reading(tmp_path, one_block_windows):
         np.testing.assert_array_equal(label_boxes(got.grid, got.ids),
                                       label_boxes(alone.grid, alone.ids))
         assert got.grid.scanned is not None
-    assert_same_overlap(compute_overlap(a, b), compute_overlap(read_raster(r), read_raster(s)))
+    alone = compute_overlap(read_raster(r), read_raster(s))
+    assert_same_overlap(compute_overlap(a, b, counts), alone)
+    assert_same_overlap(compute_overlap(a, b), alone)
     # a truncated submission: the error names it, not the reference
     data = (tmp_path / "s.tif").read_bytes()
     (tmp_path / "t.tif").write_bytes(data[: len(data) * 2 // 3])

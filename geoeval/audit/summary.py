@@ -19,8 +19,8 @@ from geoeval.audit.tables import (
     synthesis_rows,
     table_rows,
 )
+from geoeval.encoding import clean
 from geoeval.measures.localization.registry import METRICS
-from geoeval.outputs import clean
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> str:

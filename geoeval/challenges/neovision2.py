@@ -24,6 +24,7 @@ from geoeval.challenges._box_groups import (
     overlapping_pairs,
     pair_intersection,
 )
+from geoeval.encoding import number
 from geoeval.errors import InputError
 from geoeval.io.neovision2 import (
     ROLE_DCF,
@@ -33,7 +34,6 @@ from geoeval.io.neovision2 import (
     Neovision2Boxes,
     read_neovision2,
 )
-from geoeval.outputs import number
 from geoeval.thresholds import above, at_least
 
 #: Confidence thresholds of the ROC curve (§3.5): 0.95, 0.85, …, 0.05.

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.encoding import number
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, align_images, read_boxes
 from geoeval.measures.localization.boxes import robin_measures
-from geoeval.outputs import number
 
 __all__ = ["robin_measures", "evaluate_robin", "match_robin", "operating_points",
            "resolve_thresholds"]

@@ -217,12 +217,14 @@ def show(renderables: Any, *, quiet: bool = False) -> None:
 
 
 def write_report(json_path: Path | None, report: Any) -> None:
-    """``--json``: the result's report (``to_dict()``) written atomically."""
+    """``--json``: the result's report written atomically by
+    :func:`geoeval.report.json_report.write_report` (every output goes through the
+    report layer)."""
     if json_path is None:
         return
-    from geoeval.outputs import write_json
+    from geoeval.report.json_report import write_report as write_json_report
 
-    write_json(json_path, report.to_dict() if hasattr(report, "to_dict") else report)
+    write_json_report(report, json_path)
 
 
 def add_command(app: typer.Typer, name: str, command: Callable[..., Any],

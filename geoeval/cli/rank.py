@@ -195,7 +195,9 @@ def rank_command(
     if not quiet:
         _print(result)
     if json_path is not None:
-        result.write_json(json_path)
+        from geoeval.report.json_report import write_report
+
+        write_report(result, json_path)
     if figure is not None:
         from geoeval.report.figures_ranking import save_ranking_figure  # deferred
 

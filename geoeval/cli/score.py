@@ -205,8 +205,7 @@ def score_command(
                                boundary_band=boundary_band.value,
                                objects_dir=objects, memory_limit=memory_limit, **options)
     warn(result.warnings, strict=strict)
-    if json_path is not None:
-        result.write_json(json_path)
+    write_report(json_path, result)
     from geoeval.scoring.partitioned import PartitionedResult
 
     if isinstance(result, PartitionedResult):  # a partitioned Dask run: summaries only
@@ -286,15 +285,11 @@ def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: P
         def progress(done: int, total: int, scene: str) -> None:
             bar.update(task, completed=done, total=total, description=scene)
 
-        result = geoeval.score_scenes(reference, submission, pairs=pairs, scene_dir=scene_dir,
+        result = geoeval.score_scenes(reference, submission, pairs=pairs, json=json_path,
+                                      csv_dir=csv_dir, scene_dir=scene_dir,
                                       gpkg_matcher=gpkg_matcher, progress=progress, **options)
     warn([*result.warnings, *(f"{scene.name}: {w}" for scene in result.scenes
                                for w in scene.warnings)], strict=strict)
-    write_report(json_path, result)
-    if csv_dir is not None:
-        from geoeval.outputs import ensure_folder
-
-        result.write_csv(ensure_folder(csv_dir) / "scenes.csv")
     from geoeval.report.scene_tables import scenes_table
 
     show([scenes_table(result)], quiet=quiet)

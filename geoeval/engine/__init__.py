@@ -2,7 +2,7 @@
 
 ``engine="local"`` (the default) is :func:`geoeval.overlap.compute_overlap` and a
 local process pool for the Mallows score. ``engine="dask"`` maps the overlap over
-spatial partitions on a ``distributed`` cluster (:mod:`geoeval.engine.vector`,
+spatial partitions on a ``distributed`` cluster (:mod:`geoeval.engine.partitioned`,
 :mod:`geoeval.engine.raster`), reduces the overlap edges to the client, and sends
 the Mallows score's batches of instances to the same cluster. Components and
 matching run in the client on the reduced sparse matrix either way. The results
@@ -42,10 +42,12 @@ class Engine:
     client: Any = None
     n_jobs: int | None = None
 
-    def overlap(self, reference: ObjectSet, submission: ObjectSet) -> Overlap:
-        """The sparse overlap of the two sides, computed on this engine."""
+    def overlap(self, reference: ObjectSet, submission: ObjectSet,
+                counts: Any = None) -> Overlap:
+        """The sparse overlap of the two sides, computed on this engine (``counts``:
+        label-pair counts the reader returned, :func:`geoeval.overlap.compute_overlap`)."""
         if self.client is None:
-            return compute_overlap(reference, submission)
+            return compute_overlap(reference, submission, counts)
         from geoeval.engine.partitioned import dask_overlap
 
         return dask_overlap(reference, submission, self.client)

@@ -178,6 +178,31 @@ def read_pair(
 ) -> tuple[ObjectSet, ObjectSet, list[str]]:
     """Read a reference and a submission into the reference's CRS (and grid).
 
+    :func:`read_pair_counted` without the label-pair counts; same parameters,
+    same errors.
+
+    Returns
+    -------
+    reference, submission : ObjectSet
+    warnings : list of str
+        E.g. that a raster submission was resampled onto the reference grid.
+    """
+    ref, sub, warnings, _ = read_pair_counted(reference, submission,
+                                              reference_options=reference_options,
+                                              submission_options=submission_options)
+    return ref, sub, warnings
+
+
+def read_pair_counted(
+    reference: str | Path | ObjectSet,
+    submission: str | Path | ObjectSet,
+    *,
+    reference_options: dict[str, Any] | None = None,
+    submission_options: dict[str, Any] | None = None,
+) -> tuple[ObjectSet, ObjectSet, list[str], Any]:
+    """Read a reference and a submission into the reference's CRS (and grid), with
+    the label-pair counts of two rasters on one grid when the reading pass counted them.
+
     Parameters
     ----------
     reference, submission : path or ObjectSet
@@ -189,6 +214,9 @@ def read_pair(
     reference, submission : ObjectSet
     warnings : list of str
         E.g. that a raster submission was resampled onto the reference grid.
+    counts : geoeval.io.raster.PairCounts or None
+        Label-pair counts of two rasters on one grid, counted in the reading
+        pass, for :func:`geoeval.overlap.compute_overlap` (``None`` otherwise).
 
     Raises
     ------
@@ -205,11 +233,12 @@ def read_pair(
         keep = ("band", "background", "max_memory")
         ro = {k: v for k, v in ref_opts.items() if k in keep and v is not None}
         so = {k: v for k, v in sub_opts.items() if k in keep and v is not None}
-        ref, sub = read_raster_pair(reference, submission, reference_options=ro,  # type: ignore[arg-type]
-                                    submission_options=so)
+        ref, sub, counts = read_raster_pair(reference, submission,  # type: ignore[arg-type]
+                                            reference_options=ro, submission_options=so)
     else:
         ref = read(reference, **ref_opts)
         sub = read(submission, **sub_opts)
+        counts = None
     warnings: list[str] = [*ref.warnings, *sub.warnings]  # the readers' (skipped features…)
     if (ref.crs is None) != (sub.crs is None):
         has, lacks = (ref, sub) if sub.crs is None else (sub, ref)
@@ -241,7 +270,7 @@ def read_pair(
         sub = replace(sub, crs=ref.crs)
     if not two_grids:  # two rasters were checked before resampling
         _check_extents(ref, sub)
-    return ref, sub, warnings
+    return ref, sub, warnings, counts
 
 
 def crs_name(crs: Any) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -240,16 +240,34 @@ def read_raster(
                              max_memory)
 
 
+class PairCounts(NamedTuple):
+    """Label-pair counts of two rasters on one grid, counted while reading them.
+
+    ``scan`` (a :class:`geoeval.io.windowed.Scan`) holds the counts; ``grid`` and
+    ``other_source`` say which grids they belong to, so that
+    :func:`geoeval.overlap.compute_overlap` uses them only for those.
+    """
+
+    grid: Any
+    other_source: Any
+    scan: Any
+
+    def belong_to(self, reference_grid: Any, submission_grid: Any) -> bool:
+        """The counts are those of these two grids."""
+        return reference_grid is self.grid and submission_grid.source == self.other_source
+
+
 def read_raster_pair(
     reference: str | Path, submission: str | Path, *, reference_options: dict[str, Any],
     submission_options: dict[str, Any],
-) -> tuple[ObjectSet, ObjectSet]:
+) -> tuple[ObjectSet, ObjectSet, PairCounts | None]:
     """Read two labelled rasters; on one grid, both are scanned in one pass.
 
     The pass also counts the label pairs of the overlap (Özdemir et al. 2010,
-    §4), kept on the reference grid for :func:`geoeval.overlap.compute_overlap`,
+    §4), returned as :class:`PairCounts` for :func:`geoeval.overlap.compute_overlap`,
     so each file is read once. On different grids each is read on its own
-    (:func:`read_raster`). Options are those of :func:`read_raster`.
+    (:func:`read_raster`) and the counts are ``None``. Options are those of
+    :func:`read_raster`.
     """
     from geoeval.grid import same_crs
     from geoeval.io.windowed import scan
@@ -261,7 +279,7 @@ def read_raster_pair(
     ss, st, sc = open_source(submission, **so)
     if rs.shape != ss.shape or tuple(rt) != tuple(st) or not same_crs(rc, sc):
         return (read_raster(reference, **reference_options),
-                read_raster(submission, **submission_options))
+                read_raster(submission, **submission_options), None)
     try:
         found = _scanned(lambda: scan([rs, ss], boxes=False), [rs, ss])
     except InputError:  # read each on its own: the error names the file that fails
@@ -272,9 +290,7 @@ def read_raster_pair(
                             reference_options.get("max_memory"))
     sub = objects_from_scan(ss, found.ids[1], found.counts[1], st, sc,
                             submission_options.get("max_memory"))
-    assert ref.grid is not None
-    ref.grid.pairs = (ss, found)
-    return ref, sub
+    return ref, sub, PairCounts(ref.grid, ss, found)
 
 
 def _assumed(crs: Any, path: str | Path) -> Any:

@@ -93,6 +93,13 @@ class RasterSource:
                     return False
         return True
 
+    def label_boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every label of the band and its bounding box ``(row0, row1, col0, col1)``
+        (ends exclusive): one window-by-window :func:`scan`."""
+        found = scan([self])
+        assert found.boxes is not None
+        return found.ids[0], found.boxes[0]
+
     def read(self, window: Window, dataset: Any = None,
              out: np.ndarray | None = None) -> np.ndarray:
         """Labels of ``window`` (row0, row1, col0, col1), nodata mapped to background;

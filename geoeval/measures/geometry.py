@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from geoeval import validate
+from geoeval.encoding import number
 from geoeval.errors import InputError
 from geoeval.matching.result import Matching
-from geoeval.outputs import number
 from geoeval.overlap import Overlap
 
 #: measure names (the CLI also takes ``boundary-iou``)

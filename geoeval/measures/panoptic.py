@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from geoeval.arrays import has_duplicates
+from geoeval.encoding import number
 from geoeval.matching.assignment import max_weight_matching
-from geoeval.outputs import number
 from geoeval.overlap import Overlap
 
 #: IoU a matched pair must exceed (strictly; Kirillov et al. 2019, §4.1)

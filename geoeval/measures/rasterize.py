@@ -179,14 +179,9 @@ def label_boxes(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
 
 
 def _scanned_boxes(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
-    """Boxes of ``ids`` from a window-by-window scan of a grid's source (run once per
-    grid, kept in :attr:`LabelGrid.scanned`)."""
-    if grid.scanned is None:
-        from geoeval.io.windowed import scan
-
-        found = scan([grid.source])
-        grid.scanned = (found.ids[0], found.boxes[0])
-    labels, found_boxes = grid.scanned
+    """Boxes of ``ids`` from the grid's own scan of its source
+    (:meth:`LabelGrid.label_boxes`, run once per grid)."""
+    labels, found_boxes = grid.label_boxes()
     boxes = np.zeros((ids.size, 4), dtype=np.int64)
     if ids.size == 0 or labels.size == 0:
         return boxes

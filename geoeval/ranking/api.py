@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from geoeval.encoding import number
 from geoeval.errors import InputError
-from geoeval.outputs import number
 from geoeval.ranking.crf import DEFAULT_MAX_ROUNDS, FALLBACK, CRFRound, final_order, iterate_crf
 from geoeval.ranking.extensions import (
     DEFAULT_BATCHES,

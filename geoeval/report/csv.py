@@ -7,7 +7,7 @@ Nulls are empty cells; each file is written atomically.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from geoeval.outputs import ensure_folder, write_csv_table
 from geoeval.report.objects import object_tables, to_frame
@@ -50,3 +50,14 @@ def write_csv(result: ScoreResult, folder: str | Path, *, matcher: str | None = 
 
         written += write_strata_csv(result, out)  # strata.csv, bootstrap.csv
     return written
+
+
+def write_scenes_csv(result: Any, path: str | Path) -> Path:
+    """Write a multi-scene result's rows (:meth:`geoeval.scoring.ScenesResult.rows`:
+    one per scene and matcher, then the pooled ones) as CSV, atomically; columns
+    in first-seen order, nulls empty."""
+    import pandas as pd
+
+    rows = result.rows()
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    return write_csv_table(path, pd.DataFrame(rows, columns=names, dtype=object))

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from geoeval.encoding import Rows, number_texts
 from geoeval.matching import Matching, registry
 from geoeval.measures import counts
 from geoeval.objects import ObjectSet
-from geoeval.outputs import Rows, number_texts
 from geoeval.overlap import Overlap
 
 REPORT_SCHEMA_VERSION = 2
@@ -84,7 +83,7 @@ class MatcherResult:
                 rows: bool = False) -> dict[str, Any]:
         """The ``results.<matcher>`` object of the JSON report.
 
-        With ``rows`` the instances come as :class:`geoeval.outputs.Rows`
+        With ``rows`` the instances come as :class:`geoeval.encoding.Rows`
         (each instance already JSON text, for the writer) instead of dicts.
         """
         m = self.matching
@@ -113,8 +112,8 @@ class ScoreResult:
     """Everything :func:`score` found; :meth:`to_dict` is the JSON report.
 
     ``per_class`` holds each class scored on its own (:mod:`geoeval.scoring.classes`)
-    when ``class_field`` was given. :mod:`geoeval.report` writes it out (GeoPackage,
-    CSV tables, figure); :meth:`to_dict` is the JSON report.
+    when ``class_field`` was given. :mod:`geoeval.report` writes it out (JSON,
+    GeoPackage, CSV tables, figure); :meth:`to_dict` is the JSON report.
     """
 
     reference: ObjectSet
@@ -138,18 +137,11 @@ class ScoreResult:
 
     def to_json(self) -> str:
         """The JSON report as text: :meth:`to_dict` written by
-        :func:`geoeval.outputs.dumps`, each instance encoded straight from the
+        :func:`geoeval.encoding.dumps`, each instance encoded straight from the
         matching's arrays (one line each)."""
-        from geoeval.outputs import dumps
+        from geoeval.encoding import dumps
 
         return dumps(self.to_dict(rows=True))
-
-    def write_json(self, path: str | Path) -> None:
-        """Write :meth:`to_json` to ``path`` atomically, in pieces (no string of
-        the whole report is made)."""
-        from geoeval.outputs import write_json
-
-        write_json(path, self.to_dict(rows=True))
 
     def to_dict(self, *, rows: bool = False) -> dict[str, Any]:
         """The JSON report (schema in ``docs/report.md``); ``rows`` as in
@@ -214,7 +206,7 @@ def instance_rows(m: Matching, rid: np.ndarray, sid: np.ndarray,
                   mallows: np.ndarray | None = None) -> Rows:
     """:func:`instance_dicts` already encoded: one JSON object per instance, same
     keys in the same order, assembled column by column from the arrays (numbers
-    encoded by :func:`geoeval.outputs.number_texts`; NaN Mallows scores are null)
+    encoded by :func:`geoeval.encoding.number_texts`; NaN Mallows scores are null)
     without a Python step per instance."""
     a = m.arrays
     n = len(a)

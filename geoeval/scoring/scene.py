@@ -171,7 +171,7 @@ def score(
     ...             "sample_data/submissions/s1_near_perfect.tif")  # doctest: +SKIP
     >>> res.results["bgm"].precision  # doctest: +SKIP
     """
-    from geoeval.io import read_pair
+    from geoeval.io import read_pair_counted
 
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
@@ -198,8 +198,8 @@ def score(
                 warnings_first = [done]
         _step(progress, "reading")
         with parallel.reporting(_parts(progress, "reading")):
-            ref, sub, warnings = read_pair(reference, submission, reference_options=ref_opts,
-                                           submission_options=sub_opts)
+            ref, sub, warnings, counts = read_pair_counted(
+                reference, submission, reference_options=ref_opts, submission_options=sub_opts)
         if class_field is not None and ref.classes is None:
             raise InputError(f"--class-field {class_field!r} applies to vector layers only",
                              ref.path)
@@ -210,7 +210,7 @@ def score(
             iou_threshold=iou_threshold, min_overlap=min_overlap,
             matcher_options=matcher_options, mallows=mallows,
             resolution=resolution, approximate=approximate, n_jobs=n_jobs, progress=progress,
-            warnings=warnings, per_class=class_field is not None,
+            warnings=warnings, pair_counts=counts, per_class=class_field is not None,
             evaluation_crs=evaluation_crs, breakdown=breakdown, size_bins=size_bins,
             zones=zones, zone_field=zone_field, bootstrap=bootstrap, confidence=confidence,
             seed=seed, block_size=block_size, engine=eng, scheduler=None,
@@ -406,6 +406,7 @@ def score_objects(
     n_jobs: int | None = None,
     progress: Callable[[str], None] | None = None,
     warnings: Sequence[str] = (),
+    pair_counts: Any = None,
     per_class: bool = False,
     evaluation_crs: Any = None,
     breakdown: bool = False,
@@ -429,6 +430,8 @@ def score_objects(
     matcher's error breakdown (:mod:`geoeval.measures.breakdown`) is added. Objects
     in a geographic or Mercator CRS are first reprojected as :func:`score` says
     (``evaluation_crs``). ``engine`` and ``scheduler`` as in :func:`score`.
+    ``pair_counts`` are the label-pair counts the reader returned with two rasters
+    (:func:`geoeval.io.read_pair_counted`), so the overlap does not read them again.
     """
     check_options(matchers=matchers, hoover_threshold=hoover_threshold,
                   iou_threshold=iou_threshold, min_overlap=min_overlap, resolution=resolution,
@@ -452,6 +455,7 @@ def _score_objects(
     n_jobs: int | None,
     progress: Callable[[str], None] | None,
     warnings: Sequence[str],
+    pair_counts: Any,
     per_class: bool,
     evaluation_crs: Any,
     breakdown: bool,
@@ -494,7 +498,7 @@ def _score_objects(
     with _engine(engine, scheduler, n_jobs, progress) as eng, parallel.remote(eng.mapper):
         _step(progress, "overlap")
         with parallel.reporting(_parts(progress, "overlap")):
-            ov = eng.overlap(reference, submission)
+            ov = eng.overlap(reference, submission, pair_counts)
         params: dict[str, Any] = {"matchers": list(matchers), "engine": eng.name}
         if crs_info is not None:
             params["evaluation_crs"] = crs_info

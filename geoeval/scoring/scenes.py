@@ -90,18 +90,6 @@ class ScenesResult:
             out.append({"scene": "(pooled)", "matcher": m, **_flat(r)})
         return out
 
-    def write_csv(self, path: str | Path) -> Path:
-        """Write :meth:`rows` as CSV, atomically (one row per scene and matcher,
-        then the pooled rows; columns in first-seen order, nulls empty)."""
-        import pandas as pd
-
-        from geoeval.outputs import write_csv_table
-
-        rows = self.rows()
-        names = list(dict.fromkeys(k for r in rows for k in r))
-        write_csv_table(path, pd.DataFrame(rows, columns=names, dtype=object))
-        return Path(path)
-
 
 def _flat(r: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in r.items() if k != "instances_by_kind"}
