@@ -296,20 +296,24 @@ def test_categorisation_sweep_and_operating_points():
     assert r.edu == pytest.approx(0.5)
 
 
+def labelled_run(labels):
+    """One run of image ``a``: a 10 × 10 box every 20 units, labelled in order."""
+    return boxset([("a", lab, 20 * k, 0, 20 * k + 10, 10) for k, lab in enumerate(labels)])
+
+
 def test_categorisation_err_from_runs():
     gt = boxset([("a", "x", 0, 0, 10, 10), ("a", "x", 20, 0, 30, 10),
                  ("a", "Other", 40, 0, 50, 10), ("a", "Other", 60, 0, 70, 10)])
 
-    def run(labels):
-        return boxset([("a", lab, 20 * k, 0, 20 * k + 10, 10) for k, lab in enumerate(labels)])
-
     # FR / FA: run1 0 / 1, run2 0.5 / 0.5, run3 1 / 0
-    r = robin_categories(gt, [run(["x", "x", "x", "x"]), run(["x", "O", "O", "x"]),
-                              run(["O", "O", "O", "O"])])
+    r = robin_categories(gt, [labelled_run(["x", "x", "x", "x"]),
+                              labelled_run(["x", "O", "O", "x"]),
+                              labelled_run(["O", "O", "O", "O"])])
     assert [(x.false_rejection, x.false_acceptance) for x in r.runs] == [
         (0.0, 1.0), (0.5, 0.5), (1.0, 0.0)]
     assert r.err == 0.5
-    r = robin_categories(gt, [run(["x", "x", "x", "x"]), run(["O", "O", "O", "O"])])
+    r = robin_categories(gt, [labelled_run(["x", "x", "x", "x"]),
+                              labelled_run(["O", "O", "O", "O"])])
     assert r.err == pytest.approx(0.5)  # interpolated
 
 
@@ -508,11 +512,9 @@ def test_confusion_matrix_at_maximal_uncertainty_among_runs_ties_to_larger_d():
     gt = boxset([("a", "car", 0, 0, 10, 10), ("a", "car", 20, 0, 30, 10),
                  ("a", "tank", 40, 0, 50, 10), ("a", "tank", 60, 0, 70, 10)])
 
-    def run(labels):
-        return boxset([("a", lab, 20 * k, 0, 20 * k + 10, 10) for k, lab in enumerate(labels)])
-
-    r = robin_categories(gt, [run(["car", "A", "tank", "car"]), run(["A", "A", "tank", "car"]),
-                              run(["car", "A", "A", "tank"])])
+    r = robin_categories(gt, [labelled_run(["car", "A", "tank", "car"]),
+                              labelled_run(["A", "A", "tank", "car"]),
+                              labelled_run(["car", "A", "A", "tank"])])
     assert [(p.discrimination, p.uncertainty) for p in r.curve] == [
         (0.5, 0.25), (0.25, 0.5), (0.5, 0.5)]
     hi, lo = r.confusion_at["max_uncertainty"], r.confusion_at["min_uncertainty"]

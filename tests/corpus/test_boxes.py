@@ -517,7 +517,8 @@ def test_xml_predefined_entities_and_unicode_names(tmp_path):
     assert list(r["classes"]) == ["vélo&co"] and r["map"] == 1.0
 
 
-# --- hypothesis fuzzing of the readers (Python API: parse or InputError, nothing else) -----
+# --- hypothesis fuzzing of the readers (Python API: parse, or an InputError whose message
+# names the input, nothing else) ------------------------------------------------------------
 
 FUZZ = settings(max_examples=60, derandomize=True, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -528,11 +529,13 @@ LINE = st.lists(TOKENS, min_size=0, max_size=8).map(" ".join)
 TEXT = st.lists(LINE, max_size=6).map("\n".join)
 
 
-def _try(fn, *args, **kw):
+def _try(fn, source, *args, names, **kw):
+    """``fn(source, ...)``; an :class:`InputError` must start by naming ``names`` (the
+    file or folder read, ``<memory>`` for a document in memory), as the CLI prints it."""
     try:
-        fn(*args, **kw)
-    except InputError:
-        pass
+        fn(source, *args, **kw)
+    except InputError as exc:
+        assert str(exc).split(":")[0].endswith(names), f"{exc!s} does not start with {names}"
 
 
 def _write(data: bytes, suffix: str) -> tuple[tempfile.TemporaryDirectory, Path]:
@@ -551,7 +554,7 @@ def test_fuzz_002_text(text, raw, side, layout, rel):
     tmp, d = _write(text.encode() + raw, ".txt")
     with tmp:
         _try(read_boxes, d, fmt="text", side=side, box_format=layout,
-             image_size=(64, 48) if rel else None)
+             image_size=(64, 48) if rel else None, names="a.txt")
 
 
 @FUZZ
@@ -560,7 +563,8 @@ def test_fuzz_002_text(text, raw, side, layout, rel):
 def test_fuzz_yolo(text, side, names):
     tmp, d = _write(text.encode(), ".txt")
     with tmp:
-        _try(read_boxes, d, fmt="yolo", side=side, image_size=(64, 48), class_names=names)
+        _try(read_boxes, d, fmt="yolo", side=side, image_size=(64, 48), class_names=names,
+             names="a.txt")
 
 
 XML_PIECES = st.sampled_from([
@@ -579,7 +583,7 @@ XML_PIECES = st.sampled_from([
 def test_fuzz_voc_xml(pieces, raw, side):
     tmp, d = _write("".join(pieces).encode() + raw, ".xml")
     with tmp:
-        _try(read_boxes, d, fmt="voc", side=side)
+        _try(read_boxes, d, fmt="voc", side=side, names="a.xml")
 
 
 JSON_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-5, 2**70),
@@ -596,7 +600,7 @@ JSON = st.recursive(JSON_LEAF, lambda kids: st.one_of(
     ["images", "annotations", "categories"]), JSON, max_size=3)),
        side=st.sampled_from([None, "reference", "submission"]))
 def test_fuzz_coco_objects(doc, side):
-    _try(read_coco, doc, side=side)
+    _try(read_coco, doc, side=side, names="<memory>")
 
 
 def _coco_mutants() -> st.SearchStrategy:
@@ -627,7 +631,7 @@ def test_fuzz_coco_shaped(gt, results):
         g = read_coco(gt, side="reference")
     except InputError:
         g = None
-    _try(read_coco, results, side="submission", like=g)
+    _try(read_coco, results, side="submission", like=g, names="<memory>")
 
 
 @FUZZ
@@ -635,7 +639,7 @@ def test_fuzz_coco_shaped(gt, results):
 def test_fuzz_coco_files(text, raw):
     tmp, d = _write(text.encode() + raw, ".json")
     with tmp:
-        _try(read_boxes, d / "a.json", fmt="coco")
+        _try(read_boxes, d / "a.json", fmt="coco", names="a.json")
 
 
 def test_coco_command_warns_about_boxes_outside_the_image(tmp_path):
