@@ -3,8 +3,16 @@
 The public API (the CLI calls only these). Imports are lazy so that
 ``geoeval score`` on two rasters never pays for geopandas, POT or matplotlib.
 
+Files in (``geoeval.score("reference.tif", "submission.tif")``) or objects
+already read, as here: two reference squares, one detection of the first.
+
 >>> import geoeval
->>> result = geoeval.score("reference.tif", "submission.tif")  # doctest: +SKIP
+>>> from shapely import box
+>>> ref = geoeval.ObjectSet.from_geometries([box(0, 0, 10, 10), box(20, 0, 30, 10)])
+>>> sub = geoeval.ObjectSet.from_geometries([box(1, 0, 11, 10)])
+>>> result = geoeval.score(ref, sub, matchers=["bgm"])
+>>> result.results["bgm"].precision, result.results["bgm"].recall
+(1.0, 0.5)
 """
 
 from __future__ import annotations

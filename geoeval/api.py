@@ -101,11 +101,23 @@ def score(
 
     Examples
     --------
+    ``geoeval.score("sample_data/reference.tif", "sample_data/submissions/s4_fragmented.tif",
+    json="report.json")`` scores two files; objects already read work the same.
+    Two reference squares, one detection overlapping the first by 90 of 100 m²:
+
     >>> import geoeval
-    >>> res = geoeval.score("sample_data/reference.tif",
-    ...                     "sample_data/submissions/s1_near_perfect.tif",
-    ...                     matchers=["bgm"])  # doctest: +SKIP
-    >>> round(res.results["bgm"].f1, 4)  # doctest: +SKIP
+    >>> from shapely import box
+    >>> from geoeval.objects import ObjectSet
+    >>> ref = ObjectSet.from_geometries([box(0, 0, 10, 10), box(20, 0, 30, 10)],
+    ...                                 crs="EPSG:32631")
+    >>> sub = ObjectSet.from_geometries([box(1, 0, 11, 10)], crs="EPSG:32631")
+    >>> res = geoeval.score(ref, sub, matchers=["bgm", "iou"])
+    >>> res.results["bgm"].precision, res.results["bgm"].recall, round(res.results["bgm"].f1, 4)
+    (1.0, 0.5, 0.6667)
+    >>> round(res.results["bgm"].accuracy, 4)  # eq. 1: 90 / (100 + 100 + 100 - 90)
+    0.4286
+    >>> round(res.results["iou"].accuracy, 4)  # mean IoU: 90 / 110
+    0.8182
     """
     check_options(gpkg_matcher=gpkg_matcher)
     with output_run([reference, submission]) as outputs:

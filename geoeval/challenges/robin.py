@@ -401,8 +401,18 @@ def evaluate_robin(
 
     Examples
     --------
-    >>> r = evaluate_robin("reference/", "run1/", preset="precise")  # doctest: +SKIP
-    >>> r.precision, r.recall, r.eer  # doctest: +SKIP
+    Folders or box sets read already (:func:`geoeval.io.boxes.read_boxes`); two
+    cars, one found:
+
+    >>> from geoeval.io.boxes import BoxSet
+    >>> import numpy as np
+    >>> gt = BoxSet(np.array([[10., 10, 50, 40], [60, 10, 90, 40]]), np.zeros(2, np.int64),
+    ...             np.array(["car", "car"]), ("img1",))
+    >>> run = BoxSet(np.array([[12., 10, 52, 40]]), np.zeros(1, np.int64), np.array(["car"]),
+    ...              ("img1",), scores=np.array([0.9]))
+    >>> r = evaluate_robin(gt, run, preset="precise")
+    >>> r.precision, r.recall
+    (1.0, 0.5)
     """
     eps = resolve_thresholds(preset, eps1, eps2, eps3)
     if not 0.0 < difficult_alpha < 1.0:

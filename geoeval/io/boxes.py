@@ -159,8 +159,18 @@ def read_boxes(
 
     Examples
     --------
-    >>> reference = read_boxes("groundtruths/")                       # doctest: +SKIP
-    >>> submission = read_boxes("detections/", side="submission")     # doctest: +SKIP
+    Folders of one text file per image (Padilla et al.'s layout): ground truth
+    ``class x1 y1 x2 y2``, detections ``class score x1 y1 x2 y2``.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "gt").mkdir(); (d / "det").mkdir()
+    >>> _ = (d / "gt" / "img1.txt").write_text("car 10 10 50 40\\ncar 60 10 90 40\\n")
+    >>> _ = (d / "det" / "img1.txt").write_text("car 0.9 12 10 52 40\\n")
+    >>> reference = read_boxes(d / "gt")
+    >>> submission = read_boxes(d / "det", side="submission")
+    >>> len(reference), len(submission), reference.images, submission.scores.tolist()
+    (2, 1, ('img1',), [0.9])
     """
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:

@@ -93,9 +93,17 @@ def write_gpkg(
 
     Examples
     --------
-    >>> res = geoeval.score("sample_data/reference.tif",
-    ...                     "sample_data/submissions/s5_merged.shp")  # doctest: +SKIP
-    >>> write_gpkg(res, "s5.gpkg", matcher="mom")  # doctest: +SKIP
+    >>> import tempfile, pathlib, pyogrio, geoeval
+    >>> from shapely import box
+    >>> ref = geoeval.ObjectSet.from_geometries([box(0, 0, 10, 10), box(20, 0, 30, 10)],
+    ...                                         crs="EPSG:32631")
+    >>> sub = geoeval.ObjectSet.from_geometries([box(1, 0, 11, 10)], crs="EPSG:32631")
+    >>> res = geoeval.score(ref, sub, matchers=["bgm"])
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "review.gpkg"
+    >>> write_gpkg(res, path, matcher="bgm") == path
+    True
+    >>> [name for name, _ in pyogrio.list_layers(path)]
+    ['reference', 'submission', 'instances', 'summary', 'layer_styles']
     """
     target = Path(path)
     if target.suffix.lower() != ".gpkg":

@@ -54,9 +54,12 @@ class ObjectTables:
         Examples
         --------
         >>> import geoeval
-        >>> res = geoeval.score("sample_data/reference.tif",
-        ...                     "sample_data/submissions/s1_near_perfect.tif")  # doctest: +SKIP
-        >>> geoeval.object_tables(res, "mom").frame("reference").head()  # doctest: +SKIP
+        >>> from shapely import box
+        >>> ref = geoeval.ObjectSet.from_geometries([box(0, 0, 10, 10), box(20, 0, 30, 10)])
+        >>> sub = geoeval.ObjectSet.from_geometries([box(1, 0, 11, 10)])
+        >>> res = geoeval.score(ref, sub, matchers=["bgm"])
+        >>> geoeval.object_tables(res, "bgm").frame("reference")["status"].tolist()
+        ['matched', 'missed']
         """
         if table not in ("reference", "submission", "instances", "summary"):
             raise InputError(f"no table {table!r} (reference, submission, instances, summary)")

@@ -167,9 +167,20 @@ def score(
 
     Examples
     --------
-    >>> res = score("sample_data/reference.tif",
-    ...             "sample_data/submissions/s1_near_perfect.tif")  # doctest: +SKIP
-    >>> res.results["bgm"].precision  # doctest: +SKIP
+    ``score("sample_data/reference.tif", "sample_data/submissions/s4_fragmented.tif")``
+    reads two files; objects already read work the same (two reference squares,
+    one detection of the first):
+
+    >>> from shapely import box
+    >>> from geoeval.objects import ObjectSet
+    >>> ref = ObjectSet.from_geometries([box(0, 0, 10, 10), box(20, 0, 30, 10)],
+    ...                                 crs="EPSG:32631")
+    >>> sub = ObjectSet.from_geometries([box(1, 0, 11, 10)], crs="EPSG:32631")
+    >>> res = score(ref, sub, matchers=["hoover", "iou"])
+    >>> res.results["hoover"].recall, res.results["hoover"].accuracy  # (0.9 + 0.9) / 2
+    (0.5, 0.9)
+    >>> res.parameters["hoover_threshold"], res.parameters["iou_threshold"]
+    (0.6, 0.5)
     """
     from geoeval.io import read_pair_counted
 
