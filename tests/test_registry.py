@@ -23,6 +23,7 @@ from geoeval.errors import InputError
 from geoeval.matching import registry
 from geoeval.matching.build import from_edges
 from geoeval.measures import counts
+from geoeval.validate import Rule
 
 HERE = Path(__file__).resolve().parent
 
@@ -40,7 +41,7 @@ def match_unique(overlap, *, threshold: float = 0.3):
 
 UNIQUE_THRESHOLD = registry.Parameter(
     "unique_threshold", "threshold", 0.3, "Toy matcher: IoU threshold, 0 < t <= 1.",
-    low=0.0, high=1.0, low_open=True, symbol="u")
+    Rule(low=0.0, high=1.0, low_open=True), symbol="u")
 UNIQUE = registry.Matcher(
     "unique", match_unique, registry.INSTANCE_SCORE,
     title="pairs that overlap nothing else",
