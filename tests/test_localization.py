@@ -185,7 +185,7 @@ def test_single_pair_scores():
     gb, lb = _bands()  # both ratios 0.5 < T = 0.6: no correct detection
     assert loc.single_pair_hoover(gb, lb) == 0.0
     # the audit runs the Hoover matcher itself, so its rule holds: T = 0.5 is refused
-    with pytest.raises(InputError, match="0.5 < T"):
+    with pytest.raises(InputError, match=r"in \(0.5, 1\], got 0.5"):
         loc.single_pair_hoover(gb, lb, threshold=0.5)
     # both ratios exactly T: a correct detection (s1 = s2 = 6/10)
     g6, l6 = np.zeros((4, 5), bool), np.zeros((4, 5), bool)
