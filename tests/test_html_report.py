@@ -18,8 +18,8 @@ import pytest
 from affine import Affine
 
 import geoeval
+from geoeval.encoding import dumps
 from geoeval.errors import OutputError
-from geoeval.outputs import dumps
 
 TRANSFORM = Affine(1.0, 0.0, 500000.0, 0.0, -1.0, 4000000.0)
 CRS = "EPSG:32631"

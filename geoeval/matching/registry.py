@@ -247,13 +247,13 @@ def accuracy_rule(name: str) -> str:
 
 register(Matcher(
     "bgm", "geoeval.matching.bgm:match_bgm", MATCHED_AREA,
-    title="bipartite graph matching (BGM)",
+    title="bipartite graph matching",
     allows="one detection per reference object at most, for the most total overlap",
     header="one-to-one",
     accuracy_label="bgm eq. 1",
     accuracy_words="matched area / area of all objects (Özdemir et al. 2010, eq. 1)",
     one_to_one=True,
-    source="Jiang, Marti & Bunke 2006; Özdemir et al. 2010, §4.1.1"))
+    source="Jiang, Marti, Irniger & Bunke 2006; Özdemir et al. 2010, §4.1.1"))
 register(Matcher(
     "hoover", "geoeval.matching.hoover:match_hoover", INSTANCE_SCORE,
     title="Hoover et al.'s tolerance rule",
@@ -267,11 +267,11 @@ register(Matcher(
     source="Hoover et al. 1996; Özdemir et al. 2010, §4.1.2"))
 register(Matcher(
     "mom", "geoeval.matching.mom:match_mom", MALLOWS,
-    title="multi-object maximum overlap (MOM)",
+    title="multi-object maximum overlap",
     allows="splits and merges too, with any overlap, for the most total overlap",
     header="splits, merges",
     accuracy_label="mom Mallows eq. 13",
-    accuracy_words="Mallows shape score (Özdemir et al. 2010, eq. 13)",
+    accuracy_words="Mallows shape score (Özdemir et al. 2010, §4.2, eq. 13)",
     parameters=(MIN_OVERLAP,),
     source="Özdemir et al. 2010, §4.1.3"))
 register(Matcher(

@@ -138,7 +138,7 @@ class PartitionedResult:
         }
 
     def to_json(self) -> str:
-        from geoeval.outputs import dumps
+        from geoeval.encoding import dumps
 
         return dumps(self.to_dict())
 

@@ -22,16 +22,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from geoeval.ranking.api import RankingResult
     from geoeval.scoring import ScoreResult
 
-#: What each matcher is, in words (docs/which-matcher.md).
-MATCHER_WORDS = {
-    "mom": "MOM: one-to-one, one-to-many and many-to-one instances of maximum total overlap; "
-           "accuracy is the Mallows shape score (Özdemir et al. 2010, §4.1.3; §4.2, eq. 13)",
-    "bgm": "BGM: one-to-one pairs of maximum total overlap; accuracy is the matched area over "
-           "the area of the union (Özdemir et al. 2010, eq. 1)",
-    "hoover": "Hoover: correct, over- and under-segmented instances at an overlap tolerance "
-              "(Hoover et al. 1996); accuracy is eq. 2 of Özdemir et al. (2010)",
-    "iou": "IoU: one-to-one pairs with IoU above a threshold; accuracy is the mean IoU",
-}
+
+
+def matcher_words() -> dict[str, str]:
+    """What each registered matcher is, in words (:mod:`geoeval.matching.registry`:
+    its name, its accuracy and its source)."""
+    from geoeval.matching import registry
+
+    return {name: f"{m.name} ({m.title}, {m.source}): accuracy is {m.accuracy_words}"
+            for name in registry.names() for m in [registry.get(name)]}
+
+
 #: Error types of the breakdown, in words (docs/breakdown.md).
 ERROR_WORDS = {"missed": "missed buildings (found)", "false_alarm": "false alarms (removed)",
                "merge": "merges (separated)", "split": "splits (joined)",
@@ -278,7 +279,7 @@ def render_page(*, entries: list[EntryReport], ranking: RankingResult | None = N
         "rank_frequencies": None if ranking is None else Markup(rank_frequency_svg(ranking)),
         "entries": entries,
         "markup": Markup,
-        "matcher_words": MATCHER_WORDS,
+        "matcher_words": matcher_words(),
         "strata_given": strata_given,
         "slug": _slug,
         "css": Markup(env.loader.get_source(env, "style.css")[0]),
