@@ -310,35 +310,24 @@ def write_outputs(
 
         _step(progress, "writing the JSON report")
         write_report(result, json)
-    if gpkg is None and csv_dir is None and parquet_dir is None and figure is None \
-            and breakdown_figure is None:
+    writers = (  # (target, report writer, step): each called as writer(result, target, matcher=)
+        (gpkg, "gpkg:write_gpkg", "writing the GeoPackage"),
+        (csv_dir, "csv:write_csv", "writing CSV tables"),
+        (parquet_dir, "parquet:write_parquet", "writing GeoParquet files"),
+        (figure, "status_figure:save_status_figure", "drawing the figure"),
+        (breakdown_figure, "breakdown:save_breakdown_figure", "drawing the error breakdown"))
+    if all(target is None for target, _, _ in writers):
         return
+    import importlib
+
     matcher = choose_matcher(result, gpkg_matcher)
-    if gpkg is not None:
-        from geoeval.report.gpkg import write_gpkg
-
-        _step(progress, "writing the GeoPackage")
-        write_gpkg(result, gpkg, matcher=matcher)
-    if csv_dir is not None:
-        from geoeval.report.csv import write_csv
-
-        _step(progress, "writing CSV tables")
-        write_csv(result, csv_dir, matcher=matcher)
-    if parquet_dir is not None:
-        from geoeval.report.parquet import write_parquet
-
-        _step(progress, "writing GeoParquet files")
-        write_parquet(result, parquet_dir, matcher=matcher)
-    if figure is not None:
-        from geoeval.report.status_figure import save_status_figure
-
-        _step(progress, "drawing the figure")
-        save_status_figure(result, figure, matcher=matcher)
-    if breakdown_figure is not None:
-        from geoeval.report.breakdown import save_breakdown_figure
-
-        _step(progress, "drawing the error breakdown")
-        save_breakdown_figure(result, breakdown_figure, matcher=matcher)
+    for target, writer, step in writers:
+        if target is None:
+            continue
+        module, _, name = writer.partition(":")
+        _step(progress, step)
+        getattr(importlib.import_module(f"geoeval.report.{module}"), name)(
+            result, target, matcher=matcher)
 
 
 def score_scenes(
