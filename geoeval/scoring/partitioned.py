@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from geoeval.matching import registry
 from geoeval.measures import counts
 
 #: Matchers the partitioned run computes (MOM's accuracy is the Mallows score,
@@ -79,15 +80,15 @@ class PartitionedMatcher:
 
     @property
     def precision(self) -> float | None:
-        """``(No − FA)/No`` (Özdemir et al. 2010, eq. 14)."""
-        return None if self.n_submission == 0 else \
-            (self.n_submission - self.false_alarms) / self.n_submission
+        """``(No − FA)/No`` (Özdemir et al. 2010, eq. 14; :mod:`geoeval.measures.counts`)."""
+        return counts.as_number(counts.ratio_values(self.n_submission - self.false_alarms,
+                                                    self.n_submission))
 
     @property
     def recall(self) -> float | None:
-        """``(Nr − MD)/Nr`` (Özdemir et al. 2010, eq. 15)."""
-        return None if self.n_reference == 0 else \
-            (self.n_reference - self.missed) / self.n_reference
+        """``(Nr − MD)/Nr`` (Özdemir et al. 2010, eq. 15; :mod:`geoeval.measures.counts`)."""
+        return counts.as_number(counts.ratio_values(self.n_reference - self.missed,
+                                                    self.n_reference))
 
     @property
     def f1(self) -> float | None:
@@ -179,17 +180,20 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
     if res.crs[0] is not None:
         parameters["evaluation_crs"] = {"crs": crs_name(res.crs[0]),
                                         "rule": "the reference's CRS"}
-    if "hoover" in matchers:
-        parameters["hoover_threshold"] = hoover_threshold
-    if "iou" in matchers:
-        parameters["iou_threshold"] = iou_threshold
+    given = {"hoover_threshold": hoover_threshold, "iou_threshold": iou_threshold}
+    used = {p.keyword for name in matchers for p in registry.get(name).parameters}
+    for p in registry.parameters():  # the report lists them in registry order
+        if p.keyword in used:
+            parameters[p.keyword] = given.get(p.keyword, p.default)
     results = {}
     for name in matchers:
         m = res.matchers[name]
-        if name == "bgm":
-            acc = counts.bgm_accuracy(m["matched_overlap"], res.union_area)
-        else:
-            acc = m["score_sum"] / m["score_n"] if m["score_n"] else None
+        # the accuracy of the matcher's registry rule, from the partitions' sums
+        sums = dict.fromkeys(counts.SUMS, 0.0)
+        sums.update(matched_area=m["matched_overlap"], union_area=res.union_area,
+                    score_sum=m.get("score_sum", 0.0), score_n=m.get("score_n", 0))
+        acc = counts.as_number(counts.measures_from_sums(registry.accuracy_rule(name),
+                                                         sums)["accuracy"])
         results[name] = PartitionedMatcher(name, res.n_reference, res.n_submission,
                                            m["missed"], m["false_alarms"],
                                            float(m["matched_overlap"]), acc, m["kinds"],
