@@ -9,9 +9,10 @@ Every figure is drawn by the functions the PNG/SVG outputs use
   screen readers, no glyph definitions whose ids would collide between figures;
 * ids salted per figure (``svg.hashsalt``), so two figures of one page never
   share an id, and the page is the same from run to run;
-* the map's polygons rasterised inside the SVG (``rasterized=True``, one PNG
-  image per map at a fixed pixel size): a 100,000-building scene costs the same
-  bytes as a 1,000-building one;
+* a map's polygon layers rasterised inside the SVG (one image an axes at
+  :data:`MAP_DPI`, stored with a palette of :data:`PALETTE` colours), and a
+  scene of more than :data:`OUTLINE_LIMIT` objects drawn one pixel per object:
+  a 100,000-building map costs about what a 3,000-building one does;
 * a ``<title>`` and ``<desc>`` as the SVG's first children and ``role="img"``:
   the figure's text alternative.
 """
