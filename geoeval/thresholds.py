@@ -5,8 +5,9 @@ through :func:`at_least` or :func:`above`: the IoU matcher (``IoU ≥ t``), Pano
 Quality (``IoU > ½``, Kirillov et al. 2019, §4.1), Hoover's ``T`` (``C ≥ T·|O|`` and
 ``C ≥ T·|R|``, Hoover et al. 1996, §3.1), MOM's minimum overlap
 (``C ≥ m·min(|R|, |O|)``), Clinton et al.'s (2010) 50 % subsets (``C/|y| > ½``),
-Hoover's classes of the localisation metrics, and the Neovision2 rules (``IoU ≥ t``,
-merging at ``IoU > t``, don't-care regions at more than 20 % inside).
+Hoover's classes of the localisation metrics, the Neovision2 rules (``IoU ≥ t``,
+merging at ``IoU > t``, don't-care regions at more than 20 % inside) and ROBIN's
+completeness ``m2 = |A_d − A_gt| / max(A_d, A_gt) ≤ ε2`` (:func:`at_most`).
 
 Two ways of deciding, by what the areas are:
 
@@ -122,6 +123,22 @@ def above(num: np.ndarray, den: np.ndarray, t: float, *,
     [True]
     """
     return _decide(num, den, t, unit, strict=True)
+
+
+def at_most(num: np.ndarray, den: np.ndarray, t: float, *,
+            unit: float | None = None) -> np.ndarray:
+    """``num / den ≤ t``: not :func:`above` (a ratio equal to ``t`` up to rounding is
+    at most ``t``), and never for an undefined ratio (``den ≤ 0`` or NaN).
+
+    Examples
+    --------
+    >>> at_most(np.array([0.1 + 0.2, 0.4, np.nan]), np.array([1.0, 1.0, 1.0]), 0.3).tolist()
+    [True, False, False]
+    """
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=float), np.asarray(den, dtype=float))
+    defined = (den > 0) & np.isfinite(num)
+    return defined & ~_decide(np.where(defined, num, 0.0), np.where(defined, den, 1.0), t,
+                              unit, strict=True)
 
 
 def _decide(num: np.ndarray, den: np.ndarray, t: float, unit: float | None,

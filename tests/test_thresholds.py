@@ -270,3 +270,26 @@ def test_scene_scores_do_not_depend_on_the_pixel_size():
     assert want["pq"][0] < len(want["iou"][2])
     for pixel in PIXEL_SIZES[1:]:
         assert run(pixel) == want, pixel
+
+
+def test_at_most_is_not_above_and_never_for_undefined_ratios():
+    from geoeval.thresholds import at_most
+
+    num = np.array([0.1 + 0.2, 0.30000001, 0.0, np.nan, 1.0])
+    den = np.array([1.0, 1.0, 1.0, 1.0, 0.0])
+    assert at_most(num, den, 0.3).tolist() == [True, False, True, False, False]
+    # counts: exact
+    assert at_most(np.array([3.0, 4.0]) * 0.09, np.array([10.0, 10.0]) * 0.09, 0.3,
+                   unit=0.09).tolist() == [True, False]
+
+
+def test_robin_completeness_at_eps2_is_accepted():
+    # a detection whose area differs from the reference's by exactly eps2 of the
+    # larger one (m2 = eps2 up to rounding) is accepted, as "at most" says
+    from geoeval.measures.localization.boxes import robin_measures
+    from geoeval.thresholds import at_most
+
+    gt = np.array([[0.0, 0.0, 10.0, 10.0]])
+    det = np.array([[0.0, 0.0, 10.0, 8.5]])  # |100 - 85| / 100 = 0.15
+    _, m2, _ = robin_measures(det, gt)
+    assert at_most(m2, 1.0, 0.15).tolist() == [True]

@@ -24,6 +24,7 @@ from geoeval.encoding import number
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, align_images, read_boxes
 from geoeval.measures.localization.boxes import robin_measures
+from geoeval.thresholds import at_most
 
 __all__ = ["robin_measures", "evaluate_robin", "match_robin", "operating_points",
            "resolve_thresholds"]
@@ -116,7 +117,8 @@ def _accepted(
     is_point = (db[:, 2] == db[:, 0]) & (db[:, 3] == db[:, 1])
     if points:
         is_point[:] = True
-    ok = (m1 <= eps[0]) & (is_point | ((m2 <= eps[1]) & (m3 <= eps[2])))
+    # m2 is a ratio of areas: "at most ε2" by geoeval's one rule (geoeval.thresholds)
+    ok = (m1 <= eps[0]) & (is_point | (at_most(m2, 1.0, eps[1]) & (m3 <= eps[2])))
     return g[ok], d[ok], m1[ok], m2[ok], m3[ok]
 
 
