@@ -209,12 +209,9 @@ def score_command(
     from geoeval.scoring.partitioned import PartitionedResult
 
     if isinstance(result, PartitionedResult):  # a partitioned Dask run: summaries only
-        if not quiet:
-            from rich.console import Console
+        from geoeval.report.objects_dataset import summary_table
 
-            from geoeval.report.objects_dataset import summary_table
-
-            Console().print(summary_table(result))
+        show([summary_table(result)], quiet=quiet)
         return
     if not quiet:
         _print(result, figure=figure is not None, breakdown=breakdown)
