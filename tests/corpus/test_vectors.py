@@ -455,11 +455,13 @@ def test_zero_features_reference_is_all_false_alarms(tmp_path):
     assert r["precision"] == 0.0 and r["recall"] is None and r["f1"] is None
 
 
-def test_only_points_is_all_missed_with_a_warning(tmp_path, ref):
+def test_only_points_is_an_error_naming_the_layer(tmp_path, ref):
+    # every feature skipped for its geometry type: almost always the wrong layer
     sub = _sub_with(tmp_path, ".gpkg", [Point(1, 1), Point(5, 1)])
-    rep = score_json(tmp_path, ref, sub)
-    assert counts(rep) == (0, 0, 2, 0)
-    assert "2 of 2 feature(s) skipped: 2 points/lines" in " ".join(rep["warnings"])
+    out = tmp_path / "out.json"
+    run = run_cli("score", ref, sub, "-m", "bgm", "-q", "--json", out, inputs=[ref, sub])
+    assert_error(run, "sub.gpkg", "layer 'sub' holds no polygons (2 Point)",
+                 "the file has no layer of polygons", absent=[out], max_lines=1)
 
 
 @pytest.mark.parametrize("suffix", (".parquet", ".csv", ".shp", ".geojson", ".fgb"))
