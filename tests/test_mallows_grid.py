@@ -225,7 +225,11 @@ def test_two_vector_layers_get_a_grid_step_from_the_data():
     assert any("grid of step 2 " in w and "resolution=" in w for w in auto.warnings)
     assert auto.results["mom"].accuracy is not None
     assert auto.results["mom"].accuracy == given.results["mom"].accuracy
-    # nothing on either side: no grid, no warning, accuracy null
+    # nothing on either side: no grid (no grid warning), accuracy null; each empty
+    # side is named in a warning
     empty = ObjectSet.from_geometries([])
     none = score_objects(empty, empty, matchers=["mom"])
-    assert none.results["mom"].accuracy is None and not none.warnings
+    assert none.results["mom"].accuracy is None
+    assert not any("grid" in w for w in none.warnings)
+    assert [w.split(": ")[1] for w in none.warnings] == [
+        "the reference has no objects", "the submission has no objects"]

@@ -351,6 +351,8 @@ def empty_sides(reference: ObjectSet, submission: ObjectSet) -> list[str]:
                    "above says why)")
         elif objects.input_type == "raster":
             why = "every pixel is background"
+        elif str(objects.path).startswith("<"):  # objects given in memory
+            why = "none were given"
         else:
             why = "its layer has no features"
         out.append(f"{objects.path}: the {side} has no objects: {why}; {effect}")
