@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from geoeval.errors import InputError
+from geoeval import validate
 from geoeval.matching.assignment import max_weight_matching
 from geoeval.matching.build import from_edges
 from geoeval.matching.result import Matching
@@ -39,8 +39,7 @@ def match_iou(overlap: Overlap, *, threshold: float = 0.5) -> Matching:
     counts for two label rasters on one grid, with a relative slack of 1e-12 on
     polygon areas.
     """
-    if not 0 < threshold <= 1:
-        raise InputError(f"IoU threshold must be in (0, 1], got {threshold}")
+    validate.check("iou_threshold", threshold)  # (0, 1]: one rule (validate.RULES)
     iou = overlap.iou
     cand = np.flatnonzero(overlap.iou_at_least(threshold))
     chosen = max_weight_matching(
