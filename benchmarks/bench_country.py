@@ -110,8 +110,18 @@ def run(cmd: list[str]) -> tuple[float, float, str]:
     return wall, kib / 1e6, out
 
 
-def generate(folder: Path, n: int) -> tuple[Path, Path, float]:
-    """The country of ``n`` buildings: one tile (file) at a time per side."""
+def _readable(f: Path) -> bool:
+    import pyarrow.parquet as pq
+
+    try:
+        return f.is_file() and pq.ParquetFile(f).metadata.num_rows > 0
+    except Exception:
+        return False
+
+
+def generate(folder: Path, n: int, first: int = 0, step: int = 1) -> tuple[Path, Path, float]:
+    """The country of ``n`` buildings: one tile (file) at a time per side (tiles
+    ``first``, ``first + step``, … only, for generating in several processes)."""
     import geopandas as gpd
     import shapely
 
@@ -124,7 +134,10 @@ def generate(folder: Path, n: int) -> tuple[Path, Path, float]:
     tiles = int(np.ceil(n / TILE))
     cols = int(np.ceil(np.sqrt(tiles)))
     width = int(np.ceil(np.sqrt(TILE))) * 30.0 + 30.0
-    for k in range(tiles):
+    for k in range(first, tiles, step):
+        names = [d / f"tile-{k:05d}.parquet" for d in (ref_dir, sub_dir)]
+        if all(_readable(f) for f in names):
+            continue  # written by an earlier or a parallel run
         m = min(TILE, n - k * TILE)
         ref, det = city(m, seed=k)
         dx, dy = (k % cols) * width + 500_000.0, (k // cols) * width + 4_000_000.0
@@ -132,7 +145,8 @@ def generate(folder: Path, n: int) -> tuple[Path, Path, float]:
             moved = shapely.transform(geoms, lambda xy, dx=dx, dy=dy: xy + (dx, dy))
             gpd.GeoDataFrame(geometry=moved, crs="EPSG:32651").to_parquet(
                 out / f"tile-{k:05d}.parquet", row_group_size=50_000, index=False)
-    (ref_dir / "_done").write_text("")
+    if first == 0 and step == 1:
+        (ref_dir / "_done").write_text("")
     return ref_dir, sub_dir, time.perf_counter() - t
 
 

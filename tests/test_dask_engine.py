@@ -223,6 +223,7 @@ def test_unreachable_scheduler_cli(tmp_path):
     lines = [line for line in done.stderr.strip().splitlines()  # progress lines aside
              if not line.startswith("geoeval: ") or line.startswith("geoeval: error")]
     assert len(lines) == 1 and "--scheduler tcp://127.0.0.1:9" in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_mallows_executor_gets_batches():
