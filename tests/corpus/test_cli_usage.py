@@ -19,14 +19,14 @@ COMMANDS = ["score", "rank", "audit", "boxes voc", "boxes coco", "boxes robin",
 
 
 def test_no_arguments_prints_help_exit_2() -> None:
-    run = run_cli()
+    run = run_cli(script=True)  # the installed console script itself
     assert run.code == 2 and "Traceback" not in run.stderr
     assert "Usage" in run.stdout and "score" in run.stdout
     assert run.stdout.count("Usage:") == 1  # once (it was printed twice)
 
 
 def test_boxes_alone_prints_its_help_exit_2() -> None:
-    run = run_cli("boxes")
+    run = run_cli("boxes", script=True)
     assert run.code == 2 and "Traceback" not in run.stderr
     assert "coco" in run.stdout and "neovision2" in run.stdout
     assert run.stdout.count("Usage:") == 1
@@ -46,7 +46,7 @@ def test_help_shows_flags_bare(command: str) -> None:
 def test_version() -> None:
     from importlib.metadata import version
 
-    run = run_cli("--version")
+    run = run_cli("--version", script=True)
     assert run.code == 0 and run.stdout.strip() == f"geoeval {version('geoeval')}"
 
 
