@@ -99,6 +99,7 @@ def _fresh(objects: ObjectSet) -> ObjectSet:
     return replace(objects)
 
 
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
 def test_vector_overlap_identical_and_owned_once(cluster, client):
     ref, sub = city()
     local = compute_overlap(ref, sub)
@@ -126,11 +127,13 @@ def test_vector_overlap_identical_and_owned_once(cluster, client):
     assert not local.union_is_sum
 
 
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
 def test_vector_report_identical(cluster):
     ref, sub = city(1, n=64)
     same_report(ref, sub, cluster.scheduler_address, mallows=True, resolution=1.0, n_jobs=2)
 
 
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
 def test_vector_edge_cases(cluster):
     ref, sub = city(2, n=16)
     none = ObjectSet.from_geometries([])
@@ -157,6 +160,7 @@ def rasters(seed: int = 0) -> tuple[ObjectSet, ObjectSet]:
     return objects_from_labels(a), objects_from_labels(b)
 
 
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
 def test_raster_report_identical(cluster, client):
     ref, sub = rasters()
     assert len(windows(ref.grid.shape, (16, 16), 16 * 16)) >= 16
@@ -168,6 +172,7 @@ def test_raster_report_identical(cluster, client):
     same_report(ref, sub, cluster.scheduler_address, mallows=True, n_jobs=2)
 
 
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
 def test_raster_edge_cases(cluster):
     ref, sub = rasters(1)
     empty = objects_from_labels(np.zeros((64, 80), dtype=np.int32))
@@ -190,6 +195,7 @@ def test_window_kernel_against_brute_force():
     assert u == int(np.sum((a > 0) | (b > 0)))
 
 
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
 def test_local_cluster_started_for_the_run(tmp_path):
     """Without a scheduler the engine starts (and closes) its own LocalCluster."""
     import geoeval
@@ -251,6 +257,7 @@ def test_mallows_executor_gets_batches():
     assert hooked.scores.tobytes() == serial.scores.tobytes()
 
 
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
 def test_raster_files_are_scanned_window_by_window_on_the_cluster(cluster, client, tmp_path,
                                                                   monkeypatch):
     """Two tiled GeoTIFFs (16 x 16 blocks, one block per window): geoeval.score with the
@@ -298,6 +305,7 @@ def test_raster_files_are_scanned_window_by_window_on_the_cluster(cluster, clien
     assert strip_engine(res.to_json())[1] == strip_engine(local.to_json())[1]
 
 
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
 def test_scenes_share_one_engine(tmp_path, monkeypatch):
     """Several scenes with ``engine="dask"``: one LocalCluster for the whole run (it
     was started once per scene), every scene's report equal to the local engine's."""
