@@ -44,8 +44,16 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-REASON = _qgis_missing()
-pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+# real QGIS (a separate Python, about 40 s): CI runs it with pytest -m slow
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def qgis_installed():
+    """Skip with the reason when QGIS is missing (probed only when these tests run)."""
+    reason = _qgis_missing()
+    if reason is not None:
+        pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
