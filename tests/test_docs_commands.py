@@ -40,6 +40,22 @@ def documented_commands() -> list[tuple[str, str, bool]]:
             command = re.sub(r"\s+#.*$", "", line[2:])
             marked = block_first.lower().startswith("# template")
             found.append((f"{doc.name}: {command}", command, marked))
+    return found + help_examples()
+
+
+def help_examples() -> list[tuple[str, str, bool]]:
+    """The *Examples* of ``geoeval score --help`` and ``geoeval rank --help`` (the
+    ``$ geoeval …`` lines of the command modules' docstrings, continuation lines
+    already joined by Python): they must run on the sample too."""
+    from geoeval.cli import rank, score
+
+    found = []
+    for module in (score, rank):
+        for line in (module.__doc__ or "").splitlines():
+            line = line.strip()
+            if line.startswith("$ geoeval "):
+                command = " ".join(re.sub(r"\s+#.*$", "", line[2:]).split())
+                found.append((f"{Path(module.__file__).name}: {command}", command, False))
     return found
 
 
@@ -51,13 +67,14 @@ def slow(command: str) -> bool:
     """Commands that take seconds even on an idle machine, run by CI's slow pass:
     MOM on the 3,000-building sample (its Mallows score is the long step: every
     ``score`` without a matcher choice or with ``mom``, and ``rank`` without one),
-    a map or GeoPackage of the whole sample, or a ranking's bootstrap."""
+    a map, GeoPackage or HTML page of the whole sample, or a bootstrap."""
     words = shlex.split(command)
     chosen = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-m", "--matcher")]
     mom = words[1] in ("score", "rank") and (not chosen or "mom" in chosen or "all" in chosen)
     heavy = {"--figure", "--gpkg", "--breakdown-figure"} & set(words) and words[1] in (
         "score", "rank")
-    return bool(mom or heavy or (words[1] == "rank" and "--bootstrap" in words))
+    page = {"--html", "--bootstrap"} & set(words) and words[1] in ("score", "rank")
+    return bool(mom or heavy or page)
 
 
 def test_every_documented_command_is_run_or_marked_as_a_template():

@@ -1,9 +1,18 @@
 """``geoeval rank``: rank submissions with Hasse diagrams (Özdemir et al. 2010, §4.3).
 
-    $ geoeval rank reference.tif sub1.tif sub2.tif sub3.tif --matcher bgm
-    $ geoeval rank ref.gpkg a.gpkg b.shp --resolution 0.5 --figure ranking.svg
-    $ geoeval rank --table scores.csv --indicators precision,recall,f1
-    $ geoeval rank ref.tif sub1.tif sub2.tif --html contest.html --size-bins coco
+Examples on the bundled sample (they run as written from a checkout):
+
+    $ geoeval rank sample_data/reference.tif sample_data/submissions/s1_near_perfect.tif \
+          sample_data/submissions/s2_misses.tif sample_data/submissions/s6_eroded.tif \
+          --matcher bgm
+    $ geoeval rank sample_data/reference.tif sample_data/submissions/s5_merged.shp \
+          sample_data/submissions/s7_dilated.gpkg -m iou --figure ranking.svg
+    $ geoeval rank sample_data/reference.tif sample_data/submissions/s2_misses.tif \
+          sample_data/submissions/s8_shifted.tif -m bgm --html contest.html \
+          --size-bins coco
+
+A table of indicators instead of scenes: ``geoeval rank --table scores.csv
+--indicators precision,recall,f1``.
 
 Thin: parses options, calls :func:`geoeval.rank` or :func:`geoeval.rank_table`,
 prints a table with rich.

@@ -1,14 +1,28 @@
 """``geoeval score REFERENCE SUBMISSION``: score one submission against a reference.
 
-$ geoeval score reference.tif submission.tif
-$ geoeval score ref.gpkg detections.shp --matcher mom --json report.json
-$ geoeval score ref.tif dets.shp --gpkg out.gpkg --figure map.png
-$ geoeval score ref.tif dets.shp --csv-dir tables/ --class-field class
-$ geoeval score ref.tif dets.tif -m mom --breakdown --breakdown-figure err.png
-$ geoeval score ref.tif dets.tif --zones zones.gpkg --zone-field NAME
-$ geoeval score ref.tif dets.tif --size-bins coco --bootstrap 1000
-$ geoeval score ref.tif dets.tif --html report.html
-$ geoeval score REF_DIR/ SUB_DIR/ --scene-dir scenes/   # scenes paired by name
+Examples on the bundled sample (they run as written from a checkout; the help
+shows them):
+
+$ geoeval score sample_data/reference.tif \
+      sample_data/submissions/s4_fragmented.tif
+$ geoeval score sample_data/reference.gpkg \
+      sample_data/submissions/s5_merged.shp --id-field id -m mom --json report.json
+$ geoeval score sample_data/reference.tif \
+      sample_data/submissions/s9_blobby.shp -m iou --gpkg out.gpkg --figure map.png
+$ geoeval score sample_data/reference.gpkg \
+      sample_data/submissions/s9_blobby.shp --id-field id --class-field class \
+      -m bgm --csv-dir tables/
+$ geoeval score sample_data/reference.tif \
+      sample_data/submissions/s4_fragmented.tif -m hoover --breakdown \
+      --breakdown-figure err.png
+$ geoeval score sample_data/reference.tif sample_data/submissions/s2_misses.tif \
+      -m bgm --zones sample_data/zones.gpkg --zone-field NAME
+$ geoeval score sample_data/reference.tif sample_data/submissions/s2_misses.tif \
+      -m bgm --size-bins coco --bootstrap 200
+$ geoeval score sample_data/reference.tif sample_data/submissions/s8_shifted.tif \
+      -m iou --html report.html
+
+Folders of scenes, paired by name: ``geoeval score REF_DIR/ SUB_DIR/ --scene-dir scenes/``.
 """
 
 from __future__ import annotations
