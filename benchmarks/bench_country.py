@@ -34,29 +34,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from scale import city  # noqa: E402
+from scale import PLAIN_F1, city  # noqa: E402
 
 TILE = 100_000
 
 PLAIN = r'''
 import sys, numpy as np, geopandas as gpd, shapely
-ref = gpd.read_parquet(sys.argv[1]); sub = gpd.read_parquet(sys.argv[2])
-rg, sg = ref.geometry.values, sub.geometry.values
-i, j = shapely.STRtree(sg).query(rg, predicate="intersects")
-inter = shapely.area(shapely.intersection(rg[i], sg[j]))
-ra, sa = shapely.area(rg), shapely.area(sg)
-iou = inter / (ra[i] + sa[j] - inter)
-keep = iou >= 0.5 * (1 - 1e-12)
-i, j, iou = i[keep], j[keep], iou[keep]
-order = np.argsort(-iou, kind="stable")
-used_r, used_s, tp = set(), set(), 0
-for k in order:
-    a, b = int(i[k]), int(j[k])
-    if a not in used_r and b not in used_s:
-        used_r.add(a); used_s.add(b); tp += 1
-p, r = tp / len(sg), tp / len(rg)
-print(2 * p * r / (p + r))
-'''
+ref = gpd.read_parquet(sys.argv[1]); sub = gpd.read_parquet(sys.argv[2])''' + PLAIN_F1
 
 LOCAL = r'''
 import json, sys, geoeval
