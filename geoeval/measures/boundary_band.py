@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.arrays import lookup
+
 #: The paper's and the reference code's dilation ratio (of the image diagonal).
 DILATION_RATIO = 0.02
 RULE = ("erosion by a 3 x 3 square d times, d = max(1, round(0.02 x diagonal of the "
@@ -110,33 +112,24 @@ def raster_boundary_iou(ref_grid: Any, sub_grid: Any, ref_labels: np.ndarray,
     found = merge_scans(parts)
     ref_ids, ref_n = found.ids[0], found.counts[0]
     sub_ids, sub_n = found.ids[1], found.counts[1]
-    g = _count_of(ref_ids, ref_n, ref_labels)
-    p = _count_of(sub_ids, sub_n, sub_labels)
-    # pair counts: keys over the band labels' positions
+    g = _counts_at(ref_ids, ref_n, ref_labels)
+    p = _counts_at(sub_ids, sub_n, sub_labels)
+    # pair counts, looked up by a key over the band labels' positions
     pa, pb, pc = found.pair_a, found.pair_b, found.pair_counts
     assert pa is not None and pb is not None and pc is not None
-    keys = _positions(ref_ids, pa) * max(sub_ids.size, 1) + _positions(sub_ids, pb)
+    n_sub = max(sub_ids.size, 1)
+    keys = lookup(ref_ids, pa)[0].astype(np.int64) * n_sub + lookup(sub_ids, pb)[0]
     order = np.argsort(keys, kind="stable")
-    keys, pc = keys[order], pc[order]
-    ri, si = _positions(ref_ids, ref_labels), _positions(sub_ids, sub_labels)
-    want = np.where((ri >= 0) & (si >= 0), ri * max(sub_ids.size, 1) + si, -1)
-    pos = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
-    hit = (want >= 0) & (keys.size > 0) & (keys[pos] == want) if keys.size else np.zeros(
-        want.size, bool)
-    both = np.where(hit, pc[pos] if keys.size else 0, 0).astype(float)
+    ri, r_ok = lookup(ref_ids, ref_labels)
+    si, s_ok = lookup(sub_ids, sub_labels)
+    both = _counts_at(keys[order], pc[order], ri.astype(np.int64) * n_sub + si)
+    both = np.where(r_ok & s_ok, both, 0.0)
     union = g + p - both
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(union > 0, both / np.where(union > 0, union, 1.0), np.nan)
 
 
-def _positions(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Position of each value among the sorted ``ids``, -1 where absent."""
-    if ids.size == 0:
-        return np.full(values.size, -1, np.int64)
-    pos = np.minimum(np.searchsorted(ids, values), ids.size - 1)
-    return np.where(ids[pos] == values, pos, -1).astype(np.int64)
-
-
-def _count_of(ids: np.ndarray, counts: np.ndarray, values: np.ndarray) -> np.ndarray:
-    pos = _positions(ids, values)
-    return np.where(pos >= 0, counts[np.maximum(pos, 0)] if counts.size else 0, 0).astype(float)
+def _counts_at(ids: np.ndarray, counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``counts`` of each of ``values`` among the sorted ``ids`` (0 where absent)."""
+    pos, found = lookup(ids, values)
+    return np.where(found, counts[pos], 0).astype(float) if ids.size else np.zeros(values.size)
