@@ -326,3 +326,20 @@ def test_hafiane_greedy_pairing_is_symmetric():
     assert loc.hafiane_matching(res, g, matching="greedy") == pytest.approx(want)
     with pytest.raises(InputError, match="matching"):
         loc.hafiane_matching(g, res, matching="best")
+
+
+def test_metric_docstrings_complete():
+    # the decorator writes the shared Parameters and Returns once (_wrap.metric_doc): every
+    # public metric documents each of its parameters, in numpydoc's section order
+    import inspect
+    import re
+
+    for m in METRICS.values():
+        doc = m.function.__doc__
+        titles = re.findall(r"^(\w[\w ]*)\n-{3,}$", doc, re.M)
+        assert titles[:4] == ["Parameters", "Returns", "Notes", "References"], (m.name, titles)
+        params = doc.split("Returns\n-------")[0]
+        named = {w.strip() for line in re.findall(r"^(\w[\w, ]*) :", params, re.M)
+                 for w in line.split(",")}
+        assert named == set(inspect.signature(m.function).parameters), m.name
+        assert re.search(r"Returns\n-------\nfloat or numpy.ndarray\n    \S", doc), m.name

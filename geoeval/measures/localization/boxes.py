@@ -81,18 +81,9 @@ def robin_measures(
     return m1, m2, m3
 
 
-@pair_metric("box")
+@pair_metric("box", "Dissimilarity in ``[0, 1)``.")
 def robin_localization(pair: BoxPair) -> np.ndarray:
     """ROB_loc: offset of the box centre relative to the reference size.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 1)``.
 
     Notes
     -----
@@ -113,18 +104,9 @@ def robin_localization(pair: BoxPair) -> np.ndarray:
     return robin_measures(pair.result, pair.reference)[0]
 
 
-@pair_metric("box")
+@pair_metric("box", "Dissimilarity in ``[0, 1]``.")
 def robin_completeness(pair: BoxPair) -> np.ndarray:
     """ROB_com: relative difference of the box areas.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 1]``.
 
     Notes
     -----
@@ -142,19 +124,10 @@ def robin_completeness(pair: BoxPair) -> np.ndarray:
     return robin_measures(pair.result, pair.reference)[1]
 
 
-@pair_metric("box")
+@pair_metric("box", "Dissimilarity in ``[0, 1]``; NaN for a point result "
+             "(see :func:`robin_measures`).")
 def robin_correctness(pair: BoxPair) -> np.ndarray:
     """ROB_cor: difference of the height/width ratios.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 1]``; NaN for a point result (see
-        :func:`robin_measures`).
 
     Notes
     -----

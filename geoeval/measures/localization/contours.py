@@ -32,18 +32,9 @@ def _classes(p: ContourPair) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return both, p.n_ref - both, p.n_res - both, p.n_pixels - p.n_ref - p.n_res + both
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity in ``[0, 1]``.")
 def localization_error(pair: ContourPair) -> np.ndarray:
     """ErrLoc: share of the image where the two contour images disagree.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 1]``.
 
     Notes
     -----
@@ -56,18 +47,9 @@ def localization_error(pair: ContourPair) -> np.ndarray:
     return _xor(pair) / pair.n_pixels
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity in ``[0, 1]``; NaN for an empty reference contour.")
 def under_detection_error(pair: ContourPair) -> np.ndarray:
     """ErrSous: share of the reference contour missing from the result.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 1]``; NaN for an empty reference contour.
 
     Notes
     -----
@@ -80,18 +62,9 @@ def under_detection_error(pair: ContourPair) -> np.ndarray:
     return safe_div(pair.n_ref - pair.n_both, pair.n_ref)
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity in ``[0, 1]``.")
 def over_detection_error(pair: ContourPair) -> np.ndarray:
     """ErrSur: result contour pixels off the reference contour, per non-contour pixel.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 1]``.
 
     Notes
     -----
@@ -104,18 +77,9 @@ def over_detection_error(pair: ContourPair) -> np.ndarray:
     return safe_div(pair.n_res - pair.n_both, pair.n_pixels - pair.n_ref)
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Similarity ``≥ 0``; +inf when the contour images are identical.")
 def signal_to_noise_ratio(pair: ContourPair) -> np.ndarray:
     """SNR of the result contour image against the reference (a **similarity**).
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Similarity ``≥ 0``; +inf when the contour images are identical.
 
     Notes
     -----
@@ -131,18 +95,9 @@ def signal_to_noise_ratio(pair: ContourPair) -> np.ndarray:
     return np.sqrt(safe_div(pair.n_res, _xor(pair), empty=np.inf))
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity in ``[0, 1]``.")
 def root_mean_square(pair: ContourPair) -> np.ndarray:
     """rms: root mean square difference of the two contour images.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 1]``.
 
     Notes
     -----
@@ -155,20 +110,14 @@ def root_mean_square(pair: ContourPair) -> np.ndarray:
     return np.sqrt(_xor(pair) / pair.n_pixels)
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity in ``[0, 1]``.")
 def lq_distance(pair: ContourPair, q: float = 1.0) -> np.ndarray:
     """Lq distance between the two contour images.
 
     Parameters
     ----------
-    {PARAMS}
     q : float
         Exponent (Hemery et al. 2010 use 1 and 3).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 1]``.
 
     Notes
     -----
@@ -181,13 +130,12 @@ def lq_distance(pair: ContourPair, q: float = 1.0) -> np.ndarray:
     return (_xor(pair) / pair.n_pixels) ** (1.0 / q)
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity ``≥ 0``.")
 def kullback_distance(pair: ContourPair, eps: float = EPS, support: str = "image") -> np.ndarray:
     """KUL: symmetric Kullback divergence of the contour grey-level images.
 
     Parameters
     ----------
-    {PARAMS}
     eps : float
         Grey level of non-contour pixels (keeps the logarithm finite).
     support : {"image", "result"}
@@ -197,11 +145,6 @@ def kullback_distance(pair: ContourPair, eps: float = EPS, support: str = "image
         the reference contour count). Hemery et al. (2010), Table 3 finds KUL not symmetric but
         with separation and triangle inequality, which only the second reading
         gives; the audit registry uses it (``docs/localization.md``).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity ``≥ 0``.
 
     Notes
     -----
@@ -221,14 +164,13 @@ def kullback_distance(pair: ContourPair, eps: float = EPS, support: str = "image
     return count * (1 - eps) * np.log(1 / eps) / pair.n_pixels
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Not 0 for identical images (Hemery et al. 2010, Table 3: no separation).")
 def bhattacharyya_distance(pair: ContourPair, eps: float = EPS, levels: str = "contour"
                            ) -> np.ndarray:
     """BHA: Bhattacharyya distance of the contour grey-level images.
 
     Parameters
     ----------
-    {PARAMS}
     eps : float
         The low grey level.
     levels : {"contour", "background"}
@@ -236,11 +178,6 @@ def bhattacharyya_distance(pair: ContourPair, eps: float = EPS, levels: str = "c
         background at ``eps`` (``"contour"``), or the background, the contour
         drawn dark at ``eps`` (``"background"``, black lines on white). See
         ``docs/localization.md`` for the reading the audit uses.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Not 0 for identical images (Hemery et al. 2010, Table 3: no separation).
 
     Notes
     -----
@@ -270,14 +207,13 @@ def _renyi(counts: tuple[np.ndarray, ...], levels: tuple[float, ...], alpha: flo
     return np.log2(s) / (1 - alpha)
 
 
-@pair_metric("contour")
+@pair_metric("contour", "0 for identical images; not symmetric.")
 def jensen_distance(pair: ContourPair, alpha: float = 3.0, eps: float = EPS,
                     levels: str = "contour") -> np.ndarray:
     """JEN: Jensen-like divergence built on Rényi entropies of order ``alpha``.
 
     Parameters
     ----------
-    {PARAMS}
     alpha : float
         Order of the Rényi entropy (Hemery et al. 2010: 3).
     eps : float
@@ -285,11 +221,6 @@ def jensen_distance(pair: ContourPair, alpha: float = 3.0, eps: float = EPS,
     levels : {"contour", "background"}
         Bright contour on a dark background, or the reverse (as in
         :func:`bhattacharyya_distance`).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        0 for identical images; not symmetric.
 
     Notes
     -----
@@ -310,18 +241,9 @@ def jensen_distance(pair: ContourPair, alpha: float = 3.0, eps: float = EPS,
     return _renyi(counts, ab, alpha) - (_renyi(counts, a, alpha) + _renyi(counts, b, alpha)) / 2
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity in pixels; NaN for an empty result contour.")
 def mean_distance(pair: ContourPair) -> np.ndarray:
     """DMoy: mean distance from the result contour to the reference contour.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in pixels; NaN for an empty result contour.
 
     Notes
     -----
@@ -341,18 +263,9 @@ def mean_distance(pair: ContourPair) -> np.ndarray:
     return safe_div(pair.sum_over_res(pair.d_res_to_ref), pair.n_res)
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity in squared pixels; NaN for an empty result contour.")
 def mean_squared_distance(pair: ContourPair) -> np.ndarray:
     """DMoC: mean squared distance from the result contour to the reference contour.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in squared pixels; NaN for an empty result contour.
 
     Notes
     -----
@@ -365,20 +278,14 @@ def mean_squared_distance(pair: ContourPair) -> np.ndarray:
     return safe_div(pair.sum_over_res(pair.d_res_to_ref**2), pair.n_res)
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Similarity in ``(0, 1]``.")
 def figure_of_merit(pair: ContourPair, alpha: float = 1 / 9) -> np.ndarray:
     """FOM: Pratt's figure of merit (a **similarity**, 1 = identical).
 
     Parameters
     ----------
-    {PARAMS}
     alpha : float
         Scaling constant (Pratt: 1/9).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Similarity in ``(0, 1]``.
 
     Notes
     -----
@@ -393,18 +300,9 @@ def figure_of_merit(pair: ContourPair, alpha: float = 1 / 9) -> np.ndarray:
     return safe_div(s, np.maximum(pair.n_ref, pair.n_res))
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity in pixels; +inf if one contour is empty.")
 def hausdorff_distance(pair: ContourPair) -> np.ndarray:
     """HAU: Hausdorff distance between the two contours.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in pixels; +inf if one contour is empty.
 
     Notes
     -----
@@ -423,20 +321,14 @@ def hausdorff_distance(pair: ContourPair) -> np.ndarray:
     return out
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity in pixels.")
 def baddeley_distance(pair: ContourPair, p: float = 2.0) -> np.ndarray:
     """BAD: Baddeley's distance, summed over the union of the two contours.
 
     Parameters
     ----------
-    {PARAMS}
     p : float
         Exponent ``P ≥ 1`` (Hemery et al. 2010 use 1, 2, 3).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in pixels.
 
     Notes
     -----
@@ -454,22 +346,17 @@ def baddeley_distance(pair: ContourPair, p: float = 2.0) -> np.ndarray:
     return (s / pair.n_pixels) ** (1.0 / p)
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity; 0 when no result contour pixel lies off the "
+             "reference contour.")
 def odet_over_detection(pair: ContourPair, n: float = 1.0, d_th: float = 5.0) -> np.ndarray:
     """ODI_n: Odet's over-detection error (result contour pixels off the reference).
 
     Parameters
     ----------
-    {PARAMS}
     n : float
         Exponent (Hemery et al. 2010: 1 and 2).
     d_th : float
         Distance scale (Hemery et al. 2010: 5 pixels).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity; 0 when no result contour pixel lies off the reference contour.
 
     Notes
     -----
@@ -484,31 +371,24 @@ def odet_over_detection(pair: ContourPair, n: float = 1.0, d_th: float = 5.0) ->
     return safe_div(s, pair.n_res - pair.n_both, empty=0.0)
 
 
-@pair_metric("contour")
+@pair_metric("contour", "Dissimilarity; 0 when every reference contour pixel is on the "
+             "result contour.")
 def odet_under_detection(pair: ContourPair, n: float = 1.0, d_th: float = 5.0) -> np.ndarray:
     """UDI_n: Odet's under-detection error (reference contour pixels off the result).
 
     Parameters
     ----------
-    {PARAMS}
-    n : float
-        Exponent (Hemery et al. 2010: 1 and 2).
-    d_th : float
-        Distance scale (Hemery et al. 2010: 5 pixels).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity; 0 when every reference contour pixel is on the result contour.
+    n, d_th : float
+        As in :func:`odet_over_detection`.
 
     Notes
     -----
     Hemery et al. (2010), Table 2:
-    ``UDI_n = 1/card(I_{gt\\l}^c) Σ_{k ∈ I_{gt\\l}^c} (d(k, I_l^c)/d_Th)^n``.
+    ``UDI_n = 1/card(I_{gt\\l}^c) Σ_{k ∈ I_{gt\\l}^c} (d(k, I_l^c)/d_Th)^n``,
+    which is ODI_n with the two contours exchanged: ``UDI_n(I_gt, I_l) = ODI_n(I_l, I_gt)``.
 
     References
     ----------
     Odet et al. (2002).
     """
-    s = pair.sum_over_ref((pair.d_ref_to_res / d_th) ** n)
-    return safe_div(s, pair.n_ref - pair.n_both, empty=0.0)
+    return odet_over_detection.core(pair.swapped(), n=n, d_th=d_th)

@@ -22,18 +22,9 @@ def _abcd(p: MaskPair) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return p.n_both, p.n_ref_only, p.n_res_only, p.n_neither
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Similarity in ``[0, 1]``; NaN when both masks are empty.")
 def pascal_overlap(pair: MaskPair) -> np.ndarray:
     """PAS: intersection over union (a **similarity**, 1 = identical).
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Similarity in ``[0, 1]``; NaN when both masks are empty.
 
     Notes
     -----
@@ -53,18 +44,9 @@ def pascal_overlap(pair: MaskPair) -> np.ndarray:
     return iou_values(pair.n_both, pair.n_ref, pair.n_res, empty=np.nan)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Dissimilarity ``≥ 0``; NaN for an empty reference.")
 def henricsson_size_error(pair: MaskPair) -> np.ndarray:
     """HEN1: relative difference of the two areas.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity ``≥ 0``; NaN for an empty reference.
 
     Notes
     -----
@@ -78,18 +60,9 @@ def henricsson_size_error(pair: MaskPair) -> np.ndarray:
     return safe_div(np.abs(pair.n_res - pair.n_ref), pair.n_ref)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Dissimilarity ``≥ 0``; NaN for an empty reference.")
 def henricsson_mismatch_error(pair: MaskPair) -> np.ndarray:
     """HEN2: false positive plus false negative area, relative to the reference area.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity ``≥ 0``; NaN for an empty reference.
 
     Notes
     -----
@@ -104,18 +77,9 @@ def henricsson_mismatch_error(pair: MaskPair) -> np.ndarray:
     return safe_div(b + c, pair.n_ref)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Dissimilarity in ``[0, 100]``; NaN for an empty result.")
 def yasnoff_over_detection(pair: MaskPair) -> np.ndarray:
     """YAS1: percentage of the result's object pixels that are not reference pixels.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 100]``; NaN for an empty result.
 
     Notes
     -----
@@ -128,18 +92,9 @@ def yasnoff_over_detection(pair: MaskPair) -> np.ndarray:
     return safe_div(100 * pair.n_res_only, pair.n_res)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Dissimilarity ``≥ 0``.")
 def yasnoff_under_detection(pair: MaskPair) -> np.ndarray:
     """YAS2: reference pixels missed, as a percentage of the result's background.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity ``≥ 0``.
 
     Notes
     -----
@@ -153,18 +108,9 @@ def yasnoff_under_detection(pair: MaskPair) -> np.ndarray:
     return safe_div(100 * pair.n_ref_only, pair.n_pixels - pair.n_res)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Dissimilarity ``≥ 0``.")
 def yasnoff_distance_error(pair: MaskPair) -> np.ndarray:
     """YAS3: distances of wrongly included pixels to the reference object.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity ``≥ 0``.
 
     Notes
     -----
@@ -196,18 +142,9 @@ def _e_sums(p: MaskPair) -> tuple[np.ndarray, ...]:
     return e_gl, e_lg, (a, b, c, d)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Dissimilarity in ``[0, 1]``.")
 def global_consistency_error(pair: MaskPair) -> np.ndarray:
     """MAR_gce: Martin's global consistency error.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 1]``.
 
     Notes
     -----
@@ -225,18 +162,9 @@ def global_consistency_error(pair: MaskPair) -> np.ndarray:
     return np.minimum(s1, s2) / pair.n_pixels
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Dissimilarity in ``[0, 1]``.")
 def local_consistency_error(pair: MaskPair) -> np.ndarray:
     """MAR_lce: Martin's local consistency error.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in ``[0, 1]``.
 
     Notes
     -----
@@ -251,18 +179,9 @@ def local_consistency_error(pair: MaskPair) -> np.ndarray:
     return sum(k * np.minimum(x, y) for k, x, y in terms) / pair.n_pixels
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Similarity in ``[0.5, 1]`` for two-region images.")
 def hamming_similarity(pair: MaskPair) -> np.ndarray:
     """HAM: Huang & Dom's normalised Hamming measure (a **similarity**, 1 = identical).
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Similarity in ``[0.5, 1]`` for two-region images.
 
     Notes
     -----
@@ -281,39 +200,55 @@ def hamming_similarity(pair: MaskPair) -> np.ndarray:
     return 1 - dh / (2 * pair.n_pixels)
 
 
+def _straight(p: MaskPair) -> np.ndarray:
+    """Whether the greedy pairing by decreasing overlap pairs object with object and
+    background with background (largest overlap ``a`` or ``d``; ties: same type)."""
+    a, b, c, d = _abcd(p)
+    return np.maximum(a, d) >= np.maximum(b, c)
+
+
+def _region_ious(p: MaskPair) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """IoU of each (reference region, result region) pair, regions (object, background).
+
+    ``ious[i][j]`` is the IoU of reference region ``i`` and result region ``j``
+    (0 = object, 1 = background), by geoeval's one IoU formula
+    (:func:`geoeval.overlap.iou_values`, 0 for an empty union).
+    """
+    a, b, c, d = _abcd(p)
+    ref_sizes, res_sizes = (a + b, c + d), (a + c, b + d)
+    inter = ((a, b), (c, d))
+    return tuple(
+        tuple(iou_values(inter[i][j], ref_sizes[i], res_sizes[j]) for j in (0, 1)) for i in (0, 1)
+    )
+
+
 def _best_matches(p: MaskPair) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """For each reference region (object, background): (IoU, size) of its best result region.
 
     The best region maximises the overlap (ties go to the region of the same type).
     """
     a, b, c, d = _abcd(p)
+    (oo, ob), (bo, bb) = _region_ious(p)
     obj = a >= b
-    iou_obj = np.where(obj, safe_div(a, a + b + c, 0.0), safe_div(b, a + b + d, 0.0))
+    iou_obj = np.where(obj, oo, ob)
     size_obj = np.where(obj, p.n_res, p.n_pixels - p.n_res)
     bg = d >= c
-    iou_bg = np.where(bg, safe_div(d, b + c + d, 0.0), safe_div(c, a + c + d, 0.0))
+    iou_bg = np.where(bg, bb, bo)
     size_bg = np.where(bg, p.n_pixels - p.n_res, p.n_res)
     return (iou_obj, size_obj), (iou_bg, size_bg)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Similarity in ``[0, 1]``.")
 def hafiane_matching(pair: MaskPair, matching: str = "reference") -> np.ndarray:
     """HAF1: Hafiane's best-match overlap criterion (a **similarity**, 1 = identical).
 
     Parameters
     ----------
-    {PARAMS}
-
     matching : {"reference", "greedy"}
         How regions are paired: each reference region with the result region
         it overlaps most (``"reference"``, as printed, not symmetric), or
         region pairs taken by decreasing overlap, each region once
         (``"greedy"``, Vinet's pairing: symmetric).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Similarity in ``[0, 1]``.
 
     Notes
     -----
@@ -333,27 +268,18 @@ def hafiane_matching(pair: MaskPair, matching: str = "reference") -> np.ndarray:
         return (i1 + i2) / 2
     if matching != "greedy":
         raise InputError(f"matching must be 'reference' or 'greedy', got {matching!r}")
-    a, b, c, d = _abcd(pair)
-    straight = np.maximum(a, d) >= np.maximum(b, c)
-    same = (safe_div(a, a + b + c, 0.0) + safe_div(d, b + c + d, 0.0)) / 2
-    crossed = (safe_div(b, a + b + d, 0.0) + safe_div(c, a + c + d, 0.0)) / 2
-    return np.where(straight, same, crossed)
+    (oo, ob), (bo, bb) = _region_ious(pair)
+    return np.where(_straight(pair), (oo + bb) / 2, (ob + bo) / 2)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Similarity in ``[m/(1+m), 1]``.")
 def hafiane_weighted(pair: MaskPair, m: float = 0.2) -> np.ndarray:
     """HAF2: Hafiane et al.'s weighted criterion (a **similarity**, 1 = identical).
 
     Parameters
     ----------
-    {PARAMS}
     m : float
         Weight of the region-count term (Hemery et al. 2010: 0.2).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Similarity in ``[m/(1+m), 1]``.
 
     Notes
     -----
@@ -370,18 +296,9 @@ def hafiane_weighted(pair: MaskPair, m: float = 0.2) -> np.ndarray:
     return (big_m + m) / (1 + m)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Dissimilarity in pixels, ``[0, card(I)]``.")
 def vinet_distance(pair: MaskPair) -> np.ndarray:
     """VIN: Vinet's measure, pixels outside the greedily matched region pairs.
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Dissimilarity in pixels, ``[0, card(I)]``.
 
     Notes
     -----
@@ -397,22 +314,12 @@ def vinet_distance(pair: MaskPair) -> np.ndarray:
     Vinet, PhD thesis, Univ. Paris IX Dauphine (1991); Cocquerez & Philipp (1995).
     """
     a, b, c, d = _abcd(pair)
-    straight = np.maximum(a, d) >= np.maximum(b, c)
-    return pair.n_pixels - np.where(straight, a + d, b + c)
+    return pair.n_pixels - np.where(_straight(pair), a + d, b + c)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Similarity in ``[0, 1]``; NaN for an empty result.")
 def pixel_precision(pair: MaskPair) -> np.ndarray:
     """P_px: share of the result's pixels inside the reference (a **similarity**).
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Similarity in ``[0, 1]``; NaN for an empty result.
 
     Notes
     -----
@@ -425,25 +332,17 @@ def pixel_precision(pair: MaskPair) -> np.ndarray:
     return safe_div(pair.n_both, pair.n_res)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Similarity in ``[0, 1]``; NaN for an empty reference.")
 def pixel_recall(pair: MaskPair) -> np.ndarray:
     """R_px: share of the reference's pixels found (a **similarity**).
 
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Similarity in ``[0, 1]``; NaN for an empty reference.
-
     Notes
     -----
-    Hemery et al. (2010), Table 2: ``R_px = card(I_gt^r ∩ I_l^r) / card(I_gt^r)``.
+    Hemery et al. (2010), Table 2: ``R_px = card(I_gt^r ∩ I_l^r) / card(I_gt^r)``,
+    that is :func:`pixel_precision` with the two masks exchanged.
 
     References
     ----------
     Wolf & Jolion (2006).
     """
-    return safe_div(pair.n_both, pair.n_ref)
+    return pixel_precision.core(pair.swapped())

@@ -28,18 +28,9 @@ from geoeval.measures.localization.pairs import MaskPair
 from geoeval.overlap import Overlap, iou_values
 
 
-@pair_metric("mask")
+@pair_metric("mask", "``|G ∩ L| / |G ∪ L|``; NaN if both masks are empty.")
 def single_pair_iou(pair: MaskPair) -> np.ndarray:
     """geoeval's IoU score of one matched pair (a **similarity**).
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        ``|G ∩ L| / |G ∪ L|``; NaN if both masks are empty.
 
     Notes
     -----
@@ -53,18 +44,9 @@ def single_pair_iou(pair: MaskPair) -> np.ndarray:
     return iou_values(pair.n_both, pair.n_ref, pair.n_res, empty=np.nan)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Matched overlap over the union, ``|G ∩ L| / |G ∪ L|``.")
 def single_pair_bgm(pair: MaskPair) -> np.ndarray:
     """geoeval's BGM score of a one-object scene (a **similarity**).
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Matched overlap over the union, ``|G ∩ L| / |G ∪ L|``.
 
     Notes
     -----
@@ -78,20 +60,14 @@ def single_pair_bgm(pair: MaskPair) -> np.ndarray:
     return bgm_accuracy_values(a, pair.n_ref + pair.n_res - a)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "``(a/|G| + a/|L|)/2`` when both ratios are at least ``T``, else 0.")
 def single_pair_hoover(pair: MaskPair, threshold: float = 0.6) -> np.ndarray:
     """geoeval's Hoover score of a one-object scene (a **similarity**).
 
     Parameters
     ----------
-    {PARAMS}
     threshold : float
         Hoover's ``T`` (``0.5 < T ≤ 1``; geoeval's default 0.6).
-
-    Returns
-    -------
-    float or numpy.ndarray
-        ``(a/|G| + a/|L|)/2`` when both ratios are at least ``T``, else 0.
 
     Notes
     -----
@@ -128,18 +104,10 @@ def _side_by_side(pair: MaskPair) -> Overlap:
                    pixel_area=1.0)
 
 
-@pair_metric("mask")
+@pair_metric("mask", "Özdemir et al. (2010), eq. 12, ``1 − EMD / max ‖u − v‖``; "
+             "NaN if a mask is empty.")
 def single_pair_mallows(pair: MaskPair) -> np.ndarray:
     """geoeval's Mallows shape score of one instance (a **similarity**).
-
-    Parameters
-    ----------
-    {PARAMS}
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Özdemir et al. (2010), eq. 12, ``1 − EMD / max ‖u − v‖``; NaN if a mask is empty.
 
     Notes
     -----
