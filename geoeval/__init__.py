@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "write_csv": "geoeval.report.csv",
     "save_status_figure": "geoeval.report.status_figure",
     "object_tables": "geoeval.report.objects",
+    "write_report": "geoeval.report.json_report",
     "score_scenes": "geoeval.api",
     "pair_scenes": "geoeval.scoring",
     "ScenesResult": "geoeval.scoring",

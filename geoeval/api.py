@@ -210,13 +210,24 @@ def rank(
 
     Examples
     --------
+    Files (``geoeval.rank("sample_data/reference.tif", ["sample_data/submissions/
+    s1_near_perfect.tif", "sample_data/submissions/s2_misses.tif"], matcher="bgm")``
+    ranks s1_near_perfect first) or object sets already read, as here: three
+    reference squares; A finds all three (one shifted by 1), B only the shifted one.
+
+    >>> import pathlib, tempfile
     >>> import geoeval
-    >>> r = geoeval.rank("sample_data/reference.tif",
-    ...                  ["sample_data/submissions/s1_near_perfect.tif",
-    ...                   "sample_data/submissions/s2_misses.tif"],
-    ...                  matcher="bgm", html="contest.html")  # doctest: +SKIP
-    >>> r.ranking  # doctest: +SKIP
-    ('s1_near_perfect', 's2_misses')
+    >>> from shapely import box
+    >>> squares = [box(0, 0, 10, 10), box(20, 0, 30, 10), box(40, 0, 50, 10)]
+    >>> ref = geoeval.ObjectSet.from_geometries(squares)
+    >>> a = geoeval.ObjectSet.from_geometries([box(1, 0, 11, 10), *squares[1:]])
+    >>> b = geoeval.ObjectSet.from_geometries([box(1, 0, 11, 10)])
+    >>> page = pathlib.Path(tempfile.mkdtemp()) / "contest.html"
+    >>> r = geoeval.rank(ref, [a, b], names=["A", "B"], matcher="bgm", html=page)
+    >>> r.ranking
+    ('A', 'B')
+    >>> r.values["B"]["recall"], page.exists()
+    (0.3333333333333333, True)
     """
     # chained, not listed: submissions given in memory are looked at one at a time
     with output_run(itertools.chain([reference], submissions)) as outputs:

@@ -51,7 +51,7 @@ def test_public_names() -> None:
 def test_rank_table_and_json(scores_csv: Path, tmp_path: Path) -> None:
     r = rank_table(scores_csv, indicators=["precision", "recall", "accuracy"])
     assert r.ranking == ("A", "B", "X", "C", "D")
-    out = r.write_json(tmp_path / "r.json")
+    out = geoeval.write_report(r, tmp_path / "r.json")
     d = json.loads(out.read_text())
     assert JSON_KEYS <= set(d)
     assert d["method"] == "exact" and d["linear_extensions"] == 5

@@ -249,8 +249,16 @@ def evaluate_neovision2(
 
     Examples
     --------
-    >>> r = evaluate_neovision2("reference_folder", "submission_folder")  # doctest: +SKIP
-    >>> r.classes["Car"].nmotda  # doctest: +SKIP
+    The bundled sample (two sequences of one tower; run from a checkout): 67 cars in
+    the ground truth, 59 found, 8 missed, 15 false alarms, so NMOTDA = 1 − (8 + 15)/67.
+
+    >>> r = evaluate_neovision2("sample_data/boxes/neovision2/truth",
+    ...                         "sample_data/boxes/neovision2/results")
+    >>> car = r.classes["Car"]
+    >>> car.n_reference, car.true_positives, car.missed, car.false_positives
+    (67, 59, 8, 15)
+    >>> round(car.nmotda, 4), round(1 - (8 + 15) / 67, 4)
+    (0.6567, 0.6567)
     """
     for name, value in (("iou_threshold", iou_threshold), ("dcr_threshold", dcr_threshold),
                         ("merge_threshold", merge_threshold)):

@@ -217,13 +217,6 @@ class RankingResult:
             "bootstrap": self.bootstrap,
         }
 
-    def write_json(self, path: str | os.PathLike[str]) -> Path:
-        """Write :meth:`to_dict` as JSON atomically (temp file, then ``os.replace``)."""
-        from geoeval.outputs import write_json
-
-        write_json(path, self.to_dict())
-        return Path(path)
-
 
 def _floats(row: Sequence[float] | np.ndarray | None) -> list[float | None]:
     if row is None:

@@ -136,14 +136,9 @@ def score_classes(
     reference, submission : ObjectSet
         The scene; ``reference.classes`` holds the classes (else ``None`` is
         returned). ``submission.classes``, when present, is used as well.
-    overlap : Overlap
-        The all-classes overlap.
-    all_results : dict
-        The all-classes results (their Mallows scores are reused).
-    matcher_params : dict
-        Matcher name -> keyword arguments of :func:`geoeval.matching.match`.
-    mallows_options : dict, optional
-        ``resolution``, ``approximate``, ``n_jobs`` for new Mallows scores.
+    overlap, all_results, matcher_params, mallows_options
+        The all-classes scene, as in :func:`geoeval.scoring.subset.score_subset`
+        (the all-classes Mallows scores are reused).
 
     Returns
     -------

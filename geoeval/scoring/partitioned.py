@@ -143,11 +143,6 @@ class PartitionedResult:
 
         return dumps(self.to_dict())
 
-    def write_json(self, path: str | Path) -> None:
-        from geoeval.outputs import write_json
-
-        write_json(path, self.to_dict())
-
 
 def score_partitioned(client: Any, reference: Any, submission: Any, *,
                       matchers: Sequence[str], hoover_threshold: float, iou_threshold: float,
