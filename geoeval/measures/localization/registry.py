@@ -72,10 +72,19 @@ class Metric:
         return -v if np.isinf(self.best) else self.best - v
 
 
-def _m(name, label, rep, fn, sense="dissimilarity", best=0.0, source=None, **params) -> Metric:
+def _m(name, label, fn, sense="dissimilarity", best=0.0, source=None, **params) -> Metric:
+    """A registry entry; the representation is the one ``fn`` was written for."""
     return Metric(
-        name, label, rep, sense, best, fn, dict(params),
+        name, label, fn.representation, sense, best, fn, dict(params),
         source or "Hemery et al. 2010, Table 2", slow=name == "mallows",
+    )
+
+
+def _family(stem: str, fn: Callable[..., Any], param: str, values: tuple[int, ...],
+            **fixed: Any) -> tuple[Metric, ...]:
+    """One entry per value of ``param`` (``bad1``/``BAD,1`` …, as the paper indexes them)."""
+    return tuple(
+        _m(f"{stem}{v}", f"{stem.upper()},{v}", fn, **{param: float(v)}, **fixed) for v in values
     )
 
 
@@ -83,51 +92,47 @@ _SIM = "similarity"
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
-        _m("rob_loc", "ROB_loc", "box", boxes.robin_localization),
-        _m("rob_com", "ROB_com", "box", boxes.robin_completeness),
-        _m("rob_cor", "ROB_cor", "box", boxes.robin_correctness),
-        _m("err_loc", "ErrLoc", "contour", contours.localization_error),
-        _m("err_sous", "ErrSous", "contour", contours.under_detection_error),
-        _m("err_sur", "ErrSur", "contour", contours.over_detection_error),
-        _m("snr", "SNR", "contour", contours.signal_to_noise_ratio, _SIM, np.inf),
-        _m("rms", "rms", "contour", contours.root_mean_square),
-        _m("lq1", "Lq,1", "contour", contours.lq_distance, q=1.0),
-        _m("lq3", "Lq,3", "contour", contours.lq_distance, q=3.0),
-        _m("kul", "KUL", "contour", contours.kullback_distance, support="result"),
-        _m("bha", "BHA", "contour", contours.bhattacharyya_distance, levels="background"),
-        _m("jen", "JEN", "contour", contours.jensen_distance, alpha=3.0, levels="background"),
-        _m("dmoy", "DMoy", "contour", contours.mean_distance),
-        _m("dmoc", "DMoC", "contour", contours.mean_squared_distance),
-        _m("fom", "FOM", "contour", contours.figure_of_merit, _SIM, 1.0, alpha=1 / 9),
-        _m("hau", "HAU", "contour", contours.hausdorff_distance),
-        _m("bad1", "BAD,1", "contour", contours.baddeley_distance, p=1.0),
-        _m("bad2", "BAD,2", "contour", contours.baddeley_distance, p=2.0),
-        _m("bad3", "BAD,3", "contour", contours.baddeley_distance, p=3.0),
-        _m("odi1", "ODI,1", "contour", contours.odet_over_detection, n=1.0, d_th=5.0),
-        _m("odi2", "ODI,2", "contour", contours.odet_over_detection, n=2.0, d_th=5.0),
-        _m("udi1", "UDI,1", "contour", contours.odet_under_detection, n=1.0, d_th=5.0),
-        _m("udi2", "UDI,2", "contour", contours.odet_under_detection, n=2.0, d_th=5.0),
-        _m("pas", "PAS", "mask", masks.pascal_overlap, _SIM, 1.0),
-        _m("hen1", "HEN1", "mask", masks.henricsson_size_error),
-        _m("hen2", "HEN2", "mask", masks.henricsson_mismatch_error),
-        _m("yas1", "YAS1", "mask", masks.yasnoff_over_detection),
-        _m("yas2", "YAS2", "mask", masks.yasnoff_under_detection),
-        _m("yas3", "YAS3", "mask", masks.yasnoff_distance_error),
-        _m("mar_gce", "MAR_gce", "mask", masks.global_consistency_error),
-        _m("mar_lce", "MAR_lce", "mask", masks.local_consistency_error),
-        _m("ham", "HAM", "mask", masks.hamming_similarity, _SIM, 1.0),
-        _m("haf1", "HAF1", "mask", masks.hafiane_matching, _SIM, 1.0),
-        _m("haf2", "HAF2", "mask", masks.hafiane_weighted, _SIM, 1.0, m=0.2),
-        _m("vin", "VIN", "mask", masks.vinet_distance),
-        _m("p_px", "P_px", "mask", masks.pixel_precision, _SIM, 1.0),
-        _m("r_px", "R_px", "mask", masks.pixel_recall, _SIM, 1.0),
-        _m("iou", "geoeval IoU", "mask", single.single_pair_iou, _SIM, 1.0,
+        _m("rob_loc", "ROB_loc", boxes.robin_localization),
+        _m("rob_com", "ROB_com", boxes.robin_completeness),
+        _m("rob_cor", "ROB_cor", boxes.robin_correctness),
+        _m("err_loc", "ErrLoc", contours.localization_error),
+        _m("err_sous", "ErrSous", contours.under_detection_error),
+        _m("err_sur", "ErrSur", contours.over_detection_error),
+        _m("snr", "SNR", contours.signal_to_noise_ratio, _SIM, np.inf),
+        _m("rms", "rms", contours.root_mean_square),
+        _m("lq1", "Lq,1", contours.lq_distance, q=1.0),
+        _m("lq3", "Lq,3", contours.lq_distance, q=3.0),
+        _m("kul", "KUL", contours.kullback_distance, support="result"),
+        _m("bha", "BHA", contours.bhattacharyya_distance, levels="background"),
+        _m("jen", "JEN", contours.jensen_distance, alpha=3.0, levels="background"),
+        _m("dmoy", "DMoy", contours.mean_distance),
+        _m("dmoc", "DMoC", contours.mean_squared_distance),
+        _m("fom", "FOM", contours.figure_of_merit, _SIM, 1.0, alpha=1 / 9),
+        _m("hau", "HAU", contours.hausdorff_distance),
+        *_family("bad", contours.baddeley_distance, "p", (1, 2, 3)),
+        *_family("odi", contours.odet_over_detection, "n", (1, 2), d_th=5.0),
+        *_family("udi", contours.odet_under_detection, "n", (1, 2), d_th=5.0),
+        _m("pas", "PAS", masks.pascal_overlap, _SIM, 1.0),
+        _m("hen1", "HEN1", masks.henricsson_size_error),
+        _m("hen2", "HEN2", masks.henricsson_mismatch_error),
+        _m("yas1", "YAS1", masks.yasnoff_over_detection),
+        _m("yas2", "YAS2", masks.yasnoff_under_detection),
+        _m("yas3", "YAS3", masks.yasnoff_distance_error),
+        _m("mar_gce", "MAR_gce", masks.global_consistency_error),
+        _m("mar_lce", "MAR_lce", masks.local_consistency_error),
+        _m("ham", "HAM", masks.hamming_similarity, _SIM, 1.0),
+        _m("haf1", "HAF1", masks.hafiane_matching, _SIM, 1.0),
+        _m("haf2", "HAF2", masks.hafiane_weighted, _SIM, 1.0, m=0.2),
+        _m("vin", "VIN", masks.vinet_distance),
+        _m("p_px", "P_px", masks.pixel_precision, _SIM, 1.0),
+        _m("r_px", "R_px", masks.pixel_recall, _SIM, 1.0),
+        _m("iou", "geoeval IoU", single.single_pair_iou, _SIM, 1.0,
            "geoeval IoU matcher (docs/matcher-iou.md) on one pair"),
-        _m("bgm", "geoeval BGM", "mask", single.single_pair_bgm, _SIM, 1.0,
+        _m("bgm", "geoeval BGM", single.single_pair_bgm, _SIM, 1.0,
            "Özdemir et al. 2010, eq. 1 on one pair"),
-        _m("hoover", "geoeval Hoover", "mask", single.single_pair_hoover, _SIM, 1.0,
+        _m("hoover", "geoeval Hoover", single.single_pair_hoover, _SIM, 1.0,
            "Özdemir et al. 2010, eq. 2 on one pair", threshold=0.6),
-        _m("mallows", "geoeval Mallows", "mask", single.single_pair_mallows, _SIM, 1.0,
+        _m("mallows", "geoeval Mallows", single.single_pair_mallows, _SIM, 1.0,
            "Özdemir et al. 2010, eq. 12 on one instance"),
     )
 }
