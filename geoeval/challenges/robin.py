@@ -275,6 +275,11 @@ class CategoryDetection:
         return dict(self.__dict__, curve=[p.__dict__ for p in self.curve])
 
 
+def first_run(name: str, doc: str) -> property:
+    """A result's read-only attribute ``name`` of its first run (the submission as given)."""
+    return property(lambda self: getattr(self.runs[0], name), doc=doc)
+
+
 @dataclass(frozen=True)
 class RobinResult:
     """Result of :func:`evaluate_robin`; ``to_dict()`` is the JSON report."""
@@ -293,13 +298,8 @@ class RobinResult:
     warnings: tuple[str, ...] = field(default_factory=tuple)
     categories: dict[str, CategoryDetection] = field(default_factory=dict)
 
-    @property
-    def precision(self) -> float | None:
-        return self.runs[0].precision
-
-    @property
-    def recall(self) -> float | None:
-        return self.runs[0].recall
+    precision = first_run("precision", "Precision of the first run at its full output set.")
+    recall = first_run("recall", "Recall of the first run at its full output set.")
 
     def to_dict(self, images: bool = True) -> dict[str, Any]:
         return {

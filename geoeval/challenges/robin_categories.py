@@ -21,6 +21,7 @@ from geoeval.challenges.robin import (
     _check_ground_truth,
     _crossing,
     _load,
+    first_run,
     match_robin,
     resolve_thresholds,
 )
@@ -110,13 +111,8 @@ class CategoriesResult:
     warnings: tuple[str, ...] = field(default_factory=tuple)
     confusion_at: dict[str, ConfusionAt] = field(default_factory=dict)
 
-    @property
-    def discrimination(self) -> float | None:
-        return self.runs[0].discrimination
-
-    @property
-    def uncertainty(self) -> float | None:
-        return self.runs[0].uncertainty
+    discrimination = first_run("discrimination", "D of the first run at its submitted labels.")
+    uncertainty = first_run("uncertainty", "U of the first run at its submitted labels.")
 
     def to_dict(self) -> dict[str, Any]:
         first = self.runs[0]
