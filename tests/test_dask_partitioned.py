@@ -358,3 +358,70 @@ def test_pieces_planned_from_metadata_and_a_bad_piece_named(tmp_path):
     broken.write_bytes(broken.read_bytes()[:200] + b"\0" * 50 + broken.read_bytes()[250:])
     with pytest.raises(InputError, match=r"broken\.parquet.*row groups 0\.\.0"):
         io_partitioned.read_piece(piece)
+
+
+# --- --id-field unique across pieces ------------------------------------------------------
+
+def _local_id_error(frame, id_field):
+    from geoeval.errors import InputError
+    from geoeval.io.vector import objects_from_frame
+
+    try:
+        objects_from_frame(frame, id_field=id_field, path="layer")
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def _pieces_id_error(chunks, id_field, n_buckets):
+    """The workers' check, task by task in this process: every piece's ids into
+    buckets by hash, each bucket summarised, the summaries worded in the client."""
+    from geoeval.io.partitioned import Piece
+
+    parts, empty, features = [], 0, 0
+    for chunk in chunks:
+        piece_ids = chunk[id_field].to_numpy()
+        geoms = np.asarray(chunk.geometry.values, dtype=object)
+        kept = ~shapely.is_empty(geoms) & (shapely.area(geoms) > 0)
+        data = PieceData(geoms[kept], piece_ids[kept], shapely.area(geoms[kept]), {},
+                         None if kept.all() else piece_ids,
+                         int(chunk[id_field].isna().sum()))
+        parts.append(dist.keyed(data, 0, 0, (0.0, 0.0, 100.0, 100.0)))
+        empty += data.empty_ids
+        features += len(chunk)
+    assert Piece  # the same PieceData the reader returns
+    splits = [dist.id_buckets(p, n_buckets) for p in parts]
+    found = [dist.duplicate_ids(*[dist.bucket(s, b) for s in splits])
+             for b in range(n_buckets)]
+    assert all(len(f) == 3 for f in found)  # a bounded summary a bucket
+    error = dist._ids_error("layer", id_field, features, empty, found)
+    return None if error is None else str(error)
+
+
+@pytest.mark.parametrize("kind", ["int", "str", "float"])
+def test_ids_unique_across_pieces_as_the_local_reader_says(kind):
+    """Repeated ids in different pieces (and among skipped features) give the in-memory
+    reader's error word for word: count of repeated values, the smallest, its count."""
+    import geopandas as gpd
+
+    rng = np.random.default_rng(3)
+    n = 300
+    geoms = shapely.box(np.arange(n), 0, np.arange(n) + 0.5, 1)
+    geoms[[7, 150]] = shapely.Point(0, 0).buffer(0)  # empty: skipped, ids still checked
+    for repeats in ([], [(5, 290)], [(5, 290), (40, 41), (40, 200), (120, 7)]):
+        ids = rng.permutation(n) + 1000
+        for a, b in repeats:
+            ids[b] = ids[a]
+        column = {"int": ids, "str": np.array([f"b{v}" for v in ids], dtype=object),
+                  "float": ids.astype(float)}[kind]
+        frame = gpd.GeoDataFrame({"bid": column}, geometry=geoms)
+        want = _local_id_error(frame, "bid")
+        assert (want is None) == (not repeats)
+        for n_pieces, buckets in ((1, 1), (4, 3), (9, 16)):
+            chunks = [frame.iloc[c] for c in np.array_split(np.arange(n), n_pieces)]
+            assert _pieces_id_error(chunks, "bid", buckets) == want, (repeats, n_pieces)
+    frame = gpd.GeoDataFrame({"bid": [1.0, np.nan, 3.0, np.nan]},
+                             geometry=shapely.box(np.arange(4), 0, np.arange(4) + 1, 1))
+    want = _local_id_error(frame, "bid")
+    assert "empty values (2 of 4" in want
+    assert _pieces_id_error([frame.iloc[:2], frame.iloc[2:]], "bid", 2) == want

@@ -277,18 +277,41 @@ def progress_jsonl(text: str) -> None:
     before the first colon, ``done``/``total`` the first ``N/M`` count in the text
     (null when there is none). Read by the QGIS plugin (docs/qgis.md)."""
     import json
-    import re
 
-    count = re.search(r"(\d[\d,]*)/(\d[\d,]*)", text)
-    done, total = ((int(count[1].replace(",", "")), int(count[2].replace(",", "")))
-                   if count else (None, None))
+    done, total = _count(text)
     line = {"progress": text, "step": text.split(":")[0], "done": done, "total": total}
     print(json.dumps(line), file=sys.stderr, flush=True)
 
 
+_COUNT = r"(\d[\d,]*)/(\d[\d,]*)"
+
+
+def _count(text: str) -> tuple[int | None, int | None]:
+    """The first ``N/M`` count of a progress text (``None, None`` when there is none)."""
+    import re
+
+    count = re.search(_COUNT, text)
+    return ((int(count[1].replace(",", "")), int(count[2].replace(",", ""))) if count
+            else (None, None))
+
+
+def _CountBar() -> Any:  # noqa: N802 - a rich column, made when first needed
+    """A rich bar column drawn only for a step with a count (no bar otherwise)."""
+    from rich.progress import BarColumn
+    from rich.text import Text
+
+    class CountBar(BarColumn):
+        def render(self, task: Any) -> Any:
+            return super().render(task) if task.total is not None else Text("")
+
+    return CountBar(bar_width=30)
+
+
 class Progress:
-    """Step texts on stderr: a live status line on a terminal; otherwise (a log, a
-    pipe) plain lines once the run has lasted ``delay`` seconds (a quick run, or an
+    """Step texts on stderr: a live status line on a terminal (with a bar of the
+    text's first ``N/M`` count when it has one, e.g. the Dask engine's ``scoring on
+    the cluster: 37/120, about 40 s left (matching 12/48 partitions)``); otherwise (a
+    log, a pipe) plain lines once the run has lasted ``delay`` seconds (a quick run, or an
     error, prints none; a step reported before then is printed when it is
     reached), then a new step at once, the same step at most every ``every``
     seconds, and, while a step runs without news, a line at least every
@@ -297,13 +320,13 @@ class Progress:
     line instead (:func:`progress_jsonl`), even when ``quiet``."""
 
     def __init__(self, quiet: bool, first: str = "reading", every: float = 5.0,
-                 delay: float = 3.0, heartbeat: float = 10.0) -> None:
+                 delay: float = 3.0, heartbeat: float = 10.0, console: Any = None) -> None:
         import threading
         import time
 
         from rich.console import Console
 
-        self.console = Console(stderr=True)
+        self.console = console if console is not None else Console(stderr=True)
         self.quiet, self.every, self.first, self.delay = quiet, every, first, delay
         self.heartbeat = heartbeat
         self._start = time.monotonic()
@@ -318,8 +341,13 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.live:
-            self._status = self.console.status(self.first, spinner="dots")
+            from rich.progress import Progress as Bars
+            from rich.progress import SpinnerColumn, TextColumn
+
+            self._status = Bars(SpinnerColumn("dots"), TextColumn("{task.description}"),
+                                _CountBar(), console=self.console, transient=True)
             self._status.__enter__()
+            self._task = self._status.add_task(self.first, total=None)
         else:
             self(self.first)
             if not self.quiet and not self.jsonl:
@@ -367,7 +395,13 @@ class Progress:
         if self.quiet:
             return
         if self._status is not None:
-            self._status.update(text)
+            done, total = _count(text)
+            if total is None:  # no count: no bar (rich keeps a total once set)
+                self._status.remove_task(self._task)
+                self._task = self._status.add_task(text, total=None)
+            else:
+                self._status.update(self._task, description=text, completed=done,
+                                    total=total)
             return
         with self._lock:
             step, now = text.split(":")[0], time.monotonic()

@@ -80,6 +80,7 @@ class Part:
     bounds: np.ndarray
     key: np.ndarray | None = None
     info: dict[str, Any] | None = None
+    all_ids: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.pos.size)
@@ -131,7 +132,7 @@ def piece_info(data: Any) -> dict[str, Any]:
     """What the client learns of a piece read on a worker: count, reader counts, bounds,
     the kind of its ids."""
     return {"n": int(data.areas.size), "counts": data.counts, "bounds": data.bounds,
-            "ids": data.ids.dtype.kind}
+            "ids": data.ids.dtype.kind, "empty_ids": int(getattr(data, "empty_ids", 0))}
 
 
 @gc_paused
@@ -154,7 +155,8 @@ def keyed(data: Any, side: int, offset: int, bounds: tuple[float, ...]) -> Part:
     else:
         key = np.zeros(0, np.int64)
     return Part(np.full(n, side, np.int8), offset + np.arange(n, dtype=np.int64), data.ids,
-                _to_wkb(data.geometry), data.areas, box, key)
+                _to_wkb(data.geometry), data.areas, box, key,
+                all_ids=getattr(data, "all_ids", None))
 
 
 @gc_paused
@@ -203,8 +205,80 @@ def split(part: Part, cuts: np.ndarray, offset: int = 0) -> dict[int, Part]:
     return out
 
 
-def bucket(splits: dict[int, Part], p: int) -> Part | None:
+def bucket(splits: dict[int, Any], p: int) -> Any:
     return splits.get(p)
+
+
+#: Ids per bucket of the ``--id-field`` uniqueness check (buckets by id hash).
+IDS_PER_BUCKET = 2_000_000
+
+
+def _comparable_ids(ids: np.ndarray) -> np.ndarray:
+    """Ids as the in-memory reader compares them (objects as text)."""
+    return ids.astype(str) if ids.dtype == object else ids
+
+
+@gc_paused
+def id_buckets(part: Part, n: int) -> dict[int, np.ndarray]:
+    """The ids of every feature of a piece (skipped ones too) cut into ``n`` buckets by
+    hash: equal ids, whatever their piece, fall in one bucket (numbers are hashed as
+    floats, so ``5`` and ``5.0`` of two files meet)."""
+    import pandas as pd
+
+    ids = _comparable_ids(part.all_ids if part.all_ids is not None else part.ids)
+    if not ids.size:
+        return {}
+    hashed = ids.astype(np.float64) if ids.dtype.kind in "iufb" else ids
+    which = (pd.util.hash_array(hashed) % np.uint64(n)).astype(np.int64)
+    order = np.argsort(which, kind="stable")
+    which = which[order]
+    starts = np.flatnonzero(np.r_[True, which[1:] != which[:-1]])
+    ends = [*starts[1:].tolist(), which.size]
+    return {int(which[a]): ids[order[a:b]] for a, b in zip(starts.tolist(), ends, strict=True)}
+
+
+@gc_paused
+def duplicate_ids(*chunks: np.ndarray | None) -> tuple[int, Any, int]:
+    """One bucket's repeated ids: how many values repeat, the smallest of them and how
+    often it appears (``(0, None, 0)`` when none does): a summary of fixed size."""
+    got = [c for c in chunks if c is not None and c.size]
+    if not got:
+        return 0, None, 0
+    values, counts = np.unique(np.concatenate(got), return_counts=True)
+    dup = np.flatnonzero(counts > 1)
+    if not dup.size:
+        return 0, None, 0
+    first = values[dup[0]]
+    return int(dup.size), first.item() if hasattr(first, "item") else first, \
+        int(counts[dup[0]])
+
+
+def _check_ids(client: Any, keyed: list[Any], features: int, source: Any,
+               id_field: str) -> Any:
+    """Futures of the uniqueness check of one side's ids, run on the workers: ids moved
+    by hash into buckets of about :data:`IDS_PER_BUCKET`, each bucket's repeats
+    summarised (:func:`duplicate_ids`); the client gets one small tuple a bucket."""
+    n = max(1, int(np.ceil(features / IDS_PER_BUCKET)))
+    splits = client.map(id_buckets, keyed, [n] * len(keyed), pure=False)
+    return [client.submit(duplicate_ids,
+                          *[client.submit(bucket, s, b, pure=False) for s in splits],
+                          pure=False) for b in range(n)]
+
+
+def _ids_error(source: Any, id_field: str, features: int, empty: int,
+               found: list[tuple[int, Any, int]]) -> InputError | None:
+    """The in-memory reader's error for empty or repeated ids
+    (:func:`geoeval.io.vector.objects_from_frame`), from the buckets' summaries."""
+    if empty:
+        return InputError(f"--id-field {id_field!r} has empty values "
+                          f"({empty} of {features} features)", source)
+    repeats = [f for f in found if f[0]]
+    if not repeats:
+        return None
+    first = min(repeats, key=lambda f: f[1])
+    return InputError(f"--id-field {id_field!r} is not unique: "
+                      f"{sum(f[0] for f in repeats)} value(s) repeat "
+                      f"(e.g. {first[1]!s} appears {first[2]} times)", source)
 
 
 @gc_paused
@@ -586,7 +660,10 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     for src, opts in ((reference, reference_options), (submission, submission_options)):
         pieces, crs = plan_pieces(src, layer=opts.get("layer"), id_field=opts.get("id_field"))
         plans.append((pieces, crs))
-    _say(progress, f"reading {len(plans[0][0])} + {len(plans[1][0])} pieces on the workers")
+    rows = sum(q.rows for pieces, _ in plans for q in pieces)
+    meter = _Meter(progress, len(plans[0][0]) + len(plans[1][0]),
+                   max(1, int(np.ceil(rows / OBJECTS_PER_PARTITION))), writer is not None)
+    meter.report(f"reading {len(plans[0][0])} + {len(plans[1][0])} pieces")
     meta = [layer_bounds(src, opts.get("layer")) for src, opts in
             ((reference, reference_options), (submission, submission_options))]
     fused = all(m is not None for m in meta)
@@ -597,11 +674,11 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         keyed_by_side = [client.map(read_keyed, pieces, [side] * len(pieces),
                                     [total_bounds] * len(pieces), pure=False)
                          for side, (pieces, _) in enumerate(plans)]
-        infos = [_gather(client, client.map(part_info, futs), pieces, "reading", progress)
+        infos = [_gather(client, client.map(part_info, futs), pieces, "reading", meter)
                  for futs, (pieces, _) in zip(keyed_by_side, plans, strict=True)]
     else:
         read = [client.map(read_piece, pieces, pure=False) for pieces, _ in plans]
-        infos = [_gather(client, client.map(piece_info, futs), pieces, "reading", progress)
+        infos = [_gather(client, client.map(piece_info, futs), pieces, "reading", meter)
                  for futs, (pieces, _) in zip(read, plans, strict=True)]
     counts = []
     for side_infos in infos:
@@ -626,16 +703,30 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                          for side, futs in enumerate(read)]
         del read
         offsets = [[0] * len(o) for o in offsets]  # already in the positions
+    sources = (reference, submission)
+    id_fields = [o.get("id_field") for o in (reference_options, submission_options)]
+    checks = [None if id_fields[side] is None else
+              _check_ids(client, keyed_by_side[side], counts[side]["features"],
+                         sources[side], id_fields[side]) for side in (0, 1)]
     keyed_futs = keyed_by_side[0] + keyed_by_side[1]
     shifts = offsets[0] + offsets[1]
     del keyed_by_side
     samples = client.gather(client.map(key_sample, keyed_futs))
+    for side, futs in enumerate(checks):  # ids unique, as the in-memory reader requires
+        if futs is not None:
+            error = _ids_error(sources[side], id_fields[side], counts[side]["features"],
+                               sum(i.get("empty_ids", 0) for i in infos[side]),
+                               client.gather(futs))
+            if error is not None:
+                raise error
+    del checks
     keys = np.concatenate([s[0] for s in samples]) if samples else np.zeros(0, np.int64)
     weights = np.concatenate([s[1] for s in samples]) if samples else np.zeros(0)
     k = max(1, int(np.ceil((n_ref + n_sub) / OBJECTS_PER_PARTITION)))
     cuts = _cuts(keys, weights, k)
     k = cuts.size + 1
-    _say(progress, f"partitioning {n_ref:,} + {n_sub:,} objects into {k} partitions")
+    meter.partitions(k)
+    meter.report(f"partitioning {n_ref:,} + {n_sub:,} objects into {k} partitions")
     splits = client.map(split, keyed_futs, [cuts] * len(keyed_futs), shifts, pure=False)
     del keyed_futs
     sizes = client.gather(client.map(_split_keys, splits))
@@ -657,12 +748,14 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                                      pure=False))
     del parts, prints
     summaries = _gather(client, client.map(summary_of, results), list(range(k)),
-                        "matching", progress, label="partitions")
+                        "matching", meter, label="partitions")
     boundaries = client.map(boundary_of, results)
-    _say(progress, f"solving the components that cross partitions "
-                   f"({sum(s['boundary_objects'] for s in summaries):,} objects)")
+    meter.report(f"solving the components that cross partitions "
+                 f"({sum(s['boundary_objects'] for s in summaries):,} objects)")
     solved = client.submit(solve_boundary, config, *boundaries, pure=False)
-    boundary_summary = client.submit(_boundary_summary, solved).result()
+    boundary_summary = _gather(client, [client.submit(_boundary_summary, solved)],
+                               ["the boundary"], "solving the boundary", meter,
+                               label="task")[0]
     dataset = None
     if writer is not None:
         kinds = [i["ids"] for side in infos for i in side if i["n"]]
@@ -672,7 +765,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
             extras = [client.submit(boundary_rows, solved, p, pure=False) for p in range(k)]
             writes = client.map(write_partition, [out] * k, results, extras, pure=False)
             dataset = out.finish(_gather(client, writes, list(range(k)), "writing objects",
-                                         progress, label="parts"))
+                                         meter, label="parts"))
         except BaseException:
             out.abandon()
             raise
@@ -741,15 +834,61 @@ def _add(summaries: list[dict[str, Any]], matchers: Sequence[str]) -> dict[str, 
     return total
 
 
+class _Meter:
+    """One count of the run's work on the cluster, reported as one step: pieces read,
+    partitions matched, the boundary solved, parts written, as ``done/total``, the
+    time left, and what is running. The time left is the throughput measured since
+    the first :data:`WARM_UP` units (their start-up costs left out, no guess before,
+    nor before :data:`MEASURED` seconds of it: the in-memory engine's rule). The
+    partitions are estimated from the pieces' feature counts until the key cuts are
+    known (:meth:`partitions`)."""
+
+    STEP = "scoring on the cluster"
+
+    def __init__(self, progress: Callable[[str], None] | None, pieces: int,
+                 partitions: int, writes: bool) -> None:
+        self.progress, self.pieces, self.writes = progress, pieces, writes
+        self.total = 0
+        self.done = 0
+        self.base: tuple[float, int] | None = None
+        self.partitions(partitions)
+
+    def partitions(self, k: int) -> None:
+        """The number of partitions is known (or estimated): the total follows."""
+        self.total = self.pieces + k * (2 if self.writes else 1) + 1
+
+    def add(self, stage: str) -> None:
+        self.done += 1
+        if self.base is None and self.done >= min(WARM_UP, self.total):
+            self.base = (time.monotonic(), self.done)
+        self.report(stage)
+
+    def report(self, stage: str) -> None:
+        if self.progress is None:
+            return
+        done = min(self.done, self.total)
+        left = ""
+        if self.base is not None and done < self.total:
+            since, at = time.monotonic() - self.base[0], self.base[1]
+            if done > at and since >= MEASURED:
+                left = f", about {since * (self.total - done) / (done - at):.0f} s left"
+        self.progress(f"{self.STEP}: {done}/{self.total}{left} ({stage})")
+
+
+#: Units of work done before the throughput is measured; seconds of it before a time
+#: left is shown (as :mod:`geoeval.scoring.scene` does for the in-memory engine).
+WARM_UP = 3
+MEASURED = 1.0
+
+
 def _gather(client: Any, futures: list[Any], items: list[Any], what: str,
-            progress: Callable[[str], None] | None, label: str = "pieces") -> list[Any]:
-    """Results in order, reporting ``done/total`` and the time left; a failed task's error
+            meter: _Meter | None, label: str = "pieces") -> list[Any]:
+    """Results in order, each counted by ``meter``; a failed task's error
     is raised naming the item (piece: file and rows; partition: its number)."""
     from distributed import as_completed
 
     out: list[Any] = [None] * len(futures)
     where = {f.key: i for i, f in enumerate(futures)}
-    start = time.monotonic()
     done = 0
     for fut in as_completed(futures):
         i = where[fut.key]
@@ -761,18 +900,11 @@ def _gather(client: Any, futures: list[Any], items: list[Any], what: str,
             item = items[i]
             name = (f"{item.path} ({'row groups' if item.kind == 'parquet' else 'features'} "
                     f"{item.start}..{item.start + item.count - 1})"
-                    if hasattr(item, "path") else f"partition {item}")
+                    if hasattr(item, "path") else
+                    (f"partition {item}" if isinstance(item, int) else str(item)))
             raise InputError(f"{what} failed on {name}: {type(exc).__name__}: "
                              f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
         done += 1
-        if progress is not None:
-            elapsed = time.monotonic() - start
-            left = elapsed * (len(futures) - done) / done
-            eta = f", about {left:.0f} s left" if done < len(futures) and left >= 1 else ""
-            progress(f"{what}: {done}/{len(futures)} {label}{eta}")
+        if meter is not None:
+            meter.add(f"{what} {done}/{len(futures)} {label}")
     return out
-
-
-def _say(progress: Callable[[str], None] | None, text: str) -> None:
-    if progress is not None:
-        progress(text)

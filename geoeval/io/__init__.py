@@ -26,7 +26,11 @@ VECTOR_SUFFIXES = {
 
 def detect_input_type(path: str | Path) -> str:
     """``raster`` or ``vector``, from the file name (and content when unclear)."""
+    from geoeval.io.partitioned import is_tile_pattern
+
     p = Path(path)
+    if is_tile_pattern(path):  # a layer of tiles: vector files only
+        return "vector"
     if not p.exists():
         raise InputError("no such file", path)
     if p.suffix.lower() in VECTOR_SUFFIXES or p.is_dir():
@@ -139,9 +143,12 @@ def read(
         return read_raster(path, band=band, background=background, max_memory=max_memory,
                            assumed_crs=crs)
     if input_type == "vector":
-        from geoeval.io.partitioned import is_parquet_dataset, read_dataset
+        from geoeval.io.partitioned import is_parquet_dataset, is_tile_pattern, read_dataset
         from geoeval.io.vector import read_vector
 
+        if is_tile_pattern(path):  # files matching a pattern: one layer of tiles
+            return read_dataset(path, id_field=id_field, class_field=class_field, crs=crs,
+                                layer=layer)
         if is_parquet_dataset(path):  # a folder of GeoParquet files: one layer
             return read_dataset(path, id_field=id_field, class_field=class_field, crs=crs)
 

@@ -14,6 +14,16 @@ in-memory reader gives it.
 
 A GeoParquet **dataset** is a folder of ``.parquet`` files read as one layer
 in the order of their sorted names (:func:`is_parquet_dataset`).
+
+A **layer of tiles** is a file name pattern (``tiles/*.gpkg``, ``tiles/*.fgb``,
+``"tiles/*"``; the characters ``*``, ``?`` and ``[``) naming no existing file:
+the files it matches, in the order of their sorted names, are one layer, each
+file cut into pieces by its own kind (:func:`is_tile_pattern`). A folder given
+as it is stays a folder of scenes (paired by name with another folder); a
+pattern is how one says "these files are one layer". Without ``--id-field`` an
+object's id is its row number in the whole layer (features of every tile
+counted in order), as for a GeoParquet dataset: the files' own feature ids
+repeat from tile to tile.
 """
 
 from __future__ import annotations
@@ -31,6 +41,36 @@ from geoeval.parallel import gc_paused
 #: Features per piece (a row group larger than this is one piece on its own).
 PIECE_FEATURES = 200_000
 _PARQUET = (".parquet", ".geoparquet")
+
+
+_GLOB = ("*", "?", "[")
+
+
+def is_tile_pattern(path: Any) -> bool:
+    """A file name pattern (``*``, ``?``, ``[``) naming no existing file or folder: a
+    layer of tiles (the files it matches, as one layer)."""
+    if not isinstance(path, (str, Path)):
+        return False
+    text = str(path)
+    return any(c in text for c in _GLOB) and not Path(text).exists()
+
+
+def tile_files(pattern: str | Path) -> list[Path]:
+    """The files a tile pattern matches, sorted by name.
+
+    Raises
+    ------
+    InputError
+        The pattern matches no file.
+    """
+    import glob
+
+    files = sorted(Path(f) for f in glob.glob(str(pattern)) if Path(f).is_file()
+                   and not Path(f).name.startswith(("_", ".")))
+    if not files:
+        raise InputError("matches no file (a pattern of tiles: give the files of one layer, "
+                         "e.g. 'tiles/*.gpkg', quoted in the shell)", pattern)
+    return files
 
 
 def is_parquet_dataset(path: str | Path) -> bool:
@@ -74,6 +114,13 @@ class Piece:
         OGR layer.
     id_field : str or None
         Column of the object ids (default: the feature id / row number).
+    source : str
+        The layer the piece belongs to (the file, dataset folder or tile pattern).
+    row_ids : bool
+        Ids are row numbers in the whole layer (``first_row`` onwards) instead of the
+        file's feature ids (the tiles of an OGR layer of tiles without ``id_field``).
+    rows : int
+        Features in the piece (from the metadata).
     """
 
     path: str
@@ -84,6 +131,8 @@ class Piece:
     layer: str | int | None = None
     id_field: str | None = None
     source: str = ""
+    row_ids: bool = False
+    rows: int = 0
 
 
 def plan_pieces(path: str | Path, *, layer: str | int | None = None,
@@ -94,7 +143,8 @@ def plan_pieces(path: str | Path, *, layer: str | int | None = None,
     Parameters
     ----------
     path : path
-        GeoParquet file or dataset folder, or any OGR vector source.
+        GeoParquet file or dataset folder, any OGR vector source, or a pattern of
+        tiles (:func:`is_tile_pattern`).
     layer, id_field : optional
         As for :func:`geoeval.io.vector.read_vector`.
     features : int, optional
@@ -108,10 +158,13 @@ def plan_pieces(path: str | Path, *, layer: str | int | None = None,
     Raises
     ------
     InputError
-        The file cannot be opened, has no geometry, or lacks ``id_field``.
+        The file cannot be opened, has no geometry, or lacks ``id_field``; tiles
+        in different CRSs.
     """
     p = Path(path)
     size = int(features or PIECE_FEATURES)
+    if is_tile_pattern(path):
+        return _tile_pieces(str(path), layer, id_field, size)
     if p.is_dir() and is_parquet_dataset(p) or p.suffix.lower() in _PARQUET:
         return _parquet_pieces(p, id_field, size)
     return _ogr_pieces(p, layer, id_field, size)
@@ -144,14 +197,42 @@ def _parquet_pieces(p: Path, id_field: str | None, size: int) -> tuple[list[Piec
             n = meta.row_group(g).num_rows
             if rows and rows + n > size:
                 pieces.append(Piece(str(f), "parquet", start, g - start, row, None, id_field,
-                                    str(p)))
+                                    str(p), rows=rows))
                 row += rows
                 start, rows = g, 0
             rows += n
         if meta.num_row_groups:
             pieces.append(Piece(str(f), "parquet", start, meta.num_row_groups - start, row,
-                                None, id_field, str(p)))
+                                None, id_field, str(p), rows=rows))
             row += rows
+    return pieces, crs
+
+
+def _tile_pieces(pattern: str, layer: str | int | None, id_field: str | None,
+                 size: int) -> tuple[list[Piece], Any]:
+    """Each tile planned by its kind, rows numbered across the tiles; one CRS."""
+    from dataclasses import replace
+
+    from geoeval.grid import same_crs
+
+    pieces: list[Piece] = []
+    crs = None
+    row = 0
+    for k, f in enumerate(tile_files(pattern)):
+        if f.suffix.lower() in _PARQUET:
+            own, own_crs = _parquet_pieces(f, id_field, size)
+        else:
+            own, own_crs = _ogr_pieces(f, layer, id_field, size)
+        if k == 0:
+            crs = own_crs
+        elif (crs is None) != (own_crs is None) or (crs is not None
+                                                    and not same_crs(crs, own_crs)):
+            raise InputError(f"is in another CRS than the first tile of {pattern} "
+                             f"({own_crs} against {crs}): the tiles of a layer share one CRS",
+                             f)
+        pieces += [replace(q, first_row=row + q.first_row, source=pattern,
+                           row_ids=id_field is None) for q in own]
+        row += sum(q.rows for q in own)
     return pieces, crs
 
 
@@ -189,15 +270,27 @@ def _ogr_pieces(p: Path, layer: str | int | None, id_field: str | None,
         raise InputError(f"--id-field {id_field!r} is not a field (fields: "
                          f"{', '.join(map(str, info['fields']))})", p)
     n = int(info["features"])
-    pieces = [Piece(str(p), "ogr", s, min(size, n - s), s, layer, id_field, str(p))
-              for s in range(0, n, size)]
+    pieces = [Piece(str(p), "ogr", s, min(size, n - s), s, layer, id_field, str(p),
+                    rows=min(size, n - s)) for s in range(0, n, size)]
     return pieces, None if info["crs"] is None else CRS.from_user_input(info["crs"])
 
 
 def layer_bounds(path: str | Path, layer: str | int | None = None
                  ) -> tuple[float, float, float, float] | None:
-    """The layer's bounds from its metadata alone (GeoParquet ``bbox`` of every file,
-    OGR's stored extent), or ``None`` when some file has none."""
+    """The layer's bounds from its metadata alone (GeoParquet ``bbox`` of every file, or
+    else the row-group statistics of its bbox covering column, :func:`covering_bounds`;
+    OGR's stored extent; every tile's of a layer of tiles), or ``None`` when some file
+    has none."""
+    if is_tile_pattern(path):
+        try:
+            tiles = [layer_bounds(f, layer) for f in tile_files(path)]
+        except InputError:
+            return None
+        if any(t is None for t in tiles):
+            return None
+        b = np.array(tiles, float)
+        return (float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()),
+                float(b[:, 3].max()))
     p = Path(path)
     if p.is_dir() and is_parquet_dataset(p) or p.suffix.lower() in _PARQUET:
         import pyarrow.parquet as pq
@@ -205,13 +298,15 @@ def layer_bounds(path: str | Path, layer: str | int | None = None
         boxes = []
         for f in (_dataset_files(p) if p.is_dir() else [p]):
             try:
-                geo = json.loads(pq.read_schema(f).metadata[b"geo"])
-                box = geo["columns"][geo["primary_column"]].get("bbox")
+                meta = pq.ParquetFile(f).metadata
+                geo = json.loads(meta.schema.to_arrow_schema().metadata[b"geo"])
+                column = geo["columns"][geo["primary_column"]]
+                box = column.get("bbox") or covering_bounds(meta, column)
             except Exception:
                 return None
-            if not box or len(box) != 4:
+            if not box or len(box) not in (4, 6):
                 return None
-            boxes.append(box)
+            boxes.append(box[:2] + box[-3:-1] if len(box) == 6 else box)
         if not boxes:
             return None
         b = np.array(boxes, float)
@@ -226,6 +321,44 @@ def layer_bounds(path: str | Path, layer: str | int | None = None
     if box is None or not np.isfinite(np.asarray(box, float)).all():
         return None
     return tuple(float(v) for v in box)  # type: ignore[return-value]
+
+
+def covering_bounds(meta: Any, column: dict[str, Any],
+                    row_groups: list[int] | None = None) -> list[float] | None:
+    """Bounds from the Parquet row-group statistics of a GeoParquet 1.1 bbox covering
+    column (``covering.bbox``: the ``xmin``, ``ymin``, ``xmax``, ``ymax`` fields of a
+    struct column, e.g. written by ``GeoDataFrame.to_parquet(write_covering_bbox=True)``
+    or GDAL), no geometry read; ``None`` without a covering or statistics.
+
+    Parameters
+    ----------
+    meta : pyarrow.parquet.FileMetaData
+    column : dict
+        The geometry column's entry of the ``geo`` metadata.
+    row_groups : list of int, optional
+        Only these row groups (default all).
+    """
+    cover = (column.get("covering") or {}).get("bbox")
+    if not cover:
+        return None
+    paths = {".".join(cover[k]): k for k in ("xmin", "ymin", "xmax", "ymax")}
+    found: dict[str, list[float]] = {k: [] for k in paths.values()}
+    groups = range(meta.num_row_groups) if row_groups is None else row_groups
+    for g in groups:
+        rg = meta.row_group(g)
+        for c in range(rg.num_columns):
+            col = rg.column(c)
+            key = paths.get(col.path_in_schema)
+            if key is None:
+                continue
+            st = col.statistics
+            if st is None or not st.has_min_max:
+                return None
+            found[key].append(st.min if key in ("xmin", "ymin") else st.max)
+    if not all(len(v) == len(groups) and v for v in found.values()):
+        return None
+    return [float(min(found["xmin"])), float(min(found["ymin"])),
+            float(max(found["xmax"])), float(max(found["ymax"]))]
 
 
 @dataclass
@@ -244,12 +377,20 @@ class PieceData:
         ``lines``, ``zero`` (what :func:`geoeval.io.vector.reader_notes` words).
     bounds : tuple of float
         ``(xmin, ymin, xmax, ymax)`` of the kept objects (NaN when none).
+    all_ids : numpy.ndarray or None
+        With an id field, the ids of every feature of the piece, kept or skipped
+        (the in-memory reader checks that they are unique), when some feature was
+        skipped; ``None`` otherwise (then ``ids`` are all of them).
+    empty_ids : int
+        Features whose id field is empty (null).
     """
 
     geometry: np.ndarray
     ids: np.ndarray
     areas: np.ndarray
     counts: dict[str, int] = field(default_factory=dict)
+    all_ids: np.ndarray | None = None
+    empty_ids: int = 0
 
     def __getstate__(self) -> dict[str, Any]:
         import shapely  # one WKB array across processes, not a pickled object each
@@ -294,7 +435,14 @@ def read_piece(piece: Piece) -> PieceData:
         raise InputError(f"cannot read {what} {piece.start}..{piece.start + piece.count - 1} "
                          f"({first_line(exc)})", piece.path) from None
     kept, keep, counts, area = polygonal_counts(geoms)
-    return PieceData(kept, np.asarray(ids)[keep], area, counts)
+    ids = np.asarray(ids)
+    all_ids, empty = None, 0
+    if piece.id_field is not None:
+        import pandas as pd
+
+        empty = int(np.count_nonzero(pd.isna(ids)))
+        all_ids = None if keep.all() else ids
+    return PieceData(kept, ids[keep], area, counts, all_ids, empty)
 
 
 def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
@@ -321,6 +469,8 @@ def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
     geoms = np.asarray(geoms, dtype=object)
     if piece.id_field:
         ids = table.column(piece.id_field).to_numpy(zero_copy_only=False)
+    elif piece.row_ids:
+        ids = piece.first_row + np.arange(geoms.size, dtype=np.int64)
     elif index:
         ids = table.column(index[0]).to_numpy(zero_copy_only=False)
     else:
@@ -343,21 +493,28 @@ def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
             max_features=piece.count, fid_as_index=True,
             columns=[piece.id_field] if piece.id_field else [])
     geoms = np.asarray(frame.geometry.values, dtype=object)
-    ids = frame[piece.id_field].to_numpy() if piece.id_field else frame.index.to_numpy()
+    if piece.id_field:
+        ids = frame[piece.id_field].to_numpy()
+    elif piece.row_ids:
+        ids = piece.first_row + np.arange(geoms.size, dtype=np.int64)
+    else:
+        ids = frame.index.to_numpy()
     return geoms, ids
 
 
 def read_dataset(path: str | Path, *, id_field: str | None = None,
-                 class_field: str | None = None, crs: Any = None) -> Any:
-    """A GeoParquet dataset folder read whole, piece after piece, as an
-    :class:`~geoeval.objects.ObjectSet` (for the in-memory engine: the pieces' order
-    and ids, the reader's rules of :func:`geoeval.io.vector.objects_from_frame`)."""
+                 class_field: str | None = None, crs: Any = None,
+                 layer: str | int | None = None) -> Any:
+    """A GeoParquet dataset folder or a layer of tiles (:func:`is_tile_pattern`) read
+    whole, piece after piece, as an :class:`~geoeval.objects.ObjectSet` (for the
+    in-memory engine: the pieces' order and ids, the reader's rules of
+    :func:`geoeval.io.vector.objects_from_frame`)."""
     from geoeval.io.vector import objects_from_frame
 
     if class_field is not None:
-        raise InputError("--class-field is not read from a GeoParquet dataset folder yet "
-                         "(give one GeoParquet file)", path)
-    frame, layer_crs = _dataset_frame(path, id_field)
+        what = "a layer of tiles" if is_tile_pattern(path) else "a GeoParquet dataset folder"
+        raise InputError(f"--class-field is not read from {what} yet (give one file)", path)
+    frame, layer_crs = _dataset_frame(path, id_field, layer)
     if layer_crs is None and crs is not None:
         from pyproj import CRS
 
@@ -365,15 +522,17 @@ def read_dataset(path: str | Path, *, id_field: str | None = None,
     return objects_from_frame(frame, id_field=id_field, crs=layer_crs, path=str(path))
 
 
-def _dataset_frame(path: str | Path, id_field: str | None) -> tuple[Any, Any]:
+def _dataset_frame(path: str | Path, id_field: str | None,
+                   layer: str | int | None = None) -> tuple[Any, Any]:
     import geopandas as gpd
 
-    pieces, crs = plan_pieces(path, id_field=id_field)
+    pieces, crs = plan_pieces(path, id_field=id_field, layer=layer)
     geoms, ids = [], []
     for piece in pieces:
-        g, i = _read_parquet_piece(piece)
-        geoms.append(g)
-        ids.append(i)
+        g, i = (_read_parquet_piece(piece) if piece.kind == "parquet"
+                else _read_ogr_piece(piece))
+        geoms.append(np.asarray(g, dtype=object))
+        ids.append(np.asarray(i))
     geom = np.concatenate(geoms) if geoms else np.zeros(0, dtype=object)
     idx = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     frame = gpd.GeoDataFrame({"__id": idx}, geometry=gpd.array.from_shapely(geom), crs=crs)

@@ -27,11 +27,13 @@ def partitioned_reason(reference: Any, submission: Any, options: dict[str, Any])
     """``None`` when a ``dask`` run of these inputs and options reads, matches and writes
     by partitions; else why it cannot (the run then reads both layers in the client)."""
     from geoeval.io import detect_input_type
-    from geoeval.io.partitioned import is_parquet_dataset
+    from geoeval.io.partitioned import is_parquet_dataset, is_tile_pattern
 
     for src in (reference, submission):
         if not isinstance(src, (str, Path)):
             return "the inputs are not files"
+        if is_tile_pattern(src):  # a layer of tiles
+            continue
         p = Path(src)
         if not p.exists() or detect_input_type(p) != "vector":
             return "an input is not a vector layer"
