@@ -870,8 +870,9 @@ class _Meter:
         left = ""
         if self.base is not None and done < self.total:
             since, at = time.monotonic() - self.base[0], self.base[1]
-            if done > at and since >= MEASURED:
-                left = f", about {since * (self.total - done) / (done - at):.0f} s left"
+            rest = since * (self.total - done) / (done - at) if done > at else 0.0
+            if since >= MEASURED and rest >= 1:
+                left = f", about {rest:.0f} s left"
         self.progress(f"{self.STEP}: {done}/{self.total}{left} ({stage})")
 
 

@@ -432,8 +432,10 @@ def read_piece(piece: Piece) -> PieceData:
         raise
     except Exception as exc:
         what = "row groups" if piece.kind == "parquet" else "features"
-        raise InputError(f"cannot read {what} {piece.start}..{piece.start + piece.count - 1} "
-                         f"({first_line(exc)})", piece.path) from None
+        bad = _bad_row_group(piece) if piece.kind == "parquet" and piece.count > 1 else None
+        where = "" if bad is None else f": row group {bad[0]} ({first_line(bad[1])})"
+        raise InputError(f"cannot read {what} {piece.start}..{piece.start + piece.count - 1}"
+                         f"{where or f' ({first_line(exc)})'}", piece.path) from None
     kept, keep, counts, area = polygonal_counts(geoms)
     ids = np.asarray(ids)
     all_ids, empty = None, 0
@@ -443,6 +445,18 @@ def read_piece(piece: Piece) -> PieceData:
         empty = int(np.count_nonzero(pd.isna(ids)))
         all_ids = None if keep.all() else ids
     return PieceData(kept, ids[keep], area, counts, all_ids, empty)
+
+
+def _bad_row_group(piece: Piece) -> tuple[int, BaseException] | None:
+    """The first row group of a piece that cannot be read on its own, and its error."""
+    from dataclasses import replace
+
+    for g in range(piece.start, piece.start + piece.count):
+        try:
+            _read_parquet_piece(replace(piece, start=g, count=1))
+        except Exception as exc:
+            return g, exc
+    return None
 
 
 def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
