@@ -261,8 +261,9 @@ def test_mallows_executor_gets_batches():
 def test_raster_files_are_scanned_window_by_window_on_the_cluster(cluster, client, tmp_path,
                                                                   monkeypatch):
     """Two tiled GeoTIFFs (16 x 16 blocks, one block per window): geoeval.score with the
-    Dask engine opens them on the workers window by window (the client reads no pixel for
-    the scan) and gives the local report, byte for byte apart from the engine."""
+    Dask engine, not by blocks (``partitioned=False``; by blocks: test_dask_mosaic), opens
+    them on the workers window by window (the client reads no pixel for the scan) and gives
+    the local report, byte for byte apart from the engine."""
     import rasterio
     from rasterio.transform import from_origin
 
@@ -298,7 +299,7 @@ def test_raster_files_are_scanned_window_by_window_on_the_cluster(cluster, clien
     monkeypatch.setattr(client, "map", counting_map)
     monkeypatch.setattr(cluster_module, "dask_client", reuse)
     res = geoeval.score(*map(str, paths), engine="dask", scheduler=cluster.scheduler_address,
-                        mallows=True, n_jobs=2)
+                        mallows=True, n_jobs=2, partitioned=False)
     monkeypatch.setattr(cluster_module, "dask_client", real)
     local = geoeval.score(*map(str, paths), mallows=True)
     assert "scan_window" in seen  # the windows went to the workers

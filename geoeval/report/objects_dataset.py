@@ -217,7 +217,8 @@ def summary_table(result: Any) -> Any:
     for label, get in rows:
         table.add_row(label, *[fmt(get(result.results[n])) for n in names])
     parts = result.partitions
-    table.caption = (f"{parts.get('partitions', 0)} partitions, "
+    unit = "blocks" if "blocks" in parts else "partitions"  # label mosaics: blocks
+    table.caption = (f"{parts.get(unit, 0)} {unit}, "
                      f"{parts.get('boundary_objects', 0):,} objects in components crossing "
                      f"them; objects: {result.objects_dataset or 'not written (--objects DIR)'}")
     return table

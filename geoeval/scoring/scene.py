@@ -242,6 +242,10 @@ def _try_partitioned(eng: Engine, reference: Any, submission: Any, ref_opts: dic
     options = dict(options)
     names = options["matchers"]
     options["matchers"] = tuple(dict.fromkeys([names] if isinstance(names, str) else names))
+    mosaic = _try_mosaic(eng, reference, submission, ref_opts, sub_opts, options, objects,
+                         progress)
+    if mosaic is not None:
+        return mosaic
     reason = partitioned_reason(reference, submission, options)
     if reason is None:
         crs = [plan_pieces(src, layer=o.get("layer"), id_field=o.get("id_field"))[1]
@@ -270,6 +274,38 @@ def _try_partitioned(eng: Engine, reference: Any, submission: Any, ref_opts: dic
         return None
     return (f"engine 'dask': {reason}, so both layers are read and matched in the client "
             "(docs/scale.md)")
+
+
+def _try_mosaic(eng: Engine, reference: Any, submission: Any, ref_opts: dict[str, Any],
+                sub_opts: dict[str, Any], options: dict[str, Any],
+                objects: Callable[[str, Any], Any] | None,
+                progress: Callable[[str], None] | None) -> Any:
+    """Two label rasters on one grid scored by blocks on the cluster
+    (:mod:`geoeval.scoring.mosaic`): the result, why not (a warning text), or ``None``
+    when the inputs are not two raster files."""
+    from geoeval.scoring.mosaic import Plan, mosaic_plan, score_mosaic_files
+
+    plan = mosaic_plan(reference, submission, ref_opts, sub_opts, options, objects)
+    if plan is None:
+        return None
+    if not isinstance(plan, Plan):
+        return (f"engine 'dask': {plan}, so both rasters are read and matched in the "
+                "client (docs/scale.md)")
+    matchers = options["matchers"]
+    given = {"hoover_threshold": options["hoover_threshold"],
+             "iou_threshold": options["iou_threshold"], "min_overlap": options["min_overlap"],
+             **(options.get("matcher_options") or {})}
+    from geoeval.io import crs_name
+
+    params, want_mallows = report_parameters(
+        matchers, given, eng.name, None if plan.crs is None else
+        {"crs": crs_name(plan.crs), "rule": "the reference's CRS"}, options["mallows"],
+        options["resolution"], options["approximate"])
+    return score_mosaic_files(
+        eng.client, plan, reference, submission, matchers=matchers,
+        matcher_params={n: registry.get(n).arguments(given) for n in matchers},
+        parameters=params, mallows=want_mallows, approximate=options["approximate"],
+        block_pixels=options.get("block_pixels"), progress=progress)
 
 
 def read_reference(
@@ -512,24 +548,15 @@ def _score_objects(
         _step(progress, "overlap")
         with parallel.reporting(_parts(progress, "overlap")):
             ov = eng.overlap(reference, submission, pair_counts)
-        params: dict[str, Any] = {"matchers": list(matchers), "engine": eng.name}
-        if crs_info is not None:
-            params["evaluation_crs"] = crs_info
-        elif reference.crs is not None:
-            params["evaluation_crs"] = {"crs": crs_name(reference.crs),
-                                        "rule": "the reference's CRS"}
         options = {"hoover_threshold": hoover_threshold, "iou_threshold": iou_threshold,
                    "min_overlap": min_overlap, **(matcher_options or {})}
         specs = [registry.get(n) for n in matchers]
-        used = {p.keyword for spec in specs for p in spec.parameters}
-        for p in registry.parameters():  # the report lists them in registry order
-            if p.keyword in used:
-                params[p.keyword] = options.get(p.keyword, p.default)
+        params, want_mallows = report_parameters(
+            matchers, options, eng.name, crs_info if crs_info is not None else
+            None if reference.crs is None else {"crs": crs_name(reference.crs),
+                                                "rule": "the reference's CRS"},
+            mallows, resolution, approximate)
         warnings = [*warnings, *crs_warnings, *empty_sides(reference, submission)]
-        # a matcher whose accuracy is the Mallows score always gets it
-        want_mallows = [s.name for s in specs if s.accuracy == registry.MALLOWS or mallows]
-        if want_mallows:
-            params["mallows"] = {"resolution": resolution, "approximate": approximate}
         if want_mallows and reference.grid is None and submission.grid is None \
                 and resolution is None:
             from geoeval.measures.rasterize import AUTO_RESOLUTION_RULE, auto_resolution
@@ -626,6 +653,27 @@ def _score_objects(
         return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
                            breakdown=errors, strata=strata, bootstrap=boot,
                            geometry=geometry)
+
+
+def report_parameters(matchers: Sequence[str], options: Mapping[str, Any], engine: str,
+                      evaluation_crs: dict[str, Any] | None, mallows: bool,
+                      resolution: float | None, approximate: bool | None
+                      ) -> tuple[dict[str, Any], list[str]]:
+    """The report's ``parameters`` (matchers, engine, evaluation CRS, each matcher
+    parameter in registry order, the Mallows settings when computed) and the matchers
+    that get the Mallows score (MOM always: it is its accuracy; all with ``mallows``)."""
+    params: dict[str, Any] = {"matchers": list(matchers), "engine": engine}
+    if evaluation_crs is not None:
+        params["evaluation_crs"] = evaluation_crs
+    specs = [registry.get(n) for n in matchers]
+    used = {p.keyword for spec in specs for p in spec.parameters}
+    for p in registry.parameters():  # the report lists them in registry order
+        if p.keyword in used:
+            params[p.keyword] = options.get(p.keyword, p.default)
+    want_mallows = [s.name for s in specs if s.accuracy == registry.MALLOWS or mallows]
+    if want_mallows:
+        params["mallows"] = {"resolution": resolution, "approximate": approximate}
+    return params, want_mallows
 
 
 def _engine(engine: str | Engine, scheduler: str | None, n_jobs: int | None,

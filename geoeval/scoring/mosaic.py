@@ -1,0 +1,161 @@
+"""Scoring two label mosaics by blocks on a Dask cluster: summaries only in the client.
+
+:func:`mosaic_plan` says whether a ``dask`` run of two rasters goes this way;
+:func:`score_mosaic_files` runs it (:func:`geoeval.engine.mosaic.score_mosaic`)
+and returns a :class:`~geoeval.scoring.partitioned.PartitionedResult` whose JSON
+report has the keys and values of the in-memory engine's report except the
+per-object lists (``instances``, ``missed_ids``, ``false_alarm_ids``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from geoeval.matching import registry
+from geoeval.measures import counts
+from geoeval.scoring.partitioned import PartitionedMatcher, PartitionedResult
+
+#: Options that need every object in one process (the run then reads both rasters in
+#: the client, with a warning naming the option).
+_CLIENT_OPTIONS = (("class_field", None), ("size_bins", None), ("zones", None),
+                   ("bootstrap", None), ("breakdown", False), ("geometry_measures", None),
+                   ("evaluation_crs", None), ("crs", None))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Two rasters on one grid, ready to be scored by blocks."""
+
+    sources: tuple[Any, Any]
+    transform: Any
+    crs: Any
+
+
+def mosaic_plan(reference: Any, submission: Any, ref_opts: dict[str, Any],
+                sub_opts: dict[str, Any], options: dict[str, Any],
+                objects: Any = None) -> Plan | str | None:
+    """A :class:`Plan` when a ``dask`` run of these inputs goes by blocks; ``None`` when
+    they are not two raster files; else why not (a warning: the run then reads both
+    rasters in the client). Only the files' headers are read."""
+    from geoeval.grid import same_crs
+    from geoeval.io import _both_raster_files
+    from geoeval.io.evaluation_crs import unsuitable
+    from geoeval.io.raster import open_source
+
+    ro = {k: v for k, v in ref_opts.items() if v is not None}
+    so = {k: v for k, v in sub_opts.items() if v is not None}
+    if not _both_raster_files(reference, submission, ro, so):
+        return None
+    keep = ("band", "background")
+    rs, rt, rc = open_source(reference, **{k: v for k, v in ro.items() if k in keep})
+    ss, st, sc = open_source(submission, **{k: v for k, v in so.items() if k in keep})
+    if rs.shape != ss.shape or tuple(rt) != tuple(st) or not same_crs(rc, sc):
+        return "the rasters are on different grids (resampling)"
+    for name, default in _CLIENT_OPTIONS:
+        if options.get(name, default) not in (default, None, False, ()):
+            return f"{name}= is not computed by blocks yet"
+    if any(o.get(k) is not None for o in (ref_opts, sub_opts) for k in ("crs", "max_memory")):
+        return "a CRS or memory limit given for one side is not read by blocks yet"
+    if rc is not None and unsuitable(rc) is not None:
+        return "the rasters' CRS needs an evaluation CRS (reprojection)"
+    if objects is not None:
+        return "the objects dataset of label rasters is not written by blocks yet"
+    return Plan((rs, ss), rt, rc)
+
+
+@dataclass(frozen=True)
+class MosaicMatcher(PartitionedMatcher):
+    """One matcher's summary with its Mallows score (eq. 13) and details."""
+
+    mallows: float | None = None
+    mallows_details: dict[str, Any] | None = None
+
+    def to_dict(self, objects: str | None) -> dict[str, Any]:
+        out = super().to_dict(objects)
+        out["mallows"] = self.mallows
+        out["mallows_details"] = self.mallows_details
+        return out
+
+
+def _details(m: dict[str, Any] | None, scene: float | None) -> dict[str, Any] | None:
+    """The report's ``mallows_details`` (:meth:`MallowsResult.to_dict` without the
+    instances) from the blocks' added sums."""
+    if m is None:
+        return None
+    approx = dict(m["approximation"])
+    approx["n_approximated"] = int(m["approximated"])
+    approx["max_error_bound"] = float(m["max_error_bound"])
+    err = approx.get("measured_error", float("nan"))
+    approx["measured_error"] = None if not np.isfinite(err) else float(err)
+    return {"scene": scene, "method": m["method"], "grid": m["grid"],
+            "pixel_steps": list(m["pixel_steps"]), "n_undefined": int(m["undefined"]),
+            "solver": {k: int(m["solver"][k]) for k in sorted(m["solver"])},
+            "approximation": approx}
+
+
+def score_mosaic_files(client: Any, plan: Plan, reference: Any, submission: Any, *,
+                       matchers: Sequence[str], matcher_params: dict[str, dict[str, Any]],
+                       parameters: dict[str, Any], mallows: Sequence[str],
+                       approximate: bool | None, block_pixels: int | None = None,
+                       progress: Callable[[str], None] | None = None) -> PartitionedResult:
+    """Score two label rasters on one grid by blocks (:mod:`geoeval.engine.mosaic`).
+
+    ``parameters`` is the report's ``parameters`` (as the in-memory engine writes it);
+    ``matcher_params`` each matcher's keywords.
+    """
+    from geoeval.engine.mosaic import score_mosaic
+    res = score_mosaic(client, plan.sources, plan.transform, plan.crs, matchers=matchers,
+                       params=matcher_params, mallows=mallows, approximate=approximate,
+                       block_pixels=block_pixels, progress=progress)
+    t = plan.transform
+    pixel_area = abs(t.a * t.e - t.b * t.d)
+    union_area = float(res.union_pixels) * pixel_area
+    sides = []
+    warnings: list[str] = []
+    for path, n, name, effect in (
+            (reference, res.n_reference, "reference",
+             "recall is undefined and every detection is a false alarm"),
+            (submission, res.n_submission, "submission",
+             "every reference object is missed (F1 0)")):
+        sides.append({"path": str(path), "input_type": "raster", "objects": n,
+                      "crs": None if plan.crs is None else plan.crs.to_string(),
+                      "repaired": 0, "skipped": 0})
+        if not n:
+            warnings.append(f"{path}: the {name} has no objects: every pixel is background; "
+                            f"{effect}")
+    results = {}
+    for name in matchers:
+        m = res.matchers[name]
+        mal = m["mallows"]
+        sums = dict.fromkeys(counts.SUMS, 0.0)
+        sums.update(matched_area=m["matched_overlap"], union_area=union_area,
+                    score_sum=m["score_sum"], score_n=m["score_n"],
+                    mallows_sum=0.0 if mal is None else mal["sum"],
+                    mallows_n=0 if mal is None else mal["n"])
+        values = counts.measures_from_sums(registry.accuracy_rule(name), sums,
+                                           mallows=mal is not None)
+        scene = counts.as_number(values["mallows"]) if mal is not None else None
+        if mal is not None and mal["approximated"]:
+            warnings.append(
+                f"{name}: {int(mal['approximated'])} large instance(s) scored by block "
+                f"pooling (above {mal['approximation']['exact_limit']} pixels a side; "
+                f"error bound {float(mal['max_error_bound']):.2g}); pass approximate=False "
+                "(--exact) for exact scores")
+        results[name] = MosaicMatcher(name, res.n_reference, res.n_submission, m["missed"],
+                                      m["false_alarms"], float(m["matched_overlap"]),
+                                      counts.as_number(values["accuracy"]), m["kinds"],
+                                      m["params"], m["solver"], scene, _details(mal, scene))
+    mom = res.matchers.get("mom")
+    overlap = {"method": "co-occurrence", "pairs": res.pairs, "components": res.components,
+               "components_solved_by_ilp": None if mom is None else mom["solver"].get("ilp", 0),
+               "union_area": union_area}
+    return PartitionedResult(sides[0], sides[1], overlap, results, dict(parameters),
+                             tuple(warnings), None,
+                             {"blocks": res.blocks, "cut_objects": res.cut_objects,
+                              "boundary_objects": res.boundary_objects})
+
+

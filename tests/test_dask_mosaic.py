@@ -1,0 +1,238 @@
+"""Label mosaics scored by blocks on a Dask cluster: the local engine's numbers.
+
+Two tiled GeoTIFFs (16 × 16 file blocks) cut into blocks of 32 × 32 pixels, with
+objects straddling block edges and corners, a label held in two far-apart blocks,
+a component crossing four blocks, and the edge cases (nothing detected, nothing
+to detect). One real ``distributed.LocalCluster`` (2 worker processes) per module.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from geoeval.engine import mosaic
+
+distributed = pytest.importorskip("distributed")
+rasterio = pytest.importorskip("rasterio")
+
+#: Blocks of 32 x 32 pixels on the test mosaics.
+BLOCK = 32
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    import logging
+    import warnings
+
+    with warnings.catch_warnings():  # "port 8787 in use": one cluster per xdist worker
+        warnings.simplefilter("ignore", UserWarning)
+        c = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                     dashboard_address=None, silence_logs=logging.ERROR)
+    with c:
+        yield c
+
+
+@pytest.fixture(autouse=True)
+def small_blocks(monkeypatch):
+    monkeypatch.setattr(mosaic, "BLOCK_PIXELS", BLOCK * BLOCK)
+
+
+def scene(seed: int = 0, h: int = 96, w: int = 128) -> tuple[np.ndarray, np.ndarray]:
+    """Reference and submission labels: rectangles on a jittered grid (many cut by the
+    32-pixel block edges), detections shifted, split in two, merged, missed; false
+    alarms; a reference label held in two far-apart blocks; a chain of alternating
+    reference and submitted objects around the corner (32, 32) of four blocks."""
+    rng = np.random.default_rng(seed)
+    ref = np.zeros((h, w), np.int32)
+    sub = np.zeros((h, w), np.int32)
+    label = 1
+    for r in range(2, h - 8, 11):
+        for c in range(2, w - 8, 13):
+            r0, c0 = r + int(rng.integers(0, 4)), c + int(rng.integers(0, 4))
+            hh, ww = int(rng.integers(3, 9)), int(rng.integers(3, 10))
+            ref[r0:r0 + hh, c0:c0 + ww] = label
+            u = rng.random()
+            dr, dc = int(rng.integers(-2, 3)), int(rng.integers(-2, 3))
+            s0, s1 = max(r0 + dr, 0), max(c0 + dc, 0)
+            if u < 0.15:
+                pass  # missed
+            elif u < 0.3:  # split in two
+                sub[s0:s0 + hh, s1:s1 + ww // 2] = 1000 + label
+                sub[s0:s0 + hh, s1 + ww // 2:s1 + ww] = 5000 + label
+            else:
+                sub[s0:s0 + hh, s1:s1 + ww] = 1000 + label
+            label += 1
+    for _ in range(6):  # false alarms
+        r0, c0 = int(rng.integers(0, h - 4)), int(rng.integers(0, w - 4))
+        sub[r0:r0 + 3, c0:c0 + 3] = 9000 + int(rng.integers(0, 900))
+    # one label in two far-apart blocks (top-left and bottom-right)
+    ref[1:4, 1:4] = 777
+    ref[h - 5:h - 2, w - 6:w - 2] = 777
+    sub[h - 5:h - 2, w - 6:w - 3] = 7777
+    # a chain around the corner (32, 32) of four blocks: ref A | sub X | ref B | sub Y ...
+    ref[26:31, 26:38] = 801   # top-left and top-right blocks
+    sub[29:36, 34:40] = 8801  # bridges top-right and bottom-right
+    ref[34:40, 36:42] = 802   # bottom-right
+    sub[36:42, 28:37] = 8802  # bottom-right and bottom-left
+    ref[38:44, 24:30] = 803   # bottom-left
+    return ref, sub
+
+
+def write(path, labels, block=16, compress="deflate"):
+    from rasterio.transform import from_origin
+
+    h, w = labels.shape
+    with rasterio.open(path, "w", driver="GTiff", width=w, height=h, count=1,
+                       dtype=labels.dtype.name, crs="EPSG:32631", tiled=True,
+                       blockxsize=block, blockysize=block, compress=compress,
+                       transform=from_origin(500000, 4000000, 0.5, 0.5)) as d:
+        d.write(labels, 1)
+    return str(path)
+
+
+def close(a, b, rel=1e-12):
+    """Reports equal: numbers to ``rel`` relative, everything else exactly."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b), (a, b)
+        for k in a:
+            close(a[k], b[k], rel)
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            close(x, y, rel)
+    elif isinstance(a, float) and not isinstance(b, bool):
+        assert isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=rel, abs_tol=0), \
+            (a, b)
+    else:
+        assert a == b and type(a) is type(b), (a, b)
+
+
+def compare(paths, cluster, **options):
+    import geoeval
+
+    local = geoeval.score(*paths, **options).to_dict()
+    res = geoeval.score(*paths, engine="dask", scheduler=cluster.scheduler_address,
+                        **options)
+    from geoeval.scoring.partitioned import PartitionedResult
+
+    assert isinstance(res, PartitionedResult)
+    got = res.to_dict()
+    for name, r in local["results"].items():
+        for key in ("instances", "missed_ids", "false_alarm_ids"):
+            r.pop(key)
+        assert got["results"][name].pop("objects_dataset") is None
+    assert got["parameters"].pop("engine") == "dask"
+    local["parameters"].pop("engine")
+    close(local, got)
+    return res, local
+
+
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
+def test_mosaic_report_equals_local(cluster, tmp_path):
+    ref, sub = scene()
+    paths = [write(tmp_path / "ref.tif", ref), write(tmp_path / "sub.tif", sub)]
+    res, local = compare(paths, cluster, mallows=True)
+    p = res.partitions
+    assert p["blocks"] == 12
+    # the cut objects: counted by hand from the scene (brute force over the blocks)
+    held = {}
+    for side, lab in enumerate((ref, sub)):
+        for b, (r0, r1, c0, c1) in enumerate(mosaic.plan_blocks(lab.shape, (16, 16),
+                                                                BLOCK * BLOCK)):
+            for v in np.unique(lab[r0:r1, c0:c1]):
+                if v:
+                    held.setdefault((side, int(v)), set()).add(b)
+    assert p["cut_objects"] == sum(len(b) for b in held.values() if len(b) > 1)
+    assert p["cut_objects"] > 20 and p["boundary_objects"] >= p["cut_objects"]
+    assert local["overlap"]["pairs"] > 40
+    assert {k: v for k, v in local["results"]["mom"]["instances_by_kind"].items() if v}
+
+
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
+def test_mosaic_edge_cases(cluster, tmp_path):
+    ref, sub = scene(1)
+    empty = np.zeros_like(ref)
+    r = write(tmp_path / "ref.tif", ref)
+    e = write(tmp_path / "empty.tif", empty)
+    s = write(tmp_path / "sub.tif", sub)
+    res, _ = compare([r, e], cluster, matchers=["bgm", "iou", "mom"])  # nothing detected
+    assert res.results["iou"].recall == 0 and len(res.warnings) == 1
+    res, _ = compare([e, s], cluster, matchers=["bgm", "hoover"])  # nothing to detect
+    assert res.results["bgm"].recall is None
+    compare([e, e], cluster, matchers=["iou", "mom"])
+    compare([r, s], cluster, matchers=["iou"], iou_threshold=0.3)
+
+
+def test_plan_blocks_cover_the_grid_once():
+    for shape, tile, target in (((96, 128), (16, 16), 1024), ((100, 70), (16, 32), 3000),
+                                ((5, 7), (2, 4), 1), ((1, 1), (256, 256), None)):
+        seen = np.zeros(shape, np.int64)
+        for r0, r1, c0, c1 in mosaic.plan_blocks(shape, tile, target):
+            seen[r0:r1, c0:c1] += 1
+            assert r0 % tile[0] == 0 and c0 % tile[1] == 0
+        assert (seen == 1).all()
+
+
+def test_cut_labels_by_hand():
+    """Labels held by more than one block, and their owner (the first such block)."""
+    a = (np.array([1, 2, 5]), np.array([10]))
+    b = (np.array([2, 3]), np.array([10, 11]))
+    c = (np.array([2, 5, 9]), np.array([11, 12]))
+    (ref, ref_owner), (sub, sub_owner) = mosaic.cut_labels([0, 3, 4], a, b, c)
+    assert ref.tolist() == [2, 5] and ref_owner.tolist() == [0, 0]
+    assert sub.tolist() == [10, 11] and sub_owner.tolist() == [0, 3]
+    (ref, _), (sub, _) = mosaic.cut_labels([7], a)
+    assert ref.size == 0 and sub.size == 0
+
+
+def _nbytes(value) -> int:
+    """Bytes of a value as it travels (pickled: arrays inside any object counted)."""
+    import pickle
+
+    return len(pickle.dumps(value, protocol=5))
+
+
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
+def test_client_gathers_per_block_not_per_object(cluster, tmp_path, monkeypatch):
+    """What reaches the client is bounded by the blocks: four times the objects in as many
+    blocks, about the same bytes; the client reads no pixel (the readers fail there)."""
+    import distributed
+
+    import geoeval
+    from geoeval.io import windowed
+
+    def refuse(*a, **k):
+        raise AssertionError("the client read pixels")
+
+    gathered = []
+    real_gather, real_result = distributed.Client.gather, distributed.Future.result
+
+    def gather(self, futures, *a, **k):
+        out = real_gather(self, futures, *a, **k)
+        gathered.append(_nbytes(out))
+        return out
+
+    def result(self, *a, **k):
+        out = real_result(self, *a, **k)
+        gathered.append(_nbytes(out))
+        return out
+
+    small = [write(tmp_path / f"s{k}.tif", lab) for k, lab in enumerate(scene(2))]
+    big = [write(tmp_path / f"b{k}.tif", lab) for k, lab in enumerate(scene(3, 192, 256))]
+    monkeypatch.setattr(windowed.RasterSource, "read", refuse)
+    monkeypatch.setattr(distributed.Client, "gather", gather)
+    monkeypatch.setattr(distributed.Future, "result", result)
+    options = dict(engine="dask", scheduler=cluster.scheduler_address, matchers=["bgm", "mom"])
+    res = geoeval.score(*small, **options)
+    small_bytes = sum(gathered)
+    gathered.clear()
+    monkeypatch.setattr(mosaic, "BLOCK_PIXELS", 4 * BLOCK * BLOCK)
+    res_big = geoeval.score(*big, **options)
+    big_bytes = sum(gathered)
+    monkeypatch.undo()
+    assert res.partitions["blocks"] == res_big.partitions["blocks"] == 12
+    assert res_big.reference["objects"] > 3.5 * res.reference["objects"]
+    assert big_bytes < 1.3 * small_bytes, (small_bytes, big_bytes)
