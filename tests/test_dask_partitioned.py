@@ -51,10 +51,10 @@ def scene(seed: int = 0, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_in_process(ref: np.ndarray, sub: np.ndarray, k: int, matchers=("bgm", "iou", "hoover"),
-                   pieces: int = 3):
+                   pieces: int = 3, mallows=(), resolution=None):
     """The pipeline of :func:`geoeval.engine.distributed.score_layers`, task by task,
     in this process: pieces, keys, cuts, splits, partitions, halos, solve, boundary."""
-    params = {"iou": {"threshold": 0.5}, "hoover": {"threshold": 0.6}}
+    params = {"iou": {"threshold": 0.5}, "hoover": {"threshold": 0.6}, "mom": {}}
     keyed = []
     b = shapely.bounds(np.concatenate([ref, sub]))
     bounds = (b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max())
@@ -73,7 +73,7 @@ def run_in_process(ref: np.ndarray, sub: np.ndarray, k: int, matchers=("bgm", "i
     prints = [dist.footprint(p) for p in parts]
     extents = np.array([f.extent for f in prints])
     near = dist._neighbours(extents)
-    config = dist.Config(tuple(matchers), params)
+    config = dist.Config(tuple(matchers), params, tuple(mallows), resolution)
     results = [dist.solve_partition(p, parts[p], config,
                                     *[dist.halo(parts[q], prints[p]) for q in near[p]])
                for p in range(len(parts))]
@@ -142,6 +142,81 @@ def test_same_statuses_as_local(name):
     assert missed == local.missed.size
 
 
+def test_mom_and_mallows_per_partition_as_local():
+    """MOM and the Mallows score of IoU's instances computed in the partition tasks and
+    the boundary task: every object's status and its instance's Mallows score are the
+    local engine's, the partial sums add up to the local scene score, and the pieces of
+    the report (solvers, undefined and pooled instances) add up to the local ones."""
+    from geoeval.engine.objects import matching_columns
+    from geoeval.measures.mallows import mallows_scores
+
+    ref, sub = scene(8, n=100)
+    step = 1.0
+    _, results, (bsol, _) = run_in_process(ref, sub, k=36, matchers=("mom", "iou"),
+                                           mallows=("mom", "iou"), resolution=step)
+    assert len(results) >= 32 and bsol.positions[0].size > 0
+    rs, ss = ObjectSet.from_geometries(ref), ObjectSet.from_geometries(sub)
+    ov = compute_overlap(rs, ss)
+    for name, kw in (("mom", {}), ("iou", {"threshold": 0.5})):
+        local = match(ov, name, **kw)
+        mal = mallows_scores(rs, ss, local, resolution=step, n_jobs=1)
+        assert mal.scores.size > 50 and np.isfinite(mal.scores).all()
+        want = matching_columns(local, np.arange(len(ref)), np.arange(len(sub)), mal.scores)
+        for s in (0, 1):
+            pos = np.concatenate([r.interior.positions[s] for r in results]
+                                 + [bsol.positions[s]])
+            order = np.argsort(pos)
+            for col in ("status", "instance", "kind", "overlap", "score", "mallows"):
+                got = np.concatenate([r.interior.columns[s][name][col] for r in results]
+                                     + [bsol.columns[s][name][col]])[order]
+                if col in ("overlap", "score", "mallows"):
+                    np.testing.assert_allclose(got, want[s][col], rtol=1e-12, equal_nan=True)
+                else:
+                    assert got.tolist() == want[s][col].tolist(), (name, s, col)
+        total = None
+        for summary in [r.interior.summary for r in results] + [bsol.summary]:
+            total = dist.add_mallows(total, summary["matchers"][name]["mallows"])
+        assert total["n"] == mal.scores.size and total["undefined"] == 0
+        assert total["sum"] / total["n"] == pytest.approx(mal.scene, rel=1e-12)
+        assert total["solver"] == mal.to_dict()["solver"]
+        assert total["approximated"] == 0 and total["max_error_bound"] == 0.0
+
+
+def test_median_on_partitions_is_numpy_median():
+    """The Mallows grid step's median found by brackets and counts (no partition sends
+    more than its few values in the bracket) equals numpy's median: odd and even counts,
+    ties, many values a partition (several rounds), a side with no positive area."""
+    from geoeval.engine import median as med
+
+    class Now:
+        """A client running each task at once in this process."""
+
+        def map(self, f, *args, pure=True):
+            return [f(*a) for a in zip(*args, strict=True)]
+
+        def gather(self, futures):
+            return futures
+
+    rng = np.random.default_rng(3)
+
+    def parts(values, k):
+        out = []
+        for chunk in np.array_split(values, k):
+            side = np.zeros(chunk.size, np.int8)
+            out.append(dist.Part(side, np.arange(chunk.size), np.arange(chunk.size),
+                                 np.zeros(chunk.size, object), chunk, np.zeros((chunk.size, 4))))
+        return out
+
+    cases = [rng.lognormal(4, 1, 30_001), rng.lognormal(4, 1, 30_000),
+             np.repeat([2.0, 3.0], [15_000, 15_000]), np.full(10_000, 7.5),
+             rng.integers(1, 5, 20_001).astype(float), np.array([4.0]), np.array([1.0, 2.0])]
+    for values in cases:
+        values = rng.permutation(np.concatenate([values, [0.0, 0.0]]))  # zero areas left out
+        for k in (1, 7):
+            assert med.median(Now(), parts(values, k), 0) == np.median(values[values > 0])
+    assert med.median(Now(), parts(np.zeros(5), 3), 0) is None
+
+
 def test_one_partition_and_empty_side():
     ref, sub = scene(3, n=16)
     _, results, (bsol, _) = run_in_process(ref, sub, k=1)
@@ -172,7 +247,6 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
     import logging
 
     import distributed
-    import geopandas as gpd
 
     import geoeval
     from geoeval.io import partitioned as io_partitioned
@@ -229,6 +303,16 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
 
     assert big_bytes / tasks(res_big) < 1.3 * small_bytes / tasks(res), (small_bytes, big_bytes)
     local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", **options)
+    assert_same_as_local(res, local, tmp_path / "objects_dask", tmp_path / "objects_local",
+                         len(ref) + len(sub))
+
+
+def assert_same_as_local(res, local, dask_dir, local_dir, n_objects):
+    """The partitioned run's report has the local report's keys and values (counts exact,
+    floats to 1e-12 relative), and its objects dataset the local one's rows."""
+    import geopandas as gpd
+    import pyarrow.parquet as pq
+
     a, b = res.to_dict(), json.loads(local.to_json())
     b["parameters"]["engine"] = "dask"
     for key in ("reference", "submission", "parameters", "warnings"):
@@ -236,36 +320,73 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
     for key, v in b["overlap"].items():
         assert a["overlap"][key] == (pytest.approx(v, rel=1e-12) if isinstance(v, float)
                                      else v), key
+    assert a.keys() == b.keys()
     for name, want in b["results"].items():
         got = a["results"][name]
-        assert got["objects_dataset"] == str(tmp_path / "objects_dask")
+        assert got["objects_dataset"] == str(dask_dir)
         for key, v in want.items():
             if key in ("instances", "missed_ids", "false_alarm_ids"):
                 assert key not in got
+            elif key == "mallows_details" and v is not None:
+                assert got[key].keys() == v.keys()
+                for k, x in v.items():
+                    assert got[key][k] == (pytest.approx(x, rel=1e-12)
+                                           if isinstance(x, float) else x), (name, k)
             elif isinstance(v, float):
                 assert got[key] == pytest.approx(v, rel=1e-12), (name, key)
             else:
                 assert got[key] == v, (name, key)
     # the same objects dataset (rows sorted by side, position), read back three ways
-    d = gpd.read_parquet(tmp_path / "objects_dask")
-    ell = gpd.read_parquet(tmp_path / "objects_local")
-    assert len(list((tmp_path / "objects_dask").glob("part-*.parquet"))) == \
-        res.partitions["partitions"]
+    d = gpd.read_parquet(dask_dir)
+    ell = gpd.read_parquet(local_dir)
+    assert len(list(dask_dir.glob("part-*.parquet"))) == res.partitions["partitions"]
     d = d.sort_values(["side", "position"]).reset_index(drop=True)
     ell = ell.sort_values(["side", "position"]).reset_index(drop=True)
-    assert len(d) == len(ref) + len(sub)
+    assert len(d) == n_objects
     cols = [c for c in d.columns if c != "geometry"]
-    floats = [c for c in cols if c.endswith(("_overlap", "_score", "area"))]
+    floats = [c for c in cols if c.endswith(("_overlap", "_score", "_mallows", "area"))]
     assert d[[c for c in cols if c not in floats]].equals(ell[[c for c in cols
                                                               if c not in floats]])
     np.testing.assert_allclose(d[floats].to_numpy(float), ell[floats].to_numpy(float),
                                rtol=1e-12, equal_nan=True)
     assert shapely.equals(d.geometry.values, ell.geometry.values).all()
     assert d.crs == ell.crs == "EPSG:32631"
-    import pyarrow.parquet as pq
+    meta = pq.read_metadata(dask_dir / "_metadata")
+    assert meta.num_rows == n_objects
 
-    meta = pq.read_metadata(tmp_path / "objects_dask" / "_metadata")
-    assert meta.num_rows == len(ref) + len(sub)
+
+@pytest.mark.slow
+def test_cluster_default_matchers_with_mom_and_mallows_as_local(tmp_path, monkeypatch):
+    """``geoeval score ref dets --engine dask`` with the default matchers (MOM among
+    them: its accuracy is the Mallows score) and ``mallows=True`` stays partitioned and
+    gives the local engine's report and objects dataset (the grid step chosen from the
+    median area on the cluster, the Mallows columns filled)."""
+    import logging
+
+    import distributed
+    import geopandas as gpd
+
+    import geoeval
+    from geoeval.io import partitioned as io_partitioned
+
+    ref, sub = scene(9, n=400)
+    folder, gpkg = _write_inputs(tmp_path, ref, sub)
+    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+        res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
+                            objects_dir=tmp_path / "objects_dask", mallows=True)
+    assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult)
+    assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
+    assert not any("read and matched in the client" in w for w in res.warnings)
+    local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", mallows=True)
+    assert list(local.results) == ["bgm", "hoover", "mom", "iou"]
+    assert local.parameters["mallows"]["resolution_rule"]
+    assert_same_as_local(res, local, tmp_path / "objects_dask", tmp_path / "objects_local",
+                         len(ref) + len(sub))
+    d = gpd.read_parquet(tmp_path / "objects_dask")
+    assert d["mom_mallows"].notna().sum() > 0.5 * len(d)
 
 
 def _nbytes(value) -> int:

@@ -364,10 +364,15 @@ def halo(part: Part, fp: Footprint) -> Part:
 
 @dataclass(frozen=True)
 class Config:
-    """What every partition task needs: matchers and their keywords."""
+    """What every partition task needs: matchers and their keywords, and the matchers
+    whose instances get the Mallows score (on the grid of step ``resolution``;
+    ``approximate`` as :func:`geoeval.measures.mallows.mallows_scores` takes it)."""
 
     matchers: tuple[str, ...]
     params: dict[str, dict[str, Any]]
+    mallows: tuple[str, ...] = ()
+    resolution: float | None = None
+    approximate: bool | None = None
 
 
 @dataclass
@@ -501,16 +506,51 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
     scols: dict[str, dict[str, np.ndarray]] = {}
     for name in config.matchers:
         m = match(ov, name, **config.params.get(name, {}))
-        rcols[name], scols[name] = matching_columns(m, ref_pos, sub_pos)
+        mal = None
+        if name in config.mallows and config.resolution is not None:
+            from geoeval.measures.mallows import mallows_scores
+
+            # the local engine's code, one instance after another in this worker
+            mal = mallows_scores(ref, sub, m, resolution=config.resolution,
+                                 approximate=config.approximate, n_jobs=1)
+        rcols[name], scols[name] = matching_columns(
+            m, ref_pos, sub_pos, None if mal is None else mal.scores)
         scores = m.arrays.score[~np.isnan(m.arrays.score)]
         per[name] = {"missed": int(m.missed.size), "false_alarms": int(m.false_alarms.size),
                      "matched_overlap": m.matched_overlap, "kinds": m.kind_counts(),
                      "score_sum": float(scores.sum()), "score_n": int(scores.size),
-                     "solver": dict(m.solver_stats), "params": dict(m.params)}
+                     "solver": dict(m.solver_stats), "params": dict(m.params),
+                     "mallows": None if mal is None else mallows_summary(mal)}
     summary = {"n_reference": int(ri.size), "n_submission": int(si.size),
                "pairs": int(rows.size), "components": ov.n_components, "union_area": union,
                "matchers": per}
     return Solved(summary, (ref_pos, sub_pos), (rcols, scols))
+
+
+def mallows_summary(mal: Any) -> dict[str, Any]:
+    """The additive part of a :class:`~geoeval.measures.mallows.MallowsResult`: sum and
+    number of the defined instance scores (eq. 13 is their ratio), undefined instances,
+    instances per solver, pooled instances and their largest error bound."""
+    scores = mal.scores[~np.isnan(mal.scores)]
+    solvers, n = np.unique(mal.solver, return_counts=True)
+    return {"sum": float(scores.sum()), "n": int(scores.size),
+            "undefined": int(mal.scores.size - scores.size),
+            "solver": {str(k): int(v) for k, v in zip(solvers, n, strict=True)},
+            "approximated": int(mal.approximated.sum()),
+            "max_error_bound": float(mal.error_bound.max()) if mal.error_bound.size else 0.0}
+
+
+def add_mallows(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Two :func:`mallows_summary` dicts added (``None`` when neither was computed)."""
+    if a is None or b is None:
+        return a if b is None else b
+    solver = dict(a["solver"])
+    for k, v in b["solver"].items():
+        solver[k] = solver.get(k, 0) + v
+    return {"sum": a["sum"] + b["sum"], "n": a["n"] + b["n"],
+            "undefined": a["undefined"] + b["undefined"], "solver": dict(sorted(solver.items())),
+            "approximated": a["approximated"] + b["approximated"],
+            "max_error_bound": max(a["max_error_bound"], b["max_error_bound"])}
 
 
 def boundary_of(result: PartResult) -> Boundary:
@@ -614,6 +654,8 @@ class LayerScore:
         Objects sent to another partition's halo (summed over partitions).
     objects_dataset : str or None
         The objects dataset's folder (``None`` without a writer).
+    mallows_resolution : float or None
+        The Mallows score's grid step (given, or chosen from the data).
     """
 
     n_reference: int
@@ -629,12 +671,14 @@ class LayerScore:
     halo_objects: int
     pieces: tuple[int, int]
     objects_dataset: str | None
+    mallows_resolution: float | None = None
 
 
 def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequence[str],
                  params: dict[str, dict[str, Any]], reference_options: dict[str, Any],
                  submission_options: dict[str, Any], writer: Any = None,
-                 progress: Callable[[str], None] | None = None) -> LayerScore:
+                 progress: Callable[[str], None] | None = None,
+                 mallows: dict[str, Any] | None = None) -> LayerScore:
     """Score two vector layers on the cluster of ``client`` (see the module docstring).
 
     Parameters
@@ -653,6 +697,11 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         (:class:`geoeval.report.objects_dataset.ObjectsWriter`).
     progress : callable, optional
         Called with step texts, partitions done / total and the time left.
+    mallows : dict, optional
+        ``matchers`` whose instances get the Mallows score, ``resolution`` (its grid
+        step; ``None``: chosen from the median object area as the local engine does,
+        :func:`geoeval.measures.rasterize.auto_resolution`, the median found on the
+        cluster by :func:`geoeval.engine.median.median`) and ``approximate``.
     """
     from geoeval.io.partitioned import layer_bounds, plan_pieces, read_piece
 
@@ -739,7 +788,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     prints = client.map(footprint, parts, pure=False)
     extents = np.array(client.gather(client.map(extent_of, prints)), float).reshape(-1, 4)
     neighbours = _neighbours(extents)
-    config = Config(tuple(matchers), params)
+    config = _config(client, parts, matchers, params, mallows, meter)
     results = []
     for p in range(k):
         halos = [client.submit(halo, parts[q], prints[p], pure=False)
@@ -774,7 +823,30 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                       total["pairs"], total["components"], total["union_area"],
                       total["matchers"], k, sum(s["boundary_objects"] for s in summaries),
                       sum(s["halo_objects"] for s in summaries),
-                      (len(plans[0][0]), len(plans[1][0])), dataset)
+                      (len(plans[0][0]), len(plans[1][0])), dataset, config.resolution)
+
+
+def _config(client: Any, parts: list[Any], matchers: Sequence[str],
+            params: dict[str, dict[str, Any]], mallows: dict[str, Any] | None,
+            meter: _Meter) -> Config:
+    """The partition tasks' :class:`Config`; without a given Mallows grid step, the step
+    the local engine chooses (:func:`geoeval.measures.rasterize.auto_resolution`: the
+    reference's median positive area, else the submission's), the median found on the
+    cluster."""
+    mal = mallows or {}
+    names = tuple(mal.get("matchers", ()))
+    resolution = mal.get("resolution")
+    if names and resolution is None:
+        from geoeval.engine.median import median
+        from geoeval.measures.rasterize import step_from_median
+
+        meter.report("choosing the Mallows grid step (median object area)")
+        for side in (0, 1):
+            med = median(client, parts, side)
+            if med is not None:
+                resolution = step_from_median(med)
+                break
+    return Config(tuple(matchers), params, names, resolution, mal.get("approximate"))
 
 
 def _split_keys(splits: dict[int, Part]) -> set[int]:
@@ -821,7 +893,7 @@ def _add(summaries: list[dict[str, Any]], matchers: Sequence[str]) -> dict[str, 
     for name in matchers:
         acc: dict[str, Any] = {"missed": 0, "false_alarms": 0, "matched_overlap": 0.0,
                                "kinds": {}, "score_sum": 0.0, "score_n": 0, "solver": {},
-                               "params": {}}
+                               "params": {}, "mallows": None}
         for s in summaries:
             m = s["matchers"][name]
             for key in ("missed", "false_alarms", "matched_overlap", "score_sum", "score_n"):
@@ -830,6 +902,7 @@ def _add(summaries: list[dict[str, Any]], matchers: Sequence[str]) -> dict[str, 
                 for kk, v in m[key].items():
                     acc[key][kk] = acc[key].get(kk, 0) + v
             acc["params"] = m["params"] or acc["params"]
+            acc["mallows"] = add_mallows(acc["mallows"], m.get("mallows"))
         total["matchers"][name] = acc
     return total
 

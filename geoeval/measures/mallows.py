@@ -132,19 +132,13 @@ class MallowsResult:
         def num(v: float) -> float | None:
             return None if not np.isfinite(v) else float(v)
 
-        approx = dict(self.approximation)
-        approx["n_approximated"] = int(self.approximated.sum())
-        approx["max_error_bound"] = float(self.error_bound.max()) if self.error_bound.size else 0.0
-        approx["measured_error"] = num(approx.get("measured_error", float("nan")))
         solvers, counts = np.unique(self.solver, return_counts=True)
         return {
-            "scene": self.scene,
-            "method": self.method,
-            "grid": self.grid,
-            "pixel_steps": list(self.pixel_steps),
-            "n_undefined": int(np.isnan(self.scores).sum()),
-            "solver": {str(s): int(c) for s, c in zip(solvers, counts, strict=True)},
-            "approximation": approx,
+            **details(self.scene, self.grid, self.pixel_steps, int(np.isnan(self.scores).sum()),
+                      {str(s): int(c) for s, c in zip(solvers, counts, strict=True)},
+                      self.approximation, int(self.approximated.sum()),
+                      float(self.error_bound.max()) if self.error_bound.size else 0.0,
+                      self.method),
             "instances": [
                 {
                     "mallows": num(s),
@@ -165,6 +159,34 @@ class MallowsResult:
                 )
             ],
         }
+
+
+def details(scene: float | None, grid: str, pixel_steps: tuple[float, float],
+            n_undefined: int, solver: dict[str, int], approximation: dict[str, Any],
+            n_approximated: int, max_error_bound: float, method: str = METHOD
+            ) -> dict[str, Any]:
+    """The report's ``mallows_details`` (:meth:`MallowsResult.to_dict` without the
+    instances) from its parts: the scene score (eq. 13), where the grid came from and
+    its steps, undefined instances, instances per solver, the approximation settings
+    (:func:`approximation_info`) with the pooled instances and their largest bound."""
+    approx = dict(approximation)
+    approx["n_approximated"] = int(n_approximated)
+    approx["max_error_bound"] = float(max_error_bound)
+    measured = approx.get("measured_error", float("nan"))
+    approx["measured_error"] = float(measured) if np.isfinite(measured) else None
+    return {"scene": scene, "method": method, "grid": grid, "pixel_steps": list(pixel_steps),
+            "n_undefined": int(n_undefined), "solver": dict(solver), "approximation": approx}
+
+
+def approximation_info(approximate: bool | None) -> dict[str, Any]:
+    """The approximation settings a run reports (``mode``: ``auto``, ``on``, ``off``)."""
+    return {
+        "mode": {None: "auto", True: "on", False: "off"}[approximate],
+        "exact_limit": EXACT_LIMIT,
+        "pool_target": POOL_TARGET,
+        "measured_error": MEASURED_POOLING_ERROR,
+        "measured_on": MEASURED_ON,
+    }
 
 
 @dataclass(frozen=True)
@@ -257,13 +279,7 @@ def mallows_scores(
     mode = {None: "auto", True: "on", False: "off"}[approximate]
     params = _params(grid, mode)
     jobs = _jobs(n_jobs)
-    approx_info = {
-        "mode": mode,
-        "exact_limit": EXACT_LIMIT,
-        "pool_target": POOL_TARGET,
-        "measured_error": MEASURED_POOLING_ERROR,
-        "measured_on": MEASURED_ON,
-    }
+    approx_info = approximation_info(approximate)
     n = len(arrays)
     nr, ns = len(reference), len(submission)
     ref_idx, sub_idx, ref_ptr, sub_ptr = (arrays.ref_idx, arrays.sub_idx, arrays.ref_ptr,
@@ -340,6 +356,13 @@ def scene_score(scores: np.ndarray) -> float | None:
     defined = np.asarray(scores, float)
     defined = defined[~np.isnan(defined)]
     return float(defined.mean()) if defined.size else None
+
+
+def pooling_warning(matcher: str, n_pooled: int, max_bound: float) -> str:
+    """The warning of a run where ``n_pooled`` instances of ``matcher`` were pooled."""
+    return (f"{matcher}: {n_pooled} large instance(s) scored by block pooling (above "
+            f"{EXACT_LIMIT} pixels a side; error bound {max_bound:.2g}); pass "
+            "approximate=False (--exact) for exact scores")
 
 
 def _as_arrays(instances: Matching | InstanceArrays | Sequence[Instance]) -> InstanceArrays:

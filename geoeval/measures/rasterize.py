@@ -56,8 +56,29 @@ def auto_resolution(reference: ObjectSet, submission: ObjectSet) -> float | None
         areas = np.asarray(side.areas, dtype=float)
         areas = areas[areas > 0]
         if areas.size:
-            return float(f"{np.sqrt(np.median(areas)) / 10:.2g}")
+            return step_from_median(float(np.median(areas)))
     return None
+
+
+def step_from_median(median_area: float) -> float:
+    """:data:`AUTO_RESOLUTION_RULE` from the median object area: a tenth of its side
+    ``√area``, to two significant digits (the one copy of the rule: the in-memory
+    engine and the Dask engine's partitions, whose median is found on the cluster,
+    both use it).
+
+    Examples
+    --------
+    >>> step_from_median(100.0), step_from_median(2.0)
+    (1.0, 0.14)
+    """
+    return float(f"{np.sqrt(median_area) / 10:.2g}")
+
+
+def auto_resolution_warning(resolution: float) -> str:
+    """The warning of a run whose Mallows grid step was chosen from the data."""
+    return ("both inputs are vector layers: the Mallows score rasterises them on a "
+            f"grid of step {resolution:g} (CRS units) chosen from the data "
+            f"({AUTO_RESOLUTION_RULE}); set it with resolution= (--resolution)")
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ One row per object of both sides: ``side`` (``reference`` / ``submission``),
 ``id``, ``area``, per matcher ``<matcher>_status`` (``matched``, ``missed``,
 ``false_alarm``), ``<matcher>_instance`` (the smallest reference position of
 its instance, -1 for none), ``<matcher>_kind``, ``<matcher>_overlap`` and
-``<matcher>_score`` (:mod:`geoeval.engine.objects`), and the geometry (WKB).
+``<matcher>_score``, ``<matcher>_mallows`` (the instance's Mallows score, when
+computed) (:mod:`geoeval.engine.objects`), and the geometry (WKB).
 
 The folder holds ``part-NNNNN.parquet`` files, one per partition with the
 Dask engine (written by the workers) or per :data:`PART_ROWS` rows with the
@@ -35,7 +36,7 @@ from geoeval.errors import OutputError
 
 #: Rows (objects) per part written by the local engine.
 PART_ROWS = 1_000_000
-_SUFFIXES = ("status", "instance", "kind", "overlap", "score")
+_SUFFIXES = ("status", "instance", "kind", "overlap", "score", "mallows")
 
 
 def check_target(folder: str | os.PathLike[str]) -> Path:
@@ -60,7 +61,7 @@ def schema(matchers: tuple[str, ...], id_kind: str, crs: Any) -> Any:
     for m in matchers:
         fields += [pa.field(f"{m}_status", pa.string()), pa.field(f"{m}_instance", pa.int64()),
                    pa.field(f"{m}_kind", pa.string()), pa.field(f"{m}_overlap", pa.float64()),
-                   pa.field(f"{m}_score", pa.float64())]
+                   pa.field(f"{m}_score", pa.float64()), pa.field(f"{m}_mallows", pa.float64())]
     fields.append(pa.field("geometry", pa.binary()))
     column: dict[str, Any] = {"encoding": "WKB", "geometry_types": ["Polygon", "MultiPolygon"]}
     column["crs"] = None if crs is None else json.loads(_projjson(crs))
@@ -176,7 +177,8 @@ def write_objects_dataset(result: Any, folder: str | os.PathLike[str]) -> Path:
     writer = open_dataset(folder, names, kind, ref.crs)
     try:
         rpos, spos = np.arange(len(ref)), np.arange(len(sub))
-        cols = {n: matching_columns(r.matching, rpos, spos) for n, r in result.results.items()}
+        cols = {n: matching_columns(r.matching, rpos, spos, r.instance_mallows)
+                for n, r in result.results.items()}
         footers = []
         n_parts = max(1, int(np.ceil((len(ref) + len(sub)) / PART_ROWS)))
         rcut = np.linspace(0, len(ref), n_parts + 1).astype(int)

@@ -18,9 +18,9 @@ from typing import Any
 from geoeval.matching import registry
 from geoeval.measures import counts
 
-#: Matchers the partitioned run computes (MOM's accuracy is the Mallows score,
-#: which needs the objects' masks: not partitioned yet).
-PARTITIONED_MATCHERS = ("bgm", "hoover", "iou")
+#: Matchers the partitioned run computes (each matches component by component; MOM's
+#: accuracy, the Mallows score, is computed per instance in the partition tasks).
+PARTITIONED_MATCHERS = ("bgm", "hoover", "mom", "iou")
 
 
 def partitioned_reason(reference: Any, submission: Any, options: dict[str, Any]) -> str | None:
@@ -41,14 +41,28 @@ def partitioned_reason(reference: Any, submission: Any, options: dict[str, Any])
             return "an input is a folder"
     bad = [m for m in options.get("matchers", ()) if m not in PARTITIONED_MATCHERS]
     if bad:
-        return f"matcher {bad[0]} needs the Mallows score (per-object masks)"
-    for name, default in (("mallows", False), ("class_field", None), ("size_bins", None),
+        return f"matcher {bad[0]} is not computed by partitions"
+    for name, default in (("class_field", None), ("size_bins", None),
                           ("zones", None), ("bootstrap", None), ("breakdown", False),
                           ("geometry_measures", None), ("evaluation_crs", None),
-                          ("crs", None), ("resolution", None)):
+                          ("crs", None)):
         if options.get(name, default) not in (default, None, False, ()):
             return f"{name}= is not computed by partitions yet"
     return None
+
+
+def empty_side_warnings(reference: dict[str, Any], submission: dict[str, Any]) -> list[str]:
+    """The in-memory run's warnings for a side without objects, from the sides' report
+    entries (:func:`geoeval.scoring.result.empty_sides`)."""
+    import numpy as np
+
+    from geoeval.objects import ObjectSet
+    from geoeval.scoring.result import empty_sides
+
+    sides = [ObjectSet(ids=np.zeros(min(d["objects"], 1)), areas=np.zeros(0),
+                       path=d["path"], input_type="vector", skipped=d["skipped"])
+             for d in (reference, submission)]
+    return empty_sides(*sides)
 
 
 def crs_reason(ref_crs: Any, sub_crs: Any) -> str | None:
@@ -79,6 +93,8 @@ class PartitionedMatcher:
     kinds: dict[str, int]
     params: dict[str, Any]
     solver: dict[str, int]
+    mallows: float | None = None
+    mallows_details: dict[str, Any] | None = None
 
     @property
     def precision(self) -> float | None:
@@ -106,7 +122,8 @@ class PartitionedMatcher:
             "missed": self.missed, "false_alarms": self.false_alarms,
             "precision": self.precision, "recall": self.recall, "f1": self.f1,
             "matched_overlap": self.matched_overlap, "accuracy": self.accuracy,
-            "mallows": None, "mallows_details": None, "instances_by_kind": kinds,
+            "mallows": self.mallows, "mallows_details": self.mallows_details,
+            "instances_by_kind": kinds,
             "parameters": self.params, "solver": self.solver or None,
             "objects_dataset": objects,
         }
@@ -150,21 +167,35 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
                       matchers: Sequence[str], hoover_threshold: float, iou_threshold: float,
                       reference_options: dict[str, Any], submission_options: dict[str, Any],
                       objects: Callable[[str, Any], Any] | None = None,
-                      progress: Callable[[str], None] | None = None) -> PartitionedResult:
+                      progress: Callable[[str], None] | None = None,
+                      min_overlap: float | None = None,
+                      matcher_options: dict[str, Any] | None = None,
+                      mallows: bool = False, resolution: float | None = None,
+                      approximate: bool | None = None) -> PartitionedResult:
     """Score two vector layers by partitions (:mod:`geoeval.engine.distributed`).
 
     ``objects(id_kind, crs)`` opens the objects dataset writer (see
-    :func:`geoeval.report.objects_dataset.open_dataset`).
+    :func:`geoeval.report.objects_dataset.open_dataset`). The Mallows score
+    (Özdemir et al. 2010, §4.2) of a matcher whose accuracy it is (MOM), or of every
+    matcher with ``mallows``, is computed per instance in the partition tasks
+    (``resolution``, ``approximate`` as :func:`geoeval.score` takes them) and reduced
+    as sums and counts.
     """
     from geoeval.engine.distributed import score_layers
     from geoeval.io import crs_name
     from geoeval.io.vector import reader_notes
 
-    params = {"hoover": {"threshold": hoover_threshold}, "iou": {"threshold": iou_threshold}}
+    options = {"hoover_threshold": hoover_threshold, "iou_threshold": iou_threshold,
+               "min_overlap": min_overlap, **(matcher_options or {})}
+    specs = [registry.get(n) for n in matchers]
+    params = {spec.name: spec.arguments(options) for spec in specs}
+    want_mallows = tuple(s.name for s in specs if s.accuracy == registry.MALLOWS or mallows)
     res = score_layers(client, reference, submission, matchers=matchers, params=params,
                        reference_options=reference_options,
                        submission_options=submission_options, writer=objects,
-                       progress=progress)
+                       progress=progress,
+                       mallows={"matchers": want_mallows, "resolution": resolution,
+                                "approximate": approximate})
     sides = []
     warnings: list[str] = []
     for path, n, cnt, crs in ((reference, res.n_reference, res.counts[0], res.crs[0]),
@@ -173,30 +204,56 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
                       "crs": None if crs is None else crs.to_string(),
                       "repaired": cnt["repaired"], "skipped": cnt["features"] - n})
         warnings += [f"{path}: {note}" for note in reader_notes(cnt)]
+    warnings += empty_side_warnings(sides[0], sides[1])
     parameters: dict[str, Any] = {"matchers": list(matchers), "engine": "dask"}
     if res.crs[0] is not None:
         parameters["evaluation_crs"] = {"crs": crs_name(res.crs[0]),
                                         "rule": "the reference's CRS"}
-    given = {"hoover_threshold": hoover_threshold, "iou_threshold": iou_threshold}
-    used = {p.keyword for name in matchers for p in registry.get(name).parameters}
+    used = {p.keyword for spec in specs for p in spec.parameters}
     for p in registry.parameters():  # the report lists them in registry order
         if p.keyword in used:
-            parameters[p.keyword] = given.get(p.keyword, p.default)
+            parameters[p.keyword] = options.get(p.keyword, p.default)
+    if want_mallows:
+        parameters["mallows"] = {"resolution": resolution, "approximate": approximate}
+        if resolution is None and res.mallows_resolution is not None:
+            from geoeval.measures.rasterize import AUTO_RESOLUTION_RULE, auto_resolution_warning
+
+            parameters["mallows"].update(resolution=res.mallows_resolution,
+                                         resolution_rule=AUTO_RESOLUTION_RULE)
+            warnings.append(auto_resolution_warning(res.mallows_resolution))
     results = {}
     for name in matchers:
         m = res.matchers[name]
+        mal = m.get("mallows")
         # the accuracy of the matcher's registry rule, from the partitions' sums
         sums = dict.fromkeys(counts.SUMS, 0.0)
         sums.update(matched_area=m["matched_overlap"], union_area=res.union_area,
                     score_sum=m.get("score_sum", 0.0), score_n=m.get("score_n", 0))
+        if mal is not None:
+            sums.update(mallows_sum=mal["sum"], mallows_n=mal["n"])
         acc = counts.as_number(counts.measures_from_sums(registry.accuracy_rule(name),
                                                          sums)["accuracy"])
+        scene, details = None, None
+        if mal is not None:
+            from geoeval.measures.mallows import approximation_info, pooling_warning
+            from geoeval.measures.mallows import details as mallows_details
+
+            scene = mal["sum"] / mal["n"] if mal["n"] else None
+            details = mallows_details(scene, "resolution", (res.mallows_resolution,) * 2,
+                                      mal["undefined"], mal["solver"],
+                                      approximation_info(approximate), mal["approximated"],
+                                      mal["max_error_bound"])
+            if mal["approximated"]:
+                warnings.append(pooling_warning(name, mal["approximated"],
+                                                mal["max_error_bound"]))
         results[name] = PartitionedMatcher(name, res.n_reference, res.n_submission,
                                            m["missed"], m["false_alarms"],
                                            float(m["matched_overlap"]), acc, m["kinds"],
-                                           m["params"], m["solver"])
+                                           m["params"], m["solver"], scene, details)
+    mom = res.matchers.get("mom")
     overlap = {"method": "rtree", "pairs": res.pairs, "components": res.components,
-               "components_solved_by_ilp": None, "union_area": res.union_area}
+               "components_solved_by_ilp": None if mom is None else mom["solver"].get("ilp", 0),
+               "union_area": res.union_area}
     return PartitionedResult(sides[0], sides[1], overlap, results, parameters,
                              tuple(warnings), res.objects_dataset,
                              {"partitions": res.partitions,

@@ -255,6 +255,31 @@ def _describe(objects: ObjectSet) -> dict[str, Any]:
     }
 
 
+def empty_sides(reference: ObjectSet, submission: ObjectSet) -> list[str]:
+    """A warning for each side without a single object, saying why: the layer or
+    raster holds none, or every feature was skipped (the reader's warning says for
+    what). A submission that detected nothing scores F1 0; a reference with no
+    object leaves recall undefined."""
+    out = []
+    for side, objects, effect in (
+            ("reference", reference, "recall is undefined and every detection is a false "
+                                     "alarm"),
+            ("submission", submission, "every reference object is missed (F1 0)")):
+        if len(objects):
+            continue
+        if objects.skipped:
+            why = (f"all {objects.skipped:,} of its features were skipped (the warning "
+                   "above says why)")
+        elif objects.input_type == "raster":
+            why = "every pixel is background"
+        elif str(objects.path).startswith("<"):  # objects given in memory
+            why = "none were given"
+        else:
+            why = "its layer has no features"
+        out.append(f"{objects.path}: the {side} has no objects: {why}; {effect}")
+    return out
+
+
 def measure(name: str, m: Matching, ov: Overlap, mal: Any = None) -> MatcherResult:
     """A matcher's measures: precision, recall, F1 (Özdemir et al. 2010, eq. 14–15)
     and its accuracy by its registry rule (BGM eq. 1, Hoover eq. 2, mean IoU, MOM

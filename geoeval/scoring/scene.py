@@ -16,7 +16,7 @@ from geoeval.matching import MATCHERS, registry
 from geoeval.objects import ObjectSet
 from geoeval.parallel import gc_paused
 from geoeval.scoring.partitioned import PartitionedResult
-from geoeval.scoring.result import MatcherResult, ScoreResult, measure
+from geoeval.scoring.result import MatcherResult, ScoreResult, empty_sides, measure
 
 
 @gc_paused
@@ -255,20 +255,14 @@ def _try_partitioned(eng: Engine, reference: Any, submission: Any, ref_opts: dic
                               for k in ("crs", "class_field")):
         reason = "a CRS or class field given for one side is not read by partitions yet"
     if reason is None:
-        from dataclasses import replace
-
-        import numpy as np
-
-        res = score_partitioned(
+        return score_partitioned(
             eng.client, reference, submission, matchers=tuple(options["matchers"]),
             hoover_threshold=options["hoover_threshold"],
             iou_threshold=options["iou_threshold"], reference_options=ref_opts,
-            submission_options=sub_opts, objects=objects, progress=progress)
-        # the empty-side warnings of the in-memory run, from the sides' counts
-        sides = [ObjectSet(ids=np.zeros(min(d["objects"], 1)), areas=np.zeros(0),
-                           path=d["path"], input_type="vector", skipped=d["skipped"])
-                 for d in (res.reference, res.submission)]
-        return replace(res, warnings=(*res.warnings, *empty_sides(*sides)))
+            submission_options=sub_opts, objects=objects, progress=progress,
+            min_overlap=options["min_overlap"], matcher_options=options["matcher_options"],
+            mallows=options["mallows"], resolution=options["resolution"],
+            approximate=options["approximate"])
     if reason in ("the inputs are not files", "an input is not a vector layer",
                   "an input is a folder"):
         return None
@@ -368,31 +362,6 @@ def check_options(
         validate.check(name, value)  # one rule per option (geoeval.validate.RULES)
     for keyword, value in (matcher_options or {}).items():  # other registered matchers'
         registry.parameter(keyword).check(value)
-
-
-def empty_sides(reference: ObjectSet, submission: ObjectSet) -> list[str]:
-    """A warning for each side without a single object, saying why: the layer or
-    raster holds none, or every feature was skipped (the reader's warning says for
-    what). A submission that detected nothing scores F1 0; a reference with no
-    object leaves recall undefined."""
-    out = []
-    for side, objects, effect in (
-            ("reference", reference, "recall is undefined and every detection is a false "
-                                     "alarm"),
-            ("submission", submission, "every reference object is missed (F1 0)")):
-        if len(objects):
-            continue
-        if objects.skipped:
-            why = (f"all {objects.skipped:,} of its features were skipped (the warning "
-                   "above says why)")
-        elif objects.input_type == "raster":
-            why = "every pixel is background"
-        elif str(objects.path).startswith("<"):  # objects given in memory
-            why = "none were given"
-        else:
-            why = "its layer has no features"
-        out.append(f"{objects.path}: the {side} has no objects: {why}; {effect}")
-    return out
 
 
 def _class_field_optional(source: Any, opts: dict[str, Any]) -> None:
@@ -559,16 +528,17 @@ def _score_objects(
         warnings = [*warnings, *crs_warnings, *empty_sides(reference, submission)]
         if want_mallows and reference.grid is None and submission.grid is None \
                 and resolution is None:
-            from geoeval.measures.rasterize import AUTO_RESOLUTION_RULE, auto_resolution
+            from geoeval.measures.rasterize import (
+                AUTO_RESOLUTION_RULE,
+                auto_resolution,
+                auto_resolution_warning,
+            )
 
             resolution = auto_resolution(reference, submission)
             if resolution is not None:
                 params["mallows"].update(resolution=resolution,
                                          resolution_rule=AUTO_RESOLUTION_RULE)
-                warnings.append(
-                    "both inputs are vector layers: the Mallows score rasterises them on a "
-                    f"grid of step {resolution:g} (CRS units) chosen from the data "
-                    f"({AUTO_RESOLUTION_RULE}); set it with resolution= (--resolution)")
+                warnings.append(auto_resolution_warning(resolution))
         can_mallows = bool(want_mallows) and (
             reference.grid is not None or submission.grid is not None or resolution is not None)
         # new Mallows scores of classes and strata: the scene's settings, this process
@@ -595,11 +565,10 @@ def _score_objects(
                                      progress=_counter(progress, f"Mallows score ({name})",
                                                        "instances"))
                 if mal.approximated.any():
-                    warnings.append(
-                        f"{name}: {int(mal.approximated.sum())} large instance(s) scored by block "
-                        f"pooling (above {mal.approximation['exact_limit']} pixels a side; "
-                        f"error bound {float(mal.error_bound.max()):.2g}); pass approximate=False "
-                        "(--exact) for exact scores")
+                    from geoeval.measures.mallows import pooling_warning
+
+                    warnings.append(pooling_warning(name, int(mal.approximated.sum()),
+                                                    float(mal.error_bound.max())))
             results[name] = measure(name, m, ov, mal)
         classes = None
         if per_class and reference.classes is not None:
