@@ -101,18 +101,22 @@ def explain(result: Any) -> list[str]:
     many = [n for n in ms if _known(n) is not None and not _known(n).one_to_one]
     split = max((kinds[n].get("one-to-many", 0) for n in many), default=0)
     merge = max((kinds[n].get("many-to-one", 0) for n in many), default=0)
-    if split:
-        rest = (f"; {_join(one_to_one)} {_verb(one_to_one, 'keeps', 'keep')} one piece each "
-                f"and {_verb(one_to_one, 'counts', 'count')} the others as false alarms"
+    # (count, what happened, what the many-to-one matchers credit, what the one-to-one
+    # ones keep (verb forms, object), and what they count the rest as)
+    cases = (
+        (split, "reference objects were detected in several pieces", "the pieces",
+         ("keeps", "keep"), "one piece each", "false alarms"),
+        (merge, "detections each cover several reference objects", "them",
+         ("matches", "match"), "one of them", "missed"),
+    )
+    for count, what, credited, keep, kept, rest_as in cases:
+        if not count:
+            continue
+        rest = (f"; {_join(one_to_one)} {_verb(one_to_one, *keep)} {kept} "
+                f"and {_verb(one_to_one, 'counts', 'count')} the others as {rest_as}"
                 if one_to_one else "")
-        lines.append(f"{split:,} reference objects were detected in several pieces: "
-                     f"{_join(many)} {_verb(many, 'credits', 'credit')} the pieces{rest}.")
-    if merge:
-        rest = (f"; {_join(one_to_one)} {_verb(one_to_one, 'matches', 'match')} one of them "
-                f"and {_verb(one_to_one, 'counts', 'count')} the others as missed"
-                if one_to_one else "")
-        lines.append(f"{merge:,} detections each cover several reference objects: "
-                     f"{_join(many)} {_verb(many, 'credits', 'credit')} them{rest}.")
+        lines.append(f"{count:,} {what}: "
+                     f"{_join(many)} {_verb(many, 'credits', 'credit')} {credited}{rest}.")
     if "iou" in ms and "bgm" in ms and found["iou"] < found["bgm"]:
         lines.append(f"iou needs IoU ≥ {th['t']:g}: it finds {found['bgm'] - found['iou']:,} "
                      "fewer reference objects than bgm, which takes any overlap.")

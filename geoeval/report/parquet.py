@@ -29,11 +29,8 @@ def write_parquet(result: ScoreResult, folder: str | Path, *,
 
     Parameters
     ----------
-    result : ScoreResult
-    folder : path-like
-        Created (with its parents) if missing.
-    matcher : str, optional
-        Matcher whose result the tables show (default ``mom`` when it ran).
+    result, folder, matcher
+        As in :func:`geoeval.report.csv.write_csv`.
 
     Returns
     -------
