@@ -9,14 +9,14 @@ import numpy as np
 
 from geoeval.errors import InputError
 from geoeval.io._boxset import (
+    BoxColumns,
     BoxSet,
     ImageSize,
-    _assemble,
-    _files,
     _number,
     _shown,
     _Sizes,
-    outside_warnings,
+    box_files,
+    with_outside_warnings,
 )
 
 _FIELD_NAMES = {"xyrb": ("left", "top", "right", "bottom"),
@@ -68,21 +68,13 @@ def _read_lines(
     sizes: _Sizes,
     names: list[str] | None,
 ) -> BoxSet:
-    files = _files(path, ".txt")
-    if not files and path.is_dir() and side == "reference":
-        raise InputError("no .txt box file in this folder", path)
-    images: list[str] = []
-    rows: list[tuple[float, float, float, float]] = []
-    image: list[int] = []
-    classes: list[str] = []
-    scores: list[float] = []
+    files = box_files(path, ".txt", side, "box")
+    cols = BoxColumns()
     lines: list[int] = []
     class_ids: list[int] = []
     n_clipped = 0
     for f in files:
-        key = f.stem
-        img_idx = len(images)
-        images.append(key)
+        key = cols.new_image(f)
         text = _read_text(f)
         shown = _shown(f, path)
         for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -128,15 +120,11 @@ def _read_lines(
                     x1, y1, x2, y2 = a, b, c, d
             if x2 < x1 or y2 < y1:
                 raise InputError("right < left or bottom < top", where)
-            rows.append((x1, y1, x2, y2))
-            image.append(img_idx)
-            classes.append(cls_name)
-            scores.append(score)
+            cols.add((x1, y1, x2, y2), cls_name, score)
             lines.append(lineno)
-    box = _assemble(images, rows, image, classes, scores if side == "submission" else None,
-                    str(path), fmt, lines=lines,
-                    class_ids=class_ids if fmt == "yolo" else None,
-                    image_sizes=_known_sizes(images, sizes))
+    box = cols.assemble(side == "submission", path, fmt, lines=lines,
+                        class_ids=class_ids if fmt == "yolo" else None,
+                        image_sizes=_known_sizes(cols.images, sizes))
     warnings: list[str] = []
     if n_clipped:
         warnings.append(f"{path}: {n_clipped} relative box(es) reach the image border or "
@@ -155,15 +143,7 @@ def _read_lines(
         if b.shape[0] and float(np.abs(b).max()) <= 1.0 and float(b.max()) > 0:
             warnings.append(f"{path}: every coordinate is within [0, 1]: if they are relative "
                             "to the image size, read them as relative coordinates")
-    warnings += outside_warnings(box.boxes, box.image_index, box.images, known, str(path), what,
-                                 rel_tol)
-    return box if not warnings else _with_warnings(box, warnings)
-
-
-def _with_warnings(box: BoxSet, warnings: list[str]) -> BoxSet:
-    from dataclasses import replace
-
-    return replace(box, warnings=tuple(box.warnings) + tuple(warnings))
+    return with_outside_warnings(box, known, what, rel_tol, earlier=warnings)
 
 
 def _check_unit(vals: list[float], names: tuple[str, ...], where: str, what: str) -> None:

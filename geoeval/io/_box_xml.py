@@ -9,13 +9,13 @@ from typing import Any
 
 from geoeval.errors import InputError
 from geoeval.io._boxset import (
+    BoxColumns,
     BoxSet,
     ImageSize,
-    _assemble,
-    _files,
     _number,
     _shown,
-    outside_warnings,
+    box_files,
+    with_outside_warnings,
 )
 
 
@@ -98,21 +98,13 @@ def parse_xml_safely(path: str | Path) -> _Node:
 
 
 def _read_voc(path: Path, side: str | None) -> BoxSet:
-    files = _files(path, ".xml")
-    if not files and path.is_dir() and side == "reference":
-        raise InputError("no .xml annotation file in this folder", path)
-    images: list[str] = []
-    rows: list[tuple[float, float, float, float]] = []
-    image: list[int] = []
-    classes: list[str] = []
-    scores: list[float] = []
+    files = box_files(path, ".xml", side, "annotation")
+    cols = BoxColumns()
     difficult: list[bool] = []
     sizes: dict[str, ImageSize] = {}
     any_score = False
     for f in files:
-        key = f.stem
-        img_idx = len(images)
-        images.append(key)
+        key = cols.new_image(f)
         shown = _shown(f, path)
         root = parse_xml_safely(f)
         if root.tag != "annotation":
@@ -156,25 +148,15 @@ def _read_voc(path: Path, side: str | None) -> BoxSet:
             sc = obj.find("score")
             if sc is None:
                 sc = obj.find("confidence")
+            score = math.nan
             if sc is not None:
                 any_score = True
-                scores.append(_number(sc.text.strip(), f"{shown}:{sc.line}", f"<{sc.tag}>"))
-            else:
-                scores.append(math.nan)
-            rows.append((x1, y1, x2, y2))
-            image.append(img_idx)
-            classes.append(name.text.strip())
+                score = _number(sc.text.strip(), f"{shown}:{sc.line}", f"<{sc.tag}>")
+            cols.add((x1, y1, x2, y2), name.text.strip(), score)
             difficult.append(dflag)
     is_det = any_score if side is None else side == "submission"
-    if is_det and any(math.isnan(s) for s in scores):
+    if is_det and any(math.isnan(s) for s in cols.scores):
         raise InputError("detection XML: every <object> needs a <score>", path)
-    box = _assemble(images, rows, image, classes, scores if is_det else None, str(path), "voc",
-                    difficult=difficult, image_sizes=sizes)
+    box = cols.assemble(is_det, path, "voc", difficult=difficult, image_sizes=sizes)
     # the devkit keeps boxes as annotated (no clipping): so do we, and say so
-    warns = outside_warnings(box.boxes, box.image_index, box.images, sizes, str(path),
-                             "beyond <size>, or negative")
-    if not warns:
-        return box
-    from dataclasses import replace
-
-    return replace(box, warnings=tuple(warns))
+    return with_outside_warnings(box, sizes, "beyond <size>, or negative")

@@ -227,6 +227,56 @@ def _files(path: Path, suffix: str) -> list[Path]:
 _NAMES_FILES = {"classes.txt", "obj.names"}
 
 
+def box_files(path: Path, suffix: str, side: str | None, what: str) -> list[Path]:
+    """The ``suffix`` files a box reader reads (``path`` itself if a file); a reference
+    folder without any is an error naming the folder."""
+    files = _files(path, suffix)
+    if not files and path.is_dir() and side == "reference":
+        raise InputError(f"no {suffix} {what} file in this folder", path)
+    return files
+
+
+@dataclass
+class BoxColumns:
+    """Column lists a file-per-image box reader fills: one image per file, one row per box.
+
+    :meth:`new_image` starts a file's image, :meth:`add` appends a box of the
+    current image, :meth:`assemble` makes the :class:`BoxSet` (images sorted).
+    """
+
+    images: list[str] = field(default_factory=list)
+    rows: list[tuple[float, float, float, float]] = field(default_factory=list)
+    image: list[int] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+
+    def new_image(self, f: Path) -> str:
+        """Start the image of file ``f``; its key (the file name without suffix)."""
+        self.images.append(f.stem)
+        return f.stem
+
+    def add(self, box: tuple[float, float, float, float], cls: str, score: float) -> None:
+        """One box of the current image."""
+        self.rows.append(box)
+        self.image.append(len(self.images) - 1)
+        self.classes.append(cls)
+        self.scores.append(score)
+
+    def assemble(self, with_scores: bool, path: Path, fmt: str, **extra: Any) -> BoxSet:
+        """The :class:`BoxSet`: scores kept only ``with_scores``, ``extra`` as :func:`_assemble`."""
+        return _assemble(self.images, self.rows, self.image, self.classes,
+                         self.scores if with_scores else None, str(path), fmt, **extra)
+
+
+def with_outside_warnings(box: BoxSet, sizes: dict[str, ImageSize], what: str,
+                          rel_tol: float = 0.0, earlier: Sequence[str] = ()) -> BoxSet:
+    """``box`` with ``earlier`` warnings and :func:`outside_warnings`' appended (``box``
+    itself when there are none)."""
+    warns = [*earlier, *outside_warnings(box.boxes, box.image_index, box.images, sizes,
+                                         box.path, what, rel_tol)]
+    return replace(box, warnings=tuple(box.warnings) + tuple(warns)) if warns else box
+
+
 def _number(token: str, where: str, what: str) -> float:
     try:
         value = float(token)
