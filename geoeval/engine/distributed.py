@@ -210,7 +210,7 @@ def bucket(splits: dict[int, Any], p: int) -> Any:
 
 
 #: Ids per bucket of the ``--id-field`` uniqueness check (buckets by id hash).
-IDS_PER_BUCKET = 2_000_000
+IDS_PER_BUCKET = 5_000_000
 
 
 def _comparable_ids(ids: np.ndarray) -> np.ndarray:

@@ -327,8 +327,8 @@ def covering_bounds(meta: Any, column: dict[str, Any],
                     row_groups: list[int] | None = None) -> list[float] | None:
     """Bounds from the Parquet row-group statistics of a GeoParquet 1.1 bbox covering
     column (``covering.bbox``: the ``xmin``, ``ymin``, ``xmax``, ``ymax`` fields of a
-    struct column, e.g. written by ``GeoDataFrame.to_parquet(write_covering_bbox=True)``
-    or GDAL), no geometry read; ``None`` without a covering or statistics.
+    struct column, e.g. written by ``GeoDataFrame.to_parquet(write_covering_bbox=True)``),
+    no geometry read; ``None`` without a covering or statistics.
 
     Parameters
     ----------
