@@ -236,3 +236,53 @@ def test_client_gathers_per_block_not_per_object(cluster, tmp_path, monkeypatch)
     assert res.partitions["blocks"] == res_big.partitions["blocks"] == 12
     assert res_big.reference["objects"] > 3.5 * res.reference["objects"]
     assert big_bytes < 1.3 * small_bytes, (small_bytes, big_bytes)
+
+
+def test_every_object_solved_once_in_process(tmp_path):
+    """The block tasks run in this process on the 12-block scene: every object is solved
+    exactly once (by its block or by the boundary task), the cut labels are those held by
+    several blocks, and the chain around the corner of four blocks (and the label in two
+    far-apart blocks) goes to the boundary task whole."""
+    from geoeval.io.raster import open_source
+    from geoeval.io.windowed import merge_scans
+
+    ref, sub = scene()
+    paths = [write(tmp_path / "ref.tif", ref), write(tmp_path / "sub.tif", sub)]
+    sources = [open_source(p)[0] for p in paths]
+    blocks = mosaic.plan_blocks(ref.shape, (16, 16), BLOCK * BLOCK)
+    assert len(blocks) == 12
+    scans = [mosaic.scan_block(sources, b, boxes=True) for b in blocks]
+    n = 3
+    splits = [mosaic.label_split(s, n) for s in scans]
+    buckets = [mosaic.cut_labels(list(range(len(blocks))), *[mosaic.take(s, q) for s in splits])
+               for q in range(n)]
+    cut = mosaic.all_cut(*buckets)
+    # brute force: labels held by several blocks, and the first of them
+    for side, lab in enumerate((ref, sub)):
+        want = {}
+        for b, (r0, r1, c0, c1) in enumerate(blocks):
+            for v in np.unique(lab[r0:r1, c0:c1]):
+                if v:
+                    want.setdefault(int(v), []).append(b)
+        multi = sorted(v for v, bs in want.items() if len(bs) > 1)
+        assert cut[side][0].tolist() == multi
+        assert cut[side][1].tolist() == [want[v][0] for v in multi]
+    config = mosaic.Config(tuple(sources), tuple(open_source(paths[0])[1])[:6],
+                           open_source(paths[0])[2], ("iou",), {"iou": {"threshold": 0.5}},
+                           (), None)
+    results = [mosaic.solve_block(i, s, cut, config) for i, s in enumerate(scans)]
+    boundary = merge_scans([r.boundary for r in results])
+    for side, lab in enumerate((ref, sub)):
+        every = np.unique(lab[lab > 0])
+        interior = sum(r.summary["n_reference" if side == 0 else "n_submission"]
+                       for r in results)
+        assert interior + boundary.ids[side].size == every.size
+        assert np.isin(boundary.ids[side], every).all()
+        # the boundary's stitched counts are the objects' whole pixel counts
+        assert boundary.counts[side].tolist() == [int((lab == v).sum())
+                                                  for v in boundary.ids[side]]
+    assert {777, 801, 802, 803} <= set(boundary.ids[0].tolist())
+    assert {7777, 8801, 8802} <= set(boundary.ids[1].tolist())
+    assert 802 not in cut[0][0]  # inside one block, yet in the chain: boundary all the same
+    last = mosaic.solve_boundary(config, *[r.boundary for r in results])
+    assert last["objects"] == boundary.ids[0].size + boundary.ids[1].size
