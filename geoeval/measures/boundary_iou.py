@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 import shapely
 
+from geoeval.overlap import iou_values
+
 #: the paper's dilation ratio, applied to the reference object's bounding-box diagonal
 WIDTH_RATIO = 0.02
 WIDTH_RULE = ("2 % of the diagonal of the reference object's bounding box, "
@@ -61,8 +63,6 @@ def boundary_iou(g: np.ndarray, p: np.ndarray, width: np.ndarray | float | None 
     numpy.ndarray of float
     """
     g, p = np.asarray(g, dtype=object), np.asarray(p, dtype=object)
-    if g.shape[0] == 0:
-        return np.zeros(0)
     d = default_width(g, min_width) if width is None else np.broadcast_to(
         np.asarray(width, float), g.shape)
     from geoeval.parallel import chunked
@@ -73,6 +73,4 @@ def boundary_iou(g: np.ndarray, p: np.ndarray, width: np.ndarray | float | None 
 def _boundary_iou(g: np.ndarray, p: np.ndarray, d: np.ndarray) -> np.ndarray:
     gb, pb = inner_band(g, d), inner_band(p, d)
     inter = shapely.area(shapely.intersection(gb, pb))
-    union = shapely.area(gb) + shapely.area(pb) - inter
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(union > 0, inter / np.where(union > 0, union, 1.0), np.nan)
+    return iou_values(inter, shapely.area(gb), shapely.area(pb), empty=np.nan)

@@ -48,10 +48,7 @@ def polis(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """
     from geoeval.parallel import chunked
 
-    a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
-    if a.shape[0] == 0:
-        return np.zeros(0)
-    return chunked(_polis, a, b)
+    return chunked(_polis, np.asarray(a, dtype=object), np.asarray(b, dtype=object))
 
 
 def _polis(a: np.ndarray, b: np.ndarray) -> np.ndarray:
