@@ -33,215 +33,52 @@ PAPER_METRICS: tuple[str, ...] = (
     "mar_lce", "ham", "haf1", "haf2", "vin", "p_px", "r_px",
 )
 
-# Table 3: symmetry, separation, triangle inequality
-_T3 = """
-rob_loc . . .
-rob_com x . .
-rob_cor x . .
-err_loc x x x
-err_sous . x x
-err_sur . x x
-snr . . .
-rms x x x
-lq1 x x x
-lq3 x x x
-kul . x x
-bha x . .
-jen . x x
-dmoy . x x
-dmoc . x x
-fom . x x
-hau x x x
-bad1 x x x
-bad2 x x x
-bad3 x x x
-odi1 . x x
-odi2 . x x
-udi1 . x x
-udi2 . x x
-pas x x x
-hen1 . . .
-hen2 . x x
-yas1 . . .
-yas2 . . .
-yas3 . . .
-mar_gce x x x
-mar_lce x x x
-ham x x x
-haf1 x x x
-haf2 . x x
-vin x x x
-p_px . . .
-r_px . . .
-"""
-
-# Table 4 (translation): axial symmetry, strict monotony, uniform continuity,
-# scale dependency, shape dependency
-_T4 = """
-rob_loc x . . + .
-rob_com . . . . .
-rob_cor . . . . .
-err_loc x . . - x
-err_sous x . . ~ x
-err_sur x . . - x
-snr x . . + x
-rms x . . - x
-lq1 x . . - x
-lq3 x . . - x
-kul x . . - x
-bha x . . - x
-jen x . . - x
-dmoy x x x - x
-dmoc x x x - x
-fom x x x ~ x
-hau x x x . .
-bad1 x . x - x
-bad2 x . . + x
-bad3 x . . + x
-odi1 x . . ~ x
-odi2 x . . - x
-udi1 x . . ~ x
-udi2 x . . - x
-pas x x x + x
-hen1 . . . . .
-hen2 x x x + x
-yas1 x x x + x
-yas2 x x x - x
-yas3 x x x - x
-mar_gce x x x - x
-mar_lce x x x - x
-ham x . x - x
-haf1 x x . + x
-haf2 x x . - x
-vin x x x - x
-p_px x x x + x
-r_px x x x + x
-"""
-
-# Table 5 (scale): strict monotony, uniform continuity, scale dependency, shape dependency
-_T5 = """
-rob_loc . . . .
-rob_com x x + .
-rob_cor . x + x
-err_loc . . - x
-err_sous . . ~ x
-err_sur . . - x
-snr . . + x
-rms . . - x
-lq1 . . - x
-lq3 . . - x
-kul . . - x
-bha x x - x
-jen . . - x
-dmoy x x ~ x
-dmoc x x ~ x
-fom x x ~ x
-hau x x . .
-bad1 . x ~ x
-bad2 . x + x
-bad3 . x + x
-odi1 . . ~ x
-odi2 . . ~ x
-udi1 . . ~ x
-udi2 . . ~ x
-pas x x + x
-hen1 x x ~ x
-hen2 x x + x
-yas1 . x + x
-yas2 . x - x
-yas3 . x - x
-mar_gce x x - x
-mar_lce x x - x
-ham . x - x
-haf1 . . ~ x
-haf2 x . - x
-vin x x - x
-p_px . x + x
-r_px . x + x
-"""
-
-# Table 6 (rotation): as Table 4
-_T6 = """
-rob_loc . . . . .
-rob_com x . x ~ .
-rob_cor x . x . x
-err_loc x . x - .
-err_sous x . x ~ .
-err_sur x . x - .
-snr x . . + .
-rms x . x - x
-lq1 x . x - x
-lq3 x . x - x
-kul x . x - x
-bha x . . ~ x
-jen x . x - x
-dmoy x x x - .
-dmoc x x x - .
-fom x x x - x
-hau x . x - .
-bad1 x x x - x
-bad2 x x x - .
-bad3 x x x ~ x
-odi1 x x x - x
-odi2 x x x - x
-udi1 x x x - x
-udi2 x x x - x
-pas x x x ~ .
-hen1 . . . . .
-hen2 x x x ~ .
-yas1 x x x ~ .
-yas2 x x x - .
-yas3 x x x - .
-mar_gce x x x - x
-mar_lce x x x - x
-ham x x x - .
-haf1 x x x - .
-haf2 x x x - .
-vin x x x - .
-p_px x x x ~ .
-r_px x x x ~ .
-"""
-
-# Table 7 (perspective): as Table 4
-_T7 = """
-rob_loc . . . . .
-rob_com . . . ~ x
-rob_cor x . x + x
-err_loc x . x - x
-err_sous x . x ~ x
-err_sur . . x - x
-snr x . . + x
-rms x . . - x
-lq1 x . x - x
-lq3 x . x - x
-kul x . x - x
-bha . . . . .
-jen x . x - x
-dmoy . . x ~ x
-dmoc . . x ~ x
-fom x . x ~ x
-hau x x x . .
-bad1 . . x ~ x
-bad2 . . x + x
-bad3 . . x + x
-odi1 . . x ~ x
-odi2 . . x ~ x
-udi1 x . x ~ x
-udi2 . . x ~ x
-pas x x x + x
-hen1 . . . . .
-hen2 x x x + x
-yas1 x x x + x
-yas2 x x x - x
-yas3 x x x - x
-mar_gce x x x - x
-mar_lce x x x - x
-ham x x x - x
-haf1 x x x + x
-haf2 x x x - x
-vin x x x - x
-p_px x x x + x
-r_px x x x + x
+# One row per metric; its cells in Tables 3 to 7, the tables separated by "|", each in
+# the column order of geoeval.audit.tables.COLUMNS:
+#   Table 3 (distance): symmetry, separation, triangle inequality;
+#   Tables 4 (translation), 6 (rotation) and 7 (perspective): axial symmetry, strict
+#   monotony, uniform continuity, scale dependency, shape dependency;
+#   Table 5 (scale): strict monotony, uniform continuity, scale dependency, shape dependency.
+#         T3    | T4        | T5      | T6        | T7
+_CELLS = """
+rob_loc   . . . | x . . + . | . . . . | . . . . . | . . . . .
+rob_com   x . . | . . . . . | x x + . | x . x ~ . | . . . ~ x
+rob_cor   x . . | . . . . . | . x + x | x . x . x | x . x + x
+err_loc   x x x | x . . - x | . . - x | x . x - . | x . x - x
+err_sous  . x x | x . . ~ x | . . ~ x | x . x ~ . | x . x ~ x
+err_sur   . x x | x . . - x | . . - x | x . x - . | . . x - x
+snr       . . . | x . . + x | . . + x | x . . + . | x . . + x
+rms       x x x | x . . - x | . . - x | x . x - x | x . . - x
+lq1       x x x | x . . - x | . . - x | x . x - x | x . x - x
+lq3       x x x | x . . - x | . . - x | x . x - x | x . x - x
+kul       . x x | x . . - x | . . - x | x . x - x | x . x - x
+bha       x . . | x . . - x | x x - x | x . . ~ x | . . . . .
+jen       . x x | x . . - x | . . - x | x . x - x | x . x - x
+dmoy      . x x | x x x - x | x x ~ x | x x x - . | . . x ~ x
+dmoc      . x x | x x x - x | x x ~ x | x x x - . | . . x ~ x
+fom       . x x | x x x ~ x | x x ~ x | x x x - x | x . x ~ x
+hau       x x x | x x x . . | x x . . | x . x - . | x x x . .
+bad1      x x x | x . x - x | . x ~ x | x x x - x | . . x ~ x
+bad2      x x x | x . . + x | . x + x | x x x - . | . . x + x
+bad3      x x x | x . . + x | . x + x | x x x ~ x | . . x + x
+odi1      . x x | x . . ~ x | . . ~ x | x x x - x | . . x ~ x
+odi2      . x x | x . . - x | . . ~ x | x x x - x | . . x ~ x
+udi1      . x x | x . . ~ x | . . ~ x | x x x - x | x . x ~ x
+udi2      . x x | x . . - x | . . ~ x | x x x - x | . . x ~ x
+pas       x x x | x x x + x | x x + x | x x x ~ . | x x x + x
+hen1      . . . | . . . . . | x x ~ x | . . . . . | . . . . .
+hen2      . x x | x x x + x | x x + x | x x x ~ . | x x x + x
+yas1      . . . | x x x + x | . x + x | x x x ~ . | x x x + x
+yas2      . . . | x x x - x | . x - x | x x x - . | x x x - x
+yas3      . . . | x x x - x | . x - x | x x x - . | x x x - x
+mar_gce   x x x | x x x - x | x x - x | x x x - x | x x x - x
+mar_lce   x x x | x x x - x | x x - x | x x x - x | x x x - x
+ham       x x x | x . x - x | . x - x | x x x - . | x x x - x
+haf1      x x x | x x . + x | . . ~ x | x x x - . | x x x + x
+haf2      . x x | x x . - x | x . - x | x x x - . | x x x - x
+vin       x x x | x x x - x | x x - x | x x x - . | x x x - x
+p_px      . . . | x x x + x | . x + x | x x x ~ . | x x x + x
+r_px      . . . | x x x + x | . x + x | x x x ~ . | x x x + x
 """
 
 #: Table 8's final scores (out of 22), as printed
@@ -250,32 +87,32 @@ FINAL_SCORES: dict[str, int] = dict(zip(PAPER_METRICS, (
     13, 20, 3, 19, 16, 17, 17, 22, 22, 19, 17, 18, 21, 16, 16,
 ), strict=True))
 
-_TABLE_TEXT = {"distance": _T3, "translation": _T4, "scale": _T5, "rotation": _T6,
-               "perspective": _T7}
 TABLE_NUMBERS = {"distance": 3, "translation": 4, "scale": 5, "rotation": 6, "perspective": 7}
 _SCALE = {"+": "+", "-": "-", "~": "+/-", ".": "none"}
 
 
-def _parse(group: str) -> dict[str, dict[str, Any]]:
-    cols = COLUMNS[group]
-    out: dict[str, dict[str, Any]] = {}
-    for line in _TABLE_TEXT[group].strip().splitlines():
-        name, *cells = line.split()
-        if len(cells) != len(cols):  # pragma: no cover - guarded by the tests
-            raise ValueError(f"Table {TABLE_NUMBERS[group]}, {name}: {len(cells)} cells")
-        row: dict[str, Any] = {}
-        for col, tok in zip(cols, cells, strict=True):
-            row[col] = _SCALE[tok] if col == "scale_dependency" else tok == "x"
-        out[name] = row
+def _parse() -> dict[str, dict[str, dict[str, Any]]]:
+    """``_CELLS`` read into ``{metric: {group: {property: value}}}``."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for line in _CELLS.strip().splitlines():
+        name, first = line.split(maxsplit=1)
+        tables = first.split("|")
+        if len(tables) != len(COLUMNS):  # pragma: no cover - guarded by the tests
+            raise ValueError(f"{name}: {len(tables)} tables")
+        for (group, cols), text in zip(COLUMNS.items(), tables, strict=True):
+            cells = text.split()
+            if len(cells) != len(cols):  # pragma: no cover - guarded by the tests
+                raise ValueError(f"Table {TABLE_NUMBERS[group]}, {name}: {len(cells)} cells")
+            out.setdefault(name, {})[group] = {
+                col: _SCALE[tok] if col == "scale_dependency" else tok == "x"
+                for col, tok in zip(cols, cells, strict=True)
+            }
     return out
 
 
 #: ``PAPER[metric][group][property]``: bool, or for scale dependency
 #: ``"+"``, ``"-"``, ``"+/-"``, ``"none"`` (the audit's own labels)
-PAPER: dict[str, dict[str, dict[str, Any]]] = {}
-for _g in COLUMNS:
-    for _name, _row in _parse(_g).items():
-        PAPER.setdefault(_name, {})[_g] = _row
+PAPER: dict[str, dict[str, dict[str, Any]]] = _parse()
 
 
 def paper_star(prop: str, value: Any) -> bool:
