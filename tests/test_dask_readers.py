@@ -332,3 +332,23 @@ def test_progress_is_one_bar_and_a_corrupt_row_group_is_one_line(cluster, tmp_pa
     assert len(errors) == 1, run.stderr
     assert errors[0].startswith(f"geoeval: error: {victim}: cannot read row groups 0..6: "
                                 "row group 1 ("), errors[0]
+
+
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
+def test_a_failed_partition_task_is_named(cluster):
+    """A task that fails on a worker is one InputError naming its partition (pieces:
+    the file and rows, above), whatever the exception was."""
+    import operator
+
+    import distributed
+
+    with distributed.Client(cluster.scheduler_address) as client:  # as geoeval's client
+        futures = client.map(operator.truediv, [1.0, 1.0, 1.0], [1.0, 0.0, 2.0], pure=False)
+        with pytest.raises(InputError, match=r"^matching failed on partition 1: "
+                                             r"ZeroDivisionError: float division by zero$"):
+            dist._gather(client, futures, [0, 1, 2], "matching", None, label="partitions")
+        texts: list[str] = []
+        meter = dist._Meter(texts.append, pieces=0, partitions=2, writes=False)
+        good = client.map(operator.mul, [1, 2], [3, 4], pure=False)
+        assert dist._gather(client, good, [0, 1], "matching", meter, "partitions") == [3, 8]
+        assert texts[-1].startswith("scoring on the cluster: 2/3 (matching 2/2 partitions)")
