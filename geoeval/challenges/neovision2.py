@@ -487,11 +487,11 @@ def _candidates(
     iou_threshold: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pairs of one group with ``IoU ≥ iou_threshold`` and their IoU."""
-    from geoeval.overlap import box_pair_areas
+    from geoeval.overlap import box_pair_areas, iou_from_union
 
     i, j = overlapping_pairs(g_group, g_boxes, d_group, d_boxes)
     inter, union = box_pair_areas(g_boxes, d_boxes, i, j)
-    iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    iou = iou_from_union(inter, union)
     keep = at_least(inter, union, iou_threshold) & (inter > 0)
     return i[keep], j[keep], iou[keep]
 
