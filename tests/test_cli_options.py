@@ -9,6 +9,7 @@ import pytest
 
 from geoeval import validate
 from geoeval.cli.main import command, main
+from geoeval.cli.options import REPORTING, Group, Reporting, add_command, ruled, with_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -118,3 +119,75 @@ def test_strict_makes_a_warning_an_error(tmp_path, capsys):
                  "--json", str(out)]) == 2
     assert "--strict" in capsys.readouterr().err
     assert not out.exists()  # nothing written
+
+
+# --- options declared once, shared as one parameter (cli.options.Group) -------------
+
+
+def test_a_group_stands_for_its_options_in_place():
+    import typer
+    from typer.testing import CliRunner
+
+    seen = {}
+
+    def build(alpha: int = 1, beta: str = "b") -> tuple[int, str]:
+        return alpha * 10, beta.upper()
+
+    pair = Group(build)
+    checked = Group(lambda **kw: kw, [ruled(float, "iou_threshold", "An IoU.", 0.5)])
+
+    def cmd(first: int = 0, pair: tuple = pair, iou: dict = checked, last: int = 9,
+            out: Reporting = REPORTING) -> None:
+        seen.update(first=first, pair=pair, iou=iou, last=last, out=out)
+
+    app = typer.Typer()
+    add_command(app, "cmd", cmd, None)
+    add_command(app, "other", lambda: None, None)  # two commands: `cmd` is a subcommand
+    runner = CliRunner()
+    res = runner.invoke(app, ["cmd", "--alpha", "3", "--beta", "x", "--last", "2",
+                              "--iou-threshold", "0.25", "--json", "r.json", "-q"])
+    assert res.exit_code == 0, res.output
+    assert seen == {"first": 0, "pair": (30, "X"), "iou": {"iou_threshold": 0.25}, "last": 2,
+                    "out": Reporting(Path("r.json"), True, False)}
+    # the options stand where the group parameter stands, in the help too
+    text = runner.invoke(app, ["cmd", "--help"], terminal_width=200).output
+    order = [text.index(o) for o in ("--first", "--alpha", "--beta", "--iou-threshold",
+                                     "--last", "--json", "--quiet", "--strict")]
+    assert order == sorted(order)
+    # the rule of validate.RULES applies, named by the option
+    res = runner.invoke(app, ["cmd", "--iou-threshold", "1.5"])
+    assert res.exit_code == 2 and "--iou-threshold" in res.output
+
+
+def test_a_group_cannot_declare_an_option_twice():
+    def cmd(alpha: int = 0, pair: tuple = Group(lambda alpha=1: alpha)) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="declared twice: alpha"):
+        with_groups(cmd)
+
+
+def test_reporting_finish_strict_writes_nothing(tmp_path, capsys):
+    from types import SimpleNamespace
+
+    from geoeval.errors import InputError
+
+    result = SimpleNamespace(warnings=("odd box",), to_dict=lambda: {"a": 1})
+    shown = []
+    with pytest.raises(InputError, match="--strict: 1 warning"):
+        Reporting(tmp_path / "r.json", strict=True).finish(result, shown.append)
+    assert not (tmp_path / "r.json").exists() and shown == []
+    Reporting(tmp_path / "r.json", quiet=True).finish(result, shown.append)
+    assert (tmp_path / "r.json").read_text().strip().startswith("{")
+    assert shown == [] and "warning: odd box" in capsys.readouterr().err  # no table built
+    Reporting().finish(result, lambda r: ["table"])
+    assert "table" in capsys.readouterr().out
+
+
+def test_rank_and_score_share_the_bootstrap_defaults():
+    """``rank`` takes score's bootstrap group: the two API signatures agree on it."""
+    from geoeval.cli.options import DEFAULTS
+    from geoeval.cli.rank import RANK_DEFAULTS
+
+    for name in ("bootstrap", "confidence", "block_size"):
+        assert RANK_DEFAULTS[name] == DEFAULTS[name], name

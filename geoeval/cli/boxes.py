@@ -6,24 +6,16 @@ and expose ``register(boxes_app)``.
 
 from __future__ import annotations
 
-import importlib
-
 import typer
 
-from geoeval.cli.options import CONTEXT
+from geoeval.cli.options import command_group
 
 # protocol modules geoeval.cli.boxes_<name>, each with register(boxes_app)
 BOX_COMMANDS: tuple[str, ...] = ("voc", "coco", "robin", "neovision2")
 
-boxes_app = typer.Typer(
-    name="boxes",
-    help="Box-based challenges: PASCAL VOC, COCO, ROBIN, DARPA Neovision2.",
-    no_args_is_help=True,
-    context_settings=CONTEXT,
-)
-
-for _name in BOX_COMMANDS:
-    importlib.import_module(f"geoeval.cli.boxes_{_name}").register(boxes_app)
+boxes_app = command_group(
+    "boxes", "Box-based challenges: PASCAL VOC, COCO, ROBIN, DARPA Neovision2.",
+    (f"geoeval.cli.boxes_{name}" for name in BOX_COMMANDS))
 
 
 def register(app: typer.Typer) -> None:

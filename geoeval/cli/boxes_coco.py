@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import JsonOpt, QuietOpt, StrictOpt, add_command, show, warn, write_report
+from geoeval.cli.options import REPORTING, Reporting, add_command
 
 
 def coco_command(
@@ -20,9 +20,7 @@ def coco_command(
     submission: Annotated[Path, typer.Argument(
         help="Submission: COCO results JSON (a list of detections).")],
     per_class: Annotated[bool, typer.Option(help="Also print per-class AP.")] = False,
-    json_path: JsonOpt = None,
-    quiet: QuietOpt = False,
-    strict: StrictOpt = False,
+    out: Reporting = REPORTING,
 ) -> None:
     """COCO (bbox): AP, AP50, AP75, APs/m/l, AR1/10/100, ARs/m/l as the official evaluator."""
     from geoeval.challenges.coco import evaluate_coco
@@ -30,9 +28,7 @@ def coco_command(
 
     result = evaluate_coco(reference, submission)
     # the readers' warnings (boxes outside the image, zero area)
-    warn(result.warnings, strict=strict)
-    write_report(json_path, result)
-    show(coco_tables(result, per_class), quiet=quiet)
+    out.finish(result, lambda r: coco_tables(r, per_class))
 
 
 def register(boxes_app: typer.Typer) -> None:

@@ -11,17 +11,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import (
-    IOU,
-    POSITIVE,
-    JsonOpt,
-    QuietOpt,
-    StrictOpt,
-    add_command,
-    show,
-    warn,
-    write_report,
-)
+from geoeval.cli.options import IOU, POSITIVE, REPORTING, Reporting, add_command
 
 
 def neovision2_command(
@@ -36,9 +26,7 @@ def neovision2_command(
         callback=POSITIVE,
         help="Right end of the FPPF axis for Az (default: each curve's largest FPPF).")
     ] = None,
-    json_path: JsonOpt = None,
-    quiet: QuietOpt = False,
-    strict: StrictOpt = False,
+    out: Reporting = REPORTING,
 ) -> None:
     """Neovision2: NMOTDA per class and domain, detection only, ROC and Az.
 
@@ -52,9 +40,7 @@ def neovision2_command(
 
     result = geoeval.evaluate_neovision2(reference, submission, iou_threshold=iou_threshold,
                                          roc_max_fppf=roc_max_fppf)
-    warn(result.warnings, strict=strict)
-    write_report(json_path, result)
-    show(neovision2_tables(result), quiet=quiet)
+    out.finish(result, neovision2_tables)
 
 
 def register(boxes_app: typer.Typer) -> None:

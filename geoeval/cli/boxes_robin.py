@@ -13,18 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from geoeval.cli.options import (
-    ALPHA,
-    EPS,
-    IMAGE_SIZE,
-    JsonOpt,
-    QuietOpt,
-    StrictOpt,
-    add_command,
-    show,
-    warn,
-    write_report,
-)
+from geoeval.cli.options import ALPHA, EPS, IMAGE_SIZE, REPORTING, Group, Reporting, add_command
 
 
 class Preset(str, Enum):
@@ -50,13 +39,21 @@ SizeOpt = Annotated[str | None, typer.Option("--image-size", callback=IMAGE_SIZE
                                                                   "coordinates.")]
 
 
-def _reader(fmt: str | None, box_format: str,
-            image_size: tuple[float, float] | None) -> dict[str, Any]:
+def _thresholds(preset: PresetOpt = Preset.rough, eps1: Eps1 = None, eps2: Eps2 = None,
+                eps3: Eps3 = None) -> dict[str, Any]:
+    return {"preset": preset.value, "eps1": eps1, "eps2": eps2, "eps3": eps3}
+
+
+def _reader(fmt: FmtOpt = None, box_format: BoxFmtOpt = "xyrb",
+            image_size: SizeOpt = None) -> dict[str, Any]:
     opts: dict[str, Any] = {"fmt": fmt, "box_format": box_format}
     if image_size is not None:  # checked and parsed by the IMAGE_SIZE callback
         opts["image_size"] = image_size
     return opts
 
+
+#: ``--preset``, ``--eps1``..``--eps3`` and the box readers' options of both commands.
+THRESHOLDS, READER = Group(_thresholds), Group(_reader)
 
 
 def robin_command(
@@ -64,10 +61,7 @@ def robin_command(
     submissions: Annotated[list[Path], typer.Argument(
         help="Submissions (detections): one run (with confidences: a full sweep) or several "
              "runs.")],
-    preset: PresetOpt = Preset.rough,
-    eps1: Eps1 = None,
-    eps2: Eps2 = None,
-    eps3: Eps3 = None,
+    thresholds: dict = THRESHOLDS,
     points: Annotated[bool, typer.Option(
         "--points", help="Detections are access points (box centres): G uses m1 only.")] = False,
     difficult_alpha: Annotated[float, typer.Option(
@@ -75,25 +69,18 @@ def robin_command(
     per_category: Annotated[bool, typer.Option(
         "--per-category", help="Also score each category as its own detector "
         "(categorisation as multiple detections, D'Angelo et al. 2006 §4.2.4).")] = False,
-    fmt: FmtOpt = None,
-    box_format: BoxFmtOpt = "xyrb",
-    image_size: SizeOpt = None,
-    json_path: JsonOpt = None,
-    quiet: QuietOpt = False,
-    strict: StrictOpt = False,
+    reader: dict = READER,
+    out: Reporting = REPORTING,
 ) -> None:
     """ROBIN detection: criterion G, precision/recall over all images, R*, P*, EER, AUC."""
     import geoeval
 
     result = geoeval.evaluate_robin(
-        reference, submissions, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
-        points=points, difficult_alpha=difficult_alpha, per_category=per_category,
-        **_reader(fmt, box_format, image_size))
+        reference, submissions, points=points, difficult_alpha=difficult_alpha,
+        per_category=per_category, **thresholds, **reader)
     from geoeval.report.box_tables import robin_tables
 
-    warn(result.warnings, strict=strict)
-    write_report(json_path, result)
-    show(robin_tables(result), quiet=quiet)
+    out.finish(result, robin_tables)
 
 
 def robin_categories_command(
@@ -101,33 +88,23 @@ def robin_categories_command(
     submissions: Annotated[list[Path], typer.Argument(
         help="Submissions: the categoriser's outputs (labelled boxes), one run or several "
              "runs.")],
-    preset: PresetOpt = Preset.rough,
-    eps1: Eps1 = None,
-    eps2: Eps2 = None,
-    eps3: Eps3 = None,
+    thresholds: dict = THRESHOLDS,
     known_categories: Annotated[str | None, typer.Option(
         help="Comma-separated categories of the learning database; others are 'Other'.")
     ] = None,
-    fmt: FmtOpt = None,
-    box_format: BoxFmtOpt = "xyrb",
-    image_size: SizeOpt = None,
-    json_path: JsonOpt = None,
-    quiet: QuietOpt = False,
-    strict: StrictOpt = False,
+    reader: dict = READER,
+    out: Reporting = REPORTING,
 ) -> None:
     """ROBIN categorisation: confusion matrix η, D, U, D*, U*, EDU, rejection, ERR."""
     import geoeval
 
     known = None if known_categories is None else [
         c.strip() for c in known_categories.split(",") if c.strip()]
-    result = geoeval.robin_categories(
-        reference, submissions, preset=preset.value, eps1=eps1, eps2=eps2, eps3=eps3,
-        known_categories=known, **_reader(fmt, box_format, image_size))
+    result = geoeval.robin_categories(reference, submissions, known_categories=known,
+                                      **thresholds, **reader)
     from geoeval.report.box_tables import robin_category_tables
 
-    warn(result.warnings, strict=strict)
-    write_report(json_path, result)
-    show(robin_category_tables(result), quiet=quiet)
+    out.finish(result, robin_category_tables)
 
 
 def register(boxes_app: typer.Typer) -> None:

@@ -14,17 +14,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import (
-    IMAGE_SIZE,
-    IOU,
-    JsonOpt,
-    QuietOpt,
-    StrictOpt,
-    add_command,
-    show,
-    warn,
-    write_report,
-)
+from geoeval.cli.options import IMAGE_SIZE, IOU, REPORTING, Reporting, add_command
 
 
 class BoxFormat(str, Enum):
@@ -91,9 +81,7 @@ def voc_command(
         help="YOLO: file of class names, one per line.")] = None,
     figure_dir: Annotated[Path | None, typer.Option(
         help="Write one precision x recall plot per class here.")] = None,
-    json_path: JsonOpt = None,
-    quiet: QuietOpt = False,
-    strict: StrictOpt = False,
+    out: Reporting = REPORTING,
 ) -> None:
     """PASCAL VOC: per-class precision x recall, AP (every-point and 11-point), mAP.
 
@@ -116,11 +104,9 @@ def voc_command(
         ref_relative=None if ref_coords is None else ref_coords is Coords.rel,
         sub_relative=None if sub_coords is None else sub_coords is Coords.rel,
     )
-    warn(result.warnings, strict=strict)
-    write_report(json_path, result)
+    out.finish(result, voc_tables)
     if figure_dir is not None:
         plot_voc(result, figure_dir)
-    show(voc_tables(result), quiet=quiet)
 
 
 def register(boxes_app: typer.Typer) -> None:

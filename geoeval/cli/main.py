@@ -8,25 +8,20 @@ line on stderr and exit code 2.
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import Any
 
 import typer
 
-from geoeval.cli.options import CONTEXT, guard_all
+from geoeval.cli.options import command_group, guard_all
 
 # command modules of geoeval.cli, each with register(app)
 COMMANDS: tuple[str, ...] = ("score", "boxes", "rank", "audit")
 
-app = typer.Typer(
-    name="geoeval",
-    help="Evaluate and rank object detectors: rasters, vector layers and boxes.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings=CONTEXT,
-)
+app = command_group(
+    "geoeval", "Evaluate and rank object detectors: rasters, vector layers and boxes.",
+    (f"geoeval.cli.{name}" for name in COMMANDS),
+    add_completion=False, pretty_exceptions_enable=False)
 
 
 def _version(value: bool) -> None:
@@ -50,8 +45,6 @@ def _root(
     """Evaluate and rank object detectors: rasters, vector layers and boxes."""
 
 
-for _name in COMMANDS:
-    importlib.import_module(f"geoeval.cli.{_name}").register(app)
 guard_all(app)  # every command: outputs checked first, written all or nothing
 
 

@@ -8,10 +8,12 @@ the option instead of the keyword.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -227,12 +229,103 @@ def write_report(json_path: Path | None, report: Any) -> None:
     write_json_report(report, json_path)
 
 
+class Group:
+    """Options declared once and shared by several commands (rio's shared options,
+    taken as one parameter, as FastAPI's ``Depends``).
+
+    A command's parameter whose default is a ``Group`` stands, in its help and on
+    its command line, for the group's options, in its place; the command receives
+    ``build(**those options)``. :func:`add_command` expands them
+    (:func:`with_groups`). ``parameters`` defaults to ``build``'s own.
+    """
+
+    def __init__(self, build: Callable[..., Any],
+                 parameters: list[inspect.Parameter] | None = None) -> None:
+        self.build = build
+        self.parameters = (list(inspect.signature(build, eval_str=True).parameters.values())
+                           if parameters is None else parameters)
+
+
+def with_groups(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` with each :class:`Group` parameter replaced by the group's options
+    (the signature Typer reads), called with what each group builds from them."""
+    signature = inspect.signature(command, eval_str=True)
+    groups = {p.name: p.default for p in signature.parameters.values()
+              if isinstance(p.default, Group)}
+    if not groups:
+        return command
+    params = [q for p in signature.parameters.values()
+              for q in (p.default.parameters if p.name in groups else [p])]
+    names = [q.name for q in params]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:  # a programming error, caught by the CLI tests
+        raise TypeError(f"{command.__name__}: options declared twice: {', '.join(clash)}")
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> Any:
+        for name, group in groups.items():
+            kwargs[name] = group.build(**{q.name: kwargs.pop(q.name)
+                                          for q in group.parameters})
+        return command(**kwargs)
+
+    run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    run.__annotations__ = {q.name: q.annotation for q in params}
+    return run
+
+
+def ruled(annotation: Any, name: str, help: str, default: Any) -> inspect.Parameter:
+    """An option whose range is ``validate.RULES[name]`` (:func:`rule`), as a keyword
+    parameter of a :class:`Group`: one parametrised declaration instead of one
+    ``Annotated[..., typer.Option(help=..., callback=rule(name))]`` per option."""
+    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
+                             annotation=Annotated[annotation, typer.Option(
+                                 help=help, callback=rule(name))])
+
+
+@dataclass(frozen=True)
+class Reporting:
+    """``--json``, ``--quiet`` and ``--strict``, and the end every command shares."""
+
+    json_path: Path | None = None
+    quiet: bool = False
+    strict: bool = False
+
+    def finish(self, result: Any, tables: Callable[[Any], Any] | None = None) -> None:
+        """The result's warnings (with ``--strict`` an error, before anything is
+        written), its ``--json`` report, then its ``tables(result)`` unless ``--quiet``."""
+        warn(getattr(result, "warnings", ()), strict=self.strict)
+        write_report(self.json_path, result)
+        if tables is not None and not self.quiet:
+            show(tables(result))
+
+
+def _reporting(json_path: JsonOpt = None, quiet: QuietOpt = False,
+               strict: StrictOpt = False) -> Reporting:
+    return Reporting(json_path, quiet, strict)
+
+
+#: ``--json``, ``--quiet``, ``--strict``: ``out: Reporting = REPORTING`` in a command.
+REPORTING = Group(_reporting)
+
+
 def add_command(app: typer.Typer, name: str, command: Callable[..., Any],
                 module_doc: str | None) -> None:
     """Register ``command`` as ``name`` on ``app`` (the one way every command is
-    added): its help gets the *Examples* of ``module_doc``, and ``-h`` as ``--help``."""
+    added): its :class:`Group` options expanded, its help with the *Examples* of
+    ``module_doc``, and ``-h`` as ``--help``."""
     prefix = " ".join(p for p in ("geoeval", _group_name(app), name) if p)
-    app.command(name, context_settings=CONTEXT)(with_examples(command, module_doc, prefix))
+    app.command(name, context_settings=CONTEXT)(
+        with_examples(with_groups(command), module_doc, prefix))
+
+
+def command_group(name: str, help: str, modules: Iterable[str], **settings: Any) -> typer.Typer:
+    """A Typer app (the main one or a group such as ``boxes``) whose commands are
+    added by each module of ``modules``' ``register(app)``."""
+    app = typer.Typer(name=name, help=help, no_args_is_help=True, context_settings=CONTEXT,
+                      **settings)
+    for module in modules:
+        importlib.import_module(module).register(app)
+    return app
 
 
 def _group_name(app: typer.Typer) -> str:
@@ -415,10 +508,11 @@ class Progress:
                 self._last_step, self._last_time = step, now
 
 
-def reader_options(*, band: int, background: int, layer: str | None, ref_layer: str | None,
-                   sub_layer: str | None, id_field: str | None, crs: str | None,
-                   class_field: str | None = None, eval_crs: str | None = None,
-                   ref_crs: str | None = None, sub_crs: str | None = None) -> dict[str, Any]:
+def _readers(band: BandOpt = DEFAULTS["band"], background: BackgroundOpt = DEFAULTS["background"],
+             layer: LayerOpt = None, ref_layer: RefLayerOpt = None, sub_layer: SubLayerOpt = None,
+             id_field: IdFieldOpt = DEFAULTS["id_field"], crs: CrsOpt = DEFAULTS["crs"],
+             ref_crs: RefCrsOpt = None, sub_crs: SubCrsOpt = None,
+             eval_crs: EvalCrsOpt = DEFAULTS["evaluation_crs"]) -> dict[str, Any]:
     """The shared reader options as :func:`geoeval.scoring.score` keywords (the
     ``--ref-*``/``--sub-*`` ones as each side's own options)."""
 
@@ -427,9 +521,44 @@ def reader_options(*, band: int, background: int, layer: str | None, ref_layer: 
         return own or None
 
     return {"band": band, "background": background, "layer": layer, "id_field": id_field,
-            "class_field": class_field, "crs": crs, "evaluation_crs": eval_crs,
+            "crs": crs, "evaluation_crs": eval_crs,
             "reference_options": side(ref_layer, ref_crs),
             "submission_options": side(sub_layer, sub_crs)}
+
+
+#: The reader options of ``score`` and ``rank`` (``readers: dict = READERS``).
+READERS = Group(_readers)
+
+
+def _matcher_options(hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
+                     iou_threshold: IouOpt = DEFAULTS["iou_threshold"],
+                     min_overlap: MinOverlapOpt = DEFAULTS["min_overlap"]) -> dict[str, Any]:
+    return {"hoover_threshold": hoover_threshold, "iou_threshold": iou_threshold,
+            "min_overlap": min_overlap}
+
+
+#: The matchers' parameters, as :func:`geoeval.scoring.score` keywords.
+MATCHER_OPTIONS = Group(_matcher_options)
+
+
+def _strata(size_bins: SizeBinsOpt = DEFAULTS["size_bins"], zones: ZonesOpt = DEFAULTS["zones"],
+            zone_field: ZoneFieldOpt = DEFAULTS["zone_field"]) -> dict[str, Any]:
+    return {"size_bins": size_bins, "zones": zones, "zone_field": zone_field}
+
+
+#: ``--size-bins``, ``--zones``, ``--zone-field`` as :func:`geoeval.scoring.score` keywords.
+STRATA = Group(_strata)
+
+
+def _bootstrap(bootstrap: BootstrapOpt = DEFAULTS["bootstrap"],
+               confidence: ConfidenceOpt = DEFAULTS["confidence"],
+               block_size: BlockSizeOpt = DEFAULTS["block_size"]) -> dict[str, Any]:
+    return {"bootstrap": bootstrap, "confidence": confidence, "block_size": block_size}
+
+
+#: The spatial block bootstrap's options (``--seed`` is each command's own: ``rank``'s
+#: seeds the Markov chain), as :func:`geoeval.scoring.score` / :func:`geoeval.rank` keywords.
+BOOTSTRAP = Group(_bootstrap)
 
 
 # Output options of every command: parameter name -> (flag, "file" | "folder", suffixes).

@@ -27,40 +27,22 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.cli.options import (
+    BOOTSTRAP,
     DEFAULTS,
-    BackgroundOpt,
-    BandOpt,
-    BlockSizeOpt,
-    BootstrapOpt,
-    ConfidenceOpt,
-    CrsOpt,
-    EvalCrsOpt,
-    HooverOpt,
+    MATCHER_OPTIONS,
+    READERS,
+    REPORTING,
+    STRATA,
+    Group,
     HtmlOpt,
-    IdFieldOpt,
-    IouOpt,
     JobsOpt,
-    JsonOpt,
-    LayerOpt,
-    MinOverlapOpt,
     OneMatcher,
     Progress,
-    QuietOpt,
-    RefCrsOpt,
-    RefLayerOpt,
+    Reporting,
     ResolutionOpt,
-    SizeBinsOpt,
-    StrictOpt,
-    SubCrsOpt,
-    SubLayerOpt,
-    ZoneFieldOpt,
-    ZonesOpt,
     add_command,
     command_line,
-    reader_options,
-    rule,
-    show,
-    warn,
+    ruled,
 )
 from geoeval.errors import InputError
 
@@ -82,6 +64,22 @@ def _rank_defaults() -> dict[str, Any]:
 RANK_DEFAULTS = _rank_defaults()  # from geoeval.rank's signature, never copied
 DEFAULT_MATCHER = OneMatcher(RANK_DEFAULTS["matcher"])
 
+#: The order's options, as keywords of :func:`geoeval.rank` and :func:`geoeval.rank_table`:
+#: (name, type, help); each checked by its rule in :data:`geoeval.validate.RULES`.
+ORDER_OPTIONS: tuple[tuple[str, Any, str], ...] = (
+    ("max_states", int, "Up-set cap for exact."),
+    ("samples", int | None, "MCMC steps counted."),
+    ("burn_in", int | None, "MCMC steps discarded."),
+    ("seed", int, "MCMC seed."),
+    ("max_rounds", int, "CRF round limit."),
+)
+METHOD = inspect.Parameter("method", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                           default=RANK_DEFAULTS["method"],
+                           annotation=Annotated[str, typer.Option(help="auto | exact | mcmc.")])
+ORDER = Group(lambda **options: options,
+              [METHOD, *(ruled(kind, name, text, RANK_DEFAULTS[name])
+                         for name, kind, text in ORDER_OPTIONS)])
+
 
 def rank_command(
     paths: Annotated[list[Path] | None, typer.Argument(
@@ -101,59 +99,23 @@ def rank_command(
         help="Comma-separated columns where lower is better.")] = None,
     tie_break: Annotated[str, typer.Option(
         help="Column breaking remaining ties (higher first).")] = "accuracy",
-    json_path: JsonOpt = None,
     figure: Annotated[Path | None, typer.Option(
         help="Hasse diagram + rank-frequency heat map (.png or .svg).")] = None,
     html: HtmlOpt = None,
-    size_bins: SizeBinsOpt = DEFAULTS["size_bins"],
-    zones: ZonesOpt = DEFAULTS["zones"],
-    zone_field: ZoneFieldOpt = DEFAULTS["zone_field"],
-    method: Annotated[str, typer.Option(help="auto | exact | mcmc.")] = RANK_DEFAULTS["method"],
-    max_states: Annotated[int, typer.Option(
-        help="Up-set cap for exact.", callback=rule("max_states"))] = RANK_DEFAULTS["max_states"],
-    samples: Annotated[int | None, typer.Option(
-        help="MCMC steps counted.", callback=rule("samples"))] = RANK_DEFAULTS["samples"],
-    burn_in: Annotated[int | None, typer.Option(
-        help="MCMC steps discarded.", callback=rule("burn_in"))] = RANK_DEFAULTS["burn_in"],
-    seed: Annotated[int, typer.Option(
-        help="MCMC seed.", callback=rule("seed"))] = RANK_DEFAULTS["seed"],
-    max_rounds: Annotated[int, typer.Option(
-        help="CRF round limit.", callback=rule("max_rounds"))] = RANK_DEFAULTS["max_rounds"],
-    hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
-    iou_threshold: IouOpt = DEFAULTS["iou_threshold"],
-    min_overlap: MinOverlapOpt = DEFAULTS["min_overlap"],
+    strata: dict = STRATA,
+    options: dict = ORDER,
+    thresholds: dict = MATCHER_OPTIONS,
     resolution: ResolutionOpt = DEFAULTS["resolution"],
-    band: BandOpt = DEFAULTS["band"],
-    background: BackgroundOpt = DEFAULTS["background"],
-    layer: LayerOpt = None,
-    ref_layer: RefLayerOpt = None,
-    sub_layer: SubLayerOpt = None,
-    id_field: IdFieldOpt = DEFAULTS["id_field"],
-    crs: CrsOpt = DEFAULTS["crs"],
-    ref_crs: RefCrsOpt = None,
-    sub_crs: SubCrsOpt = None,
-    eval_crs: EvalCrsOpt = DEFAULTS["evaluation_crs"],
-    bootstrap: BootstrapOpt = RANK_DEFAULTS["bootstrap"],
-    confidence: ConfidenceOpt = RANK_DEFAULTS["confidence"],
-    block_size: BlockSizeOpt = RANK_DEFAULTS["block_size"],
+    readers: dict = READERS,
+    bootstrap: dict = BOOTSTRAP,
     jobs: JobsOpt = DEFAULTS["n_jobs"],
-    quiet: QuietOpt = False,
-    strict: StrictOpt = False,
+    out: Reporting = REPORTING,
 ) -> None:
     """Rank submissions: dominance order, Hasse diagram, rank intervals and
     frequencies over linear extensions, iterated cumulative rank frequency."""
     from geoeval import rank, rank_table  # deferred: keeps `--help` fast
 
-    options = {
-        "method": method,
-        "max_states": max_states,
-        "samples": samples,
-        "burn_in": burn_in,
-        "seed": seed,
-        "max_rounds": max_rounds,
-    }
     paths = list(paths or [])
-    strata = {"size_bins": size_bins, "zones": zones, "zone_field": zone_field}
     if html is None and any(v is not None for v in strata.values()):
         raise InputError("--size-bins, --zones and --zone-field apply with --html "
                          "(each entry's results by size and zone on the page)")
@@ -175,45 +137,30 @@ def rank_command(
             raise InputError("need REFERENCE and at least one SUBMISSION (or --table)")
         if indicators is not None or lower_is_better is not None:
             raise InputError("--indicators and --lower-is-better apply to --table only")
-        readers = reader_options(band=band, background=background, layer=layer,
-                                 ref_layer=ref_layer, sub_layer=sub_layer, id_field=id_field,
-                                 crs=crs, eval_crs=eval_crs, ref_crs=ref_crs,
-                                 sub_crs=sub_crs)
-        del readers["class_field"]
-        with Progress(quiet, "reading the reference") as progress:
+        with Progress(out.quiet, "reading the reference") as progress:
             result = rank(
                 paths[0],
                 paths[1:],
                 matcher=matcher.value,
-                hoover_threshold=hoover_threshold,
-                iou_threshold=iou_threshold,
-                min_overlap=min_overlap,
                 resolution=resolution,
                 n_jobs=jobs,
-                bootstrap=bootstrap,
-                confidence=confidence,
-                block_size=block_size,
                 progress=progress,
                 html=html,
                 html_command=None if html is None else command_line(),
                 **{k: v for k, v in strata.items() if v is not None},
+                **thresholds,
                 **readers,
+                **bootstrap,
                 **options,
             )
-    warn(getattr(result, "warnings", ()), strict=strict)
-    if not quiet:
-        _print(result)
-    if json_path is not None:
-        from geoeval.report.json_report import write_report
-
-        write_report(result, json_path)
+    out.finish(result, _tables)
     if figure is not None:
         from geoeval.report.figures_ranking import save_ranking_figure  # deferred
 
         save_ranking_figure(result, figure)
 
 
-def _print(result: object) -> None:
+def _tables(result: object) -> list[Any]:
     from geoeval.report.tables import ranking_tables
 
     parts = list(ranking_tables(result))
@@ -221,7 +168,7 @@ def _print(result: object) -> None:
         from geoeval.report.strata_tables import rank_bootstrap_table
 
         parts.append(rank_bootstrap_table(result))
-    show(parts)
+    return parts
 
 
 def register(app: typer.Typer) -> None:

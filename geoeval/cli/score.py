@@ -33,50 +33,32 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.cli.options import (
+    BOOTSTRAP,
     BOUNDARY_BAND_DEFAULT,
     DEFAULTS,
-    BackgroundOpt,
-    BandOpt,
-    BlockSizeOpt,
+    MATCHER_OPTIONS,
+    READERS,
+    REPORTING,
+    STRATA,
     BootSeedOpt,
-    BootstrapOpt,
     BoundaryBandOpt,
     BoundaryWidthOpt,
     BreakdownFigureOpt,
     BreakdownOpt,
-    ConfidenceOpt,
-    CrsOpt,
     EngineOpt,
-    EvalCrsOpt,
-    HooverOpt,
     HtmlOpt,
-    IdFieldOpt,
-    IouOpt,
     JobsOpt,
-    JsonOpt,
-    LayerOpt,
     MatcherChoice,
     MeasuresOpt,
-    MinOverlapOpt,
     OneMatcher,
     Progress,
-    QuietOpt,
-    RefCrsOpt,
-    RefLayerOpt,
+    Reporting,
     ResolutionOpt,
     SchedulerOpt,
-    SizeBinsOpt,
-    StrictOpt,
-    SubCrsOpt,
-    SubLayerOpt,
-    ZoneFieldOpt,
-    ZonesOpt,
     add_command,
     command_line,
-    reader_options,
     show,
     warn,
-    write_report,
 )
 
 
@@ -91,9 +73,7 @@ def score_command(
         "--matcher", "-m", metavar="NAME",
         help="Matcher to run: bgm, hoover, mom, iou or all (the default); repeat the "
              "option for several.")] = None,
-    hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
-    iou_threshold: IouOpt = DEFAULTS["iou_threshold"],
-    min_overlap: MinOverlapOpt = DEFAULTS["min_overlap"],
+    thresholds: dict = MATCHER_OPTIONS,
     mallows: Annotated[bool, typer.Option(
         "--mallows", help="Mallows score for the other matchers' instances too.")
     ] = DEFAULTS["mallows"],
@@ -102,26 +82,12 @@ def score_command(
         "--approximate/--exact",
         help="Mallows: pool large instances into blocks / never. Default: exact up to "
              "the announced size, pooled and flagged beyond.")] = DEFAULTS["approximate"],
-    band: BandOpt = DEFAULTS["band"],
-    background: BackgroundOpt = DEFAULTS["background"],
-    layer: LayerOpt = None,
-    ref_layer: RefLayerOpt = None,
-    sub_layer: SubLayerOpt = None,
-    id_field: IdFieldOpt = DEFAULTS["id_field"],
+    readers: dict = READERS,
     class_field: Annotated[str | None, typer.Option(
         help="Vector field with object classes: also score each class on its own.")] = None,
-    crs: CrsOpt = DEFAULTS["crs"],
-    ref_crs: RefCrsOpt = None,
-    sub_crs: SubCrsOpt = None,
-    eval_crs: EvalCrsOpt = DEFAULTS["evaluation_crs"],
-    size_bins: SizeBinsOpt = DEFAULTS["size_bins"],
-    zones: ZonesOpt = DEFAULTS["zones"],
-    zone_field: ZoneFieldOpt = DEFAULTS["zone_field"],
-    bootstrap: BootstrapOpt = DEFAULTS["bootstrap"],
-    confidence: ConfidenceOpt = DEFAULTS["confidence"],
+    strata: dict = STRATA,
+    bootstrap: dict = BOOTSTRAP,
     seed: BootSeedOpt = DEFAULTS["seed"],
-    block_size: BlockSizeOpt = DEFAULTS["block_size"],
-    json_path: JsonOpt = None,
     gpkg: Annotated[Path | None, typer.Option(
         help="Write a styled GeoPackage (layers reference, submission, instances, summary).")
     ] = None,
@@ -155,8 +121,7 @@ def score_command(
         "--objects", help="Write every object's result as a partitioned GeoParquet dataset "
                           "into this new folder (the Dask workers write it by partitions).")
     ] = None,
-    quiet: QuietOpt = False,
-    strict: StrictOpt = False,
+    out: Reporting = REPORTING,
 ) -> None:
     """Score SUBMISSION against REFERENCE (counts, precision, recall, F1, accuracy).
 
@@ -175,17 +140,11 @@ def score_command(
     out_matcher = None if gpkg_matcher is None else gpkg_matcher.value
     err = Console(stderr=True)
     options = dict(
-        matchers=matchers, hoover_threshold=hoover_threshold, iou_threshold=iou_threshold,
-        min_overlap=min_overlap, mallows=mallows, resolution=resolution,
+        matchers=matchers, **thresholds, mallows=mallows, resolution=resolution,
         approximate=approximate, n_jobs=jobs,
         engine=engine.value if hasattr(engine, "value") else engine, scheduler=scheduler,
-        **reader_options(band=band, background=background, layer=layer, ref_layer=ref_layer,
-                         sub_layer=sub_layer, id_field=id_field, crs=crs,
-                         ref_crs=ref_crs, sub_crs=sub_crs,
-                         eval_crs=eval_crs,
-                         class_field=class_field))
-    options.update(size_bins=size_bins, zones=zones, zone_field=zone_field,
-                   bootstrap=bootstrap, confidence=confidence, seed=seed, block_size=block_size)
+        **readers, class_field=class_field, **strata,
+        **bootstrap, seed=seed)
     folders = _is_folder(reference) or _is_folder(submission)
     if folders:
         if not (_is_folder(reference) and _is_folder(submission)):
@@ -203,13 +162,12 @@ def score_command(
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
         _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
-                       gpkg_matcher=out_matcher, json_path=json_path, csv_dir=csv_dir,
-                       quiet=quiet, strict=strict, err=err)
+                       gpkg_matcher=out_matcher, csv_dir=csv_dir, out=out, err=err)
         return
     for name, value in (("--pairs", pairs), ("--scene-dir", scene_dir)):
         if value is not None:
             raise InputError(f"{name} applies to folders of scenes only")
-    with Progress(quiet) as progress:
+    with Progress(out.quiet) as progress:
         result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
                                gpkg_matcher=out_matcher, csv_dir=csv_dir,
                                parquet_dir=parquet_dir, figure=figure,
@@ -218,16 +176,15 @@ def score_command(
                                geometry_measures=measures, boundary_width=boundary_width,
                                boundary_band=boundary_band.value,
                                objects_dir=objects, memory_limit=memory_limit, **options)
-    warn(result.warnings, strict=strict)
-    write_report(json_path, result)
     from geoeval.scoring.partitioned import PartitionedResult
 
     if isinstance(result, PartitionedResult):  # a partitioned Dask run: summaries only
         from geoeval.report.objects_dataset import summary_table
 
-        show([summary_table(result)], quiet=quiet)
+        out.finish(result, lambda r: [summary_table(r)])
         return
-    if not quiet:
+    out.finish(result)
+    if not out.quiet:
         _print(result, figure=figure is not None, breakdown=breakdown)
 
 
@@ -283,27 +240,27 @@ def _is_folder(path: Path) -> bool:
 
 
 def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: Path | None,
-                   scene_dir: Path | None, gpkg_matcher: str | None, json_path: Path | None,
-                   csv_dir: Path | None, quiet: bool, strict: bool, err: Any) -> None:
+                   scene_dir: Path | None, gpkg_matcher: str | None, csv_dir: Path | None,
+                   out: Reporting, err: Any) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     import geoeval
 
     columns = (TextColumn("scoring {task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err, disable=quiet, transient=True) as bar:
+    with Progress(*columns, console=err, disable=out.quiet, transient=True) as bar:
         task = bar.add_task("scenes", total=None)
 
         def progress(done: int, total: int, scene: str) -> None:
             bar.update(task, completed=done, total=total, description=scene)
 
-        result = geoeval.score_scenes(reference, submission, pairs=pairs, json=json_path,
+        result = geoeval.score_scenes(reference, submission, pairs=pairs, json=out.json_path,
                                       csv_dir=csv_dir, scene_dir=scene_dir,
                                       gpkg_matcher=gpkg_matcher, progress=progress, **options)
     warn([*result.warnings, *(f"{scene.name}: {w}" for scene in result.scenes
-                               for w in scene.warnings)], strict=strict)
+                               for w in scene.warnings)], strict=out.strict)
     from geoeval.report.scene_tables import scenes_table
 
-    show([scenes_table(result)], quiet=quiet)
+    show([scenes_table(result)], quiet=out.quiet)
 
 
 def register(app: typer.Typer) -> None:
