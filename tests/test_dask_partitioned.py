@@ -51,7 +51,7 @@ def scene(seed: int = 0, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_in_process(ref: np.ndarray, sub: np.ndarray, k: int, matchers=("bgm", "iou", "hoover"),
-                   pieces: int = 3, mallows=(), resolution=None):
+                   pieces: int = 3, mallows=(), resolution=None, partials=()):
     """The pipeline of :func:`geoeval.engine.distributed.score_layers`, task by task,
     in this process: pieces, keys, cuts, splits, partitions, halos, solve, boundary."""
     params = {"iou": {"threshold": 0.5}, "hoover": {"threshold": 0.6}, "mom": {}}
@@ -73,7 +73,8 @@ def run_in_process(ref: np.ndarray, sub: np.ndarray, k: int, matchers=("bgm", "i
     prints = [dist.footprint(p) for p in parts]
     extents = np.array([f.extent for f in prints])
     near = dist._neighbours(extents)
-    config = dist.Config(tuple(matchers), params, tuple(mallows), resolution)
+    config = dist.Config(tuple(matchers), params, tuple(mallows), resolution, None,
+                         tuple(partials))
     results = [dist.solve_partition(p, parts[p], config,
                                     *[dist.halo(parts[q], prints[p]) for q in near[p]])
                for p in range(len(parts))]
@@ -151,7 +152,7 @@ def test_mom_and_mallows_per_partition_as_local():
     from geoeval.measures.mallows import mallows_scores
 
     ref, sub = scene(8, n=100)
-    step = 1.0
+    step = 2.0
     _, results, (bsol, _) = run_in_process(ref, sub, k=36, matchers=("mom", "iou"),
                                            mallows=("mom", "iou"), resolution=step)
     assert len(results) >= 32 and bsol.positions[0].size > 0
@@ -180,6 +181,61 @@ def test_mom_and_mallows_per_partition_as_local():
         assert total["sum"] / total["n"] == pytest.approx(mal.scene, rel=1e-12)
         assert total["solver"] == mal.to_dict()["solver"]
         assert total["approximated"] == 0 and total["max_error_bound"] == 0.0
+
+
+def assert_close(got, want, where=""):
+    """Nested report values equal: floats to 1e-12 relative, everything else exactly."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and got.keys() == want.keys(), where
+        for k in want:
+            assert_close(got[k], want[k], f"{where}.{k}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert_close(g, w, f"{where}[{i}]")
+    elif isinstance(want, float) and not isinstance(got, bool):
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-15), where
+    else:
+        assert got == want, where
+
+
+def test_strata_breakdown_and_bootstrap_by_partitions_as_local():
+    """Size and zone strata (each with its bootstrap), the error breakdown and the
+    scene's bootstrap computed as partial sums in the partition and boundary tasks, added
+    in the client: the local engine's report objects (counts exact, floats 1e-12), with
+    MOM's Mallows scores; zones leave objects outside and cut components."""
+    import geopandas as gpd
+
+    from geoeval.scoring import partitioned_summaries as ps
+    from geoeval.scoring.scene import score_objects
+
+    ref, sub = scene(10, n=100)
+    zones = gpd.GeoDataFrame({"name": ["west", "east"]},
+                             geometry=[shapely.box(-10, -10, 95, 250),
+                                       shapely.box(95, -10, 150, 250)])
+    plan = ps.Plan(size_bins=[60.0, 100.0], zones=zones, zone_field="name", breakdown=True,
+                   bootstrap=40, seed=3)
+    bounds = (tuple(shapely.total_bounds(ref)), tuple(shapely.total_bounds(sub)))
+    partials, kept = plan.prepare(step=None, bounds=bounds, crs=None)
+    matchers = ["bgm", "mom", "iou"]
+    _, results, (bsol, _) = run_in_process(ref, sub, k=36, matchers=matchers,
+                                           mallows=("mom",), resolution=2.0,
+                                           partials=partials)
+    summaries = [r.interior.summary for r in results] + [bsol.summary]
+    got = {key: [s["partials"][key] for s in summaries] for key, _, _ in partials}
+    local = score_objects(ObjectSet.from_geometries(ref), ObjectSet.from_geometries(sub),
+                          matchers=matchers, resolution=2.0, breakdown=True,
+                          size_bins=[60.0, 100.0], zones=zones, zone_field="name",
+                          bootstrap=40, seed=3).to_dict()
+    strata = ps.strata_report(got[ps.STRATA], plan, kept, matchers)
+    assert set(strata["zone"]["strata"]) == {"west", "east", "outside"}
+    assert_close(strata, local["strata"], "strata")
+    assert_close(ps.breakdown_report(got[ps.BREAKDOWN], matchers), local["breakdown"],
+                 "breakdown")
+    boot = ps.bootstrap_report(got[ps.BOOTSTRAP], plan, kept["grid"]).to_dict()
+    assert boot["notes"]  # both sides overlap themselves: BGM's interval is null
+    assert_close(boot, local["bootstrap"], "bootstrap")
+    assert local["breakdown"]["mom"]["errors"]["missed"]["count"] > 0
 
 
 def test_median_on_partitions_is_numpy_median():
@@ -321,6 +377,8 @@ def assert_same_as_local(res, local, dask_dir, local_dir, n_objects):
         assert a["overlap"][key] == (pytest.approx(v, rel=1e-12) if isinstance(v, float)
                                      else v), key
     assert a.keys() == b.keys()
+    for key in ("per_class", "breakdown", "strata", "bootstrap", "geometry"):
+        assert_close(a[key], b[key], key)
     for name, want in b["results"].items():
         got = a["results"][name]
         assert got["objects_dataset"] == str(dask_dir)
@@ -387,6 +445,41 @@ def test_cluster_default_matchers_with_mom_and_mallows_as_local(tmp_path, monkey
                          len(ref) + len(sub))
     d = gpd.read_parquet(tmp_path / "objects_dask")
     assert d["mom_mallows"].notna().sum() > 0.5 * len(d)
+
+
+@pytest.mark.slow
+def test_cluster_strata_breakdown_bootstrap_as_local(tmp_path, monkeypatch):
+    """COCO size bins (the grid step from the median area found on the cluster), zones
+    from a file, the error breakdown and the bootstrap, with the default matchers: the
+    run stays partitioned and its report is the local engine's."""
+    import logging
+
+    import distributed
+    import geopandas as gpd
+
+    import geoeval
+    from geoeval.io import partitioned as io_partitioned
+
+    ref, sub = scene(11, n=400)
+    folder, gpkg = _write_inputs(tmp_path, ref, sub)
+    zones = tmp_path / "zones.gpkg"
+    gpd.GeoDataFrame({"name": ["west", "east"]},
+                     geometry=[shapely.box(-10, -10, 190, 420), shapely.box(190, -10, 300, 420)],
+                     crs="EPSG:32631").to_file(zones)
+    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    options = dict(size_bins="coco", zones=str(zones), zone_field="name", breakdown=True,
+                   bootstrap=30, seed=5)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+        res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
+                            objects_dir=tmp_path / "objects_dask", **options)
+    assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult)
+    assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
+    local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", **options)
+    assert local.strata is not None and local.bootstrap is not None
+    assert_same_as_local(res, local, tmp_path / "objects_dask", tmp_path / "objects_local",
+                         len(ref) + len(sub))
 
 
 def _nbytes(value) -> int:

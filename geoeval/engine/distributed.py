@@ -373,6 +373,27 @@ class Config:
     mallows: tuple[str, ...] = ()
     resolution: float | None = None
     approximate: bool | None = None
+    #: ``(key, function, argument)``: ``function(solution, argument)`` runs on every
+    #: set of components solved (:class:`Solution`) and its small result is sent to the
+    #: client under ``key`` (per-class, strata, breakdown and bootstrap sums: functions
+    #: of :mod:`geoeval.scoring.partitioned_summaries`, passed down, never imported here).
+    partials: tuple[tuple[str, Callable[[Solution, Any], Any], Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A set of whole components solved in one task, as the in-memory engine holds a
+    scene: its object sets (objects in position order), their overlap, each matcher's
+    matching and Mallows scores (or ``None``), the matchers' keywords and the Mallows
+    options (``resolution``, ``approximate``, ``n_jobs``)."""
+
+    reference: Any
+    submission: Any
+    overlap: Any
+    matchings: dict[str, Any]
+    mallows: dict[str, Any]
+    params: dict[str, dict[str, Any]]
+    mallows_options: dict[str, Any]
 
 
 @dataclass
@@ -504,6 +525,8 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
     per: dict[str, Any] = {}
     rcols: dict[str, dict[str, np.ndarray]] = {}
     scols: dict[str, dict[str, np.ndarray]] = {}
+    matchings: dict[str, Any] = {}
+    mallows: dict[str, Any] = {}
     for name in config.matchers:
         m = match(ov, name, **config.params.get(name, {}))
         mal = None
@@ -521,9 +544,16 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
                      "score_sum": float(scores.sum()), "score_n": int(scores.size),
                      "solver": dict(m.solver_stats), "params": dict(m.params),
                      "mallows": None if mal is None else mallows_summary(mal)}
+        matchings[name], mallows[name] = m, mal
     summary = {"n_reference": int(ri.size), "n_submission": int(si.size),
                "pairs": int(rows.size), "components": ov.n_components, "union_area": union,
                "matchers": per}
+    if config.partials:
+        sol = Solution(ref, sub, ov, matchings, mallows,
+                       {n: config.params.get(n, {}) for n in config.matchers},
+                       {"resolution": config.resolution, "approximate": config.approximate,
+                        "n_jobs": 1})
+        summary["partials"] = {key: f(sol, arg) for key, f, arg in config.partials}
     return Solved(summary, (ref_pos, sub_pos), (rcols, scols))
 
 
@@ -656,6 +686,12 @@ class LayerScore:
         The objects dataset's folder (``None`` without a writer).
     mallows_resolution : float or None
         The Mallows score's grid step (given, or chosen from the data).
+    partials : dict
+        Per key of ``summaries_plan``'s partial functions, their results: one per
+        partition and one for the boundary (a list bounded by the partitions).
+    prepared : any
+        What ``summaries_plan.prepare`` returned besides the functions (edges, zones,
+        the bootstrap's block grid).
     """
 
     n_reference: int
@@ -672,13 +708,16 @@ class LayerScore:
     pieces: tuple[int, int]
     objects_dataset: str | None
     mallows_resolution: float | None = None
+    partials: dict[str, list[Any]] = field(default_factory=dict)
+    prepared: Any = None
 
 
 def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequence[str],
                  params: dict[str, dict[str, Any]], reference_options: dict[str, Any],
                  submission_options: dict[str, Any], writer: Any = None,
                  progress: Callable[[str], None] | None = None,
-                 mallows: dict[str, Any] | None = None) -> LayerScore:
+                 mallows: dict[str, Any] | None = None,
+                 summaries_plan: Any = None) -> LayerScore:
     """Score two vector layers on the cluster of ``client`` (see the module docstring).
 
     Parameters
@@ -702,6 +741,13 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         step; ``None``: chosen from the median object area as the local engine does,
         :func:`geoeval.measures.rasterize.auto_resolution`, the median found on the
         cluster by :func:`geoeval.engine.median.median`) and ``approximate``.
+    summaries_plan : object, optional
+        Partial summaries to compute with every solved set of components: an object
+        with ``needs_step`` (bool: the median-area step is needed) and
+        ``prepare(step=, bounds=, crs=)`` returning ``(partials, prepared)``
+        (:class:`Config.partials`; anything the client keeps), called once the
+        partitions exist with the step and each side's bounds
+        (:class:`geoeval.scoring.partitioned_summaries.Plan`).
     """
     from geoeval.io.partitioned import layer_bounds, plan_pieces, read_piece
 
@@ -788,7 +834,8 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     prints = client.map(footprint, parts, pure=False)
     extents = np.array(client.gather(client.map(extent_of, prints)), float).reshape(-1, 4)
     neighbours = _neighbours(extents)
-    config = _config(client, parts, matchers, params, mallows, meter)
+    config, prepared = _config(client, parts, matchers, params, mallows, summaries_plan,
+                               plans[0][1], meter)
     results = []
     for p in range(k):
         halos = [client.submit(halo, parts[q], prints[p], pure=False)
@@ -819,34 +866,58 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
             out.abandon()
             raise
     total = _add([*summaries, boundary_summary], matchers)
+    partials = {key: [s["partials"][key] for s in [*summaries, boundary_summary]]
+                for key, _, _ in config.partials}
     return LayerScore(n_ref, n_sub, (counts[0], counts[1]), (plans[0][1], plans[1][1]),
                       total["pairs"], total["components"], total["union_area"],
                       total["matchers"], k, sum(s["boundary_objects"] for s in summaries),
                       sum(s["halo_objects"] for s in summaries),
-                      (len(plans[0][0]), len(plans[1][0])), dataset, config.resolution)
+                      (len(plans[0][0]), len(plans[1][0])), dataset, config.resolution,
+                      partials, prepared)
 
 
 def _config(client: Any, parts: list[Any], matchers: Sequence[str],
             params: dict[str, dict[str, Any]], mallows: dict[str, Any] | None,
-            meter: _Meter) -> Config:
-    """The partition tasks' :class:`Config`; without a given Mallows grid step, the step
-    the local engine chooses (:func:`geoeval.measures.rasterize.auto_resolution`: the
-    reference's median positive area, else the submission's), the median found on the
-    cluster."""
+            plan: Any, crs: Any, meter: _Meter) -> tuple[Config, Any]:
+    """The partition tasks' :class:`Config` and what ``plan.prepare`` kept. Without a
+    given Mallows grid step, the step the local engine chooses
+    (:func:`geoeval.measures.rasterize.auto_resolution`: from the reference's median
+    positive area, else the submission's), the median found on the cluster."""
     mal = mallows or {}
     names = tuple(mal.get("matchers", ()))
     resolution = mal.get("resolution")
-    if names and resolution is None:
+    step = None
+    if (names and resolution is None) or (plan is not None and plan.needs_step):
         from geoeval.engine.median import median
         from geoeval.measures.rasterize import step_from_median
 
-        meter.report("choosing the Mallows grid step (median object area)")
+        meter.report("choosing the grid step (median object area)")
         for side in (0, 1):
             med = median(client, parts, side)
             if med is not None:
-                resolution = step_from_median(med)
+                step = step_from_median(med)
                 break
-    return Config(tuple(matchers), params, names, resolution, mal.get("approximate"))
+    if resolution is None:
+        resolution = step
+    partials, prepared = (), None
+    if plan is not None:
+        ext = np.array(client.gather(client.map(side_extents, parts, pure=False)),
+                       float).reshape(-1, 2, 4)
+        bounds = []
+        for side in (0, 1):
+            e = ext[:, side]
+            e = e[np.isfinite(e).all(axis=1)]
+            bounds.append(None if not len(e) else
+                          (float(e[:, 0].min()), float(e[:, 1].min()),
+                           float(e[:, 2].max()), float(e[:, 3].max())))
+        partials, prepared = plan.prepare(step=step, bounds=tuple(bounds), crs=crs)
+    return Config(tuple(matchers), params, names, resolution, mal.get("approximate"),
+                  tuple(partials)), prepared
+
+
+def side_extents(part: Part) -> list[tuple[float, float, float, float]]:
+    """Runs on a worker: the extent of each side's objects in a partition (NaN: none)."""
+    return [extent(part.take(np.flatnonzero(part.side == s))) for s in (0, 1)]
 
 
 def _split_keys(splits: dict[int, Part]) -> set[int]:

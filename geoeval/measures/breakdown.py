@@ -129,6 +129,16 @@ def error_breakdown(m: Matching, mallows: np.ndarray | None = None) -> Breakdown
     >>> b.now["f1"], b.fixed["missed"]["f1"], b.fixed["localisation"]["mallows"]
     (0.5, 0.8, 1.0)
     """
+    errors, sums = breakdown_sums(m, mallows)
+    return breakdown_from_sums(m.matcher, errors, sums, mallows is not None)
+
+
+def breakdown_sums(m: Matching, mallows: np.ndarray | None = None
+                   ) -> tuple[dict[str, int], dict[str, dict[str, float]]]:
+    """The error counts and the sufficient statistics (:data:`geoeval.measures.counts.SUMS`)
+    of the matching now and fixed for each error type and for all: sums over instances
+    and objects, so those of disjoint parts of a scene (the Dask engine's partitions)
+    add up to the scene's. :func:`breakdown_from_sums` turns them into measures."""
     a = m.arrays
     if mallows is not None:
         mallows = np.asarray(mallows, float)
@@ -138,10 +148,34 @@ def error_breakdown(m: Matching, mallows: np.ndarray | None = None) -> Breakdown
     errors = {MISSED: int(m.missed.size), FALSE_ALARM: int(m.false_alarms.size),
               MERGE: n_merge, SPLIT: int(np.count_nonzero(a.kind == 1)),
               LOCALISATION: int(np.count_nonzero(a.kind == 0))}
-    now = _measures(m, mallows)
-    fixed = {t: _measures(*fix(m, mallows, [t])) for t in ERROR_TYPES}
-    fixed["all"] = _measures(*fix(m, mallows, ERROR_TYPES))
-    return Breakdown(m.matcher, errors, now, fixed)
+    sums = {"now": counts.scene_sums(m, None, mallows)}
+    for t in ERROR_TYPES:
+        sums[t] = counts.scene_sums(*_fixed(m, mallows, [t]))
+    sums["all"] = counts.scene_sums(*_fixed(m, mallows, ERROR_TYPES))
+    return errors, sums
+
+
+def breakdown_from_sums(matcher: str, errors: dict[str, int],
+                        sums: dict[str, dict[str, float]], mallows: bool) -> Breakdown:
+    """The :class:`Breakdown` from :func:`breakdown_sums` (of one scene, or added over
+    its parts): each measure by the scene report's formula
+    (:func:`geoeval.measures.counts.measures_from_sums`); the union of all objects is
+    unknown once objects are replaced, so an accuracy over it (BGM eq. 1) is ``None``."""
+    rule = registry.accuracy_rule(matcher)
+
+    def measures(s: dict[str, float]) -> dict[str, float | None]:
+        values = counts.measures_from_sums(rule, s, mallows=mallows)
+        return {k: counts.as_number(v) for k, v in values.items()}
+
+    fixed = {t: measures(sums[t]) for t in (*ERROR_TYPES, "all")}
+    return Breakdown(matcher, dict(errors), measures(sums["now"]), fixed)
+
+
+def _fixed(m: Matching, mallows: np.ndarray | None, types: Iterable[str]
+           ) -> tuple[Matching, None, np.ndarray | None]:
+    """:func:`fix`'s matching, no union area, its Mallows scores (for ``scene_sums``)."""
+    fixed, mal = fix(m, mallows, types)
+    return fixed, None, mal
 
 
 def fix(m: Matching, mallows: np.ndarray | None,
@@ -190,14 +224,6 @@ def fix(m: Matching, mallows: np.ndarray | None,
     if mallows is not None:
         fixed_mallows = np.concatenate([np.where(perfect, 1.0, mallows[keep]), np.ones(n_new)])
     return out, fixed_mallows
-
-
-def _measures(m: Matching, mallows: np.ndarray | None) -> dict[str, float | None]:
-    """Precision, recall, F1 (eq. 14–15), the matcher's accuracy and the Mallows
-    score (eq. 13), by the formulas of the scene report
-    (:func:`geoeval.measures.counts.scene_measures`). The union of all objects is
-    unknown once objects are replaced, so an accuracy over it (BGM eq. 1) is ``None``."""
-    return counts.scene_measures(registry.accuracy_rule(m.matcher), m, None, mallows)
 
 
 def _gain(fixed: float | None, now: float | None) -> float | None:

@@ -93,8 +93,17 @@ def block_grid(reference: ObjectSet, submission: ObjectSet,
     validate.positive("block_size", block_size)
     objects = reference if len(reference) else submission
     if len(objects) == 0:
+        return grid_over(None, block_size)
+    return grid_over(tuple(shapely.total_bounds(objects.polygons)), block_size)
+
+
+def grid_over(bounds: tuple[float, float, float, float] | None,
+              block_size: float | None = None) -> BlockGrid:
+    """The block grid over ``bounds`` (``None``: no objects, one block); :func:`block_grid`
+    over the objects' bounds, also for the Dask engine, which knows only the bounds."""
+    if bounds is None:
         return BlockGrid(0.0, 0.0, block_size or 1.0, 1, 1, "no objects: one block")
-    x0, y0, x1, y1 = shapely.total_bounds(objects.polygons)
+    x0, y0, x1, y1 = bounds
     side = max(x1 - x0, y1 - y0)
     if block_size is None:
         size = side / BLOCKS_PER_SIDE if side > 0 else 1.0
@@ -239,18 +248,30 @@ def bootstrap_scene(reference: ObjectSet, submission: ObjectSet, overlap: Overla
     if grid is None:
         grid = block_grid(reference, submission, block_size)
     rb, sb = grid.block_of(reference), grid.block_of(submission)
+    stats = {name: block_statistics(res, overlap, rb, sb, grid.n_blocks)
+             for name, res in results.items()}
+    return bootstrap_from_statistics(
+        stats, {name: res.mallows is not None for name, res in results.items()},
+        overlap.union_is_sum, n=n, seed=seed, confidence=confidence, grid=grid)
+
+
+def bootstrap_from_statistics(stats: dict[str, np.ndarray], has_mallows: dict[str, bool],
+                              union_is_sum: bool, *, n: int, seed: int, confidence: float,
+                              grid: BlockGrid) -> BootstrapResult:
+    """:func:`bootstrap_scene` from the per-block sums of each matcher
+    (:func:`block_statistics`; of one scene, or added over its parts by the Dask engine):
+    the replicates' block draws at ``seed``, their measures, percentile intervals."""
     weights = block_weights(grid.n_blocks, n, seed)
     notes = []
-    area_rule = [name for name in results if registry.accuracy_rule(name) == MATCHED_AREA]
-    if not overlap.union_is_sum and area_rule:
+    area_rule = [name for name in stats if registry.accuracy_rule(name) == MATCHED_AREA]
+    if not union_is_sum and area_rule:
         notes.append("objects of one side overlap: BGM's union area is not a sum over "
                      "blocks, its accuracy interval is null")
     intervals: dict[str, dict[str, list[float] | None]] = {}
     reps: dict[str, dict[str, np.ndarray]] = {}
-    for name, res in results.items():
-        stats = block_statistics(res, overlap, rb, sb, grid.n_blocks)
-        values = replicate_measures(name, stats, weights, res.mallows is not None)
-        if name in area_rule and not overlap.union_is_sum:
+    for name, st in stats.items():
+        values = replicate_measures(name, st, weights, has_mallows[name])
+        if name in area_rule and not union_is_sum:
             values["accuracy"] = np.full(n, np.nan)
         reps[name] = values
         intervals[name] = {k: percentile_interval(values[k], confidence) for k in MEASURES}
@@ -258,4 +279,5 @@ def bootstrap_scene(reference: ObjectSet, submission: ObjectSet, overlap: Overla
 
 
 __all__ = ["BlockGrid", "BootstrapResult", "block_grid", "block_statistics",
-           "block_weights", "bootstrap_scene", "replicate_measures"]
+           "block_weights", "bootstrap_from_statistics", "bootstrap_scene", "grid_over",
+           "replicate_measures"]

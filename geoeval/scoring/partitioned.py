@@ -42,9 +42,12 @@ def partitioned_reason(reference: Any, submission: Any, options: dict[str, Any])
     bad = [m for m in options.get("matchers", ()) if m not in PARTITIONED_MATCHERS]
     if bad:
         return f"matcher {bad[0]} is not computed by partitions"
-    for name, default in (("class_field", None), ("size_bins", None),
-                          ("zones", None), ("bootstrap", None), ("breakdown", False),
-                          ("geometry_measures", None), ("evaluation_crs", None),
+    if options.get("class_field") is not None:
+        # the classes would be read with the objects by the partitioned readers, and a
+        # submission without a class field takes its classes from the references it
+        # overlaps most: not done by partitions yet
+        return "class_field= is not computed by partitions yet"
+    for name, default in (("geometry_measures", None), ("evaluation_crs", None),
                           ("crs", None)):
         if options.get(name, default) not in (default, None, False, ()):
             return f"{name}= is not computed by partitions yet"
@@ -141,6 +144,12 @@ class PartitionedResult:
     warnings: tuple[str, ...] = ()
     objects_dataset: str | None = None
     partitions: dict[str, int] = field(default_factory=dict)
+    #: The report's ``breakdown`` and ``strata`` objects, and the bootstrap
+    #: (:class:`~geoeval.scoring.bootstrap.BootstrapResult`), when asked for
+    #: (:mod:`geoeval.scoring.partitioned_summaries`).
+    breakdown: dict[str, Any] | None = None
+    strata: dict[str, Any] | None = None
+    bootstrap: Any = None
 
     def to_dict(self, *, rows: bool = False) -> dict[str, Any]:
         """The JSON report (``rows`` is accepted for :class:`ScoreResult` parity)."""
@@ -153,7 +162,8 @@ class PartitionedResult:
             "overlap": self.overlap, "parameters": self.parameters,
             "warnings": list(self.warnings),
             "results": {n: r.to_dict(self.objects_dataset) for n, r in self.results.items()},
-            "per_class": None, "breakdown": None, "strata": None, "bootstrap": None,
+            "per_class": None, "breakdown": self.breakdown, "strata": self.strata,
+            "bootstrap": None if self.bootstrap is None else self.bootstrap.to_dict(),
             "geometry": None,
         }
 
@@ -171,7 +181,10 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
                       min_overlap: float | None = None,
                       matcher_options: dict[str, Any] | None = None,
                       mallows: bool = False, resolution: float | None = None,
-                      approximate: bool | None = None) -> PartitionedResult:
+                      approximate: bool | None = None, breakdown: bool = False,
+                      size_bins: Any = None, zones: Any = None, zone_field: str | None = None,
+                      bootstrap: int | None = None, confidence: float = 0.95, seed: int = 0,
+                      block_size: float | None = None) -> PartitionedResult:
     """Score two vector layers by partitions (:mod:`geoeval.engine.distributed`).
 
     ``objects(id_kind, crs)`` opens the objects dataset writer (see
@@ -179,7 +192,9 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
     (Özdemir et al. 2010, §4.2) of a matcher whose accuracy it is (MOM), or of every
     matcher with ``mallows``, is computed per instance in the partition tasks
     (``resolution``, ``approximate`` as :func:`geoeval.score` takes them) and reduced
-    as sums and counts.
+    as sums and counts. ``breakdown``, ``size_bins``, ``zones`` and ``bootstrap`` (with
+    their options, as :func:`geoeval.score` takes them) are computed as partial sums
+    in the same tasks (:mod:`geoeval.scoring.partitioned_summaries`).
     """
     from geoeval.engine.distributed import score_layers
     from geoeval.io import crs_name
@@ -190,12 +205,30 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
     specs = [registry.get(n) for n in matchers]
     params = {spec.name: spec.arguments(options) for spec in specs}
     want_mallows = tuple(s.name for s in specs if s.accuracy == registry.MALLOWS or mallows)
+    plan = None
+    if breakdown or size_bins is not None or zones is not None or bootstrap is not None:
+        from geoeval.scoring import partitioned_summaries as ps
+
+        if bootstrap is not None:
+            from geoeval.scoring.bootstrap import check_bootstrap
+
+            check_bootstrap(bootstrap, confidence, seed, block_size)
+        if size_bins is not None:  # checked before the work (COCO's step comes later)
+            from geoeval.scoring.strata import size_edges
+
+            size_edges(size_bins, None, None, 1.0)
+        if zones is not None:
+            from geoeval.scoring.strata import read_zones
+
+            read_zones(zones, zone_field, None)
+        plan = ps.Plan(size_bins, zones, zone_field, breakdown, bootstrap, seed, confidence,
+                       block_size)
     res = score_layers(client, reference, submission, matchers=matchers, params=params,
                        reference_options=reference_options,
                        submission_options=submission_options, writer=objects,
                        progress=progress,
                        mallows={"matchers": want_mallows, "resolution": resolution,
-                                "approximate": approximate})
+                                "approximate": approximate}, summaries_plan=plan)
     sides = []
     warnings: list[str] = []
     for path, n, cnt, crs in ((reference, res.n_reference, res.counts[0], res.crs[0]),
@@ -254,10 +287,23 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
     overlap = {"method": "rtree", "pairs": res.pairs, "components": res.components,
                "components_solved_by_ilp": None if mom is None else mom["solver"].get("ilp", 0),
                "union_area": res.union_area}
+    extra: dict[str, Any] = {}
+    if plan is not None:
+        from geoeval.scoring import partitioned_summaries as ps
+
+        names = list(matchers)
+        if breakdown:
+            extra["breakdown"] = ps.breakdown_report(res.partials[ps.BREAKDOWN], names)
+        if ps.STRATA in res.partials:
+            extra["strata"] = ps.strata_report(res.partials[ps.STRATA], plan, res.prepared,
+                                               names)
+        if bootstrap is not None:
+            extra["bootstrap"] = ps.bootstrap_report(res.partials[ps.BOOTSTRAP], plan,
+                                                     res.prepared["grid"])
     return PartitionedResult(sides[0], sides[1], overlap, results, parameters,
                              tuple(warnings), res.objects_dataset,
                              {"partitions": res.partitions,
                               "boundary_objects": res.boundary_objects,
                               "halo_objects": res.halo_objects,
                               "reference_pieces": res.pieces[0],
-                              "submission_pieces": res.pieces[1]})
+                              "submission_pieces": res.pieces[1]}, **extra)

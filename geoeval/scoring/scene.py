@@ -262,7 +262,11 @@ def _try_partitioned(eng: Engine, reference: Any, submission: Any, ref_opts: dic
             submission_options=sub_opts, objects=objects, progress=progress,
             min_overlap=options["min_overlap"], matcher_options=options["matcher_options"],
             mallows=options["mallows"], resolution=options["resolution"],
-            approximate=options["approximate"])
+            approximate=options["approximate"], breakdown=options["breakdown"],
+            size_bins=options["size_bins"], zones=options["zones"],
+            zone_field=options["zone_field"], bootstrap=options["bootstrap"],
+            confidence=options["confidence"], seed=options["seed"],
+            block_size=options["block_size"])
     if reason in ("the inputs are not files", "an input is not a vector layer",
                   "an input is a folder"):
         return None

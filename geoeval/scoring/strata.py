@@ -104,14 +104,16 @@ class Strata:
         return {kind: k.to_dict() for kind, k in self.kinds.items()}
 
 
-def size_edges(size_bins: Sequence[float] | str, reference: ObjectSet,
-               submission: ObjectSet) -> tuple[np.ndarray, tuple[str, ...], str]:
+def size_edges(size_bins: Sequence[float] | str, reference: ObjectSet | None,
+               submission: ObjectSet | None, step: float | None = None
+               ) -> tuple[np.ndarray, tuple[str, ...], str]:
     """Bin edges (square CRS units), stratum names and the rule that gave them.
 
     ``"coco"``: COCO's 32² and 96² pixels times the pixel area of the raster
     input (the reference's grid first); for two vector layers, the pixel is
     the square of the Mallows grid step chosen from the data
-    (:func:`geoeval.measures.rasterize.auto_resolution`). A sequence: the edges
+    (:func:`geoeval.measures.rasterize.auto_resolution`; the Dask engine, which holds
+    no layer, gives that ``step`` and no object sets). A sequence: the edges
     themselves, increasing and positive.
     """
     if isinstance(size_bins, str):
@@ -122,7 +124,8 @@ def size_edges(size_bins: Sequence[float] | str, reference: ObjectSet,
                 raise InputError(f"size_bins (--size-bins) takes 'coco' or increasing areas "
                                  f"separated by commas, got {size_bins!r}") from None
         else:
-            grid = reference.grid if reference.grid is not None else submission.grid
+            grid = None if reference is None or submission is None else \
+                reference.grid if reference.grid is not None else submission.grid
             if grid is not None:
                 t = grid.transform
                 pixel = abs(t.a * t.e - t.b * t.d)
@@ -130,7 +133,8 @@ def size_edges(size_bins: Sequence[float] | str, reference: ObjectSet,
             else:
                 from geoeval.measures.rasterize import auto_resolution
 
-                step = auto_resolution(reference, submission)
+                if reference is not None and submission is not None:
+                    step = auto_resolution(reference, submission)
                 if step is None:
                     raise InputError("size_bins='coco' needs a pixel size: no raster input and "
                                      "no objects to choose one; give the edges in square CRS "

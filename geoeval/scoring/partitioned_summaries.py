@@ -1,0 +1,296 @@
+"""Strata, error breakdown and bootstrap of a Dask run by partitions, as small partial sums.
+
+Every measure of the report is a ratio of sums over objects and instances
+(:mod:`geoeval.measures.counts`), and every instance lies inside one overlap
+component. The Dask engine solves each component once, in one task
+(:mod:`geoeval.engine.distributed`): the functions here run in those tasks, on
+the components solved there (:class:`~geoeval.engine.distributed.Solution`),
+with the in-memory engine's code, and return sums; the client adds them and
+applies the one formula of each measure.
+
+* **Strata** (``size_bins``, ``zones``; :mod:`geoeval.scoring.strata`): each object's
+  stratum is a property of its own (area, representative point), and a stratum's
+  scene is the overlap restricted to its objects, matched afresh
+  (:func:`geoeval.scoring.subset.score_subset`): its components are parts of the
+  scene's components, so each task scores the strata of its own components.
+* **Error breakdown** (:mod:`geoeval.measures.breakdown`): the fixed matchings
+  repair instances and objects one by one, so their sufficient statistics add up
+  (:func:`~geoeval.measures.breakdown.breakdown_sums`).
+* **Bootstrap** (:mod:`geoeval.scoring.bootstrap`): the block grid needs only the
+  reference's bounds (the client has them from the partitions' extents); each
+  task adds its objects' and instances' sums into the blocks
+  (:func:`~geoeval.scoring.bootstrap.block_statistics`), the client adds the
+  block tables (blocks × 10 numbers a matcher) and draws the same replicates at
+  the same seed (:func:`~geoeval.scoring.bootstrap.bootstrap_from_statistics`).
+
+What reaches the client is bounded by partitions × strata × matchers × blocks,
+never by objects. Sums are taken per partition and then added: floats agree
+with the in-memory engine's to rounding (1e-12 relative), counts exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from geoeval.matching import registry
+from geoeval.measures import counts
+
+#: Keys of the partial results.
+STRATA, BREAKDOWN, BOOTSTRAP = "strata", "breakdown", "bootstrap"
+
+
+@dataclass
+class Plan:
+    """The options a partitioned run computes as partial sums (for
+    :func:`geoeval.engine.distributed.score_layers`)."""
+
+    size_bins: Any = None
+    zones: Any = None
+    zone_field: str | None = None
+    breakdown: bool = False
+    bootstrap: int | None = None
+    seed: int = 0
+    confidence: float = 0.95
+    block_size: float | None = None
+
+    @property
+    def needs_step(self) -> bool:
+        """COCO size bins of two vector layers need the data's grid step (median area)."""
+        return isinstance(self.size_bins, str)
+
+    def prepare(self, *, step: float | None, bounds: tuple[Any, Any], crs: Any
+                ) -> tuple[tuple[tuple[str, Any, Any], ...], dict[str, Any]]:
+        """The partial functions with their arguments, and what the client keeps: the
+        size edges, the zones, the block grid. ``bounds`` are each side's bounds
+        (``None`` for a side without objects), ``step`` the grid step of the data."""
+        from geoeval.scoring import strata as st
+
+        partials: list[tuple[str, Any, Any]] = []
+        kept: dict[str, Any] = {}
+        grid = None
+        if self.bootstrap is not None:
+            from geoeval.scoring.bootstrap import grid_over
+
+            grid = grid_over(bounds[0] if bounds[0] is not None else bounds[1],
+                             self.block_size)
+            kept["grid"] = grid
+            partials.append((BOOTSTRAP, bootstrap_partial, grid))
+        kinds: list[tuple[str, Any]] = []
+        if self.size_bins is not None:
+            edges, names, rule = st.size_edges(self.size_bins, None, None, step)
+            kept["size"] = {"edges": edges.tolist(), "unit": "square CRS units",
+                            "bins": "[lower, upper): an area on an edge goes to the upper bin",
+                            "rule": rule}, list(names)
+            kinds.append(("size", (edges, tuple(names))))
+        if self.zones is not None:
+            from pathlib import Path
+
+            import shapely
+
+            geoms, names = st.read_zones(self.zones, self.zone_field, crs)
+            z = self.zones
+            kept["zone"] = {"zones": z if isinstance(z, str) else str(z)
+                            if isinstance(z, Path) else "<memory>",
+                            "field": self.zone_field,
+                            "rule": "zone containing the object's representative point; "
+                                    "first zone on a shared border; else 'outside'"}, \
+                list(dict.fromkeys(names.tolist())) + [st.OUTSIDE]
+            kinds.append(("zone", (shapely.to_wkb(geoms), names)))
+        if kinds:
+            partials.append((STRATA, strata_partial, (tuple(kinds), grid)))
+        if self.breakdown:
+            partials.append((BREAKDOWN, breakdown_partial, None))
+        return tuple(partials), kept
+
+
+# --- in the partition tasks ---------------------------------------------------------------
+
+def _results(sol: Any) -> dict[str, Any]:
+    from geoeval.scoring.result import measure
+
+    return {n: measure(n, m, sol.overlap, sol.mallows[n]) for n, m in sol.matchings.items()}
+
+
+def _matcher_sums(m: Any, union: float, mallows: np.ndarray | None) -> dict[str, Any]:
+    return {"sums": counts.scene_sums(m, union, mallows), "kinds": m.kind_counts(),
+            "mallows": mallows is not None}
+
+
+def strata_partial(sol: Any, spec: tuple[tuple[tuple[str, Any], ...], Any]) -> dict[str, Any]:
+    """Per kind and stratum: objects, each matcher's sums (and its block table with a
+    bootstrap), on the components of ``sol`` (:func:`geoeval.scoring.strata.score_strata`'s
+    per-stratum scene)."""
+    import shapely
+
+    from geoeval.scoring import strata as st
+    from geoeval.scoring.subset import score_subset
+
+    kinds, grid = spec
+    ref, sub, ov = sol.reference, sol.submission, sol.overlap
+    results = _results(sol)
+    out: dict[str, Any] = {}
+    for kind, arg in kinds:
+        if kind == "size":
+            edges, names = arg
+            rl, sl = st.size_labels(ref.areas, edges, names), st.size_labels(sub.areas, edges,
+                                                                              names)
+        else:
+            wkb, names = arg
+            geoms = np.asarray(shapely.from_wkb(wkb), dtype=object)
+            rl, sl = st.zone_labels(ref, geoms, names), st.zone_labels(sub, geoms, names)
+            names = tuple(dict.fromkeys(names.tolist())) + (st.OUTSIDE,)
+        per: dict[str, Any] = {}
+        for name in names:
+            ri, si = np.flatnonzero(rl == name), np.flatnonzero(sl == name)
+            sov, res = score_subset(ref, sub, ov, ri, si, results, sol.params,
+                                    sol.mallows_options)
+            entry: dict[str, Any] = {"reference_objects": int(ri.size),
+                                     "submission_objects": int(si.size),
+                                     "total": _totals(sov), "results": {}}
+            for mname, r in res.items():
+                entry["results"][mname] = _matcher_sums(
+                    r.matching, sov.union_area,
+                    None if r.mallows is None else np.asarray(r.mallows.scores, float))
+            if grid is not None:
+                from geoeval.scoring.bootstrap import block_statistics
+
+                rb, sb = grid.block_of(sov.reference), grid.block_of(sov.submission)
+                entry["blocks"] = {mname: block_statistics(r, sov, rb, sb, grid.n_blocks)
+                                   for mname, r in res.items()}
+            per[name] = entry
+        out[kind] = per
+    return out
+
+
+def breakdown_partial(sol: Any, _: Any) -> dict[str, Any]:
+    """Per matcher: error counts and the sums now and fixed
+    (:func:`geoeval.measures.breakdown.breakdown_sums`)."""
+    from geoeval.measures.breakdown import breakdown_sums
+
+    out = {}
+    for name, m in sol.matchings.items():
+        mal = sol.mallows[name]
+        errors, sums = breakdown_sums(m, None if mal is None else mal.scores)
+        out[name] = {"errors": errors, "sums": sums, "mallows": mal is not None}
+    return out
+
+
+def bootstrap_partial(sol: Any, grid: Any) -> dict[str, Any]:
+    """Per matcher its block table (:func:`geoeval.scoring.bootstrap.block_statistics`),
+    and the overlap's totals (whether the union is a sum is decided on the scene's)."""
+    from geoeval.scoring.bootstrap import block_statistics
+
+    rb, sb = grid.block_of(sol.reference), grid.block_of(sol.submission)
+    results = _results(sol)
+    return {"blocks": {n: block_statistics(r, sol.overlap, rb, sb, grid.n_blocks)
+                       for n, r in results.items()},
+            "total": _totals(sol.overlap),
+            "mallows": {n: r.mallows is not None for n, r in results.items()}}
+
+
+def _totals(ov: Any) -> tuple[float, float]:
+    """Areas minus pairwise overlaps, and the union area (their sums over the scene's
+    parts decide :attr:`geoeval.overlap.Overlap.union_is_sum` for the scene)."""
+    return (float(ov.ref_area.sum() + ov.sub_area.sum() - ov.values.sum()),
+            float(ov.union_area))
+
+
+# --- in the client ------------------------------------------------------------------------
+
+def _add(a: Any, b: Any) -> Any:
+    """Partial results added: dicts key by key (keys of either), numbers and arrays
+    summed, tuples element by element, booleans or-ed."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict):
+        return {k: _add(a.get(k), b.get(k)) for k in dict.fromkeys([*a, *b])}
+    if isinstance(a, bool):
+        return a or b
+    if isinstance(a, tuple):
+        return tuple(_add(x, y) for x, y in zip(a, b, strict=True))
+    return a + b
+
+
+def add_all(parts: list[Any]) -> Any:
+    total = None
+    for p in parts:
+        total = _add(total, p)
+    return total
+
+
+def _union_is_sum(total: tuple[float, float]) -> bool:
+    """:attr:`geoeval.overlap.Overlap.union_is_sum`'s test on the scene's totals."""
+    return bool(np.isclose(total[0], total[1], rtol=1e-9, atol=1e-9))
+
+
+def summary(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """:meth:`geoeval.scoring.result.MatcherResult.summary` from the added sums."""
+    s = entry["sums"]
+    v = counts.measures_from_sums(registry.accuracy_rule(name), s, mallows=entry["mallows"])
+    n = {k: int(s[k]) for k in ("n_ref", "n_sub", "matched_ref", "matched_sub")}
+    return {"matched_reference": n["matched_ref"], "matched_submission": n["matched_sub"],
+            "missed": n["n_ref"] - n["matched_ref"],
+            "false_alarms": n["n_sub"] - n["matched_sub"],
+            "precision": counts.as_number(v["precision"]),
+            "recall": counts.as_number(v["recall"]), "f1": counts.as_number(v["f1"]),
+            "matched_overlap": float(s["matched_area"]),
+            "accuracy": counts.as_number(v["accuracy"]),
+            "mallows": counts.as_number(v["mallows"]) if entry["mallows"] else None,
+            "instances_by_kind": entry["kinds"]}
+
+
+def bootstrap_report(partials: list[Any], plan: Plan, grid: Any) -> Any:
+    """The scene's :class:`~geoeval.scoring.bootstrap.BootstrapResult` from the partial
+    block tables."""
+    from geoeval.scoring.bootstrap import bootstrap_from_statistics
+
+    total = add_all(partials)
+    return bootstrap_from_statistics(total["blocks"], total["mallows"],
+                                     _union_is_sum(total["total"]), n=plan.bootstrap,
+                                     seed=plan.seed, confidence=plan.confidence, grid=grid)
+
+
+def strata_report(partials: list[Any], plan: Plan, kept: dict[str, Any],
+                  matchers: list[str]) -> dict[str, Any]:
+    """The report's ``strata`` object (:meth:`geoeval.scoring.strata.Strata.to_dict`)."""
+    from geoeval.scoring.bootstrap import bootstrap_from_statistics
+    from geoeval.scoring.strata import OUTSIDE
+
+    total = add_all(partials)
+    out: dict[str, Any] = {}
+    for kind in ("size", "zone"):
+        if kind not in kept:
+            continue
+        definition, names = kept[kind]
+        strata = {}
+        for name in names:
+            e = total[kind][name]
+            if kind == "zone" and name == OUTSIDE and not e["reference_objects"] \
+                    and not e["submission_objects"]:
+                continue  # no object outside every zone: no such stratum
+            boot = None
+            if plan.bootstrap is not None:
+                has = {m: e["results"][m]["mallows"] for m in matchers}
+                boot = bootstrap_from_statistics(
+                    e["blocks"], has, _union_is_sum(e["total"]), n=plan.bootstrap,
+                    seed=plan.seed, confidence=plan.confidence, grid=kept["grid"]).intervals
+            strata[name] = {"reference_objects": int(e["reference_objects"]),
+                            "submission_objects": int(e["submission_objects"]),
+                            "results": {m: summary(m, e["results"][m]) for m in matchers},
+                            "bootstrap": boot}
+        out[kind] = {"definition": definition, "strata": strata}
+    return out
+
+
+def breakdown_report(partials: list[Any], matchers: list[str]) -> dict[str, Any]:
+    """The report's ``breakdown`` object (:meth:`geoeval.measures.breakdown.Breakdown.to_dict`)."""
+    from geoeval.measures.breakdown import breakdown_from_sums
+
+    total = add_all(partials)
+    return {m: breakdown_from_sums(m, total[m]["errors"], total[m]["sums"],
+                                   total[m]["mallows"]).to_dict() for m in matchers}
