@@ -25,7 +25,7 @@ import numpy as np
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
 from geoeval.scoring.result import MatcherResult
-from geoeval.scoring.subset import InstanceMallows, score_subset
+from geoeval.scoring.subset import InstanceMallows, Subset, score_groups
 
 __all__ = ["ClassResult", "InstanceMallows", "PerClass", "class_labels", "inherit_classes",
            "score_classes"]
@@ -34,28 +34,8 @@ FROM_FIELD = "field"
 FROM_REFERENCE = "from_reference"
 
 
-@dataclass(frozen=True)
-class ClassResult:
-    """One class scored on its own.
-
-    Attributes
-    ----------
-    name : str
-    reference, submission : ObjectSet
-        The class's objects (ids, areas, classes; no geometry is carried).
-    reference_index, submission_index : numpy.ndarray
-        Their positions in the all-classes object sets.
-    overlap : Overlap
-    results : dict of str to MatcherResult
-    """
-
-    name: str
-    reference: ObjectSet
-    submission: ObjectSet
-    reference_index: np.ndarray
-    submission_index: np.ndarray
-    overlap: Overlap
-    results: dict[str, MatcherResult]
+#: One class scored on its own (:class:`geoeval.scoring.subset.Subset`).
+ClassResult = Subset
 
 
 @dataclass(frozen=True)
@@ -153,12 +133,7 @@ def score_classes(
         sub_cls = inherit_classes(overlap, ref_cls)
         source = FROM_REFERENCE
     names = sorted({c for c in ref_cls if c is not None} | {c for c in sub_cls if c is not None})
-    classes: dict[str, ClassResult] = {}
-    for name in names:
-        ri = np.flatnonzero(ref_cls == name)
-        si = np.flatnonzero(sub_cls == name)
-        ov, results = score_subset(reference, submission, overlap, ri, si, all_results,
-                                   matcher_params, mallows_options)
-        classes[name] = ClassResult(name, ov.reference, ov.submission, ri, si, ov, results)
+    classes = score_groups(reference, submission, overlap, ref_cls, sub_cls, names, all_results,
+                           matcher_params, mallows_options)
     unclassified = int(np.count_nonzero([c is None for c in sub_cls]))
     return PerClass(source, unclassified, classes)

@@ -33,7 +33,7 @@ from geoeval.errors import InputError
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
 from geoeval.scoring.result import MatcherResult
-from geoeval.scoring.subset import score_subset
+from geoeval.scoring.subset import Subset, score_groups
 
 #: COCO's size edges in pixels (COCO detection evaluation page, cocodataset.org/#detection-eval,
 #: for the data set of Lin et al. 2014: small < 32², medium < 96², large): scaled by the pixel
@@ -43,25 +43,8 @@ COCO_NAMES = ("small", "medium", "large")
 OUTSIDE = "outside"
 
 
-@dataclass(frozen=True)
-class Stratum:
-    """One stratum scored as a scene of its own.
-
-    Attributes
-    ----------
-    name : str
-    reference_index, submission_index : numpy.ndarray
-        Positions of its objects in the whole scene.
-    overlap : Overlap
-    results : dict of str to MatcherResult
-    """
-
-    name: str
-    reference_index: np.ndarray
-    submission_index: np.ndarray
-    overlap: Overlap
-    results: dict[str, MatcherResult]
-    bootstrap: Any = None  # BootstrapResult on the scene's blocks, with bootstrap=N
+#: One stratum scored as a scene of its own (:class:`geoeval.scoring.subset.Subset`).
+Stratum = Subset
 
 
 @dataclass(frozen=True)
@@ -263,8 +246,7 @@ def score_strata(
         sub_cls = class_labels(submission.classes)
         if sub_cls is None:
             sub_cls = inherit_classes(overlap, ref_cls)
-        strata = {name: Stratum(name, c.reference_index, c.submission_index, c.overlap,
-                                c.results) for name, c in per_class.classes.items()}
+        strata = dict(per_class.classes)  # the classes' own results, not rescored
         kinds["class"] = StrataKind("class", {"source": per_class.submission_classes},
                                     ref_cls, sub_cls, strata)
     return Strata(kinds) if kinds else None
@@ -275,15 +257,10 @@ def _kind(kind: str, definition: dict[str, Any], ref_labels: np.ndarray,
           submission: ObjectSet, overlap: Overlap, all_results: dict[str, MatcherResult],
           matcher_params: dict[str, dict[str, Any]],
           mallows_options: dict[str, Any] | None) -> StrataKind:
-    strata: dict[str, Stratum] = {}
-    for name in names:
-        ri = np.flatnonzero(ref_labels == name)
-        si = np.flatnonzero(sub_labels == name)
-        if kind == "zone" and name == OUTSIDE and ri.size == 0 and si.size == 0:
-            continue  # no object outside every zone: no such stratum
-        ov, results = score_subset(reference, submission, overlap, ri, si, all_results,
-                                   matcher_params, mallows_options)
-        strata[name] = Stratum(name, ri, si, ov, results)
+    # no object outside every zone: no such stratum
+    strata = score_groups(reference, submission, overlap, ref_labels, sub_labels, names,
+                          all_results, matcher_params, mallows_options,
+                          optional=(OUTSIDE,) if kind == "zone" else ())
     return StrataKind(kind, definition, ref_labels, sub_labels, strata)
 
 

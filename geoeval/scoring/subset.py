@@ -12,6 +12,7 @@ whole-scene instance are reused; only new instances are scored.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,6 +23,60 @@ from geoeval.matching.result import Matching
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
 from geoeval.scoring.result import MatcherResult, measure
+
+
+@dataclass(frozen=True)
+class Subset:
+    """A part of a scene (one class, one stratum) scored as a scene of its own.
+
+    Attributes
+    ----------
+    name : str
+    reference_index, submission_index : numpy.ndarray
+        Positions of its objects in the whole scene.
+    overlap : Overlap
+        The whole scene's overlap restricted to them; its object sets are
+        :attr:`reference` and :attr:`submission` (ids, areas, classes; no geometry).
+    results : dict of str to MatcherResult
+    bootstrap : BootstrapResult, optional
+        Its intervals on the scene's blocks (strata scored with ``bootstrap=N``).
+    """
+
+    name: str
+    reference_index: np.ndarray
+    submission_index: np.ndarray
+    overlap: Overlap
+    results: dict[str, MatcherResult]
+    bootstrap: Any = None
+
+    @property
+    def reference(self) -> ObjectSet:
+        return self.overlap.reference
+
+    @property
+    def submission(self) -> ObjectSet:
+        return self.overlap.submission
+
+
+def score_groups(reference: ObjectSet, submission: ObjectSet, overlap: Overlap,
+                 ref_labels: np.ndarray, sub_labels: np.ndarray, names: Sequence[str],
+                 all_results: dict[str, MatcherResult],
+                 matcher_params: dict[str, dict[str, Any]],
+                 mallows_options: dict[str, Any] | None = None, *,
+                 optional: Collection[str] = ()) -> dict[str, Subset]:
+    """Each group of the scene (the objects whose label is its name, on both sides)
+    scored by :func:`score_subset`, in the order of ``names``; a group named in
+    ``optional`` is left out when it has no object."""
+    groups: dict[str, Subset] = {}
+    for name in names:
+        ri = np.flatnonzero(ref_labels == name)
+        si = np.flatnonzero(sub_labels == name)
+        if name in optional and ri.size == 0 and si.size == 0:
+            continue
+        ov, results = score_subset(reference, submission, overlap, ri, si, all_results,
+                                   matcher_params, mallows_options)
+        groups[name] = Subset(name, ri, si, ov, results)
+    return groups
 
 
 @dataclass(frozen=True)
