@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         """Audit localisation metrics on altered ground truths (Hemery et al. 2010, §3)."""
         from geoeval.audit import audit
         from geoeval.cli.options import Progress
-        from geoeval.outputs import write_text
+        from geoeval.report.markdown import write_markdown
         from geoeval.report.tables import audit_tables, metrics_table
 
         if list_metrics:
@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
                            progress=lambda s: progress(f"auditing: {s}"))
         show(audit_tables(result), quiet=quiet)
         if markdown_path:
-            write_text(markdown_path, result.to_markdown())
+            write_markdown(result, markdown_path)
         write_report(json_path, result)
         if figure_dir:
             from geoeval.audit.figures import write_figures
