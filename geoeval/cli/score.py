@@ -65,10 +65,12 @@ from geoeval.cli.options import (
 def score_command(
     reference: Annotated[Path, typer.Argument(
         metavar="REFERENCE", show_default=False,
-        help="Reference: labelled raster or vector layer (or a folder of scenes).")],
+        help="Reference: labelled raster or vector layer, a folder of scenes, or a "
+             "quoted pattern of tiles read as one layer ('tiles/*.gpkg').")],
     submission: Annotated[Path, typer.Argument(
         metavar="SUBMISSION", show_default=False,
-        help="Submission: labelled raster or vector layer (or a folder of scenes).")],
+        help="Submission: labelled raster or vector layer, a folder of scenes, or a "
+             "quoted pattern of tiles read as one layer ('tiles/*.gpkg').")],
     matcher: Annotated[list[MatcherChoice] | None, typer.Option(
         "--matcher", "-m", metavar="NAME",
         help="Matcher to run: bgm, hoover, mom, iou or all (the default); repeat the "

@@ -541,3 +541,40 @@ def test_polygon_z_is_measured_in_plan(tmp_path, ref):
     rep = score_json(tmp_path, ref, sub)
     assert counts(rep) == (1, 1, 1, 0)
     assert rep["results"]["bgm"]["matched_overlap"] == pytest.approx(1.0)
+
+
+def test_a_pattern_of_tiles_is_one_layer(tmp_path, ref):
+    """``'tiles/*'``: the files in name order are one layer (kinds may be mixed); ids are
+    row numbers across tiles (A: 0, the point: 1, skipped, B: 2): both references
+    matched, bgm accuracy 8 / 8 (matched overlap A + B over the union A + B)."""
+    tiles = tmp_path / "tiles"
+    tiles.mkdir()
+    write(tiles / "t0.gpkg", [A])
+    write(tiles / "t1.fgb", [Point(9, 9)])
+    write(tiles / "t2.parquet", [B])
+    rep = score_json(tmp_path, ref, tiles / "*")
+    r = rep["results"]["bgm"]
+    assert counts(rep) == (2, 2, 0, 0)
+    assert r["accuracy"] == pytest.approx(1.0)
+    assert rep["submission"]["objects"] == 2 and rep["submission"]["skipped"] == 1
+    assert [(i["reference"], i["submission"]) for i in r["instances"]] == [([1], [0]),
+                                                                           ([2], [2])]
+
+
+def test_pattern_errors_are_one_line(tmp_path, ref):
+    out = tmp_path / "out.json"
+    run = run_cli("score", ref, tmp_path / "none" / "*.gpkg", "-m", "bgm", "-q", "--json",
+                  out, inputs=[ref])
+    assert_error(run, "none/*.gpkg", "matches no file", absent=[out], max_lines=1)
+    tiles = tmp_path / "tiles"
+    tiles.mkdir()
+    write(tiles / "t0.gpkg", [A], oid=[1])
+    write(tiles / "t1.gpkg", [B], oid=[1])
+    run = run_cli("score", ref, tiles / "*.gpkg", "--id-field", "oid", "-m", "bgm", "-q",
+                  "--json", out, inputs=[ref, tiles])
+    assert_error(run, "tiles/*.gpkg", "--id-field 'oid' is not unique: 1 value(s) repeat "
+                 "(e.g. 1 appears 2 times)", absent=[out], max_lines=1)
+    write(tiles / "t2.gpkg", [B], crs="EPSG:3857", oid=[3])
+    run = run_cli("score", ref, tiles / "t[02].gpkg", "-m", "bgm", "-q", "--json", out,
+                  inputs=[ref, tiles])
+    assert_error(run, "t2.gpkg", "is in another CRS", absent=[out], max_lines=1)
