@@ -15,7 +15,8 @@ Then, each in fresh processes, for ``--matcher iou`` and ``bgm``:
 * ``plain``: the geopandas + shapely script of ``benchmarks/scale.py`` (read both
   layers, STRtree, intersections, IoU >= 0.5, greedy one-to-one, F1).
 
-F1 must agree between the three (iou) and between the engines (bgm).
+F1 must agree between the three (iou) and between the engines (bgm, mom), and the
+engines' accuracies to 1e-12 relative (``--matchers mom``: the Mallows score).
 
     python benchmarks/bench_country.py --sizes 1000000 [--skip-local-above N] [--keep DIR]
 """
@@ -47,6 +48,7 @@ import json, sys, geoeval
 res = geoeval.score(sys.argv[1], sys.argv[2], matchers=[sys.argv[3]], n_jobs=2,
                     objects_dir=sys.argv[4])
 print(json.dumps(res.results[sys.argv[3]].summary()["matched_reference"]))
+print(json.dumps(res.results[sys.argv[3]].accuracy))
 print(res.results[sys.argv[3]].f1)
 '''
 
@@ -191,7 +193,8 @@ def main() -> None:
                 subprocess.run(["rm", "-rf", str(objects)], check=True)
                 t, gb, out = run([sys.executable, "-c", LOCAL, str(ref_dir), str(sub_dir), m,
                                   str(objects)])
-                local = (t, gb, float(out.splitlines()[-1]) if out else None)
+                local = (t, gb, float(out.splitlines()[-1]) if out else None,
+                         json.loads(out.splitlines()[-2]) if out else None)
                 print(f"  local {m}: {t:.1f} s, {gb:.2f} GB, F1 {local[2]}", flush=True)
             procs, sched = start_cluster(folder, args.memory_limit)
             try:
@@ -211,6 +214,9 @@ def main() -> None:
                   flush=True)
             if local and local[2] is not None and d:
                 assert abs(d["f1"] - local[2]) < 1e-12, (d["f1"], local[2])
+                if local[3] is not None:  # the accuracy (MOM: the Mallows score), summed
+                    assert abs(d["accuracy"] - local[3]) <= 1e-12 * abs(local[3]), \
+                        (d["accuracy"], local[3])
             if m == "iou" and plain and plain[2] is not None and d:
                 assert abs(d["f1"] - plain[2]) < 1e-9, (d["f1"], plain[2])
             rows.append({"n": n, "matcher": m, "dask_s": t, "dask": d, "local": local,
