@@ -222,7 +222,7 @@ def test_strata_breakdown_and_bootstrap_by_partitions_as_local():
                                            mallows=("mom",), resolution=2.0,
                                            partials=partials)
     summaries = [r.interior.summary for r in results] + [bsol.summary]
-    got = {key: [s["partials"][key] for s in summaries] for key, _, _ in partials}
+    got = ps.Plan.add(*[s["partials"] for s in summaries])
     local = score_objects(ObjectSet.from_geometries(ref), ObjectSet.from_geometries(sub),
                           matchers=matchers, resolution=2.0, breakdown=True,
                           size_bins=[60.0, 100.0], zones=zones, zone_field="name",

@@ -588,7 +588,7 @@ def boundary_of(result: PartResult) -> Boundary:
 
 
 def summary_of(result: PartResult) -> dict[str, Any]:
-    s = dict(result.interior.summary)
+    s = {k: v for k, v in result.interior.summary.items() if k != "partials"}
     s["boundary_objects"] = len(result.boundary.objects)
     s["halo_objects"] = result.halo
     s["boundary_pairs"] = int(result.boundary.cross[0].size)
@@ -687,8 +687,9 @@ class LayerScore:
     mallows_resolution : float or None
         The Mallows score's grid step (given, or chosen from the data).
     partials : dict
-        Per key of ``summaries_plan``'s partial functions, their results: one per
-        partition and one for the boundary (a list bounded by the partitions).
+        Per key of ``summaries_plan``'s partial functions, the total of their results
+        over the partitions and the boundary (added on the workers by
+        ``summaries_plan.add``).
     prepared : any
         What ``summaries_plan.prepare`` returned besides the functions (edges, zones,
         the bootstrap's block grid).
@@ -708,7 +709,7 @@ class LayerScore:
     pieces: tuple[int, int]
     objects_dataset: str | None
     mallows_resolution: float | None = None
-    partials: dict[str, list[Any]] = field(default_factory=dict)
+    partials: dict[str, Any] = field(default_factory=dict)
     prepared: Any = None
 
 
@@ -743,7 +744,8 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         cluster by :func:`geoeval.engine.median.median`) and ``approximate``.
     summaries_plan : object, optional
         Partial summaries to compute with every solved set of components: an object
-        with ``needs_step`` (bool: the median-area step is needed) and
+        with ``needs_step`` (bool: the median-area step is needed),
+        ``add(*partials)`` (their sum; it runs on the workers) and
         ``prepare(step=, bounds=, crs=)`` returning ``(partials, prepared)``
         (:class:`Config.partials`; anything the client keeps), called once the
         partitions exist with the step and each side's bounds
@@ -852,6 +854,11 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     boundary_summary = _gather(client, [client.submit(_boundary_summary, solved)],
                                ["the boundary"], "solving the boundary", meter,
                                label="task")[0]
+    added = None
+    if config.partials:  # added up on the workers: only the total reaches the client
+        added = _reduce(client, [*client.map(partials_of, results, pure=False),
+                                 client.submit(partials_of, solved, pure=False)],
+                        summaries_plan.add)
     dataset = None
     if writer is not None:
         kinds = [i["ids"] for side in infos for i in side if i["n"]]
@@ -866,8 +873,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
             out.abandon()
             raise
     total = _add([*summaries, boundary_summary], matchers)
-    partials = {key: [s["partials"][key] for s in [*summaries, boundary_summary]]
-                for key, _, _ in config.partials}
+    partials: dict[str, Any] = {} if added is None else added.result()
     return LayerScore(n_ref, n_sub, (counts[0], counts[1]), (plans[0][1], plans[1][1]),
                       total["pairs"], total["components"], total["union_area"],
                       total["matchers"], k, sum(s["boundary_objects"] for s in summaries),
@@ -925,7 +931,27 @@ def _split_keys(splits: dict[int, Part]) -> set[int]:
 
 
 def _boundary_summary(solved: tuple[Solved, np.ndarray]) -> dict[str, Any]:
-    return solved[0].summary
+    return {k: v for k, v in solved[0].summary.items() if k != "partials"}
+
+
+def partials_of(result: PartResult | tuple[Solved, np.ndarray]) -> dict[str, Any]:
+    """The partial summaries of a partition's interior, or of the boundary solution."""
+    solved = result.interior if isinstance(result, PartResult) else result[0]
+    return solved.summary.get("partials", {})
+
+
+#: Partial summaries added per reduction task (the tree of additions on the workers).
+REDUCE_FAN_IN = 8
+
+
+def _reduce(client: Any, futures: list[Any], add: Callable[..., Any]) -> Any:
+    """The future of ``add(*values)`` over the results of ``futures`` (at least one), a
+    tree of tasks on the workers (:data:`REDUCE_FAN_IN` at a time): only the total
+    reaches the client."""
+    while len(futures) > 1:
+        futures = [client.submit(add, *futures[i:i + REDUCE_FAN_IN], pure=False)
+                   for i in range(0, len(futures), REDUCE_FAN_IN)]
+    return futures[0]
 
 
 def _cuts(keys: np.ndarray, weights: np.ndarray, k: int) -> np.ndarray:

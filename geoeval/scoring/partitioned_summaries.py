@@ -23,9 +23,11 @@ applies the one formula of each measure.
   block tables (blocks × 10 numbers a matcher) and draws the same replicates at
   the same seed (:func:`~geoeval.scoring.bootstrap.bootstrap_from_statistics`).
 
-What reaches the client is bounded by partitions × strata × matchers × blocks,
-never by objects. Sums are taken per partition and then added: floats agree
-with the in-memory engine's to rounding (1e-12 relative), counts exactly.
+The partial results are added on the workers (a tree of additions,
+:meth:`Plan.add`): what reaches the client is one total, strata × matchers ×
+blocks numbers, never a number per object or per partition. Sums are taken per
+partition and then added: floats agree with the in-memory engine's to rounding
+(1e-12 relative), counts exactly.
 """
 
 from __future__ import annotations
@@ -55,6 +57,11 @@ class Plan:
     seed: int = 0
     confidence: float = 0.95
     block_size: float | None = None
+
+    @staticmethod
+    def add(*partials: Any) -> Any:
+        """Partial results added (runs on the workers: the engine's tree of additions)."""
+        return add_all(list(partials))
 
     @property
     def needs_step(self) -> bool:
@@ -244,24 +251,23 @@ def summary(name: str, entry: dict[str, Any]) -> dict[str, Any]:
             "instances_by_kind": entry["kinds"]}
 
 
-def bootstrap_report(partials: list[Any], plan: Plan, grid: Any) -> Any:
-    """The scene's :class:`~geoeval.scoring.bootstrap.BootstrapResult` from the partial
+def bootstrap_report(total: dict[str, Any], plan: Plan, grid: Any) -> Any:
+    """The scene's :class:`~geoeval.scoring.bootstrap.BootstrapResult` from the added
     block tables."""
     from geoeval.scoring.bootstrap import bootstrap_from_statistics
 
-    total = add_all(partials)
     return bootstrap_from_statistics(total["blocks"], total["mallows"],
                                      _union_is_sum(total["total"]), n=plan.bootstrap,
                                      seed=plan.seed, confidence=plan.confidence, grid=grid)
 
 
-def strata_report(partials: list[Any], plan: Plan, kept: dict[str, Any],
+def strata_report(total: dict[str, Any], plan: Plan, kept: dict[str, Any],
                   matchers: list[str]) -> dict[str, Any]:
-    """The report's ``strata`` object (:meth:`geoeval.scoring.strata.Strata.to_dict`)."""
+    """The report's ``strata`` object (:meth:`geoeval.scoring.strata.Strata.to_dict`) from
+    the added partial results."""
     from geoeval.scoring.bootstrap import bootstrap_from_statistics
     from geoeval.scoring.strata import OUTSIDE
 
-    total = add_all(partials)
     out: dict[str, Any] = {}
     for kind in ("size", "zone"):
         if kind not in kept:
@@ -287,10 +293,10 @@ def strata_report(partials: list[Any], plan: Plan, kept: dict[str, Any],
     return out
 
 
-def breakdown_report(partials: list[Any], matchers: list[str]) -> dict[str, Any]:
-    """The report's ``breakdown`` object (:meth:`geoeval.measures.breakdown.Breakdown.to_dict`)."""
+def breakdown_report(total: dict[str, Any], matchers: list[str]) -> dict[str, Any]:
+    """The report's ``breakdown`` object (:meth:`geoeval.measures.breakdown.Breakdown.to_dict`)
+    from the added partial results."""
     from geoeval.measures.breakdown import breakdown_from_sums
 
-    total = add_all(partials)
     return {m: breakdown_from_sums(m, total[m]["errors"], total[m]["sums"],
                                    total[m]["mallows"]).to_dict() for m in matchers}
