@@ -108,6 +108,7 @@ def score_mosaic_files(client: Any, plan: Plan, reference: Any, submission: Any,
     ``matcher_params`` each matcher's keywords.
     """
     from geoeval.engine.mosaic import score_mosaic
+    from geoeval.measures.mallows import pooling_warning
     res = score_mosaic(client, plan.sources, plan.transform, plan.crs, matchers=matchers,
                        params=matcher_params, mallows=mallows, approximate=approximate,
                        block_pixels=block_pixels, progress=progress)
@@ -140,11 +141,8 @@ def score_mosaic_files(client: Any, plan: Plan, reference: Any, submission: Any,
                                            mallows=mal is not None)
         scene = counts.as_number(values["mallows"]) if mal is not None else None
         if mal is not None and mal["approximated"]:
-            warnings.append(
-                f"{name}: {int(mal['approximated'])} large instance(s) scored by block "
-                f"pooling (above {mal['approximation']['exact_limit']} pixels a side; "
-                f"error bound {float(mal['max_error_bound']):.2g}); pass approximate=False "
-                "(--exact) for exact scores")
+            warnings.append(pooling_warning(name, int(mal["approximated"]),
+                                            float(mal["max_error_bound"])))
         results[name] = MosaicMatcher(name, res.n_reference, res.n_submission, m["missed"],
                                       m["false_alarms"], float(m["matched_overlap"]),
                                       counts.as_number(values["accuracy"]), m["kinds"],
