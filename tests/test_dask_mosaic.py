@@ -286,3 +286,27 @@ def test_every_object_solved_once_in_process(tmp_path):
     assert 802 not in cut[0][0]  # inside one block, yet in the chain: boundary all the same
     last = mosaic.solve_boundary(config, *[r.boundary for r in results])
     assert last["objects"] == boundary.ids[0].size + boundary.ids[1].size
+
+
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
+def test_a_corrupt_tile_names_the_block_and_the_files(cluster, tmp_path):
+    """A tile that fails to decompress on a worker: one InputError naming the block (its
+    rows and columns) and both files."""
+    import geoeval
+    from geoeval.errors import InputError
+
+    ref, sub = scene()
+    r = write(tmp_path / "ref.tif", ref)
+    s = write(tmp_path / "sub.tif", sub)
+    with rasterio.open(s) as d:  # the file offset of one tile in the middle
+        offset = int(d.get_tag_item("BLOCK_OFFSET_3_2", "TIFF", bidx=1))
+        size = int(d.get_tag_item("BLOCK_SIZE_3_2", "TIFF", bidx=1))
+    data = bytearray(open(s, "rb").read())
+    data[offset:offset + size] = b"\xff" * size
+    open(s, "wb").write(bytes(data))
+    with pytest.raises(InputError) as err:
+        geoeval.score(r, s, engine="dask", scheduler=cluster.scheduler_address,
+                      matchers=["iou"])
+    text = str(err.value)
+    assert "scanning failed on block 5 (rows 32..63, columns 32..63)" in text, text
+    assert r in text and s in text and "\n" not in text

@@ -46,7 +46,6 @@ a boundary component.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -54,7 +53,6 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.errors import InputError
 from geoeval.io.windowed import RasterSource, Scan
 
 #: Target pixels per block (a block is a rectangle of whole windows; 64 Mpixels:
@@ -426,6 +424,8 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     progress : callable, optional
         Called with step texts, blocks done / total and the time left.
     """
+    from geoeval.engine.distributed import _gather, _Meter
+
     ref, sub = sources
     if block_pixels is None:  # about four blocks a worker on a small grid
         workers = max(1, len(client.scheduler_info()["workers"]))
@@ -433,15 +433,17 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
                                              MIN_BLOCK_PIXELS))
     blocks = plan_blocks(ref.shape, ref.block_shape, block_pixels)
     k = len(blocks)
+    names = [f"block {i} (rows {r0}..{r1 - 1}, columns {c0}..{c1 - 1}) of {ref.path} and "
+             f"{sub.path}" for i, (r0, r1, c0, c1) in enumerate(blocks)]
+    meter = _Meter(progress, k, k, False)  # blocks scanned, blocks solved, the boundary
     need_boxes = bool(mallows)
     config = Config((ref, sub), tuple(transform)[:6], crs, tuple(matchers), params,
                     tuple(mallows), approximate)
-    _say(progress, f"scanning {k} blocks of {ref.shape[0]:,} x {ref.shape[1]:,} pixels "
-                   "on the workers")
+    meter.report(f"scanning {k} blocks of {ref.shape[0]:,} x {ref.shape[1]:,} pixels")
     scans = client.map(scan_block, [[ref, sub]] * k, blocks, [need_boxes] * k,
                        [window_pixels] * k, pure=False)
-    sizes = _gather(client, client.map(scan_sizes, scans), blocks, sources, "scanning",
-                    progress)
+    sizes = _gather(client, client.map(scan_sizes, scans), names, "scanning", meter,
+                    "blocks")
     labels = sum(s[0] + s[1] for s in sizes)
     union = sum(s[3] for s in sizes)
     n_buckets = max(1, min(k, -(-labels // LABELS_PER_BUCKET)))
@@ -453,31 +455,22 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     del splits
     cut = client.submit(all_cut, *buckets, pure=False)
     del buckets
-    _say(progress, f"matching {k} blocks")
     results = client.map(solve_block, list(range(k)), scans, [cut] * k, [config] * k,
                          pure=False)
     del scans
-    summaries = _gather(client, client.map(summary_of, results), blocks, sources,
-                        "matching", progress)
+    summaries = _gather(client, client.map(summary_of, results), names, "matching", meter,
+                        "blocks")
     n_boundary = sum(s["boundary_objects"] for s in summaries)
-    _say(progress, f"solving the components that cross blocks ({n_boundary:,} objects)")
+    meter.report(f"solving the components that cross blocks ({n_boundary:,} objects)")
     parts = client.map(boundary_of, results)
     boundary = client.submit(solve_boundary, config, *parts, pure=False)
-    try:
-        last = boundary.result()
-    except InputError:
-        raise
-    except Exception as exc:
-        raise InputError(f"matching failed on the components crossing blocks: "
-                         f"{type(exc).__name__}: {_first(exc)}", ref.path) from None
+    last = _gather(client, [boundary], [f"the components crossing blocks of {ref.path} and "
+                                        f"{sub.path}"], "solving the boundary", meter,
+                   "task")[0]
     total = _add([*summaries, last], matchers)
     return MosaicScore(total["n_reference"], total["n_submission"], total["pairs"],
                        total["components"], union, total["matchers"], k,
                        sum(s["cut_objects"] for s in summaries), n_boundary)
-
-
-def _first(exc: BaseException) -> str:
-    return str(exc).splitlines()[0] if str(exc) else ""
 
 
 def _add(summaries: list[dict[str, Any]], matchers: Sequence[str]) -> dict[str, Any]:
@@ -513,40 +506,3 @@ def _add(summaries: list[dict[str, Any]], matchers: Sequence[str]) -> dict[str, 
                     a["solver"][kk] = a["solver"].get(kk, 0) + v
         total["matchers"][name] = acc
     return total
-
-
-def _gather(client: Any, futures: list[Any], blocks: list[Block],
-            sources: Sequence[RasterSource], what: str,
-            progress: Callable[[str], None] | None) -> list[Any]:
-    """Results in order, reporting ``done/total`` blocks and the time left; a failed
-    task's error is raised naming the block (its pixel rectangle) and the files."""
-    from distributed import as_completed
-
-    out: list[Any] = [None] * len(futures)
-    where = {f.key: i for i, f in enumerate(futures)}
-    start = time.monotonic()
-    done = 0
-    for fut in as_completed(futures):
-        i = where[fut.key]
-        try:
-            out[i] = fut.result()
-        except InputError:
-            raise
-        except Exception as exc:
-            r0, r1, c0, c1 = blocks[i]
-            raise InputError(
-                f"{what} failed on block {i} (rows {r0}..{r1 - 1}, columns {c0}..{c1 - 1}) "
-                f"of {sources[0].path} and {sources[1].path}: {type(exc).__name__}: "
-                f"{_first(exc)}") from None
-        done += 1
-        if progress is not None:
-            elapsed = time.monotonic() - start
-            left = elapsed * (len(futures) - done) / done
-            eta = f", about {left:.0f} s left" if done < len(futures) and left >= 1 else ""
-            progress(f"{what}: {done}/{len(futures)} blocks{eta}")
-    return out
-
-
-def _say(progress: Callable[[str], None] | None, text: str) -> None:
-    if progress is not None:
-        progress(text)
