@@ -157,6 +157,10 @@ def test_a_group_stands_for_its_options_in_place():
     # the rule of validate.RULES applies, named by the option
     res = runner.invoke(app, ["cmd", "--iou-threshold", "1.5"])
     assert res.exit_code == 2 and "--iou-threshold" in res.output
+    # called from Python, the command takes the options (defaults as on the command line)
+    with_groups(cmd)(5, beta="y")
+    assert seen == {"first": 5, "pair": (10, "Y"), "iou": {"iou_threshold": 0.5}, "last": 9,
+                    "out": Reporting()}
 
 
 def test_a_group_cannot_declare_an_option_twice():

@@ -11,9 +11,10 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import REPORTING, Reporting, add_command
+from geoeval.cli.options import REPORTING, Reporting, add_command, with_groups
 
 
+@with_groups
 def coco_command(
     reference: Annotated[Path, typer.Argument(
         help="Reference (ground truth): COCO ground-truth JSON.")],

@@ -11,9 +11,10 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import IOU, POSITIVE, REPORTING, Reporting, add_command
+from geoeval.cli.options import IOU, POSITIVE, REPORTING, Reporting, add_command, with_groups
 
 
+@with_groups
 def neovision2_command(
     reference: Annotated[Path, typer.Argument(
         help="Reference (ground truth): a CSV file or a folder of per-sequence CSV files.")],

@@ -13,7 +13,16 @@ from typing import Annotated, Any
 
 import typer
 
-from geoeval.cli.options import ALPHA, EPS, IMAGE_SIZE, REPORTING, Group, Reporting, add_command
+from geoeval.cli.options import (
+    ALPHA,
+    EPS,
+    IMAGE_SIZE,
+    REPORTING,
+    Group,
+    Reporting,
+    add_command,
+    with_groups,
+)
 
 
 class Preset(str, Enum):
@@ -56,6 +65,7 @@ def _reader(fmt: FmtOpt = None, box_format: BoxFmtOpt = "xyrb",
 THRESHOLDS, READER = Group(_thresholds), Group(_reader)
 
 
+@with_groups
 def robin_command(
     reference: RefArg,
     submissions: Annotated[list[Path], typer.Argument(
@@ -83,6 +93,7 @@ def robin_command(
     out.finish(result, robin_tables)
 
 
+@with_groups
 def robin_categories_command(
     reference: RefArg,
     submissions: Annotated[list[Path], typer.Argument(

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import IMAGE_SIZE, IOU, REPORTING, Reporting, add_command
+from geoeval.cli.options import IMAGE_SIZE, IOU, REPORTING, Reporting, add_command, with_groups
 
 
 class BoxFormat(str, Enum):
@@ -34,6 +34,7 @@ class FileFormat(str, Enum):
     yolo = "yolo"
 
 
+@with_groups
 def voc_command(
     reference: Annotated[Path, typer.Argument(
         help="Reference (ground truth): folder of .txt or VOC .xml files, COCO JSON, or "

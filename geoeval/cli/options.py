@@ -248,7 +248,11 @@ class Group:
 
 def with_groups(command: Callable[..., Any]) -> Callable[..., Any]:
     """``command`` with each :class:`Group` parameter replaced by the group's options
-    (the signature Typer reads), called with what each group builds from them."""
+    (the signature Typer reads), called with what each group builds from them.
+
+    A decorator of the commands (so that calling one from Python takes the options
+    too); :func:`add_command` applies it as well (expanding twice changes nothing).
+    """
     signature = inspect.signature(command, eval_str=True)
     groups = {p.name: p.default for p in signature.parameters.values()
               if isinstance(p.default, Group)}
@@ -261,14 +265,19 @@ def with_groups(command: Callable[..., Any]) -> Callable[..., Any]:
     if clash:  # a programming error, caught by the CLI tests
         raise TypeError(f"{command.__name__}: options declared twice: {', '.join(clash)}")
 
-    @functools.wraps(command)
-    def run(**kwargs: Any) -> Any:
-        for name, group in groups.items():
-            kwargs[name] = group.build(**{q.name: kwargs.pop(q.name)
-                                          for q in group.parameters})
-        return command(**kwargs)
+    expanded = signature.replace(parameters=params)
 
-    run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        bound = expanded.bind(*args, **kwargs)  # a direct call (tests) as Typer's
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        for name, group in groups.items():
+            values[name] = group.build(**{q.name: values.pop(q.name)
+                                          for q in group.parameters})
+        return command(**values)
+
+    run.__signature__ = expanded  # type: ignore[attr-defined]
     run.__annotations__ = {q.name: q.annotation for q in params}
     return run
 

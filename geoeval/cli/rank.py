@@ -43,6 +43,7 @@ from geoeval.cli.options import (
     add_command,
     command_line,
     ruled,
+    with_groups,
 )
 from geoeval.errors import InputError
 
@@ -81,6 +82,7 @@ ORDER = Group(lambda **options: options,
                          for name, kind, text in ORDER_OPTIONS)])
 
 
+@with_groups
 def rank_command(
     paths: Annotated[list[Path] | None, typer.Argument(
         metavar="REFERENCE SUBMISSION...",

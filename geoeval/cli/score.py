@@ -59,9 +59,11 @@ from geoeval.cli.options import (
     command_line,
     show,
     warn,
+    with_groups,
 )
 
 
+@with_groups
 def score_command(
     reference: Annotated[Path, typer.Argument(
         metavar="REFERENCE", show_default=False,
