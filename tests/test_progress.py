@@ -135,3 +135,27 @@ def test_mom_reports_the_components_it_solves():
     seen: list[str] = []
     score_objects(ref, sub, matchers=["mom"], progress=seen.append)
     assert "matching (mom): components solved 2/2 parts" in seen
+
+
+def test_a_count_is_one_bar_on_a_terminal():
+    """On a terminal a step with an ``N/M`` count is a rich bar at N of M (the Dask
+    engine's one count of the run); a step without a count shows no bar."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=120)
+    with Progress(quiet=False, console=console) as progress:
+        assert progress.live
+        progress("scoring on the cluster: 3/10, about 4 s left (reading 3/4 pieces)")
+        [task] = progress._status.tasks
+        assert (task.completed, task.total) == (3, 10)
+        progress("scoring on the cluster: 9/12 (matching 5/8 partitions)")
+        [task] = progress._status.tasks
+        assert (task.completed, task.total) == (9, 12)
+        assert task.description.endswith("(matching 5/8 partitions)")
+        progress._status.refresh()
+        assert "━" in console.file.getvalue()  # the bar is drawn
+        progress("writing the JSON report")
+        [task] = progress._status.tasks
+        assert task.total is None and task.description == "writing the JSON report"
