@@ -240,10 +240,21 @@ def test_tiles_scored_on_the_cluster_as_locally(cluster, tmp_path, monkeypatch):
     options = dict(matchers=["bgm", "iou"], id_field=None,
                    reference_options={"id_field": "bid"})
     texts: list[str] = []
+    planned: list[str] = []  # tiles planned in the client (the rest on the workers)
+    real_plan = io_partitioned._ogr_plan
+
+    def plan_here(p, *a, **k):
+        planned.append(str(p))
+        return real_plan(p, *a, **k)
+
     with monkeypatch.context() as m:
         refuse_feature_reads(m)
+        m.setattr(io_partitioned, "_ogr_plan", plan_here)
         res = geoeval.score(refs, subs, engine="dask", scheduler=cluster.scheduler_address,
                             progress=texts.append, **options)
+    # only each side's first tile, for its CRS: the 4 + 3 tiles are planned on the workers
+    assert sorted(planned) == [str(tmp_path / "ref" / "t0.gpkg"),
+                               str(tmp_path / "sub" / "t0.fgb")]
     assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult)
     k = res.partitions["partitions"]
     pieces = res.partitions["reference_pieces"] + res.partitions["submission_pieces"]

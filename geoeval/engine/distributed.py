@@ -751,18 +751,21 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         partitions exist with the step and each side's bounds
         (:class:`geoeval.scoring.partitioned_summaries.Plan`).
     """
-    from geoeval.io.partitioned import layer_bounds, plan_pieces, read_piece
+    from geoeval.io.partitioned import plan_layer, read_piece
 
-    plans = []
+    def on_workers(function: Callable[..., Any], items: list[Any]) -> list[Any]:
+        return client.gather(client.map(function, items, pure=False))
+
+    plans, meta = [], []
     for src, opts in ((reference, reference_options), (submission, submission_options)):
-        pieces, crs = plan_pieces(src, layer=opts.get("layer"), id_field=opts.get("id_field"))
+        pieces, crs, bounds = plan_layer(src, layer=opts.get("layer"),
+                                         id_field=opts.get("id_field"), mapper=on_workers)
         plans.append((pieces, crs))
+        meta.append(bounds)
     rows = sum(q.rows for pieces, _ in plans for q in pieces)
     meter = _Meter(progress, len(plans[0][0]) + len(plans[1][0]),
                    max(1, int(np.ceil(rows / OBJECTS_PER_PARTITION))), writer is not None)
     meter.report(f"reading {len(plans[0][0])} + {len(plans[1][0])} pieces")
-    meta = [layer_bounds(src, opts.get("layer")) for src, opts in
-            ((reference, reference_options), (submission, submission_options))]
     fused = all(m is not None for m in meta)
     if fused:  # the layers' bounds from their metadata: read and key in one task
         mb = np.array(meta, float)

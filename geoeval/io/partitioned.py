@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,13 +166,40 @@ def plan_pieces(path: str | Path, *, layer: str | int | None = None,
     p = Path(path)
     size = int(features or PIECE_FEATURES)
     if is_tile_pattern(path):
-        return _tile_pieces(str(path), layer, id_field, size)
+        return _tile_pieces(str(path), layer, id_field, size, bounds=False)[:2]
     if p.is_dir() and is_parquet_dataset(p) or p.suffix.lower() in _PARQUET:
         return _parquet_pieces(p, id_field, size)
     return _ogr_pieces(p, layer, id_field, size)
 
 
+def plan_layer(path: str | Path, *, layer: str | int | None = None,
+               id_field: str | None = None, features: int | None = None,
+               mapper: Callable[..., list[Any]] | None = None
+               ) -> tuple[list[Piece], Any, tuple[float, ...] | None]:
+    """:func:`plan_pieces` and :func:`layer_bounds` in one pass; the tiles of a layer of
+    tiles planned by ``mapper(function, files)`` when given (the Dask engine maps them
+    on its workers: thousands of tiles are thousands of files to open)."""
+    if is_tile_pattern(path):
+        return _tile_pieces(str(path), layer, id_field, int(features or PIECE_FEATURES),
+                            mapper)
+    pieces, crs = plan_pieces(path, layer=layer, id_field=id_field, features=features)
+    return pieces, crs, layer_bounds(path, layer)
+
+
+def layer_crs(path: str | Path, layer: str | int | None = None) -> Any:
+    """A layer's CRS from its metadata (a layer of tiles: its first tile's; the
+    planning checks that the others share it)."""
+    if is_tile_pattern(path):
+        return _crs(plan_tile(tile_files(path)[0], layer, bounds=False).crs)
+    return plan_pieces(path, layer=layer)[1]
+
+
 def _parquet_pieces(p: Path, id_field: str | None, size: int) -> tuple[list[Piece], Any]:
+    pieces, crs = _parquet_plan(p, id_field, size)
+    return pieces, _crs(crs)
+
+
+def _parquet_plan(p: Path, id_field: str | None, size: int) -> tuple[list[Piece], str | None]:
     import pyarrow.parquet as pq
 
     files = _dataset_files(p) if p.is_dir() else [p]
@@ -210,57 +238,107 @@ def _parquet_pieces(p: Path, id_field: str | None, size: int) -> tuple[list[Piec
 
 
 def _tile_pieces(pattern: str, layer: str | int | None, id_field: str | None,
-                 size: int) -> tuple[list[Piece], Any]:
-    """Each tile planned by its kind, rows numbered across the tiles; one CRS."""
+                 size: int, mapper: Callable[..., list[Any]] | None = None,
+                 bounds: bool = True) -> tuple[list[Piece], Any, tuple[float, ...] | None]:
+    """Each tile planned by its kind (:func:`plan_tile`, by ``mapper(function, files)``
+    when given, e.g. on a cluster's workers; else here), then joined
+    (:func:`join_tiles`)."""
+    files = tile_files(pattern)
+    plan = functools.partial(plan_tile, layer=layer, id_field=id_field, size=size,
+                             bounds=bounds)
+    plans = mapper(plan, files) if mapper is not None else [plan(f) for f in files]
+    return join_tiles(pattern, files, plans, id_field)
+
+
+@dataclass(frozen=True)
+class TilePlan:
+    """One tile's pieces (rows numbered from 0 in the tile), CRS text and bounds."""
+
+    pieces: list[Piece]
+    crs: str | None
+    bounds: tuple[float, float, float, float] | None
+
+
+def plan_tile(path: str | Path, layer: str | int | None = None, id_field: str | None = None,
+              size: int | None = None, bounds: bool = True) -> TilePlan:
+    """One tile of a layer of tiles planned from its metadata (runs where it is
+    mapped: on a worker for the Dask engine): its pieces, its CRS as text (parsed
+    once, in the client), its bounds (:func:`layer_bounds`; not read unless
+    ``bounds``)."""
+    f = Path(path)
+    size = int(size or PIECE_FEATURES)
+    if f.suffix.lower() in _PARQUET:
+        pieces, crs = _parquet_plan(f, id_field, size)
+    else:
+        pieces, crs = _ogr_plan(f, layer, id_field, size)
+    return TilePlan(pieces, crs, layer_bounds(f, layer) if bounds else None)
+
+
+def join_tiles(pattern: str, files: list[Path], plans: list[TilePlan], id_field: str | None
+               ) -> tuple[list[Piece], Any, tuple[float, ...] | None]:
+    """The tiles' pieces as one layer: rows numbered across the tiles in file order,
+    one CRS (else an :class:`InputError` naming the first tile in another), the
+    bounds of all tiles (``None`` when one has none)."""
     from dataclasses import replace
 
     from geoeval.grid import same_crs
 
     pieces: list[Piece] = []
-    crs = None
     row = 0
-    for k, f in enumerate(tile_files(pattern)):
-        if f.suffix.lower() in _PARQUET:
-            own, own_crs = _parquet_pieces(f, id_field, size)
-        else:
-            own, own_crs = _ogr_pieces(f, layer, id_field, size)
-        if k == 0:
-            crs = own_crs
-        elif (crs is None) != (own_crs is None) or (crs is not None
-                                                    and not same_crs(crs, own_crs)):
-            raise InputError(f"is in another CRS than the first tile of {pattern} "
-                             f"({own_crs} against {crs}): the tiles of a layer share one CRS",
-                             f)
+    first = _crs(plans[0].crs) if plans else None
+    for f, plan in zip(files, plans, strict=True):
+        if plan.crs != plans[0].crs:
+            own = _crs(plan.crs)
+            if (first is None) != (own is None) or (first is not None
+                                                    and not same_crs(first, own)):
+                raise InputError(f"is in another CRS than the first tile of {pattern} "
+                                 f"({own} against {first}): the tiles of a layer share "
+                                 "one CRS", f)
         pieces += [replace(q, first_row=row + q.first_row, source=pattern,
-                           row_ids=id_field is None) for q in own]
-        row += sum(q.rows for q in own)
-    return pieces, crs
+                           row_ids=id_field is None) for q in plan.pieces]
+        row += sum(q.rows for q in plan.pieces)
+    boxes = [p.bounds for p in plans]
+    if not boxes or any(b is None for b in boxes):
+        return pieces, first, None
+    b = np.array(boxes, float)
+    return pieces, first, (float(b[:, 0].min()), float(b[:, 1].min()),
+                           float(b[:, 2].max()), float(b[:, 3].max()))
 
 
-def _geo_crs(geo: bytes, f: Path) -> Any:
+def _geo_crs(geo: bytes, f: Path) -> str | None:
+    """The CRS of GeoParquet ``geo`` metadata as text (:func:`_crs` parses it)."""
     try:
         meta = json.loads(geo)
         column = meta["columns"][meta["primary_column"]]
     except Exception:
         raise InputError("has unreadable GeoParquet 'geo' metadata", f) from None
     if "crs" not in column:  # GeoParquet: a missing crs means OGC:CRS84
-        return _crs("OGC:CRS84")
+        return "OGC:CRS84"
     crs = column["crs"]
-    return None if crs is None else _crs(crs if isinstance(crs, str)
-                                         else json.dumps(crs, sort_keys=True))
+    return None if crs is None else (crs if isinstance(crs, str)
+                                     else json.dumps(crs, sort_keys=True))
 
 
 @functools.lru_cache(maxsize=64)
-def _crs(text: str) -> Any:
-    """A CRS parsed once per text (PROJJSON, WKT, ``EPSG:n``): parsing a PROJJSON takes
-    about 50 ms, and a layer of tiles repeats the same one in every file."""
+def _crs(text: str | None) -> Any:
+    """A CRS parsed once per text (PROJJSON, WKT, ``EPSG:n``; ``None`` for none): parsing
+    a PROJJSON takes about 50 ms, and a layer of tiles repeats the same one in every
+    file."""
     from pyproj import CRS
 
+    if text is None:
+        return None
     return CRS.from_user_input(json.loads(text) if text.startswith("{") else text)
 
 
 def _ogr_pieces(p: Path, layer: str | int | None, id_field: str | None,
                 size: int) -> tuple[list[Piece], Any]:
+    pieces, crs = _ogr_plan(p, layer, id_field, size)
+    return pieces, _crs(crs)
+
+
+def _ogr_plan(p: Path, layer: str | int | None, id_field: str | None,
+              size: int) -> tuple[list[Piece], str | None]:
     import pyogrio
 
     from geoeval.io.vector import _choose_layer, list_layers
@@ -281,7 +359,7 @@ def _ogr_pieces(p: Path, layer: str | int | None, id_field: str | None,
     n = int(info["features"])
     pieces = [Piece(str(p), "ogr", s, min(size, n - s), s, layer, id_field, str(p),
                     rows=min(size, n - s)) for s in range(0, n, size)]
-    return pieces, None if info["crs"] is None else _crs(info["crs"])
+    return pieces, info["crs"]
 
 
 def layer_bounds(path: str | Path, layer: str | int | None = None
@@ -292,14 +370,9 @@ def layer_bounds(path: str | Path, layer: str | int | None = None
     has none."""
     if is_tile_pattern(path):
         try:
-            tiles = [layer_bounds(f, layer) for f in tile_files(path)]
+            return _tile_pieces(str(path), layer, None, PIECE_FEATURES)[2]
         except InputError:
             return None
-        if any(t is None for t in tiles):
-            return None
-        b = np.array(tiles, float)
-        return (float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()),
-                float(b[:, 3].max()))
     p = Path(path)
     if p.is_dir() and is_parquet_dataset(p) or p.suffix.lower() in _PARQUET:
         import pyarrow.parquet as pq

@@ -236,7 +236,7 @@ def _try_partitioned(eng: Engine, reference: Any, submission: Any, ref_opts: dic
                      progress: Callable[[str], None] | None) -> Any:
     """The partitioned run's result, or why it cannot run (a warning text for vector
     files, ``None`` for inputs that are no vector files)."""
-    from geoeval.io.partitioned import plan_pieces
+    from geoeval.io.partitioned import layer_crs
     from geoeval.scoring.partitioned import crs_reason, partitioned_reason, score_partitioned
 
     options = dict(options)
@@ -248,7 +248,7 @@ def _try_partitioned(eng: Engine, reference: Any, submission: Any, ref_opts: dic
         return mosaic
     reason = partitioned_reason(reference, submission, options)
     if reason is None:
-        crs = [plan_pieces(src, layer=o.get("layer"), id_field=o.get("id_field"))[1]
+        crs = [layer_crs(src, o.get("layer"))
                for src, o in ((reference, ref_opts), (submission, sub_opts))]
         reason = crs_reason(*crs)
     if reason is None and any(o.get(k) is not None for o in (ref_opts, sub_opts)
