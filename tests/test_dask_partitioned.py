@@ -470,10 +470,32 @@ def test_cluster_strata_breakdown_bootstrap_as_local(tmp_path, monkeypatch):
     monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
     options = dict(size_bins="coco", zones=str(zones), zone_field="name", breakdown=True,
                    bootstrap=30, seed=5)
+    # what reaches the client: the partial sums only once, as their total (added on the
+    # workers), never one per partition
+    received = []
+    real_gather, real_result = distributed.Client.gather, distributed.Future.result
+
+    def gather(self, futures, *a, **k):
+        out = real_gather(self, futures, *a, **k)
+        received.extend(out if isinstance(out, list) else [out])
+        return out
+
+    def result(self, *a, **k):
+        out = real_result(self, *a, **k)
+        received.append(out)
+        return out
+
+    monkeypatch.setattr(distributed.Client, "gather", gather)
+    monkeypatch.setattr(distributed.Future, "result", result)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=logging.ERROR) as c:
         res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
                             objects_dir=tmp_path / "objects_dask", **options)
+    monkeypatch.setattr(distributed.Client, "gather", real_gather)
+    monkeypatch.setattr(distributed.Future, "result", real_result)
+    partial = [r for r in received if isinstance(r, dict) and "bootstrap" in r]
+    assert len(partial) == 1 and set(partial[0]) == {"strata", "breakdown", "bootstrap"}
+    assert not any(isinstance(r, dict) and "partials" in r for r in received)
     assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult)
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", **options)
