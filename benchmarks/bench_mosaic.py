@@ -58,8 +58,15 @@ if __name__ == "__main__":
     t = time.perf_counter()
     client = distributed.Client(scheduler_file=sys.argv[4], set_as_default=False)
     before = sorted(client.scheduler_info()["workers"])
+    stages = {}  # the first time each stage is reported, seconds from the start
+
+    def progress(text):
+        stage = text.split("(", 1)[1].split(" ")[0] if "(" in text else text
+        stages.setdefault(stage, round(time.perf_counter() - t, 1))
+
     res = geoeval.score(sys.argv[1], sys.argv[2], matchers=sys.argv[3].split(","),
-                        engine="dask", scheduler=client.scheduler.address)
+                        engine="dask", scheduler=client.scheduler.address,
+                        progress=progress)
     wall = time.perf_counter() - t
     peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     workers = client.run(peak)
@@ -71,7 +78,8 @@ if __name__ == "__main__":
                                                      res.submission["objects"]],
            "results": {n: [r.f1, r.accuracy, r.missed, r.false_alarms]
                        for n, r in res.results.items()},
-           "blocks": res.partitions, "load": open("/proc/loadavg").read().split()[:3]}
+           "blocks": res.partitions, "stages": stages,
+           "load": open("/proc/loadavg").read().split()[:3]}
     client.close()
     print(json.dumps(out))
 '''
@@ -194,7 +202,8 @@ def main() -> None:
         print(f"  dask: {t:.1f} s, client {d.get('client_gb', float('nan')):.2f} GB, "
               f"workers {d.get('workers_gb')}, scheduler {d.get('scheduler_gb')}, "
               f"restarted {d.get('restarted')}, objects {d.get('objects')}, "
-              f"{d.get('blocks')}, load {d.get('load')}, {d.get('results')}", flush=True)
+              f"{d.get('blocks')}, stages {d.get('stages')}, load {d.get('load')}, "
+              f"{d.get('results')}", flush=True)
         if local and local[2] and d:
             for name, (f1, acc, missed, fa) in local[2].items():
                 got = d["results"][name]
