@@ -4,9 +4,12 @@
 local process pool for the Mallows score. ``engine="dask"`` maps the overlap over
 spatial partitions on a ``distributed`` cluster (:mod:`geoeval.engine.partitioned`,
 :mod:`geoeval.engine.raster`), reduces the overlap edges to the client, and sends
-the Mallows score's batches of instances to the same cluster. Components and
-matching run in the client on the reduced sparse matrix either way. The results
-are identical (``docs/scale.md``).
+the Mallows score's batches of instances to the same cluster; components and
+matching then run in the client on the reduced sparse matrix. Two vector layers
+(:mod:`geoeval.engine.distributed`) and two label rasters on one grid
+(:mod:`geoeval.engine.mosaic`) are instead read, matched and summarised by
+partitions or blocks on the workers, the client holding only summaries. The
+results are the same (``docs/scale.md``).
 """
 
 from __future__ import annotations
