@@ -8,7 +8,9 @@ line on stderr and exit code 2.
 
 from __future__ import annotations
 
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -126,7 +128,25 @@ def _usage_message(exc: BaseException) -> str:
     command = ctx.command_path if ctx is not None else "geoeval"
     text = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
     hint = f" (see '{command} --help')" if ctx is not None else ""
-    return f"{command}: error: {text}{hint}"
+    return f"{command}: error: {text}{hint}{_unquoted_pattern_hint(text)}"
+
+
+def _unquoted_pattern_hint(text: str) -> str:
+    """A hint when extra arguments look like a file pattern the shell expanded.
+
+    ``geoeval score tiles/*.gpkg dets.gpkg`` reaches us as every tile's name: the
+    layer-of-tiles form needs the pattern quoted (``'tiles/*.gpkg'``).
+    """
+    if not text.startswith("Got unexpected extra argument"):
+        return ""
+    inside = re.search(r"\(([^()]*)\)$", text)
+    names = inside.group(1).split() if inside else []
+    suffixes = {Path(n).suffix.lower() for n in names}
+    if not names or len(suffixes) != 1 or not all(Path(n).is_file() for n in names):
+        return ""
+    folder = Path(names[0]).parent
+    return (f"; if these are the tiles of one layer, quote the pattern so the shell "
+            f"does not expand it: '{folder / ('*' + suffixes.pop())}'")
 
 
 def main(argv: list[str] | None = None) -> int:

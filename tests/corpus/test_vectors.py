@@ -578,3 +578,20 @@ def test_pattern_errors_are_one_line(tmp_path, ref):
     run = run_cli("score", ref, tiles / "t[02].gpkg", "-m", "bgm", "-q", "--json", out,
                   inputs=[ref, tiles])
     assert_error(run, "t2.gpkg", "is in another CRS", absent=[out], max_lines=1)
+
+
+def test_a_pattern_the_shell_expanded_gets_a_hint(tmp_path, ref):
+    """``score tiles/*.gpkg dets.gpkg`` unquoted: the shell passes every tile; the usage
+    error says to quote the pattern (and names it); unrelated extra words get no hint."""
+    tiles = tmp_path / "tiles"
+    tiles.mkdir()
+    for k, geom in enumerate([A, B, A]):
+        write(tiles / f"t{k}.gpkg", [geom])
+    out = tmp_path / "out.json"
+    expanded = sorted(tiles.glob("*.gpkg"))
+    run = run_cli("score", *expanded, ref, "--json", out, inputs=[ref, tiles])
+    assert_error(run, "unexpected extra argument", "quote the pattern",
+                 f"'{tiles / '*.gpkg'}'", absent=[out], max_lines=1)
+    run = run_cli("score", ref, ref, "nothing", "here", inputs=[ref])
+    assert_error(run, "unexpected extra argument", max_lines=1)
+    assert "quote" not in run.stderr
