@@ -37,7 +37,10 @@ def cluster():
 
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch):
+    """Blocks of 32 x 32 pixels; the boundary solved in groups of about 8 objects (at most
+    four tasks a worker: 8 groups)."""
     monkeypatch.setattr(mosaic, "BLOCK_PIXELS", BLOCK * BLOCK)
+    monkeypatch.setattr(mosaic, "BOUNDARY_GROUP_OBJECTS", 8)
 
 
 def scene(seed: int = 0, h: int = 96, w: int = 128) -> tuple[np.ndarray, np.ndarray]:
@@ -284,8 +287,19 @@ def test_every_object_solved_once_in_process(tmp_path):
     assert {777, 801, 802, 803} <= set(boundary.ids[0].tolist())
     assert {7777, 8801, 8802} <= set(boundary.ids[1].tolist())
     assert 802 not in cut[0][0]  # inside one block, yet in the chain: boundary all the same
-    last = mosaic.solve_boundary(config, *[r.boundary for r in results])
-    assert last["objects"] == boundary.ids[0].size + boundary.ids[1].size
+    # the boundary dealt into groups of whole components: every object in one group, every
+    # pair with both its labels in its group
+    groups = mosaic.stitch_boundary(config, 3, *[r.boundary for r in results])
+    for side in (0, 1):
+        got = np.concatenate([g.ids[side] for g in groups])
+        assert np.sort(got).tolist() == boundary.ids[side].tolist()
+    for g in groups:
+        assert np.isin(g.pair_a, g.ids[0]).all() and np.isin(g.pair_b, g.ids[1]).all()
+    assert sum(g.pair_a.size for g in groups) == boundary.pair_a.size
+    assert min(g.ids[0].size for g in groups) > 0
+    solved = [mosaic.solve_group(config, groups, k) for k in range(3)]
+    assert sum(x["objects"] for x in solved) == boundary.ids[0].size + boundary.ids[1].size
+    assert sum(x["pairs"] for x in solved) == boundary.pair_a.size
 
 
 @pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)

@@ -25,8 +25,9 @@ The pipeline (``docs/scale.md``, *A label mosaic on the cluster*):
    the worker; :func:`geoeval.measures.mallows.mallows_scores`).
 4. **boundary**: the other components (each holds a cut label) are sent as
    partial counts to one task, which stitches them by label (counts add, boxes
-   take the min/max: :func:`~geoeval.io.windowed.merge_scans`) and solves them
-   once with the same code.
+   take the min/max: :func:`~geoeval.io.windowed.merge_scans`) and deals them,
+   whole components, into groups (about :data:`BOUNDARY_GROUP_OBJECTS` objects
+   each); each group is solved once, in its own task, with the same code.
 5. **reduce**: the client receives per block and for the boundary a summary
    (counts, sums, kinds, solver counts, Mallows sums) and adds them up.
 
@@ -61,6 +62,9 @@ BLOCK_PIXELS = 1 << 26
 #: Smallest target of a block when the grid is cut into more blocks than it has
 #: by :data:`BLOCK_PIXELS` (about four blocks a worker, for small grids).
 MIN_BLOCK_PIXELS = 1 << 20
+#: Target objects per task solving the boundary components (at most four tasks a
+#: worker; a component is never split).
+BOUNDARY_GROUP_OBJECTS = 20_000
 #: Target labels (both sides, summed over blocks) per label bucket of the stitch.
 LABELS_PER_BUCKET = 2_000_000
 
@@ -346,16 +350,40 @@ def boundary_of(result: BlockResult) -> Scan:
     return result.boundary
 
 
-def solve_boundary(config: Config, *parts: Scan) -> dict[str, Any]:
-    """Runs on one worker: the boundary components stitched by label (counts add, boxes
-    take the min/max) and solved once."""
+def stitch_boundary(config: Config, n_groups: int, *parts: Scan) -> list[Scan]:
+    """Runs on one worker: the blocks' boundary parts stitched by label (counts add, boxes
+    take the min/max: :func:`~geoeval.io.windowed.merge_scans`), their components found
+    and dealt into ``n_groups`` groups of whole components (component number mod
+    ``n_groups``), each solved by its own task (:func:`solve_group`)."""
+    from geoeval.grid import label_index
     from geoeval.io.windowed import _empty_scan, merge_scans
+    from geoeval.overlap import edge_components
+    from geoeval.parallel import gc_paused
+
+    @gc_paused
+    def run() -> list[Scan]:
+        found = merge_scans(parts) if parts else _empty_scan(config.sources,
+                                                               bool(config.mallows))
+        assert found.pair_a is not None and found.pair_b is not None
+        nr, ns = found.ids[0].size, found.ids[1].size
+        rows = label_index(found.ids[0], found.pair_a).astype(np.int64)
+        _, nodes, _ = edge_components(
+            rows, label_index(found.ids[1], found.pair_b).astype(np.int64), nr, ns)
+        group = nodes % n_groups
+        return [_restrict(found, group[:nr] == g, group[nr:] == g, group[rows] == g)
+                for g in range(n_groups)]
+
+    return run()
+
+
+def solve_group(config: Config, groups: list[Scan], g: int) -> dict[str, Any]:
+    """Runs on a worker: group ``g`` of the boundary components, solved with the same
+    code as the blocks' (Mallows scores included)."""
     from geoeval.parallel import gc_paused
 
     @gc_paused
     def run() -> dict[str, Any]:
-        found = merge_scans(parts) if parts else _empty_scan(config.sources,
-                                                               bool(config.mallows))
+        found = groups[g]
         summary = solve(found, config)
         summary["objects"] = int(found.ids[0].size + found.ids[1].size)
         return summary
@@ -427,8 +455,8 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     from geoeval.engine.distributed import _gather, _Meter
 
     ref, sub = sources
+    workers = max(1, len(client.scheduler_info()["workers"]))
     if block_pixels is None:  # about four blocks a worker on a small grid
-        workers = max(1, len(client.scheduler_info()["workers"]))
         block_pixels = min(BLOCK_PIXELS, max(ref.shape[0] * ref.shape[1] // (4 * workers),
                                              MIN_BLOCK_PIXELS))
     blocks = plan_blocks(ref.shape, ref.block_shape, block_pixels)
@@ -463,11 +491,16 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     n_boundary = sum(s["boundary_objects"] for s in summaries)
     meter.report(f"solving the components that cross blocks ({n_boundary:,} objects)")
     parts = client.map(boundary_of, results)
-    boundary = client.submit(solve_boundary, config, *parts, pure=False)
-    last = _gather(client, [boundary], [f"the components crossing blocks of {ref.path} and "
-                                        f"{sub.path}"], "solving the boundary", meter,
-                   "task")[0]
-    total = _add([*summaries, last], matchers)
+    n_groups = max(1, min(4 * workers, -(-n_boundary // BOUNDARY_GROUP_OBJECTS)))
+    meter.total += n_groups - 1  # the boundary is solved in n_groups tasks
+    groups = client.submit(stitch_boundary, config, n_groups, *parts, pure=False)
+    solved = [client.submit(solve_group, config, groups, g, pure=False)
+              for g in range(n_groups)]
+    last = _gather(client, solved, [f"the components crossing blocks of {ref.path} and "
+                                    f"{sub.path} (group {g} of {n_groups})"
+                                    for g in range(n_groups)], "solving the boundary",
+                   meter, "tasks")
+    total = _add([*summaries, *last], matchers)
     return MosaicScore(total["n_reference"], total["n_submission"], total["pairs"],
                        total["components"], union, total["matchers"], k,
                        sum(s["cut_objects"] for s in summaries), n_boundary)
