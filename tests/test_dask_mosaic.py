@@ -324,3 +324,48 @@ def test_a_corrupt_tile_names_the_block_and_the_files(cluster, tmp_path):
     text = str(err.value)
     assert "scanning failed on block 5 (rows 32..63, columns 32..63)" in text, text
     assert r in text and s in text and "\n" not in text
+
+
+@pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
+def test_a_worker_killed_mid_run_does_not_change_the_result(tmp_path):
+    """A worker process killed once blocks are scanned (their scans live on the workers):
+    Dask reruns the lost tasks (the nanny starts a new worker) and the report is the
+    undisturbed run's."""
+    import logging
+    import os
+    import threading
+    import time
+
+    import geoeval
+
+    paths = [write(tmp_path / f"{k}.tif", lab) for k, lab in enumerate(scene(4, 192, 256))]
+    options = dict(matchers=["bgm", "iou"])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.CRITICAL) as c:
+        clean = geoeval.score(*paths, engine="dask", scheduler=c.scheduler_address,
+                              **options).to_dict()
+        out: dict = {}
+
+        def run():
+            out["res"] = geoeval.score(*paths, engine="dask", scheduler=c.scheduler_address,
+                                       **options)
+
+        thread = threading.Thread(target=run)
+        with distributed.Client(c.scheduler_address, set_as_default=False) as watch:
+            thread.start()
+
+            def scanned(dask_scheduler):
+                return sum(1 for k, ts in dask_scheduler.tasks.items()
+                           if "scan_block" in str(k) and ts.state == "memory")
+
+            deadline = time.monotonic() + 60
+            while watch.run_on_scheduler(scanned) < 3 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            victim = sorted(watch.scheduler_info()["workers"])[0]
+            killed_at = "res" not in out
+            with pytest.raises(Exception):  # noqa: B017 - the worker dies while answering
+                watch.run(os._exit, 1, workers=[victim])
+            thread.join(timeout=300)
+            assert killed_at and not thread.is_alive()
+            assert victim not in watch.scheduler_info()["workers"]
+    assert out["res"].to_dict() == clean
