@@ -335,13 +335,18 @@ def test_a_worker_killed_mid_run_does_not_change_the_result(tmp_path):
     import os
     import threading
     import time
+    import warnings
 
     import geoeval
 
     paths = [write(tmp_path / f"{k}.tif", lab) for k, lab in enumerate(scene(4, 192, 256))]
     options = dict(matchers=["bgm", "iou"])
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.CRITICAL) as c:
+    with warnings.catch_warnings():  # "port 8787 in use": the module's cluster holds it
+        warnings.simplefilter("ignore", UserWarning)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None,
+                                           silence_logs=logging.CRITICAL)
+    with cluster as c:
         clean = geoeval.score(*paths, engine="dask", scheduler=c.scheduler_address,
                               **options).to_dict()
         out: dict = {}

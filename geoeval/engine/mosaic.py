@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.io.windowed import RasterSource, Scan
+from geoeval.parallel import gc_paused
 
 #: Target pixels per block (a block is a rectangle of whole windows; 64 Mpixels:
 #: 8192 × 8192 at the default window size).
@@ -96,6 +97,7 @@ def plan_blocks(shape: tuple[int, int], block_shape: tuple[int, int],
 
 # --- tasks that run on the workers -----------------------------------------------------
 
+@gc_paused
 def scan_block(sources: Sequence[RasterSource], block: Block, boxes: bool,
                window_pixels: int | None = None) -> Scan:
     """One block's counts (runs on a worker): :func:`~geoeval.io.windowed.scan_window` over
@@ -313,33 +315,28 @@ class BlockResult:
     boundary: Scan
 
 
+@gc_paused
 def solve_block(index: int, found: Scan, cut: Any, config: Config) -> BlockResult:
     """Runs on a worker: the interior components of block ``index`` solved, the rest
-    (components holding a cut label) kept as partial counts for the boundary task."""
+    (components holding a cut label) kept as partial counts for the boundary."""
     from geoeval.grid import label_index
     from geoeval.overlap import edge_components
-    from geoeval.parallel import gc_paused
 
-    @gc_paused
-    def run() -> BlockResult:
-        assert found.pair_a is not None and found.pair_b is not None
-        nr, ns = found.ids[0].size, found.ids[1].size
-        rows = label_index(found.ids[0], found.pair_a).astype(np.int64)
-        cols = label_index(found.ids[1], found.pair_b).astype(np.int64)
-        _, nodes, edges = edge_components(rows, cols, nr, ns)
-        is_cut = np.concatenate([_is_in(found.ids[0], cut[0][0]),
-                                 _is_in(found.ids[1], cut[1][0])])
-        foreign = np.zeros(int(nodes.max()) + 1 if nodes.size else 0, bool)
-        foreign[nodes[is_cut]] = True
-        outer = foreign[nodes]
-        outer_p = foreign[edges] if edges.size else np.zeros(0, bool)
-        inner = _restrict(found, ~outer[:nr], ~outer[nr:], ~outer_p)
-        summary = solve(inner, config)
-        summary["boundary_objects"] = int(outer.sum())
-        summary["cut_objects"] = int(is_cut.sum())
-        return BlockResult(index, summary, _restrict(found, outer[:nr], outer[nr:], outer_p))
-
-    return run()
+    assert found.pair_a is not None and found.pair_b is not None
+    nr, ns = found.ids[0].size, found.ids[1].size
+    rows = label_index(found.ids[0], found.pair_a).astype(np.int64)
+    cols = label_index(found.ids[1], found.pair_b).astype(np.int64)
+    _, nodes, edges = edge_components(rows, cols, nr, ns)
+    is_cut = np.concatenate([_is_in(found.ids[0], cut[0][0]), _is_in(found.ids[1], cut[1][0])])
+    foreign = np.zeros(int(nodes.max()) + 1 if nodes.size else 0, bool)
+    foreign[nodes[is_cut]] = True
+    outer = foreign[nodes]
+    outer_p = foreign[edges] if edges.size else np.zeros(0, bool)
+    inner = _restrict(found, ~outer[:nr], ~outer[nr:], ~outer_p)
+    summary = solve(inner, config)
+    summary["boundary_objects"] = int(outer.sum())
+    summary["cut_objects"] = int(is_cut.sum())
+    return BlockResult(index, summary, _restrict(found, outer[:nr], outer[nr:], outer_p))
 
 
 def summary_of(result: BlockResult) -> dict[str, Any]:
@@ -350,6 +347,7 @@ def boundary_of(result: BlockResult) -> Scan:
     return result.boundary
 
 
+@gc_paused
 def stitch_boundary(config: Config, n_groups: int, *parts: Scan) -> list[Scan]:
     """Runs on one worker: the blocks' boundary parts stitched by label (counts add, boxes
     take the min/max: :func:`~geoeval.io.windowed.merge_scans`), their components found
@@ -358,37 +356,26 @@ def stitch_boundary(config: Config, n_groups: int, *parts: Scan) -> list[Scan]:
     from geoeval.grid import label_index
     from geoeval.io.windowed import _empty_scan, merge_scans
     from geoeval.overlap import edge_components
-    from geoeval.parallel import gc_paused
 
-    @gc_paused
-    def run() -> list[Scan]:
-        found = merge_scans(parts) if parts else _empty_scan(config.sources,
-                                                               bool(config.mallows))
-        assert found.pair_a is not None and found.pair_b is not None
-        nr, ns = found.ids[0].size, found.ids[1].size
-        rows = label_index(found.ids[0], found.pair_a).astype(np.int64)
-        _, nodes, _ = edge_components(
-            rows, label_index(found.ids[1], found.pair_b).astype(np.int64), nr, ns)
-        group = nodes % n_groups
-        return [_restrict(found, group[:nr] == g, group[nr:] == g, group[rows] == g)
-                for g in range(n_groups)]
-
-    return run()
+    found = merge_scans(parts) if parts else _empty_scan(config.sources, bool(config.mallows))
+    assert found.pair_a is not None and found.pair_b is not None
+    nr, ns = found.ids[0].size, found.ids[1].size
+    rows = label_index(found.ids[0], found.pair_a).astype(np.int64)
+    _, nodes, _ = edge_components(
+        rows, label_index(found.ids[1], found.pair_b).astype(np.int64), nr, ns)
+    group = nodes % n_groups
+    return [_restrict(found, group[:nr] == g, group[nr:] == g, group[rows] == g)
+            for g in range(n_groups)]
 
 
+@gc_paused
 def solve_group(config: Config, groups: list[Scan], g: int) -> dict[str, Any]:
     """Runs on a worker: group ``g`` of the boundary components, solved with the same
     code as the blocks' (Mallows scores included)."""
-    from geoeval.parallel import gc_paused
-
-    @gc_paused
-    def run() -> dict[str, Any]:
-        found = groups[g]
-        summary = solve(found, config)
-        summary["objects"] = int(found.ids[0].size + found.ids[1].size)
-        return summary
-
-    return run()
+    found = groups[g]
+    summary = solve(found, config)
+    summary["objects"] = int(found.ids[0].size + found.ids[1].size)
+    return summary
 
 
 # --- the client's side -------------------------------------------------------------------
