@@ -184,8 +184,9 @@ def score_command(
 
     if isinstance(result, PartitionedResult):  # a partitioned Dask run: summaries only
         from geoeval.report.objects_dataset import summary_table
+        from geoeval.report.summary_tables import summary_tables
 
-        out.finish(result, lambda r: [summary_table(r)])
+        out.finish(result, lambda r: [summary_table(r), *summary_tables(r)])
         return
     out.finish(result)
     if not out.quiet:
@@ -199,28 +200,10 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
     from rich.console import Console
 
     from geoeval.report.layout import show
+    from geoeval.report.summary_tables import summary_tables
     from geoeval.report.tables import score_tables
 
-    parts: list[Any] = list(score_tables(result))
-    if result.per_class is not None:
-        from geoeval.report.scene_tables import per_class_table
-
-        parts.append(per_class_table(result))
-    if result.breakdown is not None:
-        from geoeval.report.breakdown import breakdown_tables
-
-        parts += breakdown_tables(result)
-    if result.strata is not None or result.bootstrap is not None:
-        from geoeval.report.strata_tables import bootstrap_table, strata_table
-
-        if result.strata is not None:
-            # the classes are the per-class table's already: each number once
-            table = strata_table(result, skip=("class",) if result.per_class is not None
-                                 else ())
-            if table.row_count:
-                parts.append(table)
-        if result.bootstrap is not None:
-            parts.append(bootstrap_table(result))
+    parts: list[Any] = [*score_tables(result), *summary_tables(result)]
     if result.geometry is not None:
         from geoeval.report.geometry_tables import geometry_table
 

@@ -21,16 +21,18 @@ ROWS = {"missed": "misses", "false_alarm": "false alarms", "merge": "merges (und
         "split": "splits (over)", "localisation": "localisation", "all": "all fixed"}
 
 
-def breakdown_tables(result: Any) -> list[Any]:
+def breakdown_tables(summaries: dict[str, Any]) -> list[Any]:
     """One table per matcher: rows the error types, columns F1 and the matcher's
-    accuracy now, if that type were fixed and the gain."""
-    if result.breakdown is None:
+    accuracy now, if that type were fixed and the gain. ``summaries`` are a result's
+    (:func:`geoeval.report.summaries.summaries`: the report's ``breakdown`` object, the
+    same for a local and a partitioned Dask run)."""
+    if summaries.get("breakdown") is None:
         return []
     tables = []
-    for name, b in result.breakdown.items():
+    for name, b in summaries["breakdown"].items():
         tables.append(breakdown_table(name, b))
-        if b.class_confusion is not None:
-            tables.append(class_confusion_table(name, b.class_confusion))
+        if b.get("class_confusion") is not None:
+            tables.append(class_confusion_table(name, b["class_confusion"]))
     return tables
 
 
@@ -50,14 +52,16 @@ def class_confusion_table(name: str, cc: dict[str, Any]):
     return table
 
 
-def breakdown_table(name: str, b: Any):
-    """The breakdown of one matcher (see :func:`breakdown_tables`)."""
+def breakdown_table(name: str, b: dict[str, Any]):
+    """The breakdown of one matcher, from the report's ``breakdown.<matcher>`` object
+    (:meth:`geoeval.measures.breakdown.Breakdown.to_dict`; see :func:`breakdown_tables`)."""
     from rich.table import Table
 
+    now, errors = b["now"], b["errors"]
     title = f"{name}: what fixing each error type would gain"
     table = Table(title=title, title_style="bold", min_width=len(title) + 2,
                   caption=f"accuracy: {accuracy_label(name)}"
-                  + ("" if b.now["accuracy"] is not None
+                  + ("" if now["accuracy"] is not None
                      or registry.accuracy_rule(name) != registry.MATCHED_AREA
                      else " (area ratio: not attributable)"))
     table.add_column("error", style="bold")
@@ -66,12 +70,12 @@ def breakdown_table(name: str, b: Any):
     table.add_column("F1 gain", justify="right")
     table.add_column("acc. if fixed", justify="right")
     table.add_column("acc. gain", justify="right")
-    table.add_row("now", "", fmt(b.now["f1"]), "", fmt(b.now["accuracy"]), "", end_section=True)
+    table.add_row("now", "", fmt(now["f1"]), "", fmt(now["accuracy"]), "", end_section=True)
     for t in (*ERROR_TYPES, "all"):
-        f = b.fixed[t]
-        table.add_row(ROWS[t], "" if t == "all" else str(b.errors[t]), fmt(f["f1"]),
-                      _signed(b.gain(t, "f1")), fmt(f["accuracy"]),
-                      _signed(b.gain(t, "accuracy")), end_section=t == ERROR_TYPES[-1])
+        e = errors[t]
+        table.add_row(ROWS[t], "" if t == "all" else str(e["count"]), fmt(e["fixed"]["f1"]),
+                      _signed(e["gain"]["f1"]), fmt(e["fixed"]["accuracy"]),
+                      _signed(e["gain"]["accuracy"]), end_section=t == ERROR_TYPES[-1])
     return table
 
 

@@ -15,27 +15,30 @@ def _cells(nr: int, ns: int, s: dict[str, Any]) -> list[str]:
             fmt(s["f1"], 3), fmt(s["accuracy"], 3)]
 
 
-def per_class_table(result: Any):
-    """One row per class and matcher, then the all-classes rows."""
+def per_class_table(summaries: dict[str, Any]):
+    """One row per class and matcher, then the all-classes rows, from a result's
+    summaries (:func:`geoeval.report.summaries.summaries`: the report's ``per_class``
+    object)."""
     from rich.table import Table
 
-    pc = result.per_class
-    source = ("the submission's field" if pc.submission_classes == "field"
+    pc = summaries["per_class"]
+    source = ("the submission's field" if pc["submission_classes"] == "field"
               else "the reference object each submitted object overlaps most")
     table = Table(title="per class", title_style="bold")
     table.add_column("class", style="bold", no_wrap=True)
     table.add_column("matcher")
     for c in _COLUMNS:
         table.add_column(c, justify="right")
-    for name, item in pc.classes.items():
-        for m, r in item.results.items():
-            table.add_row(name, m, *_cells(len(item.reference), len(item.submission), r.summary()))
-    for m, r in result.results.items():
-        table.add_row("(all)", m, *_cells(len(result.reference), len(result.submission),
-                                          r.summary()), style="italic")
+    for name, item in pc["classes"].items():
+        for m, summ in item["results"].items():
+            table.add_row(name, m, *_cells(item["reference_objects"],
+                                           item["submission_objects"], summ))
+    nr, ns = summaries["objects"]
+    for m, summ in summaries["results"].items():
+        table.add_row("(all)", m, *_cells(nr, ns, summ), style="italic")
     table.caption = (f"MD missed, FA false alarms, P precision, R recall, acc accuracy; "
                      f"submitted objects' classes from {source}; "
-                     f"{pc.unclassified_submission} submitted object(s) without a class "
+                     f"{pc['unclassified_submission']} submitted object(s) without a class "
                      "(counted in (all) only)")
     return table
 

@@ -32,38 +32,38 @@ def add_stratum_columns(result: Any, reference: dict[str, np.ndarray],
         submission[f"stratum_{kind}"] = np.asarray(k.submission_labels, dtype=object)
 
 
-def strata_rows(result: Any) -> list[dict[str, Any]]:
+def strata_rows(strata: dict[str, Any] | None) -> list[dict[str, Any]]:
     """One row per kind, stratum and matcher: object counts and the scene's measures,
-    with the bootstrap-free numbers of :meth:`MatcherResult.summary`."""
+    from the report's ``strata`` object (:meth:`geoeval.scoring.strata.Strata.to_dict`,
+    or a partitioned Dask run's, which has the same keys)."""
     rows: list[dict[str, Any]] = []
-    if result.strata is None:
+    if strata is None:
         return rows
-    for kind, k in result.strata.kinds.items():
-        for name, s in k.strata.items():
-            for m, r in s.results.items():
-                summ = r.summary()
+    for kind, k in strata.items():
+        for name, s in k["strata"].items():
+            for m, summ in s["results"].items():
                 rows.append({"by": kind, "stratum": name, "matcher": m,
-                             "reference_objects": int(s.reference_index.size),
-                             "submission_objects": int(s.submission_index.size),
+                             "reference_objects": int(s["reference_objects"]),
+                             "submission_objects": int(s["submission_objects"]),
                              **{key: summ[key] for key in _MEASURES}})
     return rows
 
 
-def bootstrap_rows(result: Any) -> list[dict[str, Any]]:
-    """One row per matcher and measure: the scene value and its interval."""
-    boot = result.bootstrap
+def bootstrap_rows(summaries: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per matcher and measure: the scene value and its interval
+    (``summaries``: :func:`geoeval.report.summaries.summaries`)."""
+    boot = summaries["bootstrap"]
     if boot is None:
         return []
     rows = []
-    for m, res in result.results.items():
-        summ = res.summary()
+    for m, summ in summaries["results"].items():
         for key in _BOOT_MEASURES:
-            iv = boot.intervals[m][key]
+            iv = boot["intervals"][m][key]
             rows.append({"matcher": m, "measure": key, "value": summ[key],
                          "low": None if iv is None else iv[0],
                          "high": None if iv is None else iv[1],
-                         "confidence": boot.confidence, "replicates": boot.n,
-                         "block_size": boot.grid.size, "seed": boot.seed})
+                         "confidence": boot["confidence"], "replicates": boot["n"],
+                         "block_size": boot["block_size"], "seed": boot["seed"]})
     return rows
 
 
@@ -72,17 +72,21 @@ def write_strata_csv(result: Any, folder: str | Path) -> list[Path]:
     import pandas as pd
 
     from geoeval.outputs import write_csv_table
+    from geoeval.report.summaries import summaries
 
+    summ = summaries(result)
     written = []
-    for name, rows in (("strata", strata_rows(result)), ("bootstrap", bootstrap_rows(result))):
+    for name, rows in (("strata", strata_rows(summ["strata"])),
+                       ("bootstrap", bootstrap_rows(summ))):
         if rows:
             written.append(write_csv_table(Path(folder) / f"{name}.csv", pd.DataFrame(rows)))
     return written
 
 
-def strata_table(result: Any, skip: tuple[str, ...] = ()) -> Any:
+def strata_table(summaries: dict[str, Any], skip: tuple[str, ...] = ()) -> Any:
     """Terminal table: one row per kind, stratum and matcher (kinds in ``skip`` left
-    out, e.g. ``class`` when the per-class table shows them)."""
+    out, e.g. ``class`` when the per-class table shows them); ``summaries`` as
+    :func:`geoeval.report.summaries.summaries` gives them."""
     from rich import box
     from rich.table import Table
 
@@ -92,7 +96,7 @@ def strata_table(result: Any, skip: tuple[str, ...] = ()) -> Any:
     for c in ("matcher", "ref", "sub", "MD", "FA", "P", "R", "F1", "acc"):
         table.add_column(c, justify="left" if c == "matcher" else "right", no_wrap=True)
     kind = None
-    for r in strata_rows(result):
+    for r in strata_rows(summaries["strata"]):
         if r["by"] in skip:
             continue
         if kind is not None and r["by"] != kind:
@@ -107,24 +111,24 @@ def strata_table(result: Any, skip: tuple[str, ...] = ()) -> Any:
     return table
 
 
-def bootstrap_table(result: Any) -> Any:
-    """Terminal table: each measure with its bootstrap interval."""
+def bootstrap_table(summaries: dict[str, Any]) -> Any:
+    """Terminal table: each measure with its bootstrap interval (``summaries`` as
+    :func:`geoeval.report.summaries.summaries` gives them)."""
     from rich.table import Table
 
-    boot = result.bootstrap
-    table = Table(title=f"{boot.confidence:.0%} intervals, spatial block bootstrap",
-                  title_style="bold")
+    boot = summaries["bootstrap"]
+    conf = boot["confidence"]
+    table = Table(title=f"{conf:.0%} intervals, spatial block bootstrap", title_style="bold")
     table.add_column("matcher")
     table.add_column("measure")
     table.add_column("value", justify="right")
-    table.add_column(f"{boot.confidence:.0%} interval", justify="right")
+    table.add_column(f"{conf:.0%} interval", justify="right")
     # one row per matcher and measure (a column per measure would not fit 80 columns);
     # measures undefined for a matcher (no Mallows score computed) are left out
-    for m, res in result.results.items():
-        summ = res.summary()
+    for m, summ in summaries["results"].items():
         first = True
         for key in _BOOT_MEASURES:
-            iv = boot.intervals[m][key]
+            iv = boot["intervals"][m][key]
             if summ.get(key) is None and iv is None:
                 continue
             table.add_row(m if first else "", key, fmt(summ.get(key), 3),
@@ -132,9 +136,9 @@ def bootstrap_table(result: Any) -> Any:
                           end_section=False)
             first = False
         table.add_section()
-    g = boot.grid
-    table.caption = (f"{boot.n} replicates, seed {boot.seed}, blocks {g.size:g} CRS units "
-                     f"({g.nx} × {g.ny}), percentile intervals")
+    nx, ny = boot["blocks"]
+    table.caption = (f"{boot['n']} replicates, seed {boot['seed']}, blocks "
+                     f"{boot['block_size']:g} CRS units ({nx} × {ny}), percentile intervals")
     return table
 
 

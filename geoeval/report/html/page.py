@@ -100,7 +100,8 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
         rows.insert(0, {"type": "now", "label": "now", "count": None, "f1": b.now["f1"],
                         "f1_gain": None, "accuracy": b.now["accuracy"], "accuracy_gain": None,
                         "f1_gain_bar": None, "accuracy_gain_bar": None})
-    strata = [r for r in strata_rows(result) if r["matcher"] == matcher]
+    strata = [r for r in strata_rows(None if result.strata is None else result.strata.to_dict())
+              if r["matcher"] == matcher]
     status, worst = status_map_svg(result, matcher, f"e{index}-map", name)
     return EntryReport(
         name=name, matcher=matcher, reference_objects=len(result.reference),

@@ -1,0 +1,134 @@
+"""The terminal report of a partitioned Dask run: the same per-class, breakdown, strata
+and bootstrap tables as the local engine's, built from the summaries
+(:mod:`geoeval.report.summaries`, :mod:`geoeval.report.summary_tables`).
+
+Fast: the summaries of a local result are its JSON report's objects, and the tables
+built from a report's objects are those built from the result. Slow (a
+``distributed.LocalCluster`` of two worker processes): ``geoeval score --engine dask
+--size-bins coco --breakdown --bootstrap`` prints the local engine's tables.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+import shapely
+
+CRS = "EPSG:32631"
+
+
+def _text(tables) -> str:
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=160, color_system=None, force_terminal=False)
+    for t in tables:
+        console.print(t)
+    return buf.getvalue()
+
+
+def _scene(seed: int = 3, n: int = 144):
+    rng = np.random.default_rng(seed)
+    side = int(np.sqrt(n))
+    gx, gy = np.meshgrid(np.arange(side), np.arange(side))
+    cx, cy = gx.ravel() * 50.0, gy.ravel() * 50.0
+    w = np.exp(rng.uniform(np.log(3), np.log(45), cx.size))  # small to large (COCO bins)
+    ref = shapely.box(cx - w / 2, cy - w / 2, cx + w / 2, cy + w / 2)
+    d = rng.normal(0, 1.0, (cx.size, 2))
+    sub = shapely.box(cx - w / 2 + d[:, 0], cy - w / 2 + d[:, 1], cx + w / 2 + d[:, 0],
+                      cy + w / 2 + d[:, 1])
+    keep = rng.random(cx.size) > 0.15
+    halves = shapely.box(cx - w / 2, cy - w / 2, cx, cy + w / 2)[::9]  # splits
+    return ref, np.concatenate([sub[keep], halves])
+
+
+def test_summaries_are_the_reports_objects():
+    """Per class, strata, breakdown (with class confusion) and bootstrap: the summaries
+    of a local result are its JSON report's objects, and every table is the same whether
+    it is built from the result's summaries or from the report read back from JSON."""
+    from geoeval.objects import ObjectSet
+    from geoeval.report.summaries import summaries
+    from geoeval.report.summary_tables import summary_tables, tables_of
+    from geoeval.scoring import score_objects
+
+    ref, sub = _scene()
+    rng = np.random.default_rng(0)
+    r = ObjectSet.from_geometries(ref, np.arange(ref.size), crs=CRS,
+                                  classes=list(rng.choice(["a", "b"], ref.size)))
+    s = ObjectSet.from_geometries(sub, np.arange(sub.size), crs=CRS,
+                                  classes=list(rng.choice(["a", "b"], sub.size)))
+    res = score_objects(r, s, matchers=["bgm", "iou"], per_class=True, size_bins=[30.0, 80.0],
+                        breakdown=True, bootstrap=20, seed=1)
+    summ = summaries(res)
+    report = json.loads(res.to_json())
+    for key in ("per_class", "strata", "breakdown", "bootstrap"):
+        assert summ[key] is not None
+        assert json.loads(json.dumps(summ[key])) == report[key], key
+    assert summ["objects"] == (report["reference"]["objects"], report["submission"]["objects"])
+    tables = summary_tables(res)
+    titles = [t.title for t in tables]
+    assert titles[0] == "per class" and "strata" in titles
+    assert any("class confusion" in str(t) for t in titles)
+    assert titles[-1].endswith("spatial block bootstrap")
+
+    read_back = {"results": report["results"], "objects": summ["objects"],
+                 **{k: report[k] for k in ("per_class", "strata", "breakdown", "bootstrap")}}
+    again = tables_of(read_back)
+    assert _text(again) == _text(tables)
+
+
+def _tables_part(stdout: str) -> str:
+    """The local output from its breakdown table's title to before the hints."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "what fixing each error type" in line)
+    end = next(i for i, line in enumerate(lines) if line.startswith("Try next"))
+    return "\n".join(lines[start:end]).rstrip()
+
+
+@pytest.mark.slow
+def test_dask_score_prints_the_local_tables(tmp_path, monkeypatch, capsys):
+    """``geoeval score --engine dask --size-bins coco --breakdown --bootstrap 30`` on a
+    partitioned GeoParquet dataset prints the local engine's breakdown, strata and
+    bootstrap tables, character for character (and its JSON has the same summaries)."""
+    import logging
+
+    import distributed
+    import geopandas as gpd
+
+    from geoeval.cli.main import main
+    from geoeval.engine import distributed as dist
+
+    ref, sub = _scene(7, n=400)
+    folder = tmp_path / "ref_dataset"
+    folder.mkdir()
+    for i, chunk in enumerate(np.array_split(ref, 4)):
+        gpd.GeoDataFrame({"bid": np.arange(len(chunk)) + 1000 * i}, geometry=chunk,
+                         crs=CRS).to_parquet(folder / f"part{i}.parquet", row_group_size=40)
+    gpkg = tmp_path / "sub.gpkg"
+    gpd.GeoDataFrame(geometry=sub, crs=CRS).to_file(gpkg)
+    args = [str(folder), str(gpkg), "-m", "bgm", "-m", "iou", "--size-bins", "coco",
+            "--breakdown", "--bootstrap", "30", "--seed", "2"]
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+
+    def run(*extra: str) -> str:
+        capsys.readouterr()
+        assert main(["score", *args, *extra]) == 0
+        return capsys.readouterr().out
+
+    local = run("--json", str(tmp_path / "local.json"))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+        dask = run("--engine", "dask", "--scheduler", c.scheduler_address,
+                   "--json", str(tmp_path / "dask.json"))
+    want = _tables_part(local)
+    assert "strata" in want and "spatial block bootstrap" in want
+    assert "bgm: what fixing each error type" in dask
+    assert want in dask, f"local:\n{want}\n\ndask:\n{dask}"
+    a = json.loads((tmp_path / "local.json").read_text())
+    b = json.loads((tmp_path / "dask.json").read_text())
+    assert b["parameters"]["engine"] == "dask" and b["per_class"] is None
+    assert b["overlap"]["components"] == a["overlap"]["components"]
