@@ -985,11 +985,19 @@ def _neighbours(extents: np.ndarray) -> list[list[int]]:
 
 
 def _add(summaries: list[dict[str, Any]], matchers: Sequence[str]) -> dict[str, Any]:
-    total: dict[str, Any] = {"pairs": 0, "components": 0, "union_area": 0.0, "matchers": {}}
+    return add_summaries(summaries, matchers, ("pairs", "components", "union_area"))
+
+
+def add_summaries(summaries: list[dict[str, Any]], matchers: Sequence[str],
+                  keys: Sequence[str]) -> dict[str, Any]:
+    """Tasks' summaries added up: the numbers under ``keys``, and per matcher its counts,
+    sums, kinds and solver counts (:func:`add_mallows` for the Mallows details); the
+    partitions' and the label-mosaic blocks' (:mod:`geoeval.engine.mosaic`) alike."""
+    total: dict[str, Any] = {k: 0 for k in keys}
+    total["matchers"] = {}
     for s in summaries:
-        total["pairs"] += s["pairs"]
-        total["components"] += s["components"]
-        total["union_area"] += s["union_area"]
+        for key in keys:
+            total[key] += s[key]
     for name in matchers:
         acc: dict[str, Any] = {"missed": 0, "false_alarms": 0, "matched_overlap": 0.0,
                                "kinds": {}, "score_sum": 0.0, "score_n": 0, "solver": {},

@@ -494,35 +494,8 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
 
 
 def _add(summaries: list[dict[str, Any]], matchers: Sequence[str]) -> dict[str, Any]:
-    """The blocks' and the boundary's summaries added up (Mallows details: counts add,
-    the error bound is the largest)."""
-    total: dict[str, Any] = {"n_reference": 0, "n_submission": 0, "pairs": 0,
-                             "components": 0, "matchers": {}}
-    for s in summaries:
-        for key in ("n_reference", "n_submission", "pairs", "components"):
-            total[key] += s[key]
-    for name in matchers:
-        acc: dict[str, Any] = {"missed": 0, "false_alarms": 0, "matched_overlap": 0.0,
-                               "kinds": {}, "score_sum": 0.0, "score_n": 0, "solver": {},
-                               "params": {}, "mallows": None}
-        for s in summaries:
-            m = s["matchers"][name]
-            for key in ("missed", "false_alarms", "matched_overlap", "score_sum", "score_n"):
-                acc[key] += m[key]
-            for key in ("kinds", "solver"):
-                for kk, v in m[key].items():
-                    acc[key][kk] = acc[key].get(kk, 0) + v
-            acc["params"] = m["params"] or acc["params"]
-            mal = m["mallows"]
-            if mal is not None:
-                if acc["mallows"] is None:
-                    acc["mallows"] = {**mal, "solver": dict(mal["solver"])}
-                    continue
-                a = acc["mallows"]
-                for key in ("sum", "n", "undefined", "approximated"):
-                    a[key] += mal[key]
-                a["max_error_bound"] = max(a["max_error_bound"], mal["max_error_bound"])
-                for kk, v in mal["solver"].items():
-                    a["solver"][kk] = a["solver"].get(kk, 0) + v
-        total["matchers"][name] = acc
-    return total
+    """The blocks' and the boundary's summaries added up (the vector engine's rule)."""
+    from geoeval.engine.distributed import add_summaries
+
+    return add_summaries(summaries, matchers,
+                         ("n_reference", "n_submission", "pairs", "components"))
