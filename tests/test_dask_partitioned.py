@@ -51,9 +51,10 @@ def scene(seed: int = 0, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_in_process(ref: np.ndarray, sub: np.ndarray, k: int, matchers=("bgm", "iou", "hoover"),
-                   pieces: int = 3, mallows=(), resolution=None, partials=()):
+                   pieces: int = 3, mallows=(), resolution=None, partials=(), classes=None):
     """The pipeline of :func:`geoeval.engine.distributed.score_layers`, task by task,
-    in this process: pieces, keys, cuts, splits, partitions, halos, solve, boundary."""
+    in this process: pieces, keys, cuts, splits, partitions, halos, solve, boundary.
+    ``classes``: each side's class values (or ``None`` for a side without), as read."""
     params = {"iou": {"threshold": 0.5}, "hoover": {"threshold": 0.6}, "mom": {}}
     keyed = []
     b = shapely.bounds(np.concatenate([ref, sub]))
@@ -64,6 +65,9 @@ def run_in_process(ref: np.ndarray, sub: np.ndarray, k: int, matchers=("bgm", "i
                                                      np.array_split(geoms, pieces)])[:-1]],
                                  strict=True):
             data = PieceData(chunk, np.arange(len(chunk)) + offset, shapely.area(chunk), {})
+            if classes is not None and classes[side] is not None:
+                data.classes = np.asarray(classes[side], dtype=object)[
+                    int(offset):int(offset) + len(chunk)]
             keyed.append(dist.keyed(data, side, int(offset), bounds))
     samples = [dist.key_sample(p) for p in keyed]
     cuts = dist._cuts(np.concatenate([s[0] for s in samples]),
@@ -74,7 +78,8 @@ def run_in_process(ref: np.ndarray, sub: np.ndarray, k: int, matchers=("bgm", "i
     extents = np.array([f.extent for f in prints])
     near = dist._neighbours(extents)
     config = dist.Config(tuple(matchers), params, tuple(mallows), resolution, None,
-                         tuple(partials))
+                         tuple(partials), classes=(False, False) if classes is None else
+                         tuple(c is not None for c in classes))
     results = [dist.solve_partition(p, parts[p], config,
                                     *[dist.halo(parts[q], prints[p]) for q in near[p]])
                for p in range(len(parts))]

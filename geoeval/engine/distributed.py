@@ -69,7 +69,9 @@ class Part:
     ``side`` 0 is the reference, 1 the submission; ``pos`` the object's position
     in its layer (what the in-memory engine indexes it by); ``geometry`` the
     objects as WKB (a third of the memory of shapely objects; parsed where the
-    overlap is computed, and written as it is), ``bounds`` their bounding boxes.
+    overlap is computed, and written as it is), ``bounds`` their bounding boxes;
+    ``classes`` each object's class value as read (``--class-field``; ``None`` for a
+    side read without one), or ``None`` when no class is read.
     """
 
     side: np.ndarray
@@ -81,6 +83,7 @@ class Part:
     key: np.ndarray | None = None
     info: dict[str, Any] | None = None
     all_ids: np.ndarray | None = None
+    classes: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.pos.size)
@@ -88,7 +91,8 @@ class Part:
     def take(self, index: np.ndarray) -> Part:
         return Part(self.side[index], self.pos[index], self.ids[index], self.geometry[index],
                     self.areas[index], self.bounds[index],
-                    None if self.key is None else self.key[index])
+                    None if self.key is None else self.key[index],
+                    classes=None if self.classes is None else self.classes[index])
 
     @staticmethod
     def concat(parts: Sequence[Part]) -> Part:
@@ -96,12 +100,16 @@ class Part:
         if not parts:
             return empty_part()
         ids = [p.ids for p in parts if len(p)]
+        classes = None
+        if any(p.classes is not None for p in parts):  # a part without: no class (None)
+            classes = np.concatenate([np.full(len(p), None, dtype=object)
+                                      if p.classes is None else p.classes for p in parts])
         return Part(np.concatenate([p.side for p in parts]),
                     np.concatenate([p.pos for p in parts]),
                     np.concatenate(ids) if ids else parts[0].ids[:0],
                     np.concatenate([p.geometry for p in parts]),
                     np.concatenate([p.areas for p in parts]),
-                    np.concatenate([p.bounds for p in parts]))
+                    np.concatenate([p.bounds for p in parts]), classes=classes)
 
     def shapes(self) -> np.ndarray:
         """The geometries as shapely objects."""
@@ -156,7 +164,7 @@ def keyed(data: Any, side: int, offset: int, bounds: tuple[float, ...]) -> Part:
         key = np.zeros(0, np.int64)
     return Part(np.full(n, side, np.int8), offset + np.arange(n, dtype=np.int64), data.ids,
                 _to_wkb(data.geometry), data.areas, box, key,
-                all_ids=getattr(data, "all_ids", None))
+                all_ids=getattr(data, "all_ids", None), classes=getattr(data, "classes", None))
 
 
 @gc_paused
@@ -194,7 +202,7 @@ def split(part: Part, cuts: np.ndarray, offset: int = 0) -> dict[int, Part]:
         return {}
     if offset:
         part = Part(part.side, part.pos + offset, part.ids, part.geometry, part.areas,
-                    part.bounds, part.key)
+                    part.bounds, part.key, classes=part.classes)
     which = np.searchsorted(cuts, part.key, side="right")
     order = np.argsort(which, kind="stable")
     which = which[order]
@@ -378,6 +386,9 @@ class Config:
     #: client under ``key`` (per-class, strata, breakdown and bootstrap sums: functions
     #: of :mod:`geoeval.scoring.partitioned_summaries`, passed down, never imported here).
     partials: tuple[tuple[str, Callable[[Solution, Any], Any], Any], ...] = ()
+    #: Whether the reference, the submission carry classes (``--class-field``): the
+    #: object sets of a :class:`Solution` get them (``ObjectSet.classes``).
+    classes: tuple[bool, bool] = (False, False)
 
 
 @dataclass(frozen=True)
@@ -515,8 +526,12 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
     rows, cols, vals = local[cr[keep]], local[cs[keep]], cv[keep]
     order = np.lexsort((cols, rows))
     rows, cols, vals = rows[order], cols[order], vals[order].astype(float)
-    ref = ObjectSet(ids=every.ids[ri], areas=every.areas[ri], geometry=geom[ri])
-    sub = ObjectSet(ids=every.ids[si], areas=every.areas[si], geometry=geom[si])
+    cls = [None if not has or every.classes is None else every.classes[i]
+           for has, i in zip(config.classes, (ri, si), strict=True)]
+    ref = ObjectSet(ids=every.ids[ri], areas=every.areas[ri], geometry=geom[ri],
+                    classes=cls[0])
+    sub = ObjectSet(ids=every.ids[si], areas=every.areas[si], geometry=geom[si],
+                    classes=cls[1])
     # the same-side pairs sharing area as the local engine finds them (one STRtree
     # self-query a side, cached on the object set: the matchers reuse it)
     union = union_area(ref, sub, rows, cols, vals, ref.self_overlaps, sub.self_overlaps)
@@ -729,7 +744,8 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     matchers, params
         Matcher names and their keywords (``threshold``, ``min_overlap``).
     reference_options, submission_options : dict
-        ``layer`` and ``id_field`` of each side.
+        ``layer``, ``id_field`` and ``class_field`` of each side (the classes are read
+        with the objects and carried to the tasks that solve them).
     writer : callable, optional
         ``writer(id_kind, crs)`` opens the objects dataset: an object whose
         ``write(partition, rows)`` runs on the workers (one part each), then
@@ -760,6 +776,11 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     for src, opts in ((reference, reference_options), (submission, submission_options)):
         pieces, crs, bounds = plan_layer(src, layer=opts.get("layer"),
                                          id_field=opts.get("id_field"), mapper=on_workers)
+        if opts.get("class_field") is not None:
+            from dataclasses import replace
+
+            check_field(pieces, opts["class_field"], src)
+            pieces = [replace(q, class_field=opts["class_field"]) for q in pieces]
         plans.append((pieces, crs))
         meta.append(bounds)
     rows = sum(q.rows for pieces, _ in plans for q in pieces)
@@ -841,6 +862,8 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     neighbours = _neighbours(extents)
     config, prepared = _config(client, parts, matchers, params, mallows, summaries_plan,
                                plans[0][1], meter)
+    config = replace_config(config, tuple(o.get("class_field") is not None
+                                          for o in (reference_options, submission_options)))
     results = []
     for p in range(k):
         halos = [client.submit(halo, parts[q], prints[p], pure=False)
@@ -922,6 +945,36 @@ def _config(client: Any, parts: list[Any], matchers: Sequence[str],
         partials, prepared = plan.prepare(step=step, bounds=tuple(bounds), crs=crs)
     return Config(tuple(matchers), params, names, resolution, mal.get("approximate"),
                   tuple(partials)), prepared
+
+
+def replace_config(config: Config, classes: tuple[bool, ...]) -> Config:
+    from dataclasses import replace
+
+    return replace(config, classes=(bool(classes[0]), bool(classes[1])))
+
+
+def check_field(pieces: list[Any], name: str, source: Any) -> None:
+    """The in-memory reader's error when the layer (its first file) has no field ``name``
+    (``--class-field``), from the file's metadata."""
+    if not pieces:
+        return
+    from pathlib import Path
+
+    from geoeval.io.vector import _check_fields
+
+    q = pieces[0]
+    if q.kind == "parquet":
+        import pyarrow.parquet as pq
+
+        fields = list(pq.ParquetFile(q.path).schema_arrow.names)
+    else:
+        import pyogrio
+
+        fields = [str(f) for f in pyogrio.read_info(q.path, layer=q.layer)["fields"]]
+    try:
+        _check_fields(Path(q.path), fields, None, name)
+    except InputError as exc:
+        raise InputError(exc.message, source) from None
 
 
 def side_extents(part: Part) -> list[tuple[float, float, float, float]]:

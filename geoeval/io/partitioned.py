@@ -123,6 +123,8 @@ class Piece:
         file's feature ids (the tiles of an OGR layer of tiles without ``id_field``).
     rows : int
         Features in the piece (from the metadata).
+    class_field : str or None
+        Column of the object classes (``--class-field``), read with the objects.
     """
 
     path: str
@@ -135,6 +137,7 @@ class Piece:
     source: str = ""
     row_ids: bool = False
     rows: int = 0
+    class_field: str | None = None
 
 
 def plan_pieces(path: str | Path, *, layer: str | int | None = None,
@@ -465,6 +468,8 @@ class PieceData:
         skipped; ``None`` otherwise (then ``ids`` are all of them).
     empty_ids : int
         Features whose id field is empty (null).
+    classes : numpy.ndarray or None
+        With ``class_field``, each kept object's class value as read (object array).
     """
 
     geometry: np.ndarray
@@ -473,6 +478,7 @@ class PieceData:
     counts: dict[str, int] = field(default_factory=dict)
     all_ids: np.ndarray | None = None
     empty_ids: int = 0
+    classes: np.ndarray | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         import shapely  # one WKB array across processes, not a pickled object each
@@ -508,8 +514,8 @@ def read_piece(piece: Piece) -> PieceData:
     from geoeval.io.vector import polygonal_counts
 
     try:
-        geoms, ids = (_read_parquet_piece(piece) if piece.kind == "parquet"
-                      else _read_ogr_piece(piece))
+        geoms, ids, classes = (_read_parquet_piece(piece) if piece.kind == "parquet"
+                               else _read_ogr_piece(piece))
     except InputError:
         raise
     except Exception as exc:
@@ -526,7 +532,9 @@ def read_piece(piece: Piece) -> PieceData:
 
         empty = int(np.count_nonzero(pd.isna(ids)))
         all_ids = None if keep.all() else ids
-    return PieceData(kept, ids[keep], area, counts, all_ids, empty)
+    if classes is not None:  # as read (as text: geoeval.scoring.classes.class_labels)
+        classes = np.asarray(classes, dtype=object)[keep]
+    return PieceData(kept, ids[keep], area, counts, all_ids, empty, classes)
 
 
 def _bad_row_group(piece: Piece) -> tuple[int, BaseException] | None:
@@ -541,7 +549,7 @@ def _bad_row_group(piece: Piece) -> tuple[int, BaseException] | None:
     return None
 
 
-def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
+def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     import pyarrow.parquet as pq
     import shapely
 
@@ -552,6 +560,8 @@ def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
     pandas_meta = json.loads((schema.metadata or {}).get(b"pandas", b"{}") or b"{}")
     index = [c for c in pandas_meta.get("index_columns", []) if isinstance(c, str)]
     columns = [primary] + ([piece.id_field] if piece.id_field else index[:1])
+    if piece.class_field and piece.class_field not in columns:
+        columns.append(piece.class_field)
     table = f.read_row_groups(list(range(piece.start, piece.start + piece.count)),
                               columns=columns)
     column = table.column(primary)
@@ -574,10 +584,12 @@ def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
         start, step = ((ranges[0].get("start", 0), ranges[0].get("step", 1)) if ranges
                        else (0, 1))
         ids = start + step * (piece.first_row + np.arange(geoms.size, dtype=np.int64))
-    return geoms, ids
+    classes = None if not piece.class_field else \
+        table.column(piece.class_field).to_pandas().to_numpy()
+    return geoms, ids, classes
 
 
-def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
+def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     import warnings
 
     import pyogrio
@@ -587,7 +599,7 @@ def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
         frame = pyogrio.read_dataframe(
             piece.path, layer=piece.layer, skip_features=piece.start,
             max_features=piece.count, fid_as_index=True,
-            columns=[piece.id_field] if piece.id_field else [])
+            columns=list(dict.fromkeys(f for f in (piece.id_field, piece.class_field) if f)))
     geoms = np.asarray(frame.geometry.values, dtype=object)
     if piece.id_field:
         ids = frame[piece.id_field].to_numpy()
@@ -595,7 +607,8 @@ def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray]:
         ids = piece.first_row + np.arange(geoms.size, dtype=np.int64)
     else:
         ids = frame.index.to_numpy()
-    return geoms, ids
+    classes = frame[piece.class_field].to_numpy() if piece.class_field else None
+    return geoms, ids, classes
 
 
 def read_dataset(path: str | Path, *, id_field: str | None = None,
@@ -625,8 +638,8 @@ def _dataset_frame(path: str | Path, id_field: str | None,
     pieces, crs = plan_pieces(path, id_field=id_field, layer=layer)
     geoms, ids = [], []
     for piece in pieces:
-        g, i = (_read_parquet_piece(piece) if piece.kind == "parquet"
-                else _read_ogr_piece(piece))
+        g, i, _ = (_read_parquet_piece(piece) if piece.kind == "parquet"
+                   else _read_ogr_piece(piece))
         geoms.append(np.asarray(g, dtype=object))
         ids.append(np.asarray(i))
     geom = np.concatenate(geoms) if geoms else np.zeros(0, dtype=object)

@@ -43,10 +43,13 @@ def partitioned_reason(reference: Any, submission: Any, options: dict[str, Any])
     if bad:
         return f"matcher {bad[0]} is not computed by partitions"
     if options.get("class_field") is not None:
-        # the classes would be read with the objects by the partitioned readers, and a
-        # submission without a class field takes its classes from the references it
-        # overlaps most: not done by partitions yet
-        return "class_field= is not computed by partitions yet"
+        # the per-class tables are computed by partitions; the class strata and the
+        # breakdown's class confusion are not yet (they would follow the strata's
+        # partial sums, with the per-class results as the class strata)
+        for name in ("breakdown", "size_bins", "zones"):
+            if options.get(name) not in (None, False):
+                return (f"class_field= with {name}= (the class strata and the breakdown's "
+                        "class confusion) is not computed by partitions yet")
     for name, default in (("geometry_measures", None), ("evaluation_crs", None),
                           ("crs", None)):
         if options.get(name, default) not in (default, None, False, ()):
@@ -150,6 +153,8 @@ class PartitionedResult:
     breakdown: dict[str, Any] | None = None
     strata: dict[str, Any] | None = None
     bootstrap: Any = None
+    #: The report's ``per_class`` object, with ``class_field``.
+    per_class: dict[str, Any] | None = None
 
     def to_dict(self, *, rows: bool = False) -> dict[str, Any]:
         """The JSON report (``rows`` is accepted for :class:`ScoreResult` parity)."""
@@ -162,7 +167,7 @@ class PartitionedResult:
             "overlap": self.overlap, "parameters": self.parameters,
             "warnings": list(self.warnings),
             "results": {n: r.to_dict(self.objects_dataset) for n, r in self.results.items()},
-            "per_class": None, "breakdown": self.breakdown, "strata": self.strata,
+            "per_class": self.per_class, "breakdown": self.breakdown, "strata": self.strata,
             "bootstrap": None if self.bootstrap is None else self.bootstrap.to_dict(),
             "geometry": None,
         }
@@ -206,7 +211,9 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
     params = {spec.name: spec.arguments(options) for spec in specs}
     want_mallows = tuple(s.name for s in specs if s.accuracy == registry.MALLOWS or mallows)
     plan = None
-    if breakdown or size_bins is not None or zones is not None or bootstrap is not None:
+    classes = reference_options.get("class_field") is not None
+    if breakdown or size_bins is not None or zones is not None or bootstrap is not None \
+            or classes:
         from geoeval.scoring import partitioned_summaries as ps
 
         if bootstrap is not None:
@@ -222,7 +229,7 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
 
             read_zones(zones, zone_field, None)
         plan = ps.Plan(size_bins, zones, zone_field, breakdown, bootstrap, seed, confidence,
-                       block_size)
+                       block_size, classes=classes)
     res = score_layers(client, reference, submission, matchers=matchers, params=params,
                        reference_options=reference_options,
                        submission_options=submission_options, writer=objects,
@@ -297,6 +304,12 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
         if ps.STRATA in res.partials:
             extra["strata"] = ps.strata_report(res.partials[ps.STRATA], plan, res.prepared,
                                                names)
+        if classes:
+            from geoeval.scoring.classes import FROM_FIELD, FROM_REFERENCE
+
+            source = FROM_FIELD if submission_options.get("class_field") is not None \
+                else FROM_REFERENCE
+            extra["per_class"] = ps.per_class_report(res.partials[ps.PER_CLASS], source, names)
         if bootstrap is not None:
             extra["bootstrap"] = ps.bootstrap_report(res.partials[ps.BOOTSTRAP], plan,
                                                      res.prepared["grid"])

@@ -41,7 +41,7 @@ from geoeval.matching import registry
 from geoeval.measures import counts
 
 #: Keys of the partial results.
-STRATA, BREAKDOWN, BOOTSTRAP = "strata", "breakdown", "bootstrap"
+STRATA, BREAKDOWN, BOOTSTRAP, PER_CLASS = "strata", "breakdown", "bootstrap", "per_class"
 
 
 @dataclass
@@ -57,6 +57,8 @@ class Plan:
     seed: int = 0
     confidence: float = 0.95
     block_size: float | None = None
+    #: ``--class-field``: each class scored on its own (:func:`per_class_partial`)
+    classes: bool = False
 
     @staticmethod
     def add(*partials: Any) -> Any:
@@ -110,6 +112,8 @@ class Plan:
             partials.append((STRATA, strata_partial, (tuple(kinds), grid)))
         if self.breakdown:
             partials.append((BREAKDOWN, breakdown_partial, None))
+        if self.classes:
+            partials.append((PER_CLASS, per_class_partial, None))
         return tuple(partials), kept
 
 
@@ -170,6 +174,61 @@ def strata_partial(sol: Any, spec: tuple[tuple[tuple[str, Any], ...], Any]) -> d
             per[name] = entry
         out[kind] = per
     return out
+
+
+def per_class_partial(sol: Any, _: Any) -> dict[str, Any]:
+    """Per class: objects and each matcher's sums, on the components of ``sol``, and the
+    submitted objects without a class (:func:`geoeval.scoring.classes.score_classes`'
+    per-class scenes).
+
+    A submission without a class field takes each object's class from the reference it
+    overlaps most (:func:`geoeval.scoring.classes.inherit_classes`): every pair of a
+    submitted object lies in its component, and the object sets of ``sol`` are in layer
+    order, so the tie rule (the lowest reference) is the in-memory engine's."""
+    from geoeval.scoring.classes import class_labels, inherit_classes
+    from geoeval.scoring.subset import score_subset
+
+    ref, sub, ov = sol.reference, sol.submission, sol.overlap
+    rl = class_labels(ref.classes)
+    if rl is None:
+        rl = np.full(len(ref), None, dtype=object)
+    sl = class_labels(sub.classes)
+    if sl is None:
+        sl = inherit_classes(ov, rl)
+    has_r, has_s = np.not_equal(rl, None), np.not_equal(sl, None)
+    names = np.unique(np.concatenate([rl[has_r], sl[has_s]]).astype(str)).tolist()
+    results = _results(sol)
+    classes: dict[str, Any] = {}
+    for name in names:
+        ri, si = np.flatnonzero(has_r & (rl == name)), np.flatnonzero(has_s & (sl == name))
+        sov, res = score_subset(ref, sub, ov, ri, si, results, sol.params,
+                                sol.mallows_options)
+        classes[name] = {"reference_objects": int(ri.size), "submission_objects": int(si.size),
+                         "union": _subset_unions(sol, ri, si, sov),
+                         "results": {m: _matcher_sums(
+                             r.matching, sov.union_area,
+                             None if r.mallows is None else np.asarray(r.mallows.scores, float))
+                             for m, r in res.items()}}
+    return {"unclassified": int(np.count_nonzero(~has_s)), "classes": classes,
+            "total": _totals(ov)}
+
+
+def _subset_unions(sol: Any, ri: np.ndarray, si: np.ndarray, sov: Any) -> tuple[float, float]:
+    """The union area of a subset of the components of ``sol`` both ways
+    :meth:`geoeval.overlap.Overlap.restrict` may take it for the whole scene: its areas
+    minus its pairs' overlaps (what the scene takes when its own totals say
+    :attr:`~geoeval.overlap.Overlap.union_is_sum`), and the true area of the union
+    (otherwise). Both add up over components, which share no area. The true union
+    comes from the geometries when a side of ``sol`` overlaps itself (the totals of
+    ``sol`` alone may agree by chance: two overlapping detections inside one
+    reference)."""
+    as_sum = float(sov.ref_area.sum() + sov.sub_area.sum() - sov.values.sum())
+    if not (sol.reference.self_overlaps[0].size or sol.submission.self_overlaps[0].size):
+        return as_sum, as_sum
+    import shapely
+
+    geoms = np.concatenate([sol.reference.polygons[ri], sol.submission.polygons[si]])
+    return as_sum, float(shapely.area(shapely.union_all(geoms))) if geoms.size else 0.0
 
 
 def breakdown_partial(sol: Any, _: Any) -> dict[str, Any]:
@@ -291,6 +350,29 @@ def strata_report(total: dict[str, Any], plan: Plan, kept: dict[str, Any],
                             "bootstrap": boot}
         out[kind] = {"definition": definition, "strata": strata}
     return out
+
+
+def per_class_report(total: dict[str, Any], source: str, matchers: list[str]) -> dict[str, Any]:
+    """The report's ``per_class`` object (:meth:`geoeval.scoring.classes.PerClass.to_dict`)
+    from the added partial results; ``source`` is where the submitted objects' classes
+    came from (``field`` or ``from_reference``)."""
+    classes = {}
+    # the union of a class's objects as the in-memory engine takes it: from the areas
+    # when the scene's totals say the union is their sum, else the true union
+    which = 0 if _union_is_sum(total["total"]) else 1
+    for name in sorted(total["classes"]):
+        e = total["classes"][name]
+        union = e["union"][which]
+        classes[name] = {"reference_objects": int(e["reference_objects"]),
+                         "submission_objects": int(e["submission_objects"]),
+                         "results": {m: summary(m, _with_union(e["results"][m], union))
+                                     for m in matchers}}
+    return {"submission_classes": source,
+            "unclassified_submission": int(total["unclassified"]), "classes": classes}
+
+
+def _with_union(entry: dict[str, Any], union: float) -> dict[str, Any]:
+    return {**entry, "sums": {**entry["sums"], "union_area": union}}
 
 
 def breakdown_report(total: dict[str, Any], matchers: list[str]) -> dict[str, Any]:

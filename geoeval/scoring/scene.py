@@ -251,8 +251,10 @@ def _try_partitioned(eng: Engine, reference: Any, submission: Any, ref_opts: dic
         crs = [layer_crs(src, o.get("layer"))
                for src, o in ((reference, ref_opts), (submission, sub_opts))]
         reason = crs_reason(*crs)
-    if reason is None and any(o.get(k) is not None for o in (ref_opts, sub_opts)
-                              for k in ("crs", "class_field")):
+    if reason is None and (any(o.get("crs") is not None for o in (ref_opts, sub_opts))
+                           or ref_opts.get("class_field") != options.get("class_field")
+                           or sub_opts.get("class_field") not in (None,
+                                                                  options.get("class_field"))):
         reason = "a CRS or class field given for one side is not read by partitions yet"
     if reason is None:
         return score_partitioned(

@@ -1,0 +1,131 @@
+"""``--class-field`` by partitions (docs/scale.md, *A layer on the cluster*): each class
+scored on its own in the partition and boundary tasks, as partial sums added like the
+strata, gives the local engine's ``per_class`` report object.
+
+Fast: the partition functions run in this process (``run_in_process``) on a scene of
+36 partitions with components crossing them, with the submission's classes from its
+own field and from the reference it overlaps most (ties included), against
+:func:`geoeval.scoring.scene.score_objects`. Slow (a ``distributed.LocalCluster`` of
+two worker processes): ``geoeval.score(..., engine="dask", class_field=...)`` on a
+GeoParquet file of ≥ 32 partitions, the JSON report's ``per_class`` as the local one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import shapely
+
+from geoeval.objects import ObjectSet
+from tests.test_dask_partitioned import assert_close, run_in_process, scene
+
+CRS = "EPSG:32631"
+
+
+def classed_scene(seed: int = 4, n: int = 100):
+    """The partitioned tests' scene, classes drawn at random (some null), and a submitted
+    box overlapping two references of different classes by the same area (a tie: the
+    first of them in layer order gives its class, here ``zz`` before ``aa``)."""
+    ref, sub = scene(seed, n=n)
+    ties_r = shapely.box([1000.0, 1010.0], [0.0, 0.0], [1010.0, 1020.0], [10.0, 10.0])
+    ref = np.concatenate([ref, ties_r])
+    sub = np.concatenate([sub, [shapely.box(1005, 0, 1015, 10)]])
+    rng = np.random.default_rng(seed)
+    rc = rng.choice(np.array(["house", "shed", "barn", None], dtype=object), ref.size,
+                    p=[0.5, 0.3, 0.15, 0.05])
+    rc[-2:] = ["zz", "aa"]
+    sc = rng.choice(np.array(["house", "shed", None], dtype=object), sub.size,
+                    p=[0.6, 0.35, 0.05])
+    return ref, sub, rc, sc
+
+
+@pytest.mark.parametrize("from_field", [True, False])
+def test_per_class_by_partitions_as_local(from_field):
+    """The ``per_class`` object (classes, objects, every matcher's counts exactly, floats
+    to 1e-12, MOM with its Mallows score) from the partition tasks' partial sums equals
+    the local engine's, with the submission's classes from its field or inherited."""
+    from geoeval.scoring import partitioned_summaries as ps
+    from geoeval.scoring.classes import FROM_FIELD, FROM_REFERENCE
+    from geoeval.scoring.scene import score_objects
+
+    # seed 8: two overlapping detections inside one reference of another class, in a
+    # partition whose totals alone would say the union is the sum of the areas
+    ref, sub, rc, sc = classed_scene(8, n=400)
+    if not from_field:
+        sc = None
+    plan = ps.Plan(classes=True)
+    partials, _ = plan.prepare(step=None, bounds=(None, None), crs=None)
+    matchers = ["bgm", "mom", "iou", "hoover"]
+    _, results, (bsol, _) = run_in_process(ref, sub, k=36, matchers=matchers,
+                                           mallows=("mom",), resolution=2.0,
+                                           partials=partials, classes=(rc, sc))
+    assert len(results) >= 32 and bsol.summary["n_reference"] > 0  # components cross
+    got = ps.Plan.add(*[r.interior.summary["partials"] for r in results],
+                      bsol.summary["partials"])
+    report = ps.per_class_report(got[ps.PER_CLASS], FROM_FIELD if from_field
+                                 else FROM_REFERENCE, matchers)
+    local = score_objects(ObjectSet.from_geometries(ref, classes=rc),
+                          ObjectSet.from_geometries(sub, classes=sc), matchers=matchers,
+                          resolution=2.0, per_class=True).to_dict()["per_class"]
+    assert_close(report, local, "per_class")
+    if not from_field:  # the tie went to the first reference in layer order
+        assert local["classes"]["zz"]["submission_objects"] == 1
+        assert local["classes"]["aa"]["submission_objects"] == 0
+    assert local["unclassified_submission"] > 0
+
+
+def _write(tmp_path, ref, sub, rc, sc):
+    import geopandas as gpd
+
+    rpath, spath = tmp_path / "ref.parquet", tmp_path / "sub.gpkg"
+    gpd.GeoDataFrame({"cls": rc}, geometry=ref, crs=CRS).to_parquet(rpath, row_group_size=30)
+    cols = {} if sc is None else {"cls": sc}
+    gpd.GeoDataFrame(cols, geometry=sub, crs=CRS).to_file(spath)
+    return rpath, spath
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("from_field", [True, False])
+def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
+    """On a LocalCluster, ``class_field=`` stays partitioned (no warning) and the JSON
+    report's ``per_class`` is the local engine's (counts exact, floats 1e-12)."""
+    import json
+    import logging
+
+    import distributed
+
+    import geoeval
+    from geoeval.engine import distributed as dist
+    from geoeval.io import partitioned as io_partitioned
+
+    ref, sub, rc, sc = classed_scene(8, n=400)
+    rpath, spath = _write(tmp_path, ref, sub, rc, sc if from_field else None)
+    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    options = dict(matchers=["bgm", "mom", "iou"], class_field="cls", bootstrap=20, seed=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+        res = geoeval.score(rpath, spath, engine="dask", scheduler=c.scheduler_address,
+                            **options)
+    assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult), res.warnings
+    assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
+    local = json.loads(geoeval.score(rpath, spath, **options).to_json())
+    got = json.loads(res.to_json())
+    assert got["per_class"]["submission_classes"] == ("field" if from_field
+                                                      else "from_reference")
+    assert_close(got["per_class"], local["per_class"], "per_class")
+    assert_close(got["bootstrap"], local["bootstrap"], "bootstrap")
+
+
+def test_class_field_with_strata_or_breakdown_stays_in_the_client(tmp_path):
+    """The class strata and the breakdown's class confusion are not computed by
+    partitions: the reason names the option; alone (or with a bootstrap) the classes
+    are."""
+    from geoeval.scoring.partitioned import partitioned_reason
+
+    ref, sub, rc, sc = classed_scene(1, n=16)
+    rpath, spath = _write(tmp_path, ref, sub, rc, sc)
+    assert partitioned_reason(rpath, spath, {"class_field": "cls", "bootstrap": 10}) is None
+    for opt in ("breakdown", "size_bins", "zones"):
+        why = partitioned_reason(rpath, spath, {"class_field": "cls", opt: True})
+        assert why is not None and f"{opt}=" in why
