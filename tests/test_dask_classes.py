@@ -41,9 +41,10 @@ def classed_scene(seed: int = 4, n: int = 100):
 
 @pytest.mark.parametrize("from_field", [True, False])
 def test_per_class_by_partitions_as_local(from_field):
-    """The ``per_class`` object (classes, objects, every matcher's counts exactly, floats
-    to 1e-12, MOM with its Mallows score) from the partition tasks' partial sums equals
-    the local engine's, with the submission's classes from its field or inherited."""
+    """The ``per_class`` object, the class strata (with their bootstrap intervals) and
+    each matcher's class confusion (counts exact, floats to 1e-12, MOM with its Mallows
+    score) from the partition tasks' partial sums equal the local engine's, with the
+    submission's classes from its field or inherited."""
     from geoeval.scoring import partitioned_summaries as ps
     from geoeval.scoring.classes import FROM_FIELD, FROM_REFERENCE
     from geoeval.scoring.scene import score_objects
@@ -53,25 +54,34 @@ def test_per_class_by_partitions_as_local(from_field):
     ref, sub, rc, sc = classed_scene(8, n=400)
     if not from_field:
         sc = None
-    plan = ps.Plan(classes=True)
-    partials, _ = plan.prepare(step=None, bounds=(None, None), crs=None)
-    matchers = ["bgm", "mom", "iou", "hoover"]
+    plan = ps.Plan(classes=True, breakdown=True, bootstrap=20, seed=1)
+    bounds = (tuple(shapely.total_bounds(ref)), tuple(shapely.total_bounds(sub)))
+    partials, kept = plan.prepare(step=None, bounds=bounds, crs=None)
+    matchers = ["bgm", "mom", "iou"]
     _, results, (bsol, _) = run_in_process(ref, sub, k=36, matchers=matchers,
                                            mallows=("mom",), resolution=2.0,
                                            partials=partials, classes=(rc, sc))
     assert len(results) >= 32 and bsol.summary["n_reference"] > 0  # components cross
     got = ps.Plan.add(*[r.interior.summary["partials"] for r in results],
-                      bsol.summary["partials"])
-    report = ps.per_class_report(got[ps.PER_CLASS], FROM_FIELD if from_field
-                                 else FROM_REFERENCE, matchers)
+                      bsol.summary["partials"])[ps.PER_CLASS]
+    source = FROM_FIELD if from_field else FROM_REFERENCE
     local = score_objects(ObjectSet.from_geometries(ref, classes=rc),
                           ObjectSet.from_geometries(sub, classes=sc), matchers=matchers,
-                          resolution=2.0, per_class=True).to_dict()["per_class"]
-    assert_close(report, local, "per_class")
+                          resolution=2.0, per_class=True, breakdown=True, bootstrap=20,
+                          seed=1).to_dict()
+    assert_close(ps.per_class_report(got, source, matchers), local["per_class"],
+                 "per_class")
+    assert list(local["strata"]) == ["class"]
+    assert_close(ps.class_strata_report(got, source, plan, kept, matchers),
+                 local["strata"]["class"], "strata.class")
+    confusion = ps.class_confusion_report(got, matchers)
+    for m in matchers:
+        assert_close(confusion[m], local["breakdown"][m]["class_confusion"], m)
+    assert local["breakdown"]["bgm"]["class_confusion"]["count"] > 0
     if not from_field:  # the tie went to the first reference in layer order
-        assert local["classes"]["zz"]["submission_objects"] == 1
-        assert local["classes"]["aa"]["submission_objects"] == 0
-    assert local["unclassified_submission"] > 0
+        assert local["per_class"]["classes"]["zz"]["submission_objects"] == 1
+        assert local["per_class"]["classes"]["aa"]["submission_objects"] == 0
+    assert local["per_class"]["unclassified_submission"] > 0
 
 
 def _write(tmp_path, ref, sub, rc, sc):
@@ -87,8 +97,10 @@ def _write(tmp_path, ref, sub, rc, sc):
 @pytest.mark.slow
 @pytest.mark.parametrize("from_field", [True, False])
 def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
-    """On a LocalCluster, ``class_field=`` stays partitioned (no warning) and the JSON
-    report's ``per_class`` is the local engine's (counts exact, floats 1e-12)."""
+    """On a LocalCluster, ``class_field=`` with COCO size bins, the breakdown and a
+    bootstrap stays partitioned and the JSON report's ``per_class``, ``strata`` (size and
+    class), ``breakdown`` (with the class confusion) and ``bootstrap`` are the local
+    engine's (counts exact, floats 1e-12)."""
     import json
     import logging
 
@@ -102,7 +114,8 @@ def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
     rpath, spath = _write(tmp_path, ref, sub, rc, sc if from_field else None)
     monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
     monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
-    options = dict(matchers=["bgm", "mom", "iou"], class_field="cls", bootstrap=20, seed=1)
+    options = dict(matchers=["bgm", "mom", "iou"], class_field="cls", bootstrap=20, seed=1,
+                   size_bins="coco", breakdown=True)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=logging.ERROR) as c:
         res = geoeval.score(rpath, spath, engine="dask", scheduler=c.scheduler_address,
@@ -113,19 +126,16 @@ def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
     got = json.loads(res.to_json())
     assert got["per_class"]["submission_classes"] == ("field" if from_field
                                                       else "from_reference")
-    assert_close(got["per_class"], local["per_class"], "per_class")
-    assert_close(got["bootstrap"], local["bootstrap"], "bootstrap")
+    for key in ("per_class", "strata", "breakdown", "bootstrap"):
+        assert_close(got[key], local[key], key)
+    assert list(got["strata"]) == ["size", "class"]
 
 
-def test_class_field_with_strata_or_breakdown_stays_in_the_client(tmp_path):
-    """The class strata and the breakdown's class confusion are not computed by
-    partitions: the reason names the option; alone (or with a bootstrap) the classes
-    are."""
+def test_class_field_is_scored_by_partitions(tmp_path):
+    """``class_field`` with every summary option keeps a run partitioned."""
     from geoeval.scoring.partitioned import partitioned_reason
 
     ref, sub, rc, sc = classed_scene(1, n=16)
     rpath, spath = _write(tmp_path, ref, sub, rc, sc)
-    assert partitioned_reason(rpath, spath, {"class_field": "cls", "bootstrap": 10}) is None
-    for opt in ("breakdown", "size_bins", "zones"):
-        why = partitioned_reason(rpath, spath, {"class_field": "cls", opt: True})
-        assert why is not None and f"{opt}=" in why
+    assert partitioned_reason(rpath, spath, {"class_field": "cls", "bootstrap": 10,
+                                             "breakdown": True, "size_bins": "coco"}) is None

@@ -42,14 +42,6 @@ def partitioned_reason(reference: Any, submission: Any, options: dict[str, Any])
     bad = [m for m in options.get("matchers", ()) if m not in PARTITIONED_MATCHERS]
     if bad:
         return f"matcher {bad[0]} is not computed by partitions"
-    if options.get("class_field") is not None:
-        # the per-class tables are computed by partitions; the class strata and the
-        # breakdown's class confusion are not yet (they would follow the strata's
-        # partial sums, with the per-class results as the class strata)
-        for name in ("breakdown", "size_bins", "zones"):
-            if options.get(name) not in (None, False):
-                return (f"class_field= with {name}= (the class strata and the breakdown's "
-                        "class confusion) is not computed by partitions yet")
     for name, default in (("geometry_measures", None), ("evaluation_crs", None),
                           ("crs", None)):
         if options.get(name, default) not in (default, None, False, ()):
@@ -309,7 +301,15 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
 
             source = FROM_FIELD if submission_options.get("class_field") is not None \
                 else FROM_REFERENCE
-            extra["per_class"] = ps.per_class_report(res.partials[ps.PER_CLASS], source, names)
+            got = res.partials[ps.PER_CLASS]
+            extra["per_class"] = ps.per_class_report(got, source, names)
+            # as the in-memory engine: the classes are a kind of strata too
+            extra["strata"] = {**(extra.get("strata") or {}),
+                               "class": ps.class_strata_report(got, source, plan,
+                                                               res.prepared or {}, names)}
+            if breakdown:
+                for m, cc in ps.class_confusion_report(got, names).items():
+                    extra["breakdown"][m]["class_confusion"] = cc
         if bootstrap is not None:
             extra["bootstrap"] = ps.bootstrap_report(res.partials[ps.BOOTSTRAP], plan,
                                                      res.prepared["grid"])

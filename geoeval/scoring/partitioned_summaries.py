@@ -113,7 +113,8 @@ class Plan:
         if self.breakdown:
             partials.append((BREAKDOWN, breakdown_partial, None))
         if self.classes:
-            partials.append((PER_CLASS, per_class_partial, None))
+            # the class strata's blocks with a bootstrap; the breakdown's class confusion
+            partials.append((PER_CLASS, per_class_partial, (grid, self.breakdown)))
         return tuple(partials), kept
 
 
@@ -176,41 +177,73 @@ def strata_partial(sol: Any, spec: tuple[tuple[tuple[str, Any], ...], Any]) -> d
     return out
 
 
-def per_class_partial(sol: Any, _: Any) -> dict[str, Any]:
+def per_class_partial(sol: Any, spec: tuple[Any, bool]) -> dict[str, Any]:
     """Per class: objects and each matcher's sums, on the components of ``sol``, and the
     submitted objects without a class (:func:`geoeval.scoring.classes.score_classes`'
-    per-class scenes).
+    per-class scenes); with a block grid (``spec[0]``) each class's block tables (the
+    class strata's bootstrap), with ``spec[1]`` the breakdown's class confusion: per
+    matcher the objects whose class the fix changes and the classes scored with the
+    fixed classes (:func:`geoeval.scoring.class_breakdown.matched_classes`; instances lie
+    inside components).
 
     A submission without a class field takes each object's class from the reference it
     overlaps most (:func:`geoeval.scoring.classes.inherit_classes`): every pair of a
     submitted object lies in its component, and the object sets of ``sol`` are in layer
     order, so the tie rule (the lowest reference) is the in-memory engine's."""
     from geoeval.scoring.classes import class_labels, inherit_classes
-    from geoeval.scoring.subset import score_subset
 
-    ref, sub, ov = sol.reference, sol.submission, sol.overlap
+    grid, confusion = spec
+    ref, ov = sol.reference, sol.overlap
     rl = class_labels(ref.classes)
     if rl is None:
         rl = np.full(len(ref), None, dtype=object)
-    sl = class_labels(sub.classes)
+    sl = class_labels(sol.submission.classes)
     if sl is None:
         sl = inherit_classes(ov, rl)
+    results = _results(sol)
+    out = {"unclassified": int(np.count_nonzero(np.equal(sl, None))),
+           "classes": _class_sums(sol, rl, sl, results, grid), "total": _totals(ov)}
+    if confusion:
+        from geoeval.scoring.class_breakdown import matched_classes
+
+        out["confusion"] = {}
+        for name, r in results.items():
+            fixed = matched_classes(r.matching, ov, rl, sl)
+            out["confusion"][name] = {
+                "count": int(np.count_nonzero(fixed != sl)),
+                "classes": _class_sums(sol, rl, fixed, {name: r}, None)}
+    return out
+
+
+def _class_sums(sol: Any, rl: np.ndarray, sl: np.ndarray, results: dict[str, Any],
+                grid: Any) -> dict[str, Any]:
+    """Per class of ``rl`` / ``sl`` (labels, ``None``: no class): the class's scene
+    (:func:`geoeval.scoring.subset.score_subset`) as sums of ``results``' matchers."""
+    from geoeval.scoring.subset import score_subset
+
+    ref, sub, ov = sol.reference, sol.submission, sol.overlap
     has_r, has_s = np.not_equal(rl, None), np.not_equal(sl, None)
     names = np.unique(np.concatenate([rl[has_r], sl[has_s]]).astype(str)).tolist()
-    results = _results(sol)
+    params = {m: sol.params[m] for m in results}
     classes: dict[str, Any] = {}
     for name in names:
         ri, si = np.flatnonzero(has_r & (rl == name)), np.flatnonzero(has_s & (sl == name))
-        sov, res = score_subset(ref, sub, ov, ri, si, results, sol.params,
-                                sol.mallows_options)
-        classes[name] = {"reference_objects": int(ri.size), "submission_objects": int(si.size),
-                         "union": _subset_unions(sol, ri, si, sov),
-                         "results": {m: _matcher_sums(
-                             r.matching, sov.union_area,
-                             None if r.mallows is None else np.asarray(r.mallows.scores, float))
-                             for m, r in res.items()}}
-    return {"unclassified": int(np.count_nonzero(~has_s)), "classes": classes,
-            "total": _totals(ov)}
+        sov, res = score_subset(ref, sub, ov, ri, si, results, params, sol.mallows_options)
+        entry: dict[str, Any] = {
+            "reference_objects": int(ri.size), "submission_objects": int(si.size),
+            "union": _subset_unions(sol, ri, si, sov), "total": _totals(sov),
+            "results": {m: _matcher_sums(
+                r.matching, sov.union_area,
+                None if r.mallows is None else np.asarray(r.mallows.scores, float))
+                for m, r in res.items()}}
+        if grid is not None:
+            from geoeval.scoring.bootstrap import block_statistics
+
+            rb, sb = grid.block_of(sov.reference), grid.block_of(sov.submission)
+            entry["blocks"] = {m: block_statistics(r, sov, rb, sb, grid.n_blocks)
+                               for m, r in res.items()}
+        classes[name] = entry
+    return classes
 
 
 def _subset_unions(sol: Any, ri: np.ndarray, si: np.ndarray, sov: Any) -> tuple[float, float]:
@@ -356,19 +389,75 @@ def per_class_report(total: dict[str, Any], source: str, matchers: list[str]) ->
     """The report's ``per_class`` object (:meth:`geoeval.scoring.classes.PerClass.to_dict`)
     from the added partial results; ``source`` is where the submitted objects' classes
     came from (``field`` or ``from_reference``)."""
-    classes = {}
+    return {"submission_classes": source,
+            "unclassified_submission": int(total["unclassified"]),
+            "classes": _class_summaries(total["classes"], total["total"], matchers)}
+
+
+def _class_summaries(classes: dict[str, Any], scene: tuple[float, float],
+                     matchers: list[str]) -> dict[str, Any]:
     # the union of a class's objects as the in-memory engine takes it: from the areas
     # when the scene's totals say the union is their sum, else the true union
-    which = 0 if _union_is_sum(total["total"]) else 1
-    for name in sorted(total["classes"]):
-        e = total["classes"][name]
+    which = 0 if _union_is_sum(scene) else 1
+    out = {}
+    for name in sorted(classes):
+        e = classes[name]
         union = e["union"][which]
-        classes[name] = {"reference_objects": int(e["reference_objects"]),
-                         "submission_objects": int(e["submission_objects"]),
-                         "results": {m: summary(m, _with_union(e["results"][m], union))
-                                     for m in matchers}}
-    return {"submission_classes": source,
-            "unclassified_submission": int(total["unclassified"]), "classes": classes}
+        out[name] = {"reference_objects": int(e["reference_objects"]),
+                     "submission_objects": int(e["submission_objects"]),
+                     "results": {m: summary(m, _with_union(e["results"][m], union))
+                                 for m in matchers}}
+    return out
+
+
+def class_strata_report(total: dict[str, Any], source: str, plan: Plan, kept: dict[str, Any],
+                        matchers: list[str]) -> dict[str, Any]:
+    """The report's ``strata.class`` object: the per-class results as strata
+    (:func:`geoeval.scoring.strata.score_strata`), each with its bootstrap intervals
+    when asked for (:func:`geoeval.scoring.strata.bootstrap_strata`)."""
+    from geoeval.scoring.bootstrap import bootstrap_from_statistics
+
+    strata = {}
+    for name, entry in _class_summaries(total["classes"], total["total"], matchers).items():
+        e = total["classes"][name]
+        boot = None
+        if plan.bootstrap is not None:
+            has = {m: e["results"][m]["mallows"] for m in matchers}
+            boot = bootstrap_from_statistics(
+                e["blocks"], has, _union_is_sum(e["total"]), n=plan.bootstrap,
+                seed=plan.seed, confidence=plan.confidence, grid=kept["grid"]).intervals
+        strata[name] = {**entry, "bootstrap": boot}
+    return {"definition": {"source": source}, "strata": strata}
+
+
+def class_confusion_report(total: dict[str, Any], matchers: list[str]) -> dict[str, Any]:
+    """Each matcher's ``class_confusion`` of the breakdown
+    (:func:`geoeval.scoring.class_breakdown.class_confusion`) from the added partial
+    results."""
+    from geoeval.scoring.class_breakdown import MEASURES
+
+    now_all = _class_summaries(total["classes"], total["total"], matchers)
+    out = {}
+    for m in matchers:
+        cc = total["confusion"][m]
+        fixed_all = _class_summaries(cc["classes"], total["total"], [m])
+        classes = {}
+        for c in sorted(set(now_all) | set(fixed_all)):
+            now = _measures(now_all.get(c), m)
+            then = _measures(fixed_all.get(c), m)
+            classes[c] = {"now": now, "fixed": then,
+                          "gain": {k: None if now[k] is None or then[k] is None
+                                   else then[k] - now[k] for k in MEASURES}}
+        out[m] = {"count": int(cc["count"]), "classes": classes}
+    return out
+
+
+def _measures(entry: dict[str, Any] | None, matcher: str) -> dict[str, Any]:
+    from geoeval.scoring.class_breakdown import MEASURES
+
+    if entry is None:
+        return dict.fromkeys(MEASURES)
+    return {k: entry["results"][matcher][k] for k in MEASURES}
 
 
 def _with_union(entry: dict[str, Any], union: float) -> dict[str, Any]:
