@@ -139,3 +139,41 @@ def test_class_field_is_scored_by_partitions(tmp_path):
     rpath, spath = _write(tmp_path, ref, sub, rc, sc)
     assert partitioned_reason(rpath, spath, {"class_field": "cls", "bootstrap": 10,
                                              "breakdown": True, "size_bins": "coco"}) is None
+
+
+def test_a_stratum_takes_the_union_the_scene_calls_for():
+    """Hand-worked: reference R = [0,20]×[0,10] (200, large) and T = [20,27]×[0,7] (49,
+    small), detections S1 = [15,24]×[0,5] (45) and S2 = [17,25]×[2,7] (40) overlapping
+    each other inside R ∪ T; elsewhere two references overlap each other, so the scene's
+    union is not the sum of its areas. The component {R, T, S1, S2} alone: areas minus
+    overlaps = 200 + 49 + 45 + 40 − 45 − 15 − 20 − 25 = 229 = its union (by chance). The
+    small stratum {T, S1, S2}: 49 + 45 + 40 − 20 − 25 = 89, but its union is
+    49 + 25 + 15 − 9 = 80, which the local engine takes (the scene is not a sum). Its
+    BGM accuracy, matched overlap 25 over the union: 25/80 = 0.3125 by partitions too,
+    and the bootstrap intervals as local."""
+    from geoeval.scoring import partitioned_summaries as ps
+    from geoeval.scoring.scene import score_objects
+
+    ref = shapely.box([0, 20, 100, 105], [0, 0, 100, 100], [20, 27, 110, 115], [10, 7, 110, 110])
+    sub = shapely.box([15, 17, 200], [0, 2, 200], [24, 25, 210], [5, 7, 210])
+    plan = ps.Plan(size_bins=[60.0, 100.0], bootstrap=20, seed=2, classes=True)
+    bounds = (tuple(shapely.total_bounds(ref)), tuple(shapely.total_bounds(sub)))
+    partials, kept = plan.prepare(step=None, bounds=bounds, crs=None)
+    rc = np.array(["s", "s", "t", "t"], dtype=object)  # the class s: R and T
+    sc = np.array(["s", "s", "t"], dtype=object)
+    m = ["bgm", "iou"]
+    _, results, (bsol, _) = run_in_process(ref, sub, k=2, pieces=1, matchers=m,
+                                           partials=partials, classes=(rc, sc))
+    got = ps.Plan.add(*[r.interior.summary["partials"] for r in results],
+                      bsol.summary["partials"])
+    strata = ps.strata_report(got[ps.STRATA], plan, kept, m)
+    local = score_objects(ObjectSet.from_geometries(ref, classes=rc),
+                          ObjectSet.from_geometries(sub, classes=sc), matchers=m,
+                          size_bins=[60.0, 100.0], bootstrap=20, seed=2,
+                          per_class=True).to_dict()
+    small = local["strata"]["size"]["strata"]["small"]["results"]["bgm"]
+    assert small["matched_overlap"] == pytest.approx(25.0)
+    assert small["accuracy"] == pytest.approx(25 / 80)
+    assert_close(strata["size"], local["strata"]["size"], "strata.size")
+    assert_close(ps.class_strata_report(got[ps.PER_CLASS], "field", plan, kept, m),
+                 local["strata"]["class"], "strata.class")

@@ -161,7 +161,8 @@ def strata_partial(sol: Any, spec: tuple[tuple[tuple[str, Any], ...], Any]) -> d
                                     sol.mallows_options)
             entry: dict[str, Any] = {"reference_objects": int(ri.size),
                                      "submission_objects": int(si.size),
-                                     "total": _totals(sov), "results": {}}
+                                     "total": _totals(sov),
+                                     "union": _subset_unions(sol, ri, si, sov), "results": {}}
             for mname, r in res.items():
                 entry["results"][mname] = _matcher_sums(
                     r.matching, sov.union_area,
@@ -174,6 +175,7 @@ def strata_partial(sol: Any, spec: tuple[tuple[tuple[str, Any], ...], Any]) -> d
                                    for mname, r in res.items()}
             per[name] = entry
         out[kind] = per
+    out["scene"] = _totals(ov)  # which union a stratum takes (:func:`_subset_unions`)
     return out
 
 
@@ -361,6 +363,7 @@ def strata_report(total: dict[str, Any], plan: Plan, kept: dict[str, Any],
     from geoeval.scoring.strata import OUTSIDE
 
     out: dict[str, Any] = {}
+    which = 0 if _union_is_sum(total["scene"]) else 1
     for kind in ("size", "zone"):
         if kind not in kept:
             continue
@@ -374,12 +377,15 @@ def strata_report(total: dict[str, Any], plan: Plan, kept: dict[str, Any],
             boot = None
             if plan.bootstrap is not None:
                 has = {m: e["results"][m]["mallows"] for m in matchers}
+                is_sum = _union_is_sum((e["total"][0], e["union"][which]))
                 boot = bootstrap_from_statistics(
-                    e["blocks"], has, _union_is_sum(e["total"]), n=plan.bootstrap,
-                    seed=plan.seed, confidence=plan.confidence, grid=kept["grid"]).intervals
+                    e["blocks"], has, is_sum, n=plan.bootstrap, seed=plan.seed,
+                    confidence=plan.confidence, grid=kept["grid"]).intervals
             strata[name] = {"reference_objects": int(e["reference_objects"]),
                             "submission_objects": int(e["submission_objects"]),
-                            "results": {m: summary(m, e["results"][m]) for m in matchers},
+                            "results": {m: summary(m, _with_union(e["results"][m],
+                                                                  e["union"][which]))
+                                        for m in matchers},
                             "bootstrap": boot}
         out[kind] = {"definition": definition, "strata": strata}
     return out
@@ -418,14 +424,16 @@ def class_strata_report(total: dict[str, Any], source: str, plan: Plan, kept: di
     from geoeval.scoring.bootstrap import bootstrap_from_statistics
 
     strata = {}
+    which = 0 if _union_is_sum(total["total"]) else 1
     for name, entry in _class_summaries(total["classes"], total["total"], matchers).items():
         e = total["classes"][name]
         boot = None
         if plan.bootstrap is not None:
             has = {m: e["results"][m]["mallows"] for m in matchers}
+            is_sum = _union_is_sum((e["total"][0], e["union"][which]))
             boot = bootstrap_from_statistics(
-                e["blocks"], has, _union_is_sum(e["total"]), n=plan.bootstrap,
-                seed=plan.seed, confidence=plan.confidence, grid=kept["grid"]).intervals
+                e["blocks"], has, is_sum, n=plan.bootstrap, seed=plan.seed,
+                confidence=plan.confidence, grid=kept["grid"]).intervals
         strata[name] = {**entry, "bootstrap": boot}
     return {"definition": {"source": source}, "strata": strata}
 
