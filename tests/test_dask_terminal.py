@@ -132,3 +132,44 @@ def test_dask_score_prints_the_local_tables(tmp_path, monkeypatch, capsys):
     b = json.loads((tmp_path / "dask.json").read_text())
     assert b["parameters"]["engine"] == "dask" and b["per_class"] is None
     assert b["overlap"]["components"] == a["overlap"]["components"]
+
+
+@pytest.mark.slow
+def test_dask_score_prints_the_local_per_class_table(tmp_path, monkeypatch, capsys):
+    """``geoeval score --engine dask --class-field cls`` (the submission without the
+    field: classes from the reference) prints the local engine's per-class table,
+    character for character."""
+    import logging
+
+    import distributed
+    import geopandas as gpd
+
+    from geoeval.cli.main import main
+    from geoeval.engine import distributed as dist
+
+    ref, sub = _scene(5, n=400)
+    rng = np.random.default_rng(5)
+    rpath, spath = tmp_path / "ref.parquet", tmp_path / "sub.gpkg"
+    gpd.GeoDataFrame({"cls": rng.choice(["house", "shed"], ref.size)}, geometry=ref,
+                     crs=CRS).to_parquet(rpath, row_group_size=50)
+    gpd.GeoDataFrame(geometry=sub, crs=CRS).to_file(spath)
+    args = ["score", str(rpath), str(spath), "-m", "bgm", "-m", "iou", "--class-field", "cls"]
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+
+    def run(*extra: str) -> str:
+        capsys.readouterr()
+        assert main([*args, *extra]) == 0
+        return capsys.readouterr().out
+
+    local = run()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+        dask = run("--engine", "dask", "--scheduler", c.scheduler_address)
+    lines = local.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "per class")
+    end = next(i for i, line in enumerate(lines) if "(counted in (all) only)" in line)
+    want = "\n".join(lines[start:end + 1])
+    assert "house" in want and "shed" in want and "(all)" in want
+    assert " partitions, " in dask  # the partitioned run's summary table
+    assert want in dask, f"local:\n{want}\n\ndask:\n{dask}"
