@@ -165,12 +165,12 @@ def test_one_progress_count_for_the_whole_run(monkeypatch):
     monkeypatch.setattr(dist.time, "monotonic", lambda: clock[0])
     texts: list[str] = []
     meter = dist._Meter(texts.append, pieces=4, partitions=10, writes=True)
-    assert meter.total == 4 + 2 * 10 + 1
+    assert meter.total == 4 + 10 + 1 + (10 + 1)  # writing: a part a partition + the boundary's
     for i in range(4):
         clock[0] += 1.0
         meter.add(f"reading {i + 1}/4 pieces")
     meter.partitions(6)  # the cuts are known: 6 partitions, not the 10 estimated
-    for stage, n in (("matching", 6), ("solving the boundary", 1), ("writing objects", 6)):
+    for stage, n in (("matching", 6), ("solving the boundary", 1), ("writing objects", 7)):
         for i in range(n):
             clock[0] += 0.5
             meter.add(f"{stage} {i + 1}/{n}")
@@ -178,11 +178,11 @@ def test_one_progress_count_for_the_whole_run(monkeypatch):
               for t in texts]
     assert all(t.startswith("scoring on the cluster: ") for t in texts)
     assert [d for d, _ in counts] == sorted(d for d, _ in counts)
-    assert counts[-1] == (17, 17) and {t for _, t in counts[4:]} == {17}
+    assert counts[-1] == (18, 18) and {t for _, t in counts[4:]} == {18}
     assert "left" not in texts[0] and "left" not in texts[2]  # warm-up: no guess
     # after the warm-up (3 units at t=3): 1 unit a second, then 2 a second
-    assert texts[3] == "scoring on the cluster: 4/25, about 21 s left (reading 4/4 pieces)"
-    assert texts[9] == "scoring on the cluster: 10/17, about 4 s left (matching 6/6)"
+    assert texts[3] == "scoring on the cluster: 4/26, about 22 s left (reading 4/4 pieces)"
+    assert texts[9] == "scoring on the cluster: 10/18, about 5 s left (matching 6/6)"  # 8 / 1.75
     assert "left" not in texts[-2]  # under a second: no guess
     assert "left" not in texts[-1]
 

@@ -44,9 +44,10 @@ is found by its owner.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -62,8 +63,40 @@ HILBERT_LEVEL = 16
 KEY_SAMPLE = 256
 
 
+def nbytes(value: Any) -> int:
+    """Memory held by ``value``: arrays (an object array's items estimated from 64 of
+    them: WKB, text ids), and the dicts, lists and tuples of them the tasks return.
+
+    Dask sizes a task's result with ``sizeof`` (``sys.getsizeof`` for a dataclass:
+    a few bytes) to decide what to spill to disk; the dataclasses below report this
+    instead, so a worker holding many partitions spills them rather than growing
+    past its memory limit."""
+    if value is None:
+        return 0
+    if isinstance(value, np.ndarray):
+        if value.dtype != object or value.size == 0:
+            return int(value.nbytes)
+        flat = value.ravel()
+        sample = flat[:: max(1, flat.size // 64)]
+        return int(value.nbytes + flat.size * sum(map(sys.getsizeof, sample)) / sample.size)
+    if isinstance(value, dict):
+        return sum(nbytes(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(nbytes(v) for v in value)
+    return sys.getsizeof(value)
+
+
+class _Sized:
+    """``sys.getsizeof`` (hence Dask's ``sizeof``) of a dataclass of arrays: its fields'
+    :func:`nbytes`."""
+
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + sum(nbytes(getattr(self, f.name))
+                                             for f in fields(self))  # type: ignore[arg-type]
+
+
 @dataclass
-class Part:
+class Part(_Sized):
     """Objects of both sides (one partition, a piece or a halo), columnar.
 
     ``side`` 0 is the reference, 1 the submission; ``pos`` the object's position
@@ -408,7 +441,7 @@ class Solution:
 
 
 @dataclass
-class Solved:
+class Solved(_Sized):
     """A set of components solved (one partition's interior, or the boundary).
 
     ``rows[side]`` holds the objects' positions and per-matcher columns
@@ -422,7 +455,7 @@ class Solved:
 
 
 @dataclass
-class PartResult:
+class PartResult(_Sized):
     """What a partition task keeps on its worker."""
 
     index: int
@@ -433,7 +466,7 @@ class PartResult:
 
 
 @dataclass
-class Boundary:
+class Boundary(_Sized):
     """Objects of boundary components owned by one partition and the pairs it owns."""
 
     objects: Part
@@ -586,13 +619,15 @@ def mallows_summary(mal: Any) -> dict[str, Any]:
 
 
 def add_mallows(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Two :func:`mallows_summary` dicts added (``None`` when neither was computed)."""
+    """Two :func:`mallows_summary` dicts added (``None`` when neither was computed);
+    other keys (the label-mosaic blocks' grid and method, the same in every block) are
+    ``a``'s."""
     if a is None or b is None:
         return a if b is None else b
     solver = dict(a["solver"])
     for k, v in b["solver"].items():
         solver[k] = solver.get(k, 0) + v
-    return {"sum": a["sum"] + b["sum"], "n": a["n"] + b["n"],
+    return {**a, "sum": a["sum"] + b["sum"], "n": a["n"] + b["n"],
             "undefined": a["undefined"] + b["undefined"], "solver": dict(sorted(solver.items())),
             "approximated": a["approximated"] + b["approximated"],
             "max_error_bound": max(a["max_error_bound"], b["max_error_bound"])}
@@ -642,36 +677,37 @@ def solve_boundary(config: Config, *parts: Boundary) -> tuple[Solved, np.ndarray
     return solved, owner
 
 
-@gc_paused
-def boundary_rows(solved: tuple[Solved, np.ndarray], index: int) -> Solved:
-    """The boundary solution's rows of the objects partition ``index`` owns."""
-    sol, owner = solved
-    nr = sol.positions[0].size
-    pick = (np.flatnonzero(owner[:nr] == index), np.flatnonzero(owner[nr:] == index))
-    cols = tuple({m: {c: v[k] for c, v in d.items()} for m, d in side.items()}
-                 for side, k in zip(sol.columns, pick, strict=True))
-    return Solved({}, (sol.positions[0][pick[0]], sol.positions[1][pick[1]]), cols)
-
-
-@gc_paused
-def write_partition(writer: Any, result: PartResult, extra: Solved) -> Any:
-    """Runs on a worker: partition ``result.index``'s rows, written as one part."""
-    own = result.owned
+def write_rows(writer: Any, index: int, own: Part, solved: Solved) -> Any:
+    """Part ``index`` of the objects dataset: the rows of ``solved``'s objects, taken
+    from ``own`` (their ids, areas and geometries; positions sorted within each side)."""
     out = []
     for s in (0, 1):
-        pos = np.concatenate([result.interior.positions[s], extra.positions[s]])
+        pos = solved.positions[s]
         mine = np.flatnonzero(own.side == s)
-        at = np.searchsorted(own.pos[mine], pos)
-        rows = mine[at]
-        cols = {m: {c: np.concatenate([result.interior.columns[s][m][c],
-                                       extra.columns[s][m][c]])
-                    for c in result.interior.columns[s][m]}
-                for m in result.interior.columns[s]}
+        rows = mine[np.searchsorted(own.pos[mine], pos)]
         order = np.argsort(pos, kind="stable")
         out.append((pos[order], own.ids[rows][order], own.areas[rows][order],
                     own.geometry[rows][order],
-                    {m: {c: v[order] for c, v in d.items()} for m, d in cols.items()}))
-    return writer.write(result.index, out)
+                    {m: {c: v[order] for c, v in d.items()}
+                     for m, d in solved.columns[s].items()}))
+    return writer.write(index, out)
+
+
+@gc_paused
+def write_interior(writer: Any, result: PartResult) -> Any:
+    """Runs on a worker as soon as partition ``result.index`` is solved: its interior
+    objects' rows, as part ``result.index`` (the partition is then released)."""
+    return write_rows(writer, result.index, result.owned, result.interior)
+
+
+@gc_paused
+def write_boundary(writer: Any, index: int, solved: tuple[Solved, np.ndarray],
+                   *parts: Boundary) -> Any:
+    """Runs on a worker: the boundary components' objects' rows, as part ``index`` (the
+    objects in :func:`solve_boundary`'s order)."""
+    objects = Part.concat([p.objects for p in parts])
+    objects = objects.take(np.lexsort((objects.pos, objects.side)))
+    return write_rows(writer, index, objects, solved[0])
 
 
 # --- the client's side -------------------------------------------------------------------
@@ -864,40 +900,52 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                                plans[0][1], meter)
     config = replace_config(config, tuple(o.get("class_field") is not None
                                           for o in (reference_options, submission_options)))
-    results = []
-    for p in range(k):
-        halos = [client.submit(halo, parts[q], prints[p], pure=False)
-                 for q in neighbours[p]]
-        results.append(client.submit(solve_partition, p, parts[p], config, *halos,
-                                     pure=False))
-    del parts, prints
-    summaries = _gather(client, client.map(summary_of, results), list(range(k)),
-                        "matching", meter, label="partitions")
-    boundaries = client.map(boundary_of, results)
-    meter.report(f"solving the components that cross partitions "
-                 f"({sum(s['boundary_objects'] for s in summaries):,} objects)")
-    solved = client.submit(solve_boundary, config, *boundaries, pure=False)
-    boundary_summary = _gather(client, [client.submit(_boundary_summary, solved)],
-                               ["the boundary"], "solving the boundary", meter,
-                               label="task")[0]
-    added = None
-    if config.partials:  # added up on the workers: only the total reaches the client
-        added = _reduce(client, [*client.map(partials_of, results, pure=False),
-                                 client.submit(partials_of, solved, pure=False)],
-                        summaries_plan.add)
-    dataset = None
+    out = None
     if writer is not None:
         kinds = [i["ids"] for side in infos for i in side if i["n"]]
         out = writer(kinds[0] if kinds and all(x in "iub" for x in kinds) else
                      ("U" if kinds else "i"), plans[0][1])
-        try:
-            extras = [client.submit(boundary_rows, solved, p, pure=False) for p in range(k)]
-            writes = client.map(write_partition, [out] * k, results, extras, pure=False)
-            dataset = out.finish(_gather(client, writes, list(range(k)), "writing objects",
-                                         meter, label="parts"))
-        except BaseException:
+    try:
+        # each partition's result lives only until its summary, boundary objects,
+        # partial sums and interior rows (written at once) are taken from it: the
+        # workers never hold every partition's objects at the same time
+        summary_futs, boundary_futs, partial_futs, write_futs = [], [], [], []
+        for p in range(k):
+            halos = [client.submit(halo, parts[q], prints[p], pure=False)
+                     for q in neighbours[p]]
+            result = client.submit(solve_partition, p, parts[p], config, *halos,
+                                   pure=False)
+            summary_futs.append(client.submit(summary_of, result))
+            boundary_futs.append(client.submit(boundary_of, result))
+            if config.partials:
+                partial_futs.append(client.submit(partials_of, result, pure=False))
+            if out is not None:
+                write_futs.append(client.submit(write_interior, out, result, pure=False))
+            del result
+        del parts, prints
+        summaries = _gather(client, summary_futs, list(range(k)), "matching", meter,
+                            label="partitions")
+        meter.report(f"solving the components that cross partitions "
+                     f"({sum(s['boundary_objects'] for s in summaries):,} objects)")
+        solved = client.submit(solve_boundary, config, *boundary_futs, pure=False)
+        boundary_summary = _gather(client, [client.submit(_boundary_summary, solved)],
+                                   ["the boundary"], "solving the boundary", meter,
+                                   label="task")[0]
+        added = None
+        if config.partials:  # added up on the workers: only the total reaches the client
+            added = _reduce(client, [*partial_futs,
+                                     client.submit(partials_of, solved, pure=False)],
+                            summaries_plan.add)
+        dataset = None
+        if out is not None:
+            write_futs.append(client.submit(write_boundary, out, k, solved, *boundary_futs,
+                                            pure=False))
+            dataset = out.finish(_gather(client, write_futs, [*range(k), "the boundary"],
+                                         "writing objects", meter, label="parts"))
+    except BaseException:
+        if out is not None:
             out.abandon()
-            raise
+        raise
     total = _add([*summaries, boundary_summary], matchers)
     partials: dict[str, Any] = {} if added is None else added.result()
     return LayerScore(n_ref, n_sub, (counts[0], counts[1]), (plans[0][1], plans[1][1]),
@@ -1089,7 +1137,8 @@ class _Meter:
 
     def partitions(self, k: int) -> None:
         """The number of partitions is known (or estimated): the total follows."""
-        self.total = self.pieces + k * (2 if self.writes else 1) + 1
+        # pieces, partitions, the boundary, and (writing) a part a partition + the boundary's
+        self.total = self.pieces + k + 1 + ((k + 1) if self.writes else 0)
 
     def add(self, stage: str) -> None:
         self.done += 1

@@ -9,7 +9,8 @@ its instance, -1 for none), ``<matcher>_kind``, ``<matcher>_overlap`` and
 computed) (:mod:`geoeval.engine.objects`), and the geometry (WKB).
 
 The folder holds ``part-NNNNN.parquet`` files, one per partition with the
-Dask engine (written by the workers) or per :data:`PART_ROWS` rows with the
+Dask engine (written by the workers; the last one holds the objects of the
+components that cross partitions) or per :data:`PART_ROWS` rows with the
 local engine, each a GeoParquet 1.0 file (``geo`` metadata: WKB, CRS as
 PROJJSON), rows sorted by (side, position) within a part, plus ``_metadata``
 (the row groups of every part) and ``_common_metadata`` (the schema) as Dask,
