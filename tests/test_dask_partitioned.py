@@ -667,3 +667,22 @@ def test_ids_unique_across_pieces_as_the_local_reader_says(kind):
     want = _local_id_error(frame, "bid")
     assert "empty values (2 of 4" in want
     assert _pieces_id_error([frame.iloc[:2], frame.iloc[2:]], "bid", 2) == want
+
+
+def test_task_results_report_their_size_to_dask():
+    """Dask decides what to spill by ``sizeof``: a Part (and a dict of splits, a
+    PartResult) reports its arrays and its WKB bytes, not the few bytes of a
+    dataclass (so a worker spills partitions instead of growing past its limit)."""
+    import dask.sizeof
+    import shapely
+
+    n = 2000
+    x = np.arange(n, dtype=float)
+    wkb = shapely.to_wkb(shapely.box(x, 0, x + 1, 1 + (x % 7)))
+    part = dist.Part(np.zeros(n, np.int8), np.arange(n), np.arange(n), wkb, np.ones(n),
+                     np.zeros((n, 4)))
+    payload = sum(len(b) for b in wkb) + n * (1 + 8 + 8 + 8 + 32)
+    size = dask.sizeof.sizeof(part)
+    assert payload <= size <= payload + n * 8 + n * 64  # + pointers, bytes headers
+    assert dask.sizeof.sizeof({0: part, 1: part.take(np.arange(n // 2))}) > 1.4 * size
+    assert dist.nbytes(None) == 0 and dist.nbytes(np.zeros(0, object)) == 0
