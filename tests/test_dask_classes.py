@@ -175,3 +175,28 @@ def test_a_stratum_takes_the_union_the_scene_calls_for():
     assert_close(strata["size"], local["strata"]["size"], "strata.size")
     assert_close(ps.class_strata_report(got[ps.PER_CLASS], "field", plan, kept, m),
                  local["strata"]["class"], "strata.class")
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".gpkg"])
+def test_a_missing_class_field_is_named_as_the_local_reader_does(tmp_path, suffix):
+    """Before any piece is read, the cluster run refuses a class field the layer lacks
+    with the in-memory reader's message (from the file's metadata)."""
+    import geopandas as gpd
+
+    from geoeval.engine.distributed import check_field
+    from geoeval.errors import InputError
+    from geoeval.io.partitioned import plan_pieces
+    from geoeval.io.vector import read_vector
+
+    path = tmp_path / f"ref{suffix}"
+    frame = gpd.GeoDataFrame({"kind": ["a", "b"]}, geometry=list(shapely.box([0, 5], 0, [1, 6], 1)),
+                             crs=CRS)
+    frame.to_parquet(path) if suffix == ".parquet" else frame.to_file(path)
+    with pytest.raises(InputError) as local:
+        read_vector(path, class_field="cls")
+    pieces, _ = plan_pieces(path)
+    with pytest.raises(InputError) as cluster:
+        check_field(pieces, "cls", path)
+    assert str(cluster.value) == str(local.value)
+    assert "--class-field 'cls' is not a field" in str(cluster.value)
+    check_field(pieces, "kind", path)  # present: no error

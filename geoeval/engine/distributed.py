@@ -1012,9 +1012,13 @@ def check_field(pieces: list[Any], name: str, source: Any) -> None:
 
     q = pieces[0]
     if q.kind == "parquet":
+        import json
+
         import pyarrow.parquet as pq
 
-        fields = list(pq.ParquetFile(q.path).schema_arrow.names)
+        schema = pq.read_schema(q.path)
+        primary = json.loads((schema.metadata or {}).get(b"geo", b"{}")).get("primary_column")
+        fields = [n for n in schema.names if n != primary]
     else:
         import pyogrio
 
