@@ -164,6 +164,19 @@ def start_cluster(folder: Path, memory: str) -> tuple[list[subprocess.Popen], Pa
     return procs, sched_file
 
 
+def run_on_cluster(folder: Path, memory: str, cmd: list[str]) -> tuple[float, float, str]:
+    """:func:`run` ``cmd`` with the scheduler file of a cluster started for it (and
+    stopped after it) appended to its arguments."""
+    procs, sched = start_cluster(folder, memory)
+    try:
+        return run([*cmd, str(sched)])
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in reversed(procs):
+            p.wait(timeout=60)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
@@ -196,17 +209,11 @@ def main() -> None:
                 local = (t, gb, float(out.splitlines()[-1]) if out else None,
                          json.loads(out.splitlines()[-2]) if out else None)
                 print(f"  local {m}: {t:.1f} s, {gb:.2f} GB, F1 {local[2]}", flush=True)
-            procs, sched = start_cluster(folder, args.memory_limit)
-            try:
-                objects = folder / f"objects_dask_{n}_{m}"
-                subprocess.run(["rm", "-rf", str(objects)], check=True)
-                t, gb, out = run([sys.executable, "-c", DASK, str(ref_dir), str(sub_dir), m,
-                                  str(objects), str(sched)])
-            finally:
-                for p in reversed(procs):
-                    p.terminate()
-                for p in reversed(procs):
-                    p.wait(timeout=60)
+            objects = folder / f"objects_dask_{n}_{m}"
+            subprocess.run(["rm", "-rf", str(objects)], check=True)
+            t, gb, out = run_on_cluster(folder, args.memory_limit,
+                                        [sys.executable, "-c", DASK, str(ref_dir),
+                                         str(sub_dir), m, str(objects)])
             d = json.loads(out.splitlines()[-1]) if out else {}
             print(f"  dask {m}: {t:.1f} s, client {d.get('client_gb', float('nan')):.2f} GB, "
                   f"workers {d.get('workers_gb')}, scheduler {d.get('scheduler_gb')}, "

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_country import run, start_cluster  # noqa: E402
+from bench_country import run, run_on_cluster  # noqa: E402
 
 CELL = 32
 OFFSET = 16
@@ -189,15 +189,9 @@ def main() -> None:
             t, gb, out = run([sys.executable, "-c", LOCAL, str(ref), str(sub), args.matchers])
             local = (t, gb, json.loads(out.splitlines()[-1]) if out else None)
             print(f"  local: {t:.1f} s, {gb:.2f} GB, {local[2]}", flush=True)
-        procs, sched = start_cluster(folder, args.memory_limit)
-        try:
-            t, gb, out = run([sys.executable, "-c", DASK, str(ref), str(sub), args.matchers,
-                              str(sched)])
-        finally:
-            for p in reversed(procs):
-                p.terminate()
-            for p in reversed(procs):
-                p.wait(timeout=60)
+        t, gb, out = run_on_cluster(folder, args.memory_limit,
+                                    [sys.executable, "-c", DASK, str(ref), str(sub),
+                                     args.matchers])
         d = json.loads(out.splitlines()[-1]) if out else {}
         print(f"  dask: {t:.1f} s, client {d.get('client_gb', float('nan')):.2f} GB, "
               f"workers {d.get('workers_gb')}, scheduler {d.get('scheduler_gb')}, "

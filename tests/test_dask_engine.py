@@ -15,6 +15,7 @@ import sys
 import numpy as np
 import pytest
 import shapely
+from dask_cluster import local_cluster
 
 from geoeval.engine import partitioned, raster
 from geoeval.errors import InputError
@@ -29,14 +30,7 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def cluster():
-    import logging
-    import warnings
-
-    with warnings.catch_warnings():  # "port 8787 in use": one cluster per xdist worker
-        warnings.simplefilter("ignore", UserWarning)
-        c = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                     dashboard_address=None, silence_logs=logging.ERROR)
-    with c:
+    with local_cluster() as c:
         yield c
 
 

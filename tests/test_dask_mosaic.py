@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from dask_cluster import kill_a_worker_mid_run, local_cluster
 
 from geoeval.engine import mosaic
 
@@ -24,14 +25,7 @@ BLOCK = 32
 
 @pytest.fixture(scope="module")
 def cluster():
-    import logging
-    import warnings
-
-    with warnings.catch_warnings():  # "port 8787 in use": one cluster per xdist worker
-        warnings.simplefilter("ignore", UserWarning)
-        c = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                     dashboard_address=None, silence_logs=logging.ERROR)
-    with c:
+    with local_cluster() as c:
         yield c
 
 
@@ -332,45 +326,14 @@ def test_a_worker_killed_mid_run_does_not_change_the_result(tmp_path):
     Dask reruns the lost tasks (the nanny starts a new worker) and the report is the
     undisturbed run's."""
     import logging
-    import os
-    import threading
-    import time
-    import warnings
 
     import geoeval
 
     paths = [write(tmp_path / f"{k}.tif", lab) for k, lab in enumerate(scene(4, 192, 256))]
     options = dict(matchers=["bgm", "iou"])
-    with warnings.catch_warnings():  # "port 8787 in use": the module's cluster holds it
-        warnings.simplefilter("ignore", UserWarning)
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None,
-                                           silence_logs=logging.CRITICAL)
-    with cluster as c:
+    with local_cluster(logging.CRITICAL) as c:
         clean = geoeval.score(*paths, engine="dask", scheduler=c.scheduler_address,
                               **options).to_dict()
-        out: dict = {}
-
-        def run():
-            out["res"] = geoeval.score(*paths, engine="dask", scheduler=c.scheduler_address,
-                                       **options)
-
-        thread = threading.Thread(target=run)
-        with distributed.Client(c.scheduler_address, set_as_default=False) as watch:
-            thread.start()
-
-            def scanned(dask_scheduler):
-                return sum(1 for k, ts in dask_scheduler.tasks.items()
-                           if "scan_block" in str(k) and ts.state == "memory")
-
-            deadline = time.monotonic() + 60
-            while watch.run_on_scheduler(scanned) < 3 and time.monotonic() < deadline:
-                time.sleep(0.02)
-            victim = sorted(watch.scheduler_info()["workers"])[0]
-            killed_at = "res" not in out
-            with pytest.raises(Exception):  # noqa: B017 - the worker dies while answering
-                watch.run(os._exit, 1, workers=[victim])
-            thread.join(timeout=300)
-            assert killed_at and not thread.is_alive()
-            assert victim not in watch.scheduler_info()["workers"]
-    assert out["res"].to_dict() == clean
+        res = kill_a_worker_mid_run(c, lambda: geoeval.score(
+            *paths, engine="dask", scheduler=c.scheduler_address, **options), "scan_block")
+    assert res.to_dict() == clean

@@ -16,6 +16,7 @@ import json
 import numpy as np
 import pytest
 import shapely
+from dask_cluster import kill_a_worker_mid_run, local_cluster
 
 from geoeval.engine import distributed as dist
 from geoeval.io.partitioned import PieceData
@@ -521,11 +522,6 @@ def test_a_worker_killed_mid_run_does_not_change_the_result(tmp_path, monkeypatc
     """A worker process killed while partitions are being solved: Dask reruns its tasks
     (the nanny starts a new worker) and the numbers are those of the undisturbed run."""
     import logging
-    import os
-    import threading
-    import time
-
-    import distributed
 
     import geoeval
     from geoeval.io import partitioned as io_partitioned
@@ -535,38 +531,18 @@ def test_a_worker_killed_mid_run_does_not_change_the_result(tmp_path, monkeypatc
     monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 30)
     monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
     options = dict(matchers=["bgm", "iou"])
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.CRITICAL) as c:
+    with local_cluster(logging.CRITICAL) as c:
         # the undisturbed run without the layers' bounds from metadata (read, then keyed)
         with monkeypatch.context() as m:
             m.setattr(io_partitioned, "layer_bounds", lambda *a, **k: None)
             clean = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
                                   **options).to_dict()
-        out: dict = {}
-
-        def run():
-            out["res"] = geoeval.score(folder, gpkg, engine="dask",
-                                       scheduler=c.scheduler_address, **options)
-
-        worker = threading.Thread(target=run)
-        with distributed.Client(c.scheduler_address, set_as_default=False) as watch:
-            worker.start()
-
-            def solved(dask_scheduler):
-                return sum(1 for k, ts in dask_scheduler.tasks.items()
-                           if "solve_partition" in str(k) and ts.state == "memory")
-
-            deadline = time.monotonic() + 60
-            while watch.run_on_scheduler(solved) < 3 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            victim = sorted(watch.scheduler_info()["workers"])[0]
-            killed_at = "res" not in out
-            with pytest.raises(Exception):  # noqa: B017 - the worker dies while answering
-                watch.run(os._exit, 1, workers=[victim])
-            worker.join(timeout=300)
-            assert killed_at and not worker.is_alive()
-            assert victim not in watch.scheduler_info()["workers"]
-    assert out["res"].to_dict() == clean
+        # a partition's result is released once its summary, boundary and rows are
+        # taken: count the summaries the client holds
+        res = kill_a_worker_mid_run(c, lambda: geoeval.score(
+            folder, gpkg, engine="dask", scheduler=c.scheduler_address, **options),
+            "summary_of")
+    assert res.to_dict() == clean
 
 
 def test_pieces_planned_from_metadata_and_a_bad_piece_named(tmp_path):

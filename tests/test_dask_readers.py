@@ -18,6 +18,7 @@ import sys
 import numpy as np
 import pytest
 import shapely
+from dask_cluster import local_cluster
 
 from geoeval.engine import distributed as dist
 from geoeval.errors import InputError
@@ -191,12 +192,7 @@ def test_one_progress_count_for_the_whole_run(monkeypatch):
 
 @pytest.fixture(scope="module")
 def cluster():
-    import logging
-
-    import distributed
-
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+    with local_cluster() as c:
         yield c
 
 
