@@ -187,7 +187,7 @@ def test_quick_audit_end_to_end(small_audit):
 
 def test_figures_written(small_audit, tmp_path):
     pytest.importorskip("matplotlib")
-    from geoeval.audit.figures import write_figures
+    from geoeval.report.audit_figures import write_figures
 
     paths = write_figures(small_audit, tmp_path)
     names = sorted(p.name for p in paths)

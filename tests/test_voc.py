@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from geoeval.challenges._pr import ap_eleven_point, ap_every_point, pr_curve
-from geoeval.challenges.voc import evaluate_voc, plot_voc
+from geoeval.challenges.voc import evaluate_voc
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet
+from geoeval.report.voc_figures import plot_voc
 
 
 def boxset(rows, images, submission=False, difficult=None):

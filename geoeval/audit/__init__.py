@@ -3,7 +3,7 @@
 :func:`audit` alters 16 synthetic ground truths (translation, scale, rotation,
 perspective), scores every localisation metric on the altered results and
 checks Hemery et al.'s properties; :mod:`geoeval.audit.tables` renders Tables 3–8 and
-:mod:`geoeval.audit.figures` the curves.
+:mod:`geoeval.report.audit_figures` draws the curves.
 """
 
 from __future__ import annotations

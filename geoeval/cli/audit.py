@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
             write_markdown(result, markdown_path)
         write_report(json_path, result)
         if figure_dir:
-            from geoeval.audit.figures import write_figures
+            from geoeval.report.audit_figures import write_figures
 
             write_figures(result, figure_dir)
 

@@ -89,8 +89,9 @@ def voc_command(
     Every --ref-* / --sub-* option also answers to its old --gt-* / --det-*
     spelling.
     """
-    from geoeval.challenges.voc import evaluate_voc, plot_voc
+    from geoeval.challenges.voc import evaluate_voc
     from geoeval.report.box_tables import voc_tables
+    from geoeval.report.voc_figures import plot_voc
 
     result = evaluate_voc(
         reference, submission, iou_threshold=iou_threshold, plus_one=voc_plus_one,
