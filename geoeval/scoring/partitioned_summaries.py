@@ -359,7 +359,6 @@ def strata_report(total: dict[str, Any], plan: Plan, kept: dict[str, Any],
                   matchers: list[str]) -> dict[str, Any]:
     """The report's ``strata`` object (:meth:`geoeval.scoring.strata.Strata.to_dict`) from
     the added partial results."""
-    from geoeval.scoring.bootstrap import bootstrap_from_statistics
     from geoeval.scoring.strata import OUTSIDE
 
     out: dict[str, Any] = {}
@@ -374,13 +373,7 @@ def strata_report(total: dict[str, Any], plan: Plan, kept: dict[str, Any],
             if kind == "zone" and name == OUTSIDE and not e["reference_objects"] \
                     and not e["submission_objects"]:
                 continue  # no object outside every zone: no such stratum
-            boot = None
-            if plan.bootstrap is not None:
-                has = {m: e["results"][m]["mallows"] for m in matchers}
-                is_sum = _union_is_sum((e["total"][0], e["union"][which]))
-                boot = bootstrap_from_statistics(
-                    e["blocks"], has, is_sum, n=plan.bootstrap, seed=plan.seed,
-                    confidence=plan.confidence, grid=kept["grid"]).intervals
+            boot = _bootstrap(e, which, plan, kept, matchers)
             strata[name] = {"reference_objects": int(e["reference_objects"]),
                             "submission_objects": int(e["submission_objects"]),
                             "results": {m: summary(m, _with_union(e["results"][m],
@@ -389,6 +382,22 @@ def strata_report(total: dict[str, Any], plan: Plan, kept: dict[str, Any],
                             "bootstrap": boot}
         out[kind] = {"definition": definition, "strata": strata}
     return out
+
+
+def _bootstrap(e: dict[str, Any], which: int, plan: Plan, kept: dict[str, Any],
+               matchers: list[str]) -> Any:
+    """A stratum's (or class's) bootstrap intervals from its added block table, at the
+    run's seed (``None`` without ``--bootstrap``); its union taken as the scene's rule
+    (``which``) says."""
+    if plan.bootstrap is None:
+        return None
+    from geoeval.scoring.bootstrap import bootstrap_from_statistics
+
+    has = {m: e["results"][m]["mallows"] for m in matchers}
+    is_sum = _union_is_sum((e["total"][0], e["union"][which]))
+    return bootstrap_from_statistics(e["blocks"], has, is_sum, n=plan.bootstrap,
+                                     seed=plan.seed, confidence=plan.confidence,
+                                     grid=kept["grid"]).intervals
 
 
 def per_class_report(total: dict[str, Any], source: str, matchers: list[str]) -> dict[str, Any]:
@@ -421,20 +430,11 @@ def class_strata_report(total: dict[str, Any], source: str, plan: Plan, kept: di
     """The report's ``strata.class`` object: the per-class results as strata
     (:func:`geoeval.scoring.strata.score_strata`), each with its bootstrap intervals
     when asked for (:func:`geoeval.scoring.strata.bootstrap_strata`)."""
-    from geoeval.scoring.bootstrap import bootstrap_from_statistics
-
     strata = {}
     which = 0 if _union_is_sum(total["total"]) else 1
     for name, entry in _class_summaries(total["classes"], total["total"], matchers).items():
         e = total["classes"][name]
-        boot = None
-        if plan.bootstrap is not None:
-            has = {m: e["results"][m]["mallows"] for m in matchers}
-            is_sum = _union_is_sum((e["total"][0], e["union"][which]))
-            boot = bootstrap_from_statistics(
-                e["blocks"], has, is_sum, n=plan.bootstrap, seed=plan.seed,
-                confidence=plan.confidence, grid=kept["grid"]).intervals
-        strata[name] = {**entry, "bootstrap": boot}
+        strata[name] = {**entry, "bootstrap": _bootstrap(e, which, plan, kept, matchers)}
     return {"definition": {"source": source}, "strata": strata}
 
 
