@@ -54,3 +54,26 @@ def kill_a_worker_mid_run(cluster: Any, run: Callable[[], Any], task: str,
         assert killed_at and not thread.is_alive()
         assert victim not in watch.scheduler_info()["workers"]
     return out["res"]
+
+
+def record_gathered(monkeypatch: Any, size: Callable[[Any], int]) -> list[int]:
+    """The ``size`` of everything the client receives from the cluster
+    (``Client.gather`` and ``Future.result``), appended to the returned list."""
+    import distributed
+
+    gathered: list[int] = []
+    real_gather, real_result = distributed.Client.gather, distributed.Future.result
+
+    def gather(self: Any, futures: Any, *a: Any, **k: Any) -> Any:
+        out = real_gather(self, futures, *a, **k)
+        gathered.append(size(out))
+        return out
+
+    def result(self: Any, *a: Any, **k: Any) -> Any:
+        out = real_result(self, *a, **k)
+        gathered.append(size(out))
+        return out
+
+    monkeypatch.setattr(distributed.Client, "gather", gather)
+    monkeypatch.setattr(distributed.Future, "result", result)
+    return gathered

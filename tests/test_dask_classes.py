@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import shapely
+from dask_cluster import local_cluster
 
 from geoeval.objects import ObjectSet
 from tests.test_dask_partitioned import assert_close, run_in_process, scene
@@ -100,9 +101,6 @@ def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
     class), ``breakdown`` (with the class confusion) and ``bootstrap`` are the local
     engine's (counts exact, floats 1e-12)."""
     import json
-    import logging
-
-    import distributed
 
     import geoeval
     from geoeval.engine import distributed as dist
@@ -114,8 +112,7 @@ def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
     monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
     options = dict(matchers=["bgm", "mom", "iou"], class_field="cls", bootstrap=20, seed=1,
                    size_bins="coco", breakdown=True)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+    with local_cluster() as c:
         res = geoeval.score(rpath, spath, engine="dask", scheduler=c.scheduler_address,
                             **options)
     assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult), res.warnings

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from dask_cluster import kill_a_worker_mid_run, local_cluster
+from dask_cluster import kill_a_worker_mid_run, local_cluster, record_gathered
 
 from geoeval.engine import mosaic
 
@@ -196,7 +196,6 @@ def _nbytes(value) -> int:
 def test_client_gathers_per_block_not_per_object(cluster, tmp_path, monkeypatch):
     """What reaches the client is bounded by the blocks: four times the objects in as many
     blocks, about the same bytes; the client reads no pixel (the readers fail there)."""
-    import distributed
 
     import geoeval
     from geoeval.io import windowed
@@ -204,24 +203,10 @@ def test_client_gathers_per_block_not_per_object(cluster, tmp_path, monkeypatch)
     def refuse(*a, **k):
         raise AssertionError("the client read pixels")
 
-    gathered = []
-    real_gather, real_result = distributed.Client.gather, distributed.Future.result
-
-    def gather(self, futures, *a, **k):
-        out = real_gather(self, futures, *a, **k)
-        gathered.append(_nbytes(out))
-        return out
-
-    def result(self, *a, **k):
-        out = real_result(self, *a, **k)
-        gathered.append(_nbytes(out))
-        return out
-
     small = [write(tmp_path / f"s{k}.tif", lab) for k, lab in enumerate(scene(2))]
     big = [write(tmp_path / f"b{k}.tif", lab) for k, lab in enumerate(scene(3, 192, 256))]
     monkeypatch.setattr(windowed.RasterSource, "read", refuse)
-    monkeypatch.setattr(distributed.Client, "gather", gather)
-    monkeypatch.setattr(distributed.Future, "result", result)
+    gathered = record_gathered(monkeypatch, _nbytes)
     options = dict(engine="dask", scheduler=cluster.scheduler_address, matchers=["bgm", "mom"])
     res = geoeval.score(*small, **options)
     small_bytes = sum(gathered)

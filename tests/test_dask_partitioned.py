@@ -16,7 +16,7 @@ import json
 import numpy as np
 import pytest
 import shapely
-from dask_cluster import kill_a_worker_mid_run, local_cluster
+from dask_cluster import kill_a_worker_mid_run, local_cluster, record_gathered
 
 from geoeval.engine import distributed as dist
 from geoeval.io.partitioned import PieceData
@@ -306,9 +306,7 @@ def _write_inputs(tmp_path, ref, sub):
 
 @pytest.mark.slow
 def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
-    import logging
 
-    import distributed
 
     import geoeval
     from geoeval.io import partitioned as io_partitioned
@@ -323,27 +321,11 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
 
     monkeypatch.setattr(io_partitioned, "_read_parquet_piece", refuse)
     monkeypatch.setattr(io_partitioned, "_read_ogr_piece", refuse)
-    gathered = []
-    real_gather = distributed.Client.gather
-    real_result = distributed.Future.result
-
-    def gather(self, futures, *a, **k):
-        out = real_gather(self, futures, *a, **k)
-        gathered.append(_nbytes(out))
-        return out
-
-    def result(self, *a, **k):
-        out = real_result(self, *a, **k)
-        gathered.append(_nbytes(out))
-        return out
-
-    monkeypatch.setattr(distributed.Client, "gather", gather)
-    monkeypatch.setattr(distributed.Future, "result", result)
+    gathered = record_gathered(monkeypatch, _nbytes)
     options = dict(matchers=["bgm", "iou", "hoover"], reference_options={"id_field": "bid"})
     big = scene(5, n=1600)  # four times the objects, four times the objects per partition
     big_folder, big_gpkg = _write_inputs(tmp_path / "big", *big)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+    with local_cluster() as c:
         res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
                             objects_dir=tmp_path / "objects_dask", **options)
         small_bytes = sum(gathered)
@@ -426,9 +408,7 @@ def test_cluster_default_matchers_with_mom_and_mallows_as_local(tmp_path, monkey
     them: its accuracy is the Mallows score) and ``mallows=True`` stays partitioned and
     gives the local engine's report and objects dataset (the grid step chosen from the
     median area on the cluster, the Mallows columns filled)."""
-    import logging
 
-    import distributed
     import geopandas as gpd
 
     import geoeval
@@ -438,8 +418,7 @@ def test_cluster_default_matchers_with_mom_and_mallows_as_local(tmp_path, monkey
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
     monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
     monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+    with local_cluster() as c:
         res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
                             objects_dir=tmp_path / "objects_dask", mallows=True)
     assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult)
@@ -459,9 +438,7 @@ def test_cluster_strata_breakdown_bootstrap_as_local(tmp_path, monkeypatch):
     """COCO size bins (the grid step from the median area found on the cluster), zones
     from a file, the error breakdown and the bootstrap, with the default matchers: the
     run stays partitioned and its report is the local engine's."""
-    import logging
 
-    import distributed
     import geopandas as gpd
 
     import geoeval
@@ -479,27 +456,11 @@ def test_cluster_strata_breakdown_bootstrap_as_local(tmp_path, monkeypatch):
                    bootstrap=30, seed=5)
     # what reaches the client: the partial sums only once, as their total (added on the
     # workers), never one per partition
-    received = []
-    real_gather, real_result = distributed.Client.gather, distributed.Future.result
-
-    def gather(self, futures, *a, **k):
-        out = real_gather(self, futures, *a, **k)
-        received.extend(out if isinstance(out, list) else [out])
-        return out
-
-    def result(self, *a, **k):
-        out = real_result(self, *a, **k)
-        received.append(out)
-        return out
-
-    monkeypatch.setattr(distributed.Client, "gather", gather)
-    monkeypatch.setattr(distributed.Future, "result", result)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+    gathered = record_gathered(monkeypatch, lambda out: out)
+    with local_cluster() as c:
         res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
                             objects_dir=tmp_path / "objects_dask", **options)
-    monkeypatch.setattr(distributed.Client, "gather", real_gather)
-    monkeypatch.setattr(distributed.Future, "result", real_result)
+    received = [v for out in gathered for v in (out if isinstance(out, list) else [out])]
     partial = [r for r in received if isinstance(r, dict) and "bootstrap" in r]
     assert len(partial) == 1 and set(partial[0]) == {"strata", "breakdown", "bootstrap"}
     assert not any(isinstance(r, dict) and "partials" in r for r in received)

@@ -16,6 +16,7 @@ import json
 import numpy as np
 import pytest
 import shapely
+from dask_cluster import local_cluster
 
 CRS = "EPSG:32631"
 
@@ -93,9 +94,7 @@ def test_dask_score_prints_the_local_tables(tmp_path, monkeypatch, capsys):
     """``geoeval score --engine dask --size-bins coco --breakdown --bootstrap 30`` on a
     partitioned GeoParquet dataset prints the local engine's breakdown, strata and
     bootstrap tables, character for character (and its JSON has the same summaries)."""
-    import logging
 
-    import distributed
     import geopandas as gpd
 
     from geoeval.cli.main import main
@@ -120,8 +119,7 @@ def test_dask_score_prints_the_local_tables(tmp_path, monkeypatch, capsys):
         return capsys.readouterr().out
 
     local = run("--json", str(tmp_path / "local.json"))
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+    with local_cluster() as c:
         dask = run("--engine", "dask", "--scheduler", c.scheduler_address,
                    "--json", str(tmp_path / "dask.json"))
     want = _tables_part(local)
@@ -139,9 +137,7 @@ def test_dask_score_prints_the_local_per_class_table(tmp_path, monkeypatch, caps
     """``geoeval score --engine dask --class-field cls`` (the submission without the
     field: classes from the reference) prints the local engine's per-class table,
     character for character."""
-    import logging
 
-    import distributed
     import geopandas as gpd
 
     from geoeval.cli.main import main
@@ -163,8 +159,7 @@ def test_dask_score_prints_the_local_per_class_table(tmp_path, monkeypatch, caps
         return capsys.readouterr().out
 
     local = run()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+    with local_cluster() as c:
         dask = run("--engine", "dask", "--scheduler", c.scheduler_address)
     lines = local.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip() == "per class")
