@@ -946,7 +946,8 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         if out is not None:
             out.abandon()
         raise
-    total = _add([*summaries, boundary_summary], matchers)
+    total = add_summaries([*summaries, boundary_summary], matchers,
+                          ("pairs", "components", "union_area"))
     partials: dict[str, Any] = {} if added is None else added.result()
     return LayerScore(n_ref, n_sub, (counts[0], counts[1]), (plans[0][1], plans[1][1]),
                       total["pairs"], total["components"], total["union_area"],
@@ -1087,10 +1088,6 @@ def _neighbours(extents: np.ndarray) -> list[list[int]]:
     for p, q in zip(a[keep].tolist(), b[keep].tolist(), strict=True):
         out[p].append(q)
     return out
-
-
-def _add(summaries: list[dict[str, Any]], matchers: Sequence[str]) -> dict[str, Any]:
-    return add_summaries(summaries, matchers, ("pairs", "components", "union_area"))
 
 
 def add_summaries(summaries: list[dict[str, Any]], matchers: Sequence[str],

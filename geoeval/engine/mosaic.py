@@ -439,7 +439,7 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     progress : callable, optional
         Called with step texts, blocks done / total and the time left.
     """
-    from geoeval.engine.distributed import _gather, _Meter
+    from geoeval.engine.distributed import _gather, _Meter, add_summaries
 
     ref, sub = sources
     workers = max(1, len(client.scheduler_info()["workers"]))
@@ -487,15 +487,8 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
                                     f"{sub.path} (group {g} of {n_groups})"
                                     for g in range(n_groups)], "solving the boundary",
                    meter, "tasks")
-    total = _add([*summaries, *last], matchers)
+    total = add_summaries([*summaries, *last], matchers,
+                          ("n_reference", "n_submission", "pairs", "components"))
     return MosaicScore(total["n_reference"], total["n_submission"], total["pairs"],
                        total["components"], union, total["matchers"], k,
                        sum(s["cut_objects"] for s in summaries), n_boundary)
-
-
-def _add(summaries: list[dict[str, Any]], matchers: Sequence[str]) -> dict[str, Any]:
-    """The blocks' and the boundary's summaries added up (the vector engine's rule)."""
-    from geoeval.engine.distributed import add_summaries
-
-    return add_summaries(summaries, matchers,
-                         ("n_reference", "n_submission", "pairs", "components"))
