@@ -613,6 +613,8 @@ def test_task_results_report_their_size_to_dask():
     import dask.sizeof
     import shapely
 
+    from geoeval.arrays import nbytes
+
     n = 2000
     x = np.arange(n, dtype=float)
     wkb = shapely.to_wkb(shapely.box(x, 0, x + 1, 1 + (x % 7)))
@@ -622,4 +624,4 @@ def test_task_results_report_their_size_to_dask():
     size = dask.sizeof.sizeof(part)
     assert payload <= size <= payload + n * 8 + n * 64  # + pointers, bytes headers
     assert dask.sizeof.sizeof({0: part, 1: part.take(np.arange(n // 2))}) > 1.4 * size
-    assert dist.nbytes(None) == 0 and dist.nbytes(np.zeros(0, object)) == 0
+    assert nbytes(None) == 0 and nbytes(np.zeros(0, object)) == 0

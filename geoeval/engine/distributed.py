@@ -44,14 +44,14 @@ is found by its owner.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from geoeval.arrays import SizedByArrays
 from geoeval.errors import InputError
 from geoeval.parallel import gc_paused
 
@@ -63,40 +63,8 @@ HILBERT_LEVEL = 16
 KEY_SAMPLE = 256
 
 
-def nbytes(value: Any) -> int:
-    """Memory held by ``value``: arrays (an object array's items estimated from 64 of
-    them: WKB, text ids), and the dicts, lists and tuples of them the tasks return.
-
-    Dask sizes a task's result with ``sizeof`` (``sys.getsizeof`` for a dataclass:
-    a few bytes) to decide what to spill to disk; the dataclasses below report this
-    instead, so a worker holding many partitions spills them rather than growing
-    past its memory limit."""
-    if value is None:
-        return 0
-    if isinstance(value, np.ndarray):
-        if value.dtype != object or value.size == 0:
-            return int(value.nbytes)
-        flat = value.ravel()
-        sample = flat[:: max(1, flat.size // 64)]
-        return int(value.nbytes + flat.size * sum(map(sys.getsizeof, sample)) / sample.size)
-    if isinstance(value, dict):
-        return sum(nbytes(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return sum(nbytes(v) for v in value)
-    return sys.getsizeof(value)
-
-
-class _Sized:
-    """``sys.getsizeof`` (hence Dask's ``sizeof``) of a dataclass of arrays: its fields'
-    :func:`nbytes`."""
-
-    def __sizeof__(self) -> int:
-        return object.__sizeof__(self) + sum(nbytes(getattr(self, f.name))
-                                             for f in fields(self))  # type: ignore[arg-type]
-
-
 @dataclass
-class Part(_Sized):
+class Part(SizedByArrays):
     """Objects of both sides (one partition, a piece or a halo), columnar.
 
     ``side`` 0 is the reference, 1 the submission; ``pos`` the object's position
@@ -441,7 +409,7 @@ class Solution:
 
 
 @dataclass
-class Solved(_Sized):
+class Solved(SizedByArrays):
     """A set of components solved (one partition's interior, or the boundary).
 
     ``rows[side]`` holds the objects' positions and per-matcher columns
@@ -455,7 +423,7 @@ class Solved(_Sized):
 
 
 @dataclass
-class PartResult(_Sized):
+class PartResult(SizedByArrays):
     """What a partition task keeps on its worker."""
 
     index: int
@@ -466,7 +434,7 @@ class PartResult(_Sized):
 
 
 @dataclass
-class Boundary(_Sized):
+class Boundary(SizedByArrays):
     """Objects of boundary components owned by one partition and the pairs it owns."""
 
     objects: Part

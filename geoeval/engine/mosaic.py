@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.arrays import SizedByArrays
 from geoeval.io.windowed import RasterSource, Scan
 from geoeval.parallel import gc_paused
 
@@ -277,19 +278,13 @@ def solve(found: Scan, config: Config) -> dict[str, Any]:
 def _mallows(ref: Any, sub: Any, m: Any, config: Config) -> dict[str, Any]:
     """The Mallows scores of ``m``'s instances (on this worker, each object's window read
     from the files) as additive sums."""
+    from geoeval.engine.distributed import mallows_summary
     from geoeval.measures.mallows import mallows_scores
 
     mal = mallows_scores(ref, sub, m, approximate=config.approximate, n_jobs=1,
                          executor=_Inline())
-    defined = mal.scores[~np.isnan(mal.scores)]
-    solvers, n = np.unique(mal.solver, return_counts=True)
-    return {"sum": float(defined.sum()), "n": int(defined.size),
-            "undefined": int(mal.scores.size - defined.size),
-            "solver": {str(s): int(c) for s, c in zip(solvers, n, strict=True)},
-            "approximated": int(mal.approximated.sum()),
-            "max_error_bound": float(mal.error_bound.max()) if mal.error_bound.size else 0.0,
-            "grid": mal.grid, "pixel_steps": list(mal.pixel_steps),
-            "approximation": {k: v for k, v in mal.approximation.items()},
+    return {**mallows_summary(mal), "grid": mal.grid, "pixel_steps": list(mal.pixel_steps),
+            "approximation": dict(mal.approximation),
             "method": mal.method}
 
 
@@ -307,7 +302,7 @@ def _restrict(found: Scan, keep_r: np.ndarray, keep_s: np.ndarray,
 
 
 @dataclass
-class BlockResult:
+class BlockResult(SizedByArrays):
     """What a block task keeps on its worker: its summary and its boundary part."""
 
     index: int

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from geoeval import parallel
+from geoeval.arrays import SizedByArrays
 from geoeval.grid import windows
 
 #: GDAL block cache (MB) while scanning: blocks are read once, caching them only costs memory.
@@ -134,7 +135,7 @@ def _dataset(path: str) -> Any:
 
 
 @dataclass
-class Scan:
+class Scan(SizedByArrays):
     """Per-label and per-pair counts of one or more windows (see :func:`merge_scans`).
 
     Attributes
