@@ -173,6 +173,8 @@ RULES: dict[str, Rule] = {
     "max_rounds": _ZERO_UP,
     "confidence": Rule(low=0.0, high=1.0, low_open=True, high_open=True,
                        why="the coverage of an interval"),
+    "dilation_ratio": Rule(low=0.0, why="a fraction of the image diagonal (Boundary IoU's "
+                                        "band is at least one pixel wide)"),
 }
 
 

@@ -20,7 +20,9 @@ One scene set, written in each protocol's own format:
   three operating points of one detector (confidence thresholds 0.3, 0.5, 0.7);
 * ``boxes/neovision2/truth/TowerA/001.csv``, ``002.csv`` and ``results/…``:
   DARPA Neovision2 CSV (Ekambaram et al. 2012, Table 4), two sequences of
-  20 frames.
+  20 frames;
+* ``boxes/coco_segm/instances.json``, ``boxes/coco_segm/results.json``: COCO
+  instance segmentation of CrowdAI-style building tiles (``make_coco_segm.py``).
 
 Ground truth: 40 images of 640 × 480 with 2–6 objects each (car, truck, person).
 Detections: each object found with probability 0.85, its box jittered by a few
@@ -35,6 +37,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from make_coco_segm import write_coco_segm
 
 CLASSES = ("car", "truck", "person")
 W, H = 640, 480
@@ -168,6 +171,7 @@ def main() -> None:
     for r, threshold in enumerate((0.3, 0.5, 0.7), start=1):
         write_text(args.out / "robin" / f"run{r}", dets, with_conf=True, min_conf=threshold)
     write_neovision2(args.out / "neovision2", gts, dets)
+    write_coco_segm(args.out / "coco_segm")
     print(f"wrote {args.out}")
 
 

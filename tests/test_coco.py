@@ -3,9 +3,7 @@ plus a hand-worked crowd region."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 
 import numpy as np
@@ -20,20 +18,7 @@ from geoeval.errors import InputError
 pycocotools = pytest.importorskip("pycocotools", reason="pycocotools is the reference (test-only)")
 
 
-def official(gt: dict, dets: list):
-    from pycocotools.coco import COCO
-    from pycocotools.cocoeval import COCOeval
-
-    with contextlib.redirect_stdout(io.StringIO()):
-        coco_gt = COCO()
-        coco_gt.dataset = copy.deepcopy(gt)
-        coco_gt.createIndex()
-        coco_dt = coco_gt.loadRes(copy.deepcopy(dets))
-        ev = COCOeval(coco_gt, coco_dt, "bbox")
-        ev.evaluate()
-        ev.accumulate()
-        ev.summarize()
-    return ev
+from coco_segm_data import official  # noqa: E402  (pycocotools' COCOeval, bbox by default)
 
 
 def assert_same_as_official(r, ev) -> None:

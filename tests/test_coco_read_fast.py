@@ -282,7 +282,7 @@ def test_unique_inverse_is_numpy_unique(ids):
 @settings(max_examples=200, deadline=None)
 @given(text=st.binary(max_size=200), step=st.integers(1, 64))
 def test_positions_by_chunks_are_all_positions(text, step):
-    from geoeval.io._box_coco import _positions
+    from geoeval.io._coco_arrow import _positions
 
     a = np.frombuffer(text, dtype=np.uint8)
     got = _positions(a, ord("}"), step=step)

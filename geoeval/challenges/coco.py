@@ -50,11 +50,12 @@ from typing import Any
 
 import numpy as np
 
+from geoeval import validate
 from geoeval.arrays import lookup, unique
-from geoeval.challenges._pairs import group_pairs
+from geoeval.challenges._coco_pairs import IOU_TYPES, PairFunction, box_pairs, mask_pairs
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, read_coco_pair
-from geoeval.overlap import box_iou_xywh_pairs
+from geoeval.measures.boundary_band import DILATION_RATIO
 from geoeval.parallel import workers
 
 #: IoU thresholds .50:.05:.95, built exactly as the official evaluator builds them.
@@ -93,6 +94,10 @@ class CocoResult:
         Reference (ground-truth) annotations.
     n_submission : int
         Submitted results kept (at most 100 per image and category, known categories).
+    iou_type : str
+        ``bbox``, ``segm`` or ``boundary``: what the IoU compared.
+    dilation_ratio : float or None
+        The boundary band's ratio of the image diagonal (``boundary`` only).
     """
 
     stats: dict[str, float]
@@ -104,6 +109,8 @@ class CocoResult:
     n_reference: int = 0
     n_submission: int = 0
     warnings: tuple[str, ...] = ()  # the readers' (boxes outside the image, zero-area boxes)
+    iou_type: str = "bbox"
+    dilation_ratio: float | None = None  # boundary only
 
     @property
     def stats_array(self) -> np.ndarray:
@@ -112,8 +119,10 @@ class CocoResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``stats`` (``None`` for COCO's -1) and ``per_class``."""
+        extra = {} if self.dilation_ratio is None else {"dilation_ratio": self.dilation_ratio}
         return {
-            "protocol": "coco-bbox",
+            "protocol": f"coco-{self.iou_type}",
+            **extra,
             "n_images": self.n_images,
             "n_reference": self.n_reference,
             "n_submission": self.n_submission,
@@ -128,16 +137,28 @@ def _defined(v: float) -> float | None:
 
 
 def evaluate_coco(
-    reference: str | Path | dict | BoxSet, submission: str | Path | list | BoxSet
+    reference: str | Path | dict | BoxSet, submission: str | Path | list | BoxSet, *,
+    iou_type: str = "bbox", dilation_ratio: float = DILATION_RATIO,
 ) -> CocoResult:
-    """Evaluate box detections with the COCO protocol (as ``COCOeval``, ``bbox``).
+    """Evaluate detections with the COCO protocol (as ``COCOeval``: boxes, masks or
+    boundaries).
 
     Parameters
     ----------
     reference : path, dict or BoxSet
         COCO ground truth (``images``, ``annotations``, ``categories``).
     submission : path, list or BoxSet
-        COCO results: ``[{image_id, category_id, bbox: [x, y, w, h], score}, …]``.
+        COCO results: ``[{image_id, category_id, bbox: [x, y, w, h], score}, …]``,
+        with ``segmentation`` for masks and boundaries.
+    iou_type : {'bbox', 'segm', 'boundary'}
+        What a detection and a ground truth are compared by: boxes (pycocotools'
+        ``iouType="bbox"``), instance masks (``"segm"``: polygons and RLE rasterised
+        as the COCO mask API does) or Boundary IoU (boundary-iou-api's
+        ``iouType="boundary"``: ``min(mask IoU, boundary IoU)``, crowd regions by
+        mask IoU); see docs/coco-masks.md.
+    dilation_ratio : float
+        ``boundary`` only: the boundary band's width as a fraction of the image
+        diagonal (``d = max(1, round(ratio · diagonal))`` pixels; 0.02 as in the paper).
 
     Returns
     -------
@@ -163,22 +184,27 @@ def evaluate_coco(
     >>> round(r.stats["AP"], 6), r.stats["APm"]
     (1.0, -1.0)
     """
+    if iou_type not in IOU_TYPES:
+        raise InputError(f"iou_type must be one of {', '.join(IOU_TYPES)}, got {iou_type!r}")
+    validate.check("dilation_ratio", dilation_ratio)
     if isinstance(reference, BoxSet) and reference.fmt != "coco":
         raise InputError("COCO evaluation needs COCO ground truth", reference.path)
-    gt, dt = read_coco_pair(reference, submission)
+    gt, dt = read_coco_pair(reference, submission, masks=iou_type != "bbox")
     if dt.scores is None or dt.wh is None or dt.class_ids is None:
         raise InputError("COCO evaluation needs COCO results", dt.path)
     if dt.images != gt.images:
         raise InputError("results were not read against this ground truth "
                          "(read them with like=reference)", dt.path)
-    return _evaluate(gt, dt)
+    return _evaluate(gt, dt, iou_type, float(dilation_ratio))
 
 
-#: detections from which images and categories are processed in threads
+#: detections from which images and categories are processed in threads (boxes; masks)
 THREADED_FROM = 50_000
+THREADED_MASKS_FROM = 5_000
 
 
-def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
+def _evaluate(gt: BoxSet, dt: BoxSet, iou_type: str = "bbox",
+              dilation_ratio: float = DILATION_RATIO) -> CocoResult:
     cat_ids = np.array(sorted(gt.categories.values()), dtype=np.int64)
     K, A, T, M = cat_ids.size, len(AREA_RANGES), IOU_THRESHOLDS.size, len(MAX_DETS)
     n_img = len(gt.images)
@@ -204,12 +230,19 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
     # --- detections, matched by groups of whole images (in threads when many) ----------
     d_idx = np.flatnonzero(d_known)
     dense = _dense_ranks(dt.scores[d_idx])  # over the whole set: ties are global
-    jobs = workers() if d_idx.size > THREADED_FROM else 1
+    threaded = THREADED_FROM if iou_type == "bbox" else THREADED_MASKS_FROM
+    jobs = workers() if d_idx.size > threaded else 1
     parts = _image_parts(dt.image_index[d_idx], n_img, jobs)
+    if iou_type == "bbox":
+        pairs = box_pairs(gt, dt, g_crowd, IOU_THRESHOLDS[0])
+    else:
+        pairs = mask_pairs(gt, dt, g_key, g_crowd, IOU_THRESHOLDS[0],
+                           dilation_ratio if iou_type == "boundary" else None)
+    d_area = dt.areas if dt.areas is not None else dt.wh[:, 0] * dt.wh[:, 1]
 
     def match(sel: np.ndarray) -> tuple[np.ndarray, ...]:
-        return _match_images(gt, dt, d_idx[sel], dense[sel], d_cat, K, g_key, g_ignore,
-                             g_crowd, g_ok, lo, hi)
+        return _match_images(dt.image_index, d_area, pairs, d_idx[sel], dense[sel], d_cat, K,
+                             g_key, g_ignore, g_crowd, g_ok, lo, hi)
 
     if len(parts) > 1:
         from concurrent.futures import ThreadPoolExecutor
@@ -270,6 +303,8 @@ def _evaluate(gt: BoxSet, dt: BoxSet) -> CocoResult:
         n_images=n_img,
         n_reference=len(gt),
         n_submission=int(n_det),
+        iou_type=iou_type,
+        dilation_ratio=dilation_ratio if iou_type == "boundary" else None,
     )
 
 
@@ -285,12 +320,14 @@ def _image_parts(image: np.ndarray, n_img: int, jobs: int) -> list[np.ndarray]:
     return [sel for sel in found if sel.size]
 
 
-def _match_images(gt: BoxSet, dt: BoxSet, d_idx: np.ndarray, dense: np.ndarray,
-                  d_cat: np.ndarray, K: int, g_key: np.ndarray, g_ignore: np.ndarray,
-                  g_crowd: np.ndarray, g_ok: np.ndarray, lo: np.ndarray, hi: np.ndarray
+def _match_images(d_image: np.ndarray, d_areas: np.ndarray, pairs: PairFunction,
+                  d_idx: np.ndarray, dense: np.ndarray, d_cat: np.ndarray, K: int,
+                  g_key: np.ndarray, g_ignore: np.ndarray, g_crowd: np.ndarray,
+                  g_ok: np.ndarray, lo: np.ndarray, hi: np.ndarray
                   ) -> tuple[np.ndarray, ...]:
     """Rank, cut and match the detections ``d_idx`` (file order, with their dense
-    score ranks over the whole set) of some whole images against the ground truth.
+    score ranks over the whole set) of some whole images against the ground truth;
+    ``pairs`` gives their candidate pairs and IoU (box, mask or boundary).
 
     Returns, for the detections kept, in (image × category, rank) order: their
     indices, keys, ranks in their image × category, dense score ranks, unmatched
@@ -301,7 +338,7 @@ def _match_images(gt: BoxSet, dt: BoxSet, d_idx: np.ndarray, dense: np.ndarray,
     """
     T = IOU_THRESHOLDS.size
     # --- rank in image × category, keep the 100 best ----------------------------------
-    d_key = dt.image_index[d_idx] * K + d_cat[d_idx]
+    d_key = d_image[d_idx] * K + d_cat[d_idx]
     # by image × category, then decreasing score, then file order
     order = _sort_by(d_key, dense, d_idx.size)
     d_idx, d_key, dense = d_idx[order], d_key[order], dense[order]
@@ -309,16 +346,11 @@ def _match_images(gt: BoxSet, dt: BoxSet, d_idx: np.ndarray, dense: np.ndarray,
     rank = np.arange(d_key.size) - np.repeat(start, np.diff(np.r_[start, d_key.size]))
     keep = rank < MAX_DETS[-1]
     d_idx, d_key, rank, dense = d_idx[keep], d_key[keep], rank[keep], dense[keep]
-    d_area = dt.wh[d_idx, 0] * dt.wh[d_idx, 1]
+    d_area = d_areas[d_idx]
     unmatched = np.where((d_area[:, None] < lo) | (d_area[:, None] > hi), 2, 0).astype(np.int8)
 
     # --- candidate pairs (IoU >= .5) and the greedy assignment ---------------------------
-    pi, pg = group_pairs(d_key, g_key)
-    pd = d_idx[pi]
-    piou = box_iou_xywh_pairs(np.column_stack([dt.boxes[pd, :2], dt.wh[pd]]),
-                              np.column_stack([gt.boxes[pg, :2], gt.wh[pg]]), g_crowd[pg])
-    ok = piou >= IOU_THRESHOLDS[0]
-    pi, pg, piou = pi[ok], pg[ok], piou[ok]
+    pi, pg, piou = pairs(d_idx, d_key, g_key)
     cand = pi[np.r_[True, pi[1:] != pi[:-1]]] if pi.size else pi  # pi is sorted
     cand_status = _assign(pi, pg, piou, cand, d_key, g_ignore, g_crowd, g_ok,
                           np.repeat(unmatched[cand][:, None, :], T, axis=1))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,10 @@ import numpy as np
 from geoeval.arrays import has_duplicates
 from geoeval.errors import InputError
 from geoeval.io._boxset import BoxSet, ImageSize, outside_warnings
+from geoeval.io._coco_arrow import _arrow_columns, _valid_values
+from geoeval.io._coco_segm import image_grid, read_masks
+from geoeval.io._json_values import _int_id, _is_number, _req, _short
+from geoeval.io._masks import Masks
 from geoeval.parallel import collector_paused
 
 
@@ -62,7 +65,8 @@ def _parse_json(raw: bytes, p: Path) -> Any:
 
 
 def read_coco(
-    source: str | Path | dict | list, *, side: str | None = None, like: BoxSet | None = None
+    source: str | Path | dict | list, *, side: str | None = None, like: BoxSet | None = None,
+    masks: bool = False,
 ) -> BoxSet:
     """Read COCO ground truth (a dict) or results (a list) from a path or a loaded object.
 
@@ -76,6 +80,9 @@ def read_coco(
     like : BoxSet, optional
         The reference, when reading a submission: gives class names, the image
         list (results on other images are refused) and image sizes.
+    masks : bool
+        Also read each record's ``segmentation`` into :attr:`BoxSet.masks`
+        (:mod:`geoeval.io._coco_segm`), for mask and boundary evaluation.
 
     Returns
     -------
@@ -89,35 +96,46 @@ def read_coco(
     (a name used by two ids becomes ``name#id``). Results get ids ``1..n`` and
     ``area = w * h`` as the official loader (``COCO.loadRes``) gives them;
     their class names and image list come from ``like`` when given.
+
+    With ``masks``, results take ``area`` and ``bbox`` as ``COCO.loadRes`` does: when
+    the first result has a (non-empty) ``bbox``, every result's area is its box's
+    ``w * h`` and a result without ``segmentation`` is its box's polygon; otherwise
+    each result's area and box are its mask's (``maskUtils.area``, ``toBbox``).
+    A ground-truth annotation without ``area`` gets its mask's area.
     """
     if isinstance(source, (dict, list)):
-        return _coco_data(source, "<memory>", side, like)
+        return _coco_data(source, "<memory>", side, like, masks)
     path = str(source)
-    cols = _arrow_columns(source) if side != "reference" else None
+    cols = _arrow_columns(source) if side != "reference" and not masks else None
     if cols is not None:
         return _coco_results_arrays(*cols, path=path, like=like)
     # the parsed file (hundreds of thousands of containers) lives only in this call:
     # with the collector on, a collection would walk all of it once more for nothing
     with collector_paused():
-        return _coco_data(load_json(source), path, side, like)
+        return _coco_data(load_json(source), path, side, like, masks)
 
 
-def _coco_data(data: Any, path: str, side: str | None, like: BoxSet | None) -> BoxSet:
+def _coco_data(data: Any, path: str, side: str | None, like: BoxSet | None,
+               masks: bool = False) -> BoxSet:
     """:func:`read_coco` of loaded JSON."""
     if isinstance(data, dict) and "annotations" in data and (side or "reference") == "reference":
-        return _coco_gt(data, path)
+        return _coco_gt(data, path, masks)
     if isinstance(data, dict) and side == "submission":
         data = data.get("annotations")
     if isinstance(data, list) and side != "reference":
+        if masks:
+            return _coco_mask_results(data, path, like)
         return _coco_results(data, path, like)
     raise InputError("not COCO JSON: expected ground truth (an object with 'images', "
                      "'annotations', 'categories') or results (a list)", path)
 
 
 def read_coco_pair(reference: str | Path | dict | BoxSet,
-                   submission: str | Path | list | BoxSet) -> tuple[BoxSet, BoxSet]:
+                   submission: str | Path | list | BoxSet, *,
+                   masks: bool = False) -> tuple[BoxSet, BoxSet]:
     """Ground truth and results, as ``read_coco(reference, side="reference")`` and
-    ``read_coco(submission, side="submission", like=...)`` give them.
+    ``read_coco(submission, side="submission", like=...)`` give them (with their
+    masks when ``masks``).
 
     When the results are a file, Arrow parses it first (in its own threads), then
     the ground truth is read and the results' columns are checked against it.
@@ -126,6 +144,16 @@ def read_coco_pair(reference: str | Path | dict | BoxSet,
     those of the two calls, the ground truth's first (the Arrow path never
     raises: it gives up and the record reader reports).
     """
+    if masks:
+        gt = reference if isinstance(reference, BoxSet) else read_coco(
+            reference, side="reference", masks=True)
+        dt = submission if isinstance(submission, BoxSet) else read_coco(
+            submission, side="submission", like=gt, masks=True)
+        for box in (gt, dt):
+            if box.masks is None:
+                raise InputError("these boxes hold no masks: read them with masks=True",
+                                 box.path)
+        return gt, dt
     if isinstance(reference, BoxSet) or isinstance(submission, (dict, list, BoxSet)):
         gt = reference if isinstance(reference, BoxSet) else read_coco(reference,
                                                                         side="reference")
@@ -137,30 +165,6 @@ def read_coco_pair(reference: str | Path | dict | BoxSet,
     if cols is not None and gt.fmt == "coco":
         return gt, _coco_results_arrays(*cols, path=str(submission), like=gt)
     return gt, read_coco(submission, side="submission", like=gt)
-
-
-def _req(entry: Any, key: str, where: str) -> Any:
-    if not isinstance(entry, dict):
-        raise InputError("expected a JSON object", where)
-    if key not in entry:
-        raise InputError(f"missing {key!r}", where)
-    return entry[key]
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _int_id(value: Any, what: str, where: str) -> int:
-    """An id the official evaluator can use: a JSON integer (not a string, bool or float)."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InputError(f"{what} must be an integer, got {_short(value)}", where)
-    return value
 
 
 def _bbox(value: Any, where: str) -> tuple[float, float, float, float]:
@@ -182,7 +186,7 @@ def _bbox(value: Any, where: str) -> tuple[float, float, float, float]:
     return x, y, w, h
 
 
-def _coco_gt(data: dict, path: str) -> BoxSet:
+def _coco_gt(data: dict, path: str, masks: bool = False) -> BoxSet:
     images_raw = data.get("images")
     cats_raw = data.get("categories")
     anns = data.get("annotations")
@@ -270,7 +274,95 @@ def _coco_gt(data: dict, path: str) -> BoxSet:
         image_ids={k: image_ids[k] for k in keys}, path=path, fmt="coco",
     )
     box = box if keep.all() else box.subset(keep)
+    if masks:
+        return _with_gt_masks(box, anns, np.flatnonzero(keep), path)
     return _warn(box, sizes, path)
+
+
+def _with_gt_masks(box: BoxSet, anns: list, rows: np.ndarray, path: str) -> BoxSet:
+    """``box`` (the annotations ``anns[rows]``) with their masks; an annotation
+    without ``area`` takes its mask's."""
+    from dataclasses import replace
+
+    heights, widths = image_grid(box.image_sizes, box.images)
+    m = read_masks(anns, rows, box.image_index, heights, widths, path=path,
+                   what="annotations", image_keys=box.images)
+    no_area = np.fromiter(("area" not in anns[i] for i in rows.tolist()), dtype=bool,
+                          count=rows.size)
+    areas = box.areas
+    if no_area.any():
+        areas = np.where(no_area, m.areas(), box.areas)
+    return replace(box, masks=m, areas=areas, warnings=_mask_warnings(m, path, "annotation"))
+
+
+def _mask_warnings(m: Masks, path: str, what: str) -> tuple[str, ...]:
+    """The warnings of a set read with its masks: the empty masks (the boxes' warnings
+    do not apply: the boxes are not compared)."""
+    empty = int((m.areas() == 0).sum())
+    if not empty:
+        return ()
+    return (f"{path}: {empty} {what}(s) with an empty mask (no pixel of the image inside "
+            "the segmentation); kept, as pycocotools keeps them",)
+
+
+def _coco_mask_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
+    """Results with their masks, ``area`` and ``bbox`` as ``COCO.loadRes`` gives them
+    (see :func:`read_coco`)."""
+    from dataclasses import replace
+
+    if like is None or like.masks is None:
+        raise InputError("results' masks are read against the ground truth's images: "
+                         "read the ground truth with masks=True and give it as like=", path)
+    heights, widths = image_grid(like.image_sizes, like.images)
+    n = len(data)
+    rows = np.arange(n)
+    first = data[0] if n else None
+    if isinstance(first, dict) and "bbox" in first and first["bbox"] != []:
+        box = _coco_results(data, path, like)
+        xywh = np.column_stack([box.boxes[:, :2], box.wh])
+        m = read_masks(data, rows, box.image_index, heights, widths, path=path,
+                       what="results", image_keys=box.images, boxes=xywh)
+        return replace(box, masks=m, warnings=_mask_warnings(m, path, "result"))
+    scores, img, cat = _result_fields(data, path)
+    pos = {k: i for i, k in enumerate(like.images)}
+    image = np.array([pos.get(str(int(v)), -1) for v in img.tolist()], dtype=np.int64)
+    if (image < 0).any():
+        bad = int(img[np.argmax(image < 0)])
+        raise InputError(f"results for image id {bad} that the ground truth does not list",
+                         path)
+    m = read_masks(data, rows, image, heights, widths, path=path, what="results",
+                   image_keys=like.images)
+    box = _coco_results_arrays(m.bboxes(), scores, img, cat, path=path, like=like)
+    return replace(box, masks=m, areas=m.areas().astype(float),
+                   warnings=_mask_warnings(m, path, "result"))
+
+
+def _result_fields(data: list, path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scores, image ids and category ids of results (each a JSON number or integer)."""
+    n = len(data)
+    try:
+        score = [d["score"] for d in data]
+        img = [d["image_id"] for d in data]
+        cat = [d["category_id"] for d in data]
+        if set(map(type, score)) <= {int, float} and set(map(type, img)) | set(
+                map(type, cat)) <= {int}:
+            with np.errstate(all="ignore"):
+                out = (np.array(score, dtype=float), np.array(img, dtype=np.int64),
+                       np.array(cat, dtype=np.int64))
+            if np.isfinite(out[0]).all():
+                return out
+    except (KeyError, TypeError, OverflowError):
+        pass
+    for i, d in enumerate(data):  # name the first bad record
+        where = f"{path}: results[{i}]"
+        s = _req(d, "score", where)
+        if not _is_number(s) or not -math.inf < s < math.inf:
+            raise InputError(f"score must be a finite number, got {_short(s)}", where)
+        for key in ("image_id", "category_id"):
+            v = _int_id(_req(d, key, where), key, where)
+            if not -2**63 <= v < 2**63:
+                raise InputError(f"{key} {v} does not fit in 64 bits", where)
+    raise AssertionError(f"{n} results passed every check but could not be read")
 
 
 _NO_AREA = object()
@@ -385,155 +477,6 @@ def _columns(data: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     if boxes.shape != (len(data), 4) or img_a.dtype != np.int64 or cat_a.dtype != np.int64:
         return None
     return (boxes, scores, img_a, cat_a) if _valid_values(boxes, scores) else None
-
-
-def _valid_values(boxes: np.ndarray, scores: np.ndarray) -> bool:
-    """Finite boxes and scores, ``x + w`` and ``y + h`` finite, no negative size.
-
-    (A finite ``x + w`` needs finite ``x`` and ``w``: an infinite or NaN term makes
-    the sum infinite or NaN, so the ends' check covers the four values.)"""
-    with np.errstate(all="ignore"):
-        ends = boxes[:, :2] + boxes[:, 2:]
-        return bool(np.isfinite(ends).all() and np.isfinite(scores).all()
-                    and (boxes[:, 2:] >= 0).all())
-
-
-_JSON_SPACE = b" \t\r\n"
-_BRACE, _COMMA, _SPACE, _OPEN, _NEWLINE = b"}, {\n"
-
-
-def _arrow_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                               np.ndarray] | None:
-    """The columns of a COCO result file read by Arrow's JSON reader, or ``None``:
-    :func:`_records_text`, :func:`_arrow_table` and :func:`_table_columns`.
-
-    A result file is one JSON array of records. Arrow reads newline-delimited
-    records in C++, into columns, without one Python object per record (a
-    fraction of the memory and of the time of ``orjson.loads`` followed by a pass
-    per column).
-
-    ``None`` (the caller parses the file with :func:`load_json` and the record
-    readers, whose messages name any bad record) whenever anything is unusual:
-    text that is not ASCII or not one array, another layout (line breaks
-    between records, pretty-printed), a parse error, a missing or null field, an
-    id that is not a 64-bit integer, a ``bbox`` that is not 4 numbers, or a
-    value that fails :func:`_valid_values`. Arrow's parser (RapidJSON) is
-    strict JSON (no comments, trailing commas, leading zeros or duplicate
-    keys) and reads numbers correctly rounded, as Python does.
-    """
-    records = _records_text(path)
-    if records is None:
-        return None
-    text, n = records
-    del records
-    table = _arrow_table(text)
-    del text  # before the columns are made: less memory at the peak
-    return _table_columns(table, n)
-
-
-def _records_text(path: str | Path) -> tuple[np.ndarray, int] | None:
-    """The text of a result file as newline-delimited records, and their number, or
-    ``None`` when it is not laid out as one array of records written by ``json.dumps``.
-
-    The array becomes newline-delimited records in place: the comma of each
-    separator ``},{`` or ``}, {`` becomes a line break. This is safe because a
-    misplaced one makes the text invalid for Arrow's parser (a line break inside
-    a string is a raw control character; a comma removed between the members of
-    a nested array leaves two values side by side), so a successful parse with
-    exactly one record more than the replaced commas proves that they were
-    exactly the top-level ones (:func:`_table_columns` checks the count).
-    """
-    try:
-        with open(path, "rb") as fh:  # numpy's buffer is not zeroed first (a bytearray is)
-            buf = np.empty(os.fstat(fh.fileno()).st_size, dtype=np.uint8)
-            if fh.readinto(buf) != buf.size:
-                return None
-    except OSError:
-        return None  # the caller's reader reports it
-    if buf.size == 0 or int(buf.max()) > 127:  # not ASCII
-        return None
-    first, last = 0, buf.size - 1
-    while first <= last and int(buf[first]) in _JSON_SPACE:
-        first += 1
-    while last > first and int(buf[last]) in _JSON_SPACE:
-        last -= 1
-    if last - first < 2 or buf[first] != ord("[") or buf[last] != ord("]"):
-        return None
-    text = buf[first + 1:last]
-    end = _positions(text[:-3], _BRACE)
-    end = end[text[end + 1] == _COMMA]
-    tight = text[end + 2] == _OPEN
-    spaced = (text[end + 2] == _SPACE) & (text[end + 3] == _OPEN)
-    comma = end[tight | spaced] + 1
-    if comma.size == 0:  # one record (or none): as fast with the record readers
-        return None
-    text[comma] = _NEWLINE
-    return text, comma.size + 1
-
-
-def _arrow_table(text: np.ndarray) -> Any:
-    """Newline-delimited result records (:func:`_records_text`) parsed by Arrow into a
-    table of the four fields, or ``None`` on a parse error."""
-    import pyarrow as pa
-    import pyarrow.json as pa_json
-
-    schema = pa.schema([("image_id", pa.int64()), ("category_id", pa.int64()),
-                        ("bbox", pa.list_(pa.float64())), ("score", pa.float64())])
-    options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    blocks = pa_json.ReadOptions(block_size=1 << 18)  # less memory in flight than 1 MiB
-    try:
-        return pa_json.read_json(pa.BufferReader(pa.py_buffer(text)),
-                                 read_options=blocks, parse_options=options)
-    except (pa.ArrowException, ValueError):
-        return None
-
-
-def _table_columns(table: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                np.ndarray] | None:
-    """The numpy columns of an :func:`_arrow_table` of ``n`` records, or ``None`` when
-    it is not exactly ``n`` complete records of valid values."""
-    if table is None:
-        return None
-    if table.num_rows != n or any(c.null_count for c in table.columns):
-        return None
-    boxes = np.empty((n, 4))
-    at = 0
-    for chunk in table.column("bbox").chunks:  # 4 values per list, read from the offsets
-        offsets = _numpy(chunk, np.int32, extra=1)
-        m = len(chunk)
-        if not (np.diff(offsets) == 4).all() or chunk.values.null_count:
-            return None
-        values = np.frombuffer(chunk.values.buffers()[1], dtype=np.float64)
-        start = chunk.values.offset + int(offsets[0])
-        boxes[at:at + m] = values[start:start + 4 * m].reshape(m, 4)
-        at += m
-    scores = _concat(table.column("score"), np.float64)
-    img = _concat(table.column("image_id"), np.int64)
-    cat = _concat(table.column("category_id"), np.int64)
-    return (boxes, scores, img, cat) if _valid_values(boxes, scores) else None
-
-
-def _positions(text: np.ndarray, byte: int, step: int = 1 << 20) -> np.ndarray:
-    """Indices of ``byte`` in ``text`` (uint8), found a megabyte at a time: the
-    comparison's temporary stays small and in cache, instead of a mask as large
-    as the file (whose fresh pages cost more than the comparison)."""
-    found = [np.flatnonzero(text[lo:lo + step] == byte) + lo
-             for lo in range(0, text.size, step)]
-    return np.concatenate(found) if found else np.zeros(0, np.intp)
-
-
-def _concat(column: Any, dtype: type) -> np.ndarray:
-    """The values of a chunked Arrow column without nulls, in one numpy array (one copy;
-    ``combine_chunks`` would copy through Arrow first)."""
-    parts = [_numpy(c, dtype) for c in column.chunks]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype)
-
-
-def _numpy(array: Any, dtype: type, extra: int = 0) -> np.ndarray:
-    """The values (or with ``extra=1`` the list offsets) of an Arrow array without nulls,
-    as a numpy view of its buffer (``Array.to_numpy`` would import pandas, 0.1 s)."""
-    data = np.frombuffer(array.buffers()[1], dtype=dtype)
-    return data[array.offset:array.offset + len(array) + extra]
 
 
 def _coco_results(data: list, path: str, like: BoxSet | None) -> BoxSet:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError
+from geoeval.io._masks import Masks
 
 ImageSize = tuple[float, float]
 
@@ -69,6 +70,10 @@ class BoxSet:
         each message names the file and how many boxes it concerns.
     path, fmt : str
         Where the boxes came from and in which format.
+    masks : Masks or None
+        Instance masks (COCO ``segmentation``, rasterised as the COCO mask API
+        does), one per box, when read for mask or boundary evaluation; ``None``
+        otherwise.
     """
 
     boxes: np.ndarray
@@ -89,6 +94,8 @@ class BoxSet:
     warnings: tuple[str, ...] = ()
     path: str = "<memory>"
     fmt: str = "memory"
+    # instance masks: a separate field, absent unless asked for (COCO segm / boundary)
+    masks: Masks | None = None
 
     def __post_init__(self) -> None:
         n = int(np.asarray(self.boxes).reshape(-1, 4).shape[0])
@@ -147,6 +154,7 @@ class BoxSet:
             wh=take(self.wh),
             class_ids=take(self.class_ids),
             lines=take(self.lines),
+            masks=None if self.masks is None else self.masks.subset(idx),
         )
 
     def reindex_images(self, images: Sequence[str]) -> BoxSet:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.arrays import lookup
+from geoeval.io._masks import Masks, empty_masks
 
 #: The paper's and the reference code's dilation ratio (of the image diagonal).
 DILATION_RATIO = 0.02
@@ -34,9 +35,9 @@ RULE = ("erosion by a 3 x 3 square d times, d = max(1, round(0.02 x diagonal of 
         "raster in pixels)) (Cheng et al. 2021, boundary-iou-api)")
 
 
-def reference_dilation(shape: tuple[int, int]) -> int:
+def reference_dilation(shape: tuple[int, int], ratio: float = DILATION_RATIO) -> int:
     """``d`` of the reference code for an image of ``shape`` (rows, columns) pixels:
-    ``max(1, int(round(0.02 · sqrt(h² + w²))))``.
+    ``max(1, int(round(ratio · sqrt(h² + w²))))`` (``round``: half to even, as Python's).
 
     Examples
     --------
@@ -44,7 +45,7 @@ def reference_dilation(shape: tuple[int, int]) -> int:
     [47, 1, 14]
     """
     h, w = shape
-    return max(1, int(round(DILATION_RATIO * math.sqrt(h * h + w * w))))
+    return max(1, int(round(ratio * math.sqrt(h * h + w * w))))
 
 
 def band_labels(labels: np.ndarray, d: int, background: int) -> np.ndarray:
@@ -133,3 +134,93 @@ def _counts_at(ids: np.ndarray, counts: np.ndarray, values: np.ndarray) -> np.nd
     """``counts`` of each of ``values`` among the sorted ``ids`` (0 where absent)."""
     pos, found = lookup(ids, values)
     return np.where(found, counts[pos], 0).astype(float) if ids.size else np.zeros(values.size)
+
+
+def mask_bands(masks: Masks, ratio: float = DILATION_RATIO, *,
+               canvas_pixels: int = 1 << 22) -> Masks:
+    """Each instance mask's inner boundary band, as the reference code's ``mask_to_boundary``
+    computes it on the mask's whole image: ``d = reference_dilation((h, w), ratio)``
+    erosions by a 3 × 3 square, the image padded with background.
+
+    The band of an object depends only on its pixels and the image border, both
+    inside its bounding box: every mask is cut to its box, the boxes are laid side by
+    side on a few canvases (each object its own label, so neighbours never count as
+    part of an object, and the canvas edge is background as the image border is) and
+    :func:`band_labels` bands a whole canvas at once.
+
+    Parameters
+    ----------
+    masks : Masks
+        Column runs (:class:`geoeval.io._masks.Masks`).
+    ratio : float
+        The dilation ratio of the image diagonal (0.02 in the paper and the code).
+    canvas_pixels : int
+        About how many pixels one canvas holds.
+
+    Returns
+    -------
+    Masks
+        The bands, one per object, on the same images.
+    """
+    n = len(masks)
+    if n == 0 or masks.x.size == 0:
+        return empty_masks(masks.height, masks.width)
+    sizes = np.column_stack([masks.height, masks.width])
+    uniq, inverse = np.unique(sizes, axis=0, return_inverse=True)
+    d_of = np.array([reference_dilation((int(h), int(w)), ratio) for h, w in uniq])[
+        inverse.reshape(-1)]
+    box = masks.bboxes().astype(np.int64)  # x, y, w, h of each object's pixels
+    obj = masks.run_object
+    cell_w, cell_h = box[:, 2], box[:, 3]
+    order = np.lexsort((cell_h, d_of))  # same d together, then by height
+    order = order[cell_w[order] > 0]
+    parts = []
+    start = 0
+    while start < order.size:  # canvases of objects of one d and similar heights
+        d = d_of[order[start]]
+        same_d = start + int(np.searchsorted(d_of[order[start:]], d, side="right"))
+        # objects are sorted by height: the canvas is as high as its last one
+        cum = np.cumsum(cell_w[order[start:same_d]]) * cell_h[order[start:same_d]]
+        stop = start + max(1, int(np.searchsorted(cum, canvas_pixels, side="right")))
+        stop = min(stop, same_d)
+        parts.append(_canvas_bands(masks, obj, box, order[start:stop], int(d)))
+        start = stop
+    band_obj, x, y0, y1 = (np.concatenate(c) for c in zip(*parts, strict=True))
+    srt = np.lexsort((y0, x, band_obj))
+    band_obj, x, y0, y1 = band_obj[srt], x[srt], y0[srt], y1[srt]
+    ptr = np.r_[0, np.cumsum(np.bincount(band_obj, minlength=n))].astype(np.int64)
+    return Masks(ptr=ptr, x=x.astype(np.int32), y0=y0.astype(np.int32),
+                 y1=y1.astype(np.int32), height=masks.height, width=masks.width)
+
+
+def _canvas_bands(masks: Masks, obj: np.ndarray, box: np.ndarray, members: np.ndarray,
+                  d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bands of the objects ``members`` laid out on one canvas: one canvas row per
+    column of each object's box; returns the bands' runs (object, x, y0, y1)."""
+    from geoeval.io._masks import ranges
+
+    widths = box[members, 2]
+    height = int(box[members, 3].max())
+    offset = np.r_[0, np.cumsum(widths)]
+    rows = int(offset[-1])
+    local = np.full(len(masks), -1, dtype=np.int64)
+    local[members] = np.arange(members.size)
+    runs = ranges(masks.ptr[members], np.diff(masks.ptr)[members])
+    k = local[obj[runs]]
+    row = offset[k] + masks.x[runs] - box[members[k], 0]
+    a = masks.y0[runs] - box[members[k], 1]
+    b = masks.y1[runs] - box[members[k], 1]
+    # runs of one canvas row never touch: start and end marks never collide
+    step = np.zeros((rows, height + 1), dtype=np.int8)
+    step[row, a] = 1
+    step[row, b] = -1
+    inside = np.cumsum(step[:, :height], axis=1, dtype=np.int8).astype(bool)
+    row_obj = np.repeat(np.arange(members.size), widths)
+    labels = np.where(inside, (row_obj + 1)[:, None].astype(np.int32), np.int32(0))
+    band = band_labels(labels, d, 0) != 0
+    edge = np.diff(band.astype(np.int8), axis=1, prepend=0, append=0)
+    r0, c0 = np.nonzero(edge == 1)
+    r1, c1 = np.nonzero(edge == -1)  # row-major: the ends pair with the starts in order
+    kk = row_obj[r0]
+    m = members[kk]
+    return (m, r0 - offset[kk] + box[m, 0], c0 + box[m, 1], c1 + box[m, 1])

@@ -44,8 +44,12 @@ def coco_tables(result: Any, per_class: bool = False) -> list[Any]:
     per-class AP, AP50, AP75."""
     from geoeval.challenges.coco import STAT_NAMES
 
-    table = _table(f"COCO bbox: {result.n_images} images, {result.n_reference} "
-                   f"reference boxes, {result.n_submission} submitted", ("measure", "value"))
+    what = {"bbox": "boxes", "segm": "masks", "boundary": "masks"}[result.iou_type]
+    ratio = (f", dilation ratio {result.dilation_ratio:g}" if result.iou_type == "boundary"
+             else "")
+    table = _table(f"COCO {result.iou_type}: {result.n_images} images, {result.n_reference} "
+                   f"reference {what}, {result.n_submission} submitted{ratio}",
+                   ("measure", "value"))
     for name in STAT_NAMES:
         v = result.stats[name]
         table.add_row(name, cell(None if v == -1 else v))

@@ -106,6 +106,25 @@ def coco_case(gt, det, names: list, command: str = "coco") -> Case:
     return build
 
 
+SQUARE = [[0, 0, 10, 0, 10, 10, 0, 10]]
+
+
+def segm_case(gt_seg, det: dict | None, names: list, images: list | None = None,
+              iou_type: str = "segm") -> Case:
+    """``boxes coco --iou-type segm``: a ground truth of one annotation whose segmentation is
+    ``gt_seg``, one result ``det`` (default: the same square, with a box)."""
+    gt = coco_gt([{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10],
+                   "area": 100, "iscrowd": 0, "segmentation": gt_seg}], images=images)
+    det = det if det is not None else {"image_id": 1, "category_id": 1, "score": 0.9,
+                                       "bbox": [0, 0, 10, 10], "segmentation": SQUARE}
+
+    def build(tmp: Path):
+        g = jfile(tmp, "gt.json", gt)
+        d = jfile(tmp, "dt.json", [det])
+        return ["boxes", "coco", g, d, "--iou-type", iou_type], [g, d], names
+    return build
+
+
 def yolo_case(gt: dict, det: dict, names: list, *opts: str) -> Case:
     def build(tmp: Path):
         g = folder(tmp, "gt", gt)
@@ -287,6 +306,23 @@ REFUSED: dict[str, Case] = {
     "coco via voc bbox strings": coco_case(None, coco_det(["0", "0", "10", "10"]),
                                            ["dt.json", "numbers"], command="voc"),
     "coco via voc deeply nested": coco_case(None, "[" * 50000, ["dt.json"], command="voc"),
+    # COCO masks (--iou-type segm / boundary): the segmentation field
+    "coco segm odd coordinates": segm_case(SQUARE, {
+        "image_id": 1, "category_id": 1, "score": 0.9, "bbox": [0, 0, 10, 10],
+        "segmentation": [[0, 0, 10, 0, 10]]}, ["dt.json", "results[0]", "odd number"]),
+    "coco segm rle size": segm_case({"size": [40, 100], "counts": [5000]}, None,
+                                    ["gt.json", "annotations[0]", "does not match the image"]),
+    "coco segm counts sum": segm_case({"size": [50, 100], "counts": [10, 20]}, None,
+                                      ["gt.json", "annotations[0]", "sum to 30"]),
+    "coco segm rle text": segm_case(SQUARE, {
+        "image_id": 1, "category_id": 1, "score": 0.9,
+        "segmentation": {"size": [50, 100], "counts": "a b"}},
+        ["dt.json", "results[0]", "outside '0'..'o'"], iou_type="boundary"),
+    "coco segm image size": segm_case(SQUARE, None, ["gt.json", "annotations[0]", "height"],
+                                      images=[{"id": 1}]),
+    "coco segm no segmentation": segm_case(SQUARE, {"image_id": 1, "category_id": 1,
+                                                    "score": 0.9},
+                                           ["dt.json", "results[0]", "segmentation"]),
 }
 
 

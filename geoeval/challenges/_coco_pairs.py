@@ -1,0 +1,183 @@
+"""The COCO protocol's candidate pairs and their IoU: boxes, masks or boundaries.
+
+The one thing that changes between ``iouType`` ``bbox``, ``segm`` and ``boundary``
+(pycocotools' ``COCOeval`` and boundary-iou-api's ``COCOeval``) is the IoU of a
+detection with a ground truth of its image and category; ranking, matching and
+accumulation are the same (:mod:`geoeval.challenges.coco`). A pair can match only
+at IoU ≥ 0.5, so each function here returns only those pairs, as arrays:
+
+* ``bbox``: every pair of an image × category, IoU of ``[x, y, w, h]`` boxes with
+  ``maskApi.c`` ``bbIou``'s operations;
+* ``segm``: the pairs whose masks share a pixel, found by joining the masks'
+  column runs on (image × category, column): ``|D ∩ G| / |D ∪ G|``, or ``|D ∩ G| /
+  |D|`` for a crowd ground truth (``rleIou``; 0 when the masks do not meet);
+* ``boundary``: the ``segm`` pairs, with ``min(mask IoU, boundary IoU)`` for a
+  non-crowd ground truth (Cheng et al. 2021, "Boundary IoU", §5; boundary-iou-api's
+  ``computeBoundaryIoU``), the boundaries being :func:`geoeval.measures.boundary_band.
+  mask_bands`; a crowd ground truth keeps its mask IoU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from geoeval.challenges._pairs import group_pairs
+from geoeval.io._masks import Masks, ranges
+from geoeval.io.boxes import BoxSet
+from geoeval.overlap import box_iou_xywh_pairs
+
+IOU_TYPES = ("bbox", "segm", "boundary")
+
+#: ``pairs(d_idx, d_key, g_key) -> (pi, pg, iou)``: the pairs of the detections
+#: ``d_idx`` (their keys ``d_key``, image × category) with the ground truth (keys
+#: ``g_key``) whose IoU reaches the threshold; ``pi`` positions in ``d_idx``, ``pg``
+#: ground-truth rows, sorted by ``(pi, pg)``.
+PairFunction = Callable[[np.ndarray, np.ndarray, np.ndarray],
+                        tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def box_pairs(gt: BoxSet, dt: BoxSet, g_crowd: np.ndarray, threshold: float) -> PairFunction:
+    """Pairs by box IoU (``iouType="bbox"``)."""
+    assert dt.wh is not None and gt.wh is not None
+
+    def pairs(d_idx: np.ndarray, d_key: np.ndarray, g_key: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        pi, pg = group_pairs(d_key, g_key)
+        pd = d_idx[pi]
+        iou = box_iou_xywh_pairs(np.column_stack([dt.boxes[pd, :2], dt.wh[pd]]),
+                                 np.column_stack([gt.boxes[pg, :2], gt.wh[pg]]), g_crowd[pg])
+        ok = iou >= threshold
+        return pi[ok], pg[ok], iou[ok]
+
+    return pairs
+
+
+class _RunIndex:
+    """One side's column runs sorted by (group key, column), for joins."""
+
+    def __init__(self, masks: Masks, key: np.ndarray, stride: int) -> None:
+        obj = masks.run_object
+        piece = key[obj] * stride + masks.x
+        order = np.argsort(piece, kind="stable")
+        self.piece = piece[order]
+        self.obj = obj[order]
+        self.y0 = masks.y0[order]
+        self.y1 = masks.y1[order]
+        self.stride = stride
+
+
+def _intersections(dm: Masks, d_idx: np.ndarray, d_key: np.ndarray, index: _RunIndex,
+                   n_gt: int, chunk_pairs: int = 1 << 21
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``|D ∩ G|`` of every pair of the detections ``d_idx`` (masks ``dm``, keys
+    ``d_key``) and the indexed ground truth that share a pixel: positions in
+    ``d_idx``, ground-truth objects, pixel counts; sorted by (position, object).
+
+    A pixel is shared when a run of each covers it: runs are joined on (key, column)
+    and their row ranges intersected, a few thousand detections' runs at a time.
+    """
+    lengths = np.diff(dm.ptr)[d_idx]
+    runs = ranges(dm.ptr[:-1][d_idx], lengths)
+    pos = np.repeat(np.arange(d_idx.size), lengths)
+    piece = d_key[pos] * index.stride + dm.x[runs]
+    lo = np.searchsorted(index.piece, piece, side="left")
+    count = np.searchsorted(index.piece, piece, side="right") - lo
+    # chunks of whole detections with about chunk_pairs run pairs each
+    per_det = np.bincount(pos, weights=count, minlength=d_idx.size)
+    cum = np.cumsum(per_det)
+    cuts = np.unique(np.r_[0, np.searchsorted(cum, np.arange(chunk_pairs, cum[-1] if cum.size
+                                                             else 0, chunk_pairs)),
+                           d_idx.size])
+    run_cut = np.searchsorted(pos, cuts)
+    out_d, out_g, out_n = [], [], []
+    for a, b in zip(run_cut[:-1], run_cut[1:], strict=True):
+        c = count[a:b]
+        i = np.repeat(np.arange(a, b), c)
+        j = ranges(lo[a:b], c)
+        ov = (np.minimum(dm.y1[runs[i]], index.y1[j])
+              - np.maximum(dm.y0[runs[i]], index.y0[j]))
+        hit = ov > 0
+        code = pos[i[hit]] * n_gt + index.obj[j[hit]]
+        ov = ov[hit].astype(np.int64)
+        order = np.argsort(code, kind="stable")
+        code, ov = code[order], ov[order]
+        head = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if code.size else code
+        out_d.append(code[head] // n_gt)
+        out_g.append(code[head] % n_gt)
+        out_n.append(np.add.reduceat(ov, head) if head.size else ov)
+    if not out_d:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z
+    return np.concatenate(out_d), np.concatenate(out_g), np.concatenate(out_n)
+
+
+def _iou(inter: np.ndarray, area_d: np.ndarray, area_g: np.ndarray,
+         crowd: np.ndarray) -> np.ndarray:
+    """``rleIou``: ``i / u`` with ``u = |D| + |G| − i``, or ``|D|`` for a crowd region
+    (``i > 0`` here)."""
+    union = np.where(crowd, area_d, area_d + area_g - inter)
+    return inter.astype(float) / union.astype(float)
+
+
+def mask_pairs(gt: BoxSet, dt: BoxSet, g_key: np.ndarray, g_crowd: np.ndarray,
+               threshold: float, boundary_ratio: float | None = None) -> PairFunction:
+    """Pairs by mask IoU (``iouType="segm"``), or with ``boundary_ratio`` by
+    ``min(mask IoU, boundary IoU)`` (``iouType="boundary"``, crowd ground truth by
+    mask IoU alone).
+
+    The ground truth's runs (and boundaries) are indexed once; the returned function
+    is called for groups of images (in threads) and shares nothing mutable.
+    """
+    from geoeval.measures.boundary_band import mask_bands
+
+    gm, dm = gt.masks, dt.masks
+    assert gm is not None and dm is not None
+    stride = int(max(gm.width.max(initial=0), dm.width.max(initial=0))) + 1
+    n_gt = len(gm)
+    index = _RunIndex(gm, g_key, stride)
+    g_area, d_area = gm.areas(), dm.areas()
+    b_index = g_band_area = None
+    band_row = np.flatnonzero(~g_crowd)  # crowd regions keep their mask IoU
+    if boundary_ratio is not None:
+        g_band = mask_bands(gm.subset(band_row), boundary_ratio)
+        b_index = _RunIndex(g_band, g_key[band_row], stride)
+        g_band_area = np.zeros(n_gt, dtype=np.int64)
+        g_band_area[band_row] = g_band.areas()
+
+    def pairs(d_idx: np.ndarray, d_key: np.ndarray, _g_key: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        pi, pg, inter = _intersections(dm, d_idx, d_key, index, n_gt)
+        iou = _iou(inter, d_area[d_idx[pi]], g_area[pg], g_crowd[pg])
+        ok = iou >= threshold
+        pi, pg, iou = pi[ok], pg[ok], iou[ok]
+        if boundary_ratio is None:
+            return pi, pg, iou
+        assert b_index is not None and g_band_area is not None
+        need = np.flatnonzero(~g_crowd[pg])
+        dets = np.unique(pi[need])
+        d_band = mask_bands(dm.subset(d_idx[dets]), boundary_ratio)
+        local = np.full(d_idx.size, -1, dtype=np.int64)
+        local[dets] = np.arange(dets.size)
+        bi, bg, b_inter = _intersections(d_band, np.arange(dets.size), d_key[dets], b_index,
+                                         n_gt)
+        bg = band_row[bg]
+        # each needed pair's band intersection (0 where the bands do not meet)
+        n_code = n_gt + 1
+        have = bi * n_code + bg
+        want = local[pi[need]] * n_code + pg[need]
+        at = np.minimum(np.searchsorted(have, want), max(have.size - 1, 0))
+        found = have[at] == want if have.size else np.zeros(want.size, bool)
+        bint = np.where(found, b_inter[at] if have.size else 0, 0)
+        b_area_d = d_band.areas()[local[pi[need]]]
+        b_iou = np.zeros(need.size)
+        meet = bint > 0  # rleIou: 0 when the boundaries share no pixel
+        b_iou[meet] = _iou(bint[meet], b_area_d[meet], g_band_area[pg[need]][meet],
+                           np.zeros(int(meet.sum()), bool))
+        iou = iou.copy()
+        iou[need] = np.minimum(iou[need], b_iou)
+        ok = iou >= threshold
+        return pi[ok], pg[ok], iou[ok]
+
+    return pairs

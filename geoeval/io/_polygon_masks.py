@@ -1,0 +1,242 @@
+"""COCO polygons rasterised exactly as the COCO mask API does (``rleFrPoly``), vectorised.
+
+``maskApi.c`` (COCO API, Dollár and Lin 2015) turns a polygon ring into a mask in
+three steps, reproduced here with the same integer and floating-point operations
+(C casts truncate toward zero: :func:`numpy.trunc`):
+
+1. Upsample by 5: each vertex becomes ``(int)(5·x + .5), (int)(5·y + .5)``, and
+   every edge (the last vertex joined to the first) is walked one unit at a time
+   along its major axis, the other coordinate ``(int)(start + s·t + .5)`` with
+   ``s`` the slope, after the edge has been turned to run in increasing major
+   coordinate.
+2. Downsample: wherever the walk's upsampled column ``u`` changes, with ``xd``
+   the smaller of the two columns, ``(xd + .5)/5 − .5`` must be a whole column
+   ``x`` of the image (``0 ≤ x ≤ w − 1``, i.e. ``xd = 5x + 2``); the row is the
+   smaller of the two upsampled rows ``yd``, mapped to ``ceil(clip((yd + .5)/5 −
+   .5, 0, h))``. Each such point ``(x, y)`` toggles the mask from pixel ``x·h +
+   y`` on (column-major order).
+3. The toggles, sorted, become run lengths; toggles at one pixel cancel in pairs.
+
+Walking every unit step would visit five points per pixel of outline. Only the
+steps where ``u`` crosses a level ``5x + 2`` matter: along an x-major edge they are
+every fifth step, found directly; along a y-major edge ``u`` is monotone in the step
+(every floating-point operation is), so the crossing step of each level is computed
+from the slope and checked with the exact expression (a binary search settles
+the rare miss). Points outside the image's columns are never generated, so an
+edge far outside the image costs nothing.
+
+A multi-polygon annotation is the union of its rings' masks (``rleMerge``), as
+``COCO.annToRLE`` merges them; a box ``[x, y, w, h]`` (``rleFrBbox``) is the ring
+``x,y  x,y+h  x+w,y+h  x+w,y``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from geoeval.io._masks import Masks, masks_from_linear_runs, ranges
+
+SCALE = 5
+#: |coordinate| beyond which ``(int)(5·x + .5)`` overflows the C ``int`` of ``maskApi.c``
+COORD_LIMIT = (2**31 - 1) / SCALE - 1
+
+
+def box_rings(boxes: np.ndarray) -> np.ndarray:
+    """``rleFrBbox``'s ring of each ``[x, y, w, h]``: ``(n, 8)`` coordinates."""
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    xs, ys = b[:, 0], b[:, 1]
+    xe, ye = xs + b[:, 2], ys + b[:, 3]
+    return np.column_stack([xs, ys, xs, ye, xe, ye, xe, ys])
+
+
+def polygon_masks(coords: np.ndarray, ring_sizes: np.ndarray, ring_object: np.ndarray,
+                  height: np.ndarray, width: np.ndarray, *,
+                  chunk_points: int = 1 << 21) -> Masks:
+    """Masks of polygon rings, as ``rleFrPoly`` and ``rleMerge`` make them.
+
+    Parameters
+    ----------
+    coords : numpy.ndarray
+        Every ring's ``x0, y0, x1, y1, …`` concatenated (float64), in pixels.
+    ring_sizes : numpy.ndarray
+        Number of vertices of each ring (its coordinates are twice as many).
+    ring_object : numpy.ndarray
+        Object of each ring, non-decreasing; objects without a ring get an empty mask.
+    height, width : numpy.ndarray
+        Image size of each object (int).
+    chunk_points : int
+        Rings are rasterised in groups of about this many vertices.
+
+    Returns
+    -------
+    Masks
+    """
+    coords = np.asarray(coords, dtype=np.float64)
+    ring_sizes = np.asarray(ring_sizes, dtype=np.int64)
+    ring_object = np.asarray(ring_object, dtype=np.int64)
+    height = np.asarray(height, dtype=np.int64)
+    width = np.asarray(width, dtype=np.int64)
+    vertex_start = np.r_[0, np.cumsum(ring_sizes)]
+    # groups of whole rings of about chunk_points vertices
+    cuts = np.unique(np.r_[0, np.searchsorted(vertex_start[1:], np.arange(
+        chunk_points, int(vertex_start[-1]), chunk_points)), ring_sizes.size])
+    parts = []
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        v0, v1 = vertex_start[lo], vertex_start[hi]
+        parts.append(_ring_runs(coords[2 * v0:2 * v1], ring_sizes[lo:hi],
+                                height[ring_object[lo:hi]], width[ring_object[lo:hi]]))
+    if parts:
+        ring, start, end = (np.concatenate(p) for p in zip(*parts, strict=True))
+        ring += np.repeat(cuts[:-1], [p[0].size for p in parts])
+    else:
+        ring = start = end = np.zeros(0, dtype=np.int64)
+    obj, start, end = _union(ring_object[ring], start, end)
+    return masks_from_linear_runs(obj, start, end, height, width)
+
+
+def _ring_runs(coords: np.ndarray, ring_sizes: np.ndarray, h: np.ndarray,
+               w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Foreground runs ``[start, end)`` (column-major pixel index) of each ring of one
+    chunk: ring (local index), start, end; sorted by ring then start."""
+    n_rings = ring_sizes.size
+    xy = np.trunc(SCALE * coords.reshape(-1, 2) + 0.5).astype(np.int64)
+    n = xy.shape[0]
+    ring_of = np.repeat(np.arange(n_rings), ring_sizes)
+    first = np.r_[0, np.cumsum(ring_sizes)][:-1]
+    nxt = np.arange(1, n + 1)
+    filled = ring_sizes > 0
+    nxt[(first + ring_sizes - 1)[filled]] = first[filled]  # the last vertex joins the first
+    xs, ys = xy[:, 0], xy[:, 1]
+    xe, ye = xs[nxt], ys[nxt]
+    dx, dy = np.abs(xe - xs), np.abs(ye - ys)
+    flip = ((dx >= dy) & (xs > xe)) | ((dx < dy) & (ys > ye))
+    xs, xe = np.where(flip, xe, xs), np.where(flip, xs, xe)
+    ys, ye = np.where(flip, ye, ys), np.where(flip, ys, ye)
+    ew = w[ring_of]
+    # x-major edges: u = xs + t; the pair (t-1, t) has xd = xs + t - 1
+    xm = np.flatnonzero((dx >= dy) & (dx > 0))
+    r1, k1, yd1 = _x_major(xs[xm], ys[xm], ye[xm], dx[xm], ew[xm])
+    # y-major edges: v = ys + t; u crosses each level xd = 5k + 2 once
+    ym = np.flatnonzero(dx < dy)
+    r2, k2, yd2 = _y_major(xs[ym], xe[ym], ys[ym], dy[ym], ew[ym])
+    edge = np.r_[xm[r1], ym[r2]]
+    ring = ring_of[edge]
+    k = np.r_[k1, k2]
+    yd = np.r_[yd1, yd2].astype(np.float64)
+    hh = h[ring]
+    y = np.ceil(np.clip((yd + 0.5) / SCALE - 0.5, 0, hh)).astype(np.int64)
+    return _toggles_to_runs(ring, k * hh + y, h * w)
+
+
+def _x_major(xs: np.ndarray, ys: np.ndarray, ye: np.ndarray, dx: np.ndarray,
+             w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Crossings of x-major edges: edge, image column ``k`` and upsampled row ``yd``."""
+    s = (ye - ys) / dx
+    # steps t in [1, dx] with xd = xs + t - 1 = 5k + 2 and 0 <= k <= w - 1
+    lo = np.maximum(1, 3 - xs)
+    hi = np.minimum(dx, SCALE * w - 2 - xs)
+    t0 = lo + (3 - xs - lo) % SCALE
+    count = np.where(hi >= t0, (hi - t0) // SCALE + 1, 0)
+    edge = np.repeat(np.arange(xs.size), count)
+    t = ranges(np.zeros(xs.size, np.int64), count) * SCALE + t0[edge]
+    se, yse = s[edge], ys[edge].astype(np.float64)
+    v1 = np.trunc(yse + se * t + 0.5)
+    v0 = np.trunc(yse + se * (t - 1) + 0.5)
+    k = (xs[edge] + t - 3) // SCALE
+    return edge, k, np.minimum(v0, v1)
+
+
+def _y_major(xs: np.ndarray, xe: np.ndarray, ys: np.ndarray, dy: np.ndarray,
+             w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Crossings of y-major edges: edge, image column ``k`` and upsampled row ``yd``."""
+    s = (xe - xs) / dy
+    xsf = xs.astype(np.float64)
+    u0 = np.trunc(xsf + 0.5)
+    un = np.trunc(xsf + s * dy + 0.5)
+    lo = np.maximum(np.minimum(u0, un), 2).astype(np.int64)
+    hi = np.minimum(np.maximum(u0, un) - 1, SCALE * w - 3).astype(np.int64)
+    l0 = lo + (2 - lo) % SCALE
+    count = np.where((hi >= l0) & (s != 0), (hi - l0) // SCALE + 1, 0)
+    edge = np.repeat(np.arange(xs.size), count)
+    level = ranges(np.zeros(xs.size, np.int64), count) * SCALE + l0[edge]
+    se, xse = s[edge], xsf[edge]
+    # first step past the level, from the slope (checked by _crossing_steps)
+    guess = (level + 0.5 - xse) / se
+    t = np.where(se > 0, np.ceil(guess), np.floor(guess) + 1).astype(np.int64)
+    best = _crossing_steps(xse, se, level, dy[edge], t)
+    k = (level - 2) // SCALE
+    return edge, k, ys[edge] + best - 1
+
+
+def _crossing_steps(xse: np.ndarray, se: np.ndarray, level: np.ndarray, n: np.ndarray,
+                    t: np.ndarray) -> np.ndarray:
+    """The step ``t`` in ``[1, n]`` at which ``u(t) = (int)(xs + s·t + .5)`` leaves
+    ``level`` (``u(t) ≥ level + 1`` rising, ``≤ level`` falling) for the first time,
+    with ``t`` a guess: the guess and its neighbours are checked with the exact
+    expression, a binary search settles the others."""
+    up = se > 0
+
+    def reached(t: np.ndarray, sel: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Whether the walk has left the level by step t (t clipped to [0, n])."""
+        t = np.clip(t, 0, n[sel])
+        u = np.trunc(xse[sel] + se[sel] * t + 0.5)
+        return np.where(up[sel], u >= level[sel] + 1, u <= level[sel])
+
+    found = np.zeros(level.size, dtype=bool)
+    best = np.zeros(level.size, dtype=np.int64)
+    prev = reached(t - 2)
+    for cand in (t - 1, t, t + 1):
+        now = reached(cand)
+        hit = now & ~prev & ~found & (cand >= 1) & (cand <= n)
+        best[hit] = cand[hit]
+        found |= hit
+        prev = now
+    miss = np.flatnonzero(~found)
+    if miss.size:  # binary search: reached(0) is false and reached(dy) true
+        a, b = np.zeros(miss.size, np.int64), n[miss].copy()
+        while (b - a > 1).any():
+            mid = (a + b) // 2
+            r = reached(mid, miss)
+            a, b = np.where(r, a, mid), np.where(r, mid, b)
+        best[miss] = b
+    return best
+
+
+def _toggles_to_runs(ring: np.ndarray, pos: np.ndarray, total: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Runs of each ring from its toggle positions: sorted, paired toggles at one
+    pixel cancelled, then ``[p0, p1), [p2, p3), …`` (an odd last one runs to
+    ``total``, the ring's ``h·w``)."""
+    if pos.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z
+    stride = int(total.max()) + 1
+    key = np.sort(ring * stride + pos)
+    new = np.r_[True, key[1:] != key[:-1]]
+    head = np.flatnonzero(new)
+    odd = (np.diff(np.r_[head, key.size]) % 2) == 1
+    key = key[head[odd]]
+    ring, pos = key // stride, key % stride
+    start_of = np.r_[True, ring[1:] != ring[:-1]]
+    idx = np.arange(key.size) - np.maximum.accumulate(np.where(start_of, np.arange(key.size),
+                                                               0))
+    is_start = idx % 2 == 0
+    last = np.r_[ring[1:] != ring[:-1], True]
+    s = np.flatnonzero(is_start)
+    end = np.where(last[s], total[ring[s]], pos[np.minimum(s + 1, pos.size - 1)])
+    return ring[s], pos[s], end
+
+
+def _union(obj: np.ndarray, start: np.ndarray, end: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per object, the union of its runs (``rleMerge``): sorted, disjoint, not touching."""
+    if obj.size == 0:
+        return obj, start, end
+    order = np.lexsort((start, obj))
+    obj, start, end = obj[order], start[order], end[order]
+    stride = int(end.max()) + 1
+    reach = np.maximum.accumulate(obj * stride + end)  # running end within each object
+    new = np.r_[True, (obj[1:] != obj[:-1]) | (obj[1:] * stride + start[1:] > reach[:-1])]
+    head = np.flatnonzero(new)
+    tail = np.r_[head[1:], obj.size] - 1
+    return obj[head], start[head], reach[tail] - obj[head] * stride

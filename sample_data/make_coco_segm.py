@@ -1,0 +1,149 @@
+"""CrowdAI-style COCO instance segmentation: building polygons on 300 × 300 px tiles.
+
+    python sample_data/make_boxes.py      # writes boxes/coco_segm/ with the other box sets
+
+Modelled on the CrowdAI Mapping Challenge's files (one category ``building``, id
+100; every annotation a polygon ``segmentation`` with its ``bbox`` and ``area``;
+results ``{image_id, category_id, segmentation, bbox, score}``), seeded:
+
+* ground truth: per tile a Poisson number of buildings (mean 8), rectangles and
+  L shapes of 6–60 px, any orientation, some cut by the tile border;
+* results: each building found with probability 0.9, its outline jittered by
+  about a pixel, its score higher when the outline is good; some found twice;
+  about one false alarm per tile.
+
+The bundled sample (:func:`write_coco_segm`: 8 tiles, ``boxes/coco_segm/``) adds
+what real files hold now and then: a building of two polygons, a crowd region as
+uncompressed RLE (``iscrowd: 1``), a result as uncompressed RLE, a tile without
+buildings and a tile without results. The benchmark
+(``benchmarks/bench_coco_segm.py``) draws tens of thousands of tiles with
+:func:`crowdai_like`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+CATEGORY = {"id": 100, "name": "building", "supercategory": "building"}
+TILE = 300
+
+
+def _outlines(rng: np.random.Generator, n: int, size: int) -> list[np.ndarray]:
+    """``n`` building outlines: ``(k, 2)`` vertex arrays (rectangles or L shapes)."""
+    cx, cy = rng.uniform(0, size, (2, n))
+    w = np.exp(rng.uniform(np.log(6), np.log(60), n))
+    h = w * rng.uniform(0.5, 1.6, n)
+    angle = rng.uniform(0, np.pi, n)
+    ell = rng.random(n) < 0.35
+    notch = rng.uniform(0.3, 0.7, (2, n))
+    rect = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]])
+    out = []
+    for i in range(n):  # generator only: a few lines per building
+        if ell[i]:
+            a, b = notch[0, i] - 0.5, notch[1, i] - 0.5
+            unit = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, b], [a, b], [a, 0.5], [-0.5, 0.5]])
+        else:
+            unit = rect
+        p = unit * [w[i], h[i]]
+        c, s = np.cos(angle[i]), np.sin(angle[i])
+        out.append(p @ np.array([[c, s], [-s, c]]) + [cx[i], cy[i]])
+    return out
+
+
+def _area(p: np.ndarray) -> float:
+    """Shoelace area of a ring."""
+    x, y = p[:, 0], p[:, 1]
+    return float(abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2)
+
+
+def _bbox(rings: list[np.ndarray]) -> list[float]:
+    pts = np.concatenate(rings)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    return [round(float(v), 2) for v in (lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1])]
+
+
+def _flat(p: np.ndarray) -> list[float]:
+    return [round(float(v), 2) for v in p.ravel()]
+
+
+def crowdai_like(n_tiles: int, seed: int = 36, size: int = TILE, mean_buildings: float = 8.0
+                 ) -> tuple[dict, list]:
+    """Ground truth (a dict) and results (a list) of ``n_tiles`` tiles (see the module
+    docstring)."""
+    rng = np.random.default_rng(seed)
+    images = [{"id": i + 1, "file_name": f"{i:06d}.jpg", "width": size, "height": size}
+              for i in range(n_tiles)]
+    counts = rng.poisson(mean_buildings, n_tiles)
+    outlines = _outlines(rng, int(counts.sum()), size)
+    tile = np.repeat(np.arange(n_tiles), counts)
+    anns, results = [], []
+    for k, (p, t) in enumerate(zip(outlines, tile.tolist(), strict=True)):
+        anns.append({"id": k + 1, "image_id": t + 1, "category_id": CATEGORY["id"],
+                     "segmentation": [_flat(p)], "area": round(_area(p), 2),
+                     "bbox": _bbox([p]), "iscrowd": 0})
+    found = rng.random(len(outlines)) < 0.9
+    twice = rng.random(len(outlines)) < 0.08
+    for k in np.flatnonzero(found).tolist():
+        for copy in range(1 + int(twice[k])):
+            p = outlines[k]
+            err = rng.uniform(0.2, 2.5) * (1 + copy)
+            q = p + rng.normal(0, err, p.shape)
+            score = float(np.clip(1.0 - err / 4 + rng.normal(0, 0.08), 0.01, 1.0))
+            results.append({"image_id": int(tile[k]) + 1, "category_id": CATEGORY["id"],
+                            "segmentation": [_flat(q)], "bbox": _bbox([q]),
+                            "score": round(score, 4)})
+    n_false = rng.poisson(1.0, n_tiles)
+    for p, t in zip(_outlines(rng, int(n_false.sum()), size),
+                    np.repeat(np.arange(n_tiles), n_false).tolist(), strict=True):
+        results.append({"image_id": t + 1, "category_id": CATEGORY["id"],
+                        "segmentation": [_flat(p)], "bbox": _bbox([p]),
+                        "score": round(float(rng.uniform(0.01, 0.6)), 4)})
+    gt = {"info": {"description": "CrowdAI-style synthetic tiles (geoeval sample)"},
+          "images": images, "categories": [CATEGORY], "annotations": anns}
+    return gt, results
+
+
+def _uncompressed(mask: np.ndarray) -> dict:
+    """A mask as uncompressed COCO RLE: run lengths in column-major order, background
+    first."""
+    flat = mask.T.ravel().astype(np.int8)
+    bounds = np.r_[0, np.flatnonzero(np.diff(flat)) + 1, flat.size]
+    counts = np.diff(bounds).tolist()
+    if flat[0]:
+        counts = [0] + counts
+    return {"size": [int(mask.shape[0]), int(mask.shape[1])], "counts": counts}
+
+
+def write_coco_segm(out: Path, n_tiles: int = 8, seed: int = 36) -> None:
+    """The bundled sample: ``out/instances.json`` and ``out/results.json``."""
+    gt, results = crowdai_like(n_tiles, seed)
+    anns = gt["annotations"]
+    # a tile without buildings, and a tile without results
+    anns[:] = [a for a in anns if a["image_id"] != 2]
+    results[:] = [r for r in results if r["image_id"] not in (2, 3)]
+    # a building of two polygons (a main block and an annex 3 px away)
+    a = anns[0]
+    ring = np.array(a["segmentation"][0]).reshape(-1, 2)
+    lo = ring.min(axis=0)
+    annex = np.array([[-14, 0], [-4, 0], [-4, 9], [-14, 9]], float) + [lo[0] + 1, lo[1]]
+    rings = [ring, annex]
+    a.update(segmentation=[_flat(r) for r in rings], bbox=_bbox(rings),
+             area=round(sum(_area(r) for r in rings), 2))
+    # a crowd region (a block of small sheds, too many to draw one by one)
+    region = np.zeros((TILE, TILE), bool)
+    region[200:260, 20:110] = True
+    anns.append({"id": len(anns) + 1000, "image_id": 1, "category_id": CATEGORY["id"],
+                 "segmentation": _uncompressed(region), "area": float(region.sum()),
+                 "bbox": [20.0, 200.0, 90.0, 60.0], "iscrowd": 1})
+    # a result given as an uncompressed RLE mask (inside the crowd region: ignored)
+    shed = np.zeros((TILE, TILE), bool)
+    shed[210:225, 30:50] = True
+    results.append({"image_id": 1, "category_id": CATEGORY["id"],
+                    "segmentation": _uncompressed(shed), "bbox": [30.0, 210.0, 20.0, 15.0],
+                    "score": 0.42})
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "instances.json").write_text(json.dumps(gt, separators=(",", ":")) + "\n")
+    (out / "results.json").write_text(json.dumps(results, separators=(",", ":")) + "\n")
