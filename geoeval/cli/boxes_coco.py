@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import REPORTING, Reporting, add_command, with_groups
+from geoeval.cli.options import REPORTING, Reporting, with_groups
 
 
 @with_groups
@@ -31,7 +31,3 @@ def coco_command(
     # the readers' warnings (boxes outside the image, zero area)
     out.finish(result, lambda r: coco_tables(r, per_class))
 
-
-def register(boxes_app: typer.Typer) -> None:
-    """Add ``coco`` to the ``boxes`` command group."""
-    add_command(boxes_app, "coco", coco_command, __doc__)
