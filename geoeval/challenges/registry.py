@@ -283,5 +283,29 @@ register(BoxProtocol(
                        rule=validate.Rule(low=0.0, low_open=True), kind=float)),
     api="evaluate_neovision2", command="geoeval.cli.boxes_neovision2:neovision2_command",
     source="Ekambaram et al. 2012 (DARPA Neovision2 evaluation)"))
+register(BoxProtocol(
+    "dota", "geoeval.challenges.dota:evaluate_dota", "geoeval.report.box_tables:dota_tables",
+    "DOTA: per-class AP and mAP of oriented (task 1) or horizontal (task 2) boxes, "
+    "as DOTA_devkit.",
+    readers=("geoeval.io.boxes:read_dota_labels", "geoeval.io.boxes:read_dota_results"),
+    reference="Reference: folder of DOTA labelTxt files (one per image).",
+    submission="Submission: folder of Task1_<class>.txt (task 1) or Task2_<class>.txt "
+               "(task 2) files.",
+    parameters=(
+        Option("task", 1, "1: oriented boxes (four corners); 2: horizontal boxes.",
+               choices=(1, 2)),
+        Option("version", "1.0", "DOTA version: its class list (1.5: difficult objects "
+                                 "counted, as its devkit scripts do).",
+               choices=("1.0", "1.5", "2.0")),
+        Option("metric", "voc07", "voc07: the devkit's 11-point AP; area: every-point AP.",
+               choices=("voc07", "area"))),
+    api="evaluate_dota",
+    examples=(
+        "$ geoeval boxes dota sample_data/boxes/dota/labelTxt sample_data/boxes/dota/det",
+        "$ geoeval boxes dota sample_data/boxes/dota/labelTxt sample_data/boxes/dota/det "
+        "--task 2 --metric area --json dota.json"),
+    source="Xia et al. 2018, §5; Ding et al., DOTA_devkit (dota_evaluation_task1.py, "
+           "dota_evaluation_task2.py, commit 9938855)"))
+
 #: The built-in protocols.
 BUILTIN: tuple[str, ...] = names()
