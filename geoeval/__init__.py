@@ -21,6 +21,7 @@ import importlib
 from typing import Any
 
 from geoeval._version import __version__  # noqa: F401 (geoeval.__version__)
+from geoeval.challenges import registry as _boxes
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -52,30 +53,36 @@ _EXPORTS: dict[str, str] = {
     "rank_table": "geoeval.ranking.api",
     "rank_indicators": "geoeval.ranking.api",
     "RankingResult": "geoeval.ranking.api",
-    "evaluate_robin": "geoeval.challenges.robin",
     "robin_measures": "geoeval.challenges.robin",
-    "robin_categories": "geoeval.challenges.robin_categories",
-    "evaluate_neovision2": "geoeval.challenges.neovision2",
     "read_neovision2": "geoeval.io.neovision2",
     "BoxSet": "geoeval.io.boxes",
     "read_boxes": "geoeval.io.boxes",
-    "evaluate_voc": "geoeval.challenges.voc",
     "VocResult": "geoeval.challenges.voc",
-    "evaluate_coco": "geoeval.challenges.coco",
     "CocoResult": "geoeval.challenges.coco",
+    "DotaResult": "geoeval.challenges.dota",
+    "Outlines": "geoeval.io.boxes",
+    "evaluate_boxes": "geoeval.challenges.registry",
 }
+# the box protocols' evaluators (evaluate_voc, evaluate_coco, evaluate_robin,
+# robin_categories, evaluate_neovision2, evaluate_dota, and any protocol registered
+# later) are named by their registry entries (geoeval.challenges.registry)
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, *(p.api for p in map(_boxes.get, _boxes.names()) if p.api)])
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'geoeval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    else:
+        protocol = _boxes.by_api(name)
+        if protocol is None:
+            raise AttributeError(f"module 'geoeval' has no attribute {name!r}")
+        value = _boxes.resolve(protocol.evaluate)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    apis = {p.api for p in map(_boxes.get, _boxes.names()) if p.api}
+    return sorted(set(globals()) | set(_EXPORTS) | apis)

@@ -23,6 +23,11 @@ One scene set, written in each protocol's own format:
   20 frames;
 * ``boxes/coco_segm/instances.json``, ``boxes/coco_segm/results.json``: COCO
   instance segmentation of CrowdAI-style building tiles (``make_coco_segm.py``).
+* ``boxes/dota/labelTxt/``, ``boxes/dota/det/``: a DOTA-style set of its own
+  (:func:`dota_scenes`): 10 aerial images of 1024 × 1024 with the 15 DOTA-v1.0
+  classes as rotated rectangles (labelTxt: four corners, class, difficult flag,
+  ``imagesource:``/``gsd:`` headers) and the detections as ``Task1_<class>.txt``
+  (four corners) and ``Task2_<class>.txt`` (horizontal boxes).
 
 Ground truth: 40 images of 640 × 480 with 2–6 objects each (car, truck, person).
 Detections: each object found with probability 0.85, its box jittered by a few
@@ -155,6 +160,73 @@ def write_neovision2(folder: Path, gts: list, dets: list, frames: int = 20) -> N
             path.write_text("\n".join(rows) + "\n")
 
 
+DOTA_CLASSES = ("plane", "baseball-diamond", "bridge", "ground-track-field", "small-vehicle",
+                "large-vehicle", "ship", "tennis-court", "basketball-court", "storage-tank",
+                "soccer-ball-field", "roundabout", "harbor", "swimming-pool", "helicopter")
+#: Length and width (pixels) of each class's objects.
+DOTA_SIZES = (60, 55), (90, 85), (130, 25), (240, 140), (18, 9), (40, 12), (45, 14), (60, 30), \
+    (55, 32), (30, 30), (200, 130), (100, 100), (120, 40), (40, 20), (40, 35)
+
+
+def _corners(cx: float, cy: float, length: float, width: float, angle: float) -> np.ndarray:
+    """Four corners of a rotated rectangle, clockwise on screen (y down)."""
+    c, s = np.cos(angle), np.sin(angle)
+    u, v = np.array([c, s]) * length / 2, np.array([-s, c]) * width / 2
+    centre = np.array([cx, cy])
+    return np.array([centre - u - v, centre + u - v, centre + u + v, centre - u + v]).ravel()
+
+
+def dota_scenes(n_images: int = 10, seed: int = 11) -> tuple[list, dict]:
+    """Labels (per image: (corners, class, difficult)) and detections per class
+    ((image, confidence, corners)) of a small DOTA-style set."""
+    rng = np.random.default_rng(seed)
+    labels, dets = [], {c: [] for c in DOTA_CLASSES}
+    for k in range(n_images):
+        objects = []
+        for _ in range(int(rng.integers(8, 16))):
+            c = int(rng.integers(0, len(DOTA_CLASSES)))
+            length, width = np.array(DOTA_SIZES[c]) * rng.uniform(0.8, 1.25)
+            angle = 0.0 if rng.random() < 0.3 else rng.uniform(0, np.pi)
+            cx, cy = rng.uniform(length / 2, 1024 - length / 2, 2)
+            xy = np.round(_corners(cx, cy, length, width, angle))
+            objects.append((xy, DOTA_CLASSES[c], int(rng.random() < 0.1)))
+            for _ in range(int(rng.random() < 0.85) + int(rng.random() < 0.2)):
+                q = rng.uniform(0, 1)  # 0: a tight box
+                box = _corners(cx + rng.normal(0, 0.05 + 0.15 * q) * width,
+                               cy + rng.normal(0, 0.05 + 0.15 * q) * width,
+                               length * np.exp(rng.normal(0, 0.1 * q)),
+                               width * np.exp(rng.normal(0, 0.1 * q)),
+                               angle + rng.normal(0, 0.1 * q))
+                cls = DOTA_CLASSES[c] if rng.random() > 0.05 else DOTA_CLASSES[(c + 1) % 15]
+                dets[cls].append((k, round(float(np.clip(1 - 0.6 * q - rng.uniform(0, 0.2),
+                                                         0.05, 1)), 3), box))
+        for _ in range(int(rng.poisson(2))):  # false alarms
+            c = int(rng.integers(0, len(DOTA_CLASSES)))
+            box = _corners(*rng.uniform(50, 974, 2), *DOTA_SIZES[c], rng.uniform(0, np.pi))
+            dets[DOTA_CLASSES[c]].append((k, round(float(rng.uniform(0.05, 0.5)), 3), box))
+        labels.append(objects)
+    return labels, dets
+
+
+def write_dota(folder: Path, labels: list, dets: dict) -> None:
+    """labelTxt files and the Task1 / Task2 result files of :func:`dota_scenes`."""
+    (folder / "labelTxt").mkdir(parents=True, exist_ok=True)
+    (folder / "det").mkdir(parents=True, exist_ok=True)
+    for k, objects in enumerate(labels):
+        lines = ["imagesource:GoogleEarth", f"gsd:{0.12 + 0.01 * k:.2f}"]
+        lines += [" ".join(str(int(v)) for v in xy) + f" {c} {d}" for xy, c, d in objects]
+        (folder / "labelTxt" / f"P{k + 1:04d}.txt").write_text("\n".join(lines) + "\n")
+    for cls, rows in dets.items():
+        task1 = [f"P{k + 1:04d} {conf} " + " ".join(f"{v:.1f}" for v in box)
+                 for k, conf, box in rows]
+        task2 = [f"P{k + 1:04d} {conf} " + " ".join(
+            f"{v:.1f}" for v in (*box.reshape(4, 2).min(axis=0), *box.reshape(4, 2).max(axis=0)))
+            for k, conf, box in rows]
+        for task, lines in ((1, task1), (2, task2)):
+            (folder / "det" / f"Task{task}_{cls}.txt").write_text(
+                "".join(f"{line}\n" for line in lines))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "boxes")
@@ -172,6 +244,7 @@ def main() -> None:
         write_text(args.out / "robin" / f"run{r}", dets, with_conf=True, min_conf=threshold)
     write_neovision2(args.out / "neovision2", gts, dets)
     write_coco_segm(args.out / "coco_segm")
+    write_dota(args.out / "dota", *dota_scenes())
     print(f"wrote {args.out}")
 
 

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("geoeval.grid",),
     ("geoeval.objects",),
     ("geoeval.io",),
-    ("geoeval.overlap",),
+    ("geoeval.overlap", "geoeval.overlap_rings"),
     ("geoeval.matching",),
     ("geoeval.measures",),
     ("geoeval.engine",),

@@ -3,12 +3,14 @@
 Neovision2 compares boxes only inside one group (a frame, or a frame and
 class). :func:`overlapping_pairs` lists the intersecting pairs of a whole data
 set at once, without a Python loop over groups and without an all × all array:
-one STRtree query after laying the groups out side by side on a grid so that
-boxes of different groups can never meet. (Every pair of a group, intersecting
-or not, comes from :func:`geoeval.challenges._pairs.group_pairs`.)
+every pair of small groups, or the pairs that share a cell of a uniform grid.
+(Every pair of a group, intersecting or not, comes from
+:func:`geoeval.challenges._pairs.group_pairs`.)
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -45,12 +47,10 @@ def overlapping_pairs(
     Small groups (every group with at most ``max_group_pairs`` pairs, the usual
     case: a frame holds tens of boxes): every pair of a group is listed
     (:func:`geoeval.challenges._pairs.group_pairs`) in chunks of at most
-    ``chunk_pairs`` pairs and kept when the boxes intersect. Otherwise each
-    group is translated to its own cell of a ``⌈√G⌉ × ⌈√G⌉`` grid of cells one
-    data-set extent plus one unit apart, so one STRtree query over all boxes
-    returns only same-group candidates (the translation affects candidate
-    search only; callers compute areas and IoU on the original coordinates).
-    The result is sorted by ``(i, j)``.
+    ``chunk_pairs`` pairs and kept when the boxes intersect. Otherwise (an
+    aerial image with hundreds of vehicles) only the pairs of boxes that share a
+    cell of a uniform grid are listed (:func:`_grid_pairs`). The result is
+    sorted by ``(i, j)``.
     """
     ga = np.asarray(ga, dtype=np.int64)
     gb = np.asarray(gb, dtype=np.int64)
@@ -64,7 +64,7 @@ def overlapping_pairs(
     cb = np.bincount(gb, minlength=n_groups)
     if int((ca * cb).max()) <= max_group_pairs:
         return _dense_pairs(ga, a, gb, b, cb, chunk_pairs)
-    return _tree_pairs(ga, a, gb, b, n_groups)
+    return _grid_pairs(ga, a, gb, b)
 
 
 def _dense_pairs(
@@ -94,27 +94,53 @@ def _dense_pairs(
     return i[srt].astype(np.int64), j[srt].astype(np.int64)
 
 
-def _tree_pairs(
-    ga: np.ndarray, a: np.ndarray, gb: np.ndarray, b: np.ndarray, n_groups: int
+def _grid_pairs(
+    ga: np.ndarray, a: np.ndarray, gb: np.ndarray, b: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Same-group intersecting pairs from one STRtree query (groups on a grid)."""
-    import shapely
+    """Same-group intersecting pairs by a uniform grid: boxes meet only in cells they share.
+
+    Each box is listed in every cell of side ``s`` it covers (``s`` about the
+    larger side of most boxes: the 90th percentile, so a box covers a handful of
+    cells); the entries of one group and cell are paired (every pair of the
+    cell, ``numpy.repeat``), tested, and a pair is kept in one cell only: the
+    one holding the lower-left corner of the two boxes' intersection.
+    """
+    from geoeval.challenges._pairs import group_pairs
 
     both = np.concatenate([a, b])
     x0, y0 = both[:, 0].min(), both[:, 1].min()
-    width = float(both[:, 2].max() - x0) + 1.0
-    height = float(both[:, 3].max() - y0) + 1.0
-    side = int(np.ceil(np.sqrt(n_groups)))
+    side = float(np.percentile(np.maximum(both[:, 2] - both[:, 0], both[:, 3] - both[:, 1]),
+                               90))
+    extent = max(float(both[:, 2].max() - x0), float(both[:, 3].max() - y0))
+    n_groups = int(max(ga.max(), gb.max())) + 1
+    per_axis = min(4096, math.isqrt((2**62) // n_groups) - 1)  # cell keys fit in int64
+    side = max(side, extent / per_axis, 1e-300)
+    nx = int(np.floor((both[:, 2].max() - x0) / side)) + 1
+    ny = int(np.floor((both[:, 3].max() - y0) / side)) + 1
 
-    def shifted(boxes: np.ndarray, g: np.ndarray) -> np.ndarray:
-        dx = (g % side) * width - x0
-        dy = (g // side) * height - y0
-        return shapely.box(boxes[:, 0] + dx, boxes[:, 1] + dy, boxes[:, 2] + dx, boxes[:, 3] + dy)
+    def cell(x: np.ndarray, origin: float) -> np.ndarray:
+        return np.floor((x - origin) / side).astype(np.int64)
 
-    tree = shapely.STRtree(shifted(b, gb))
-    i, j = tree.query(shifted(a, ga), predicate="intersects")
-    keep = ga[i] == gb[j]
-    i, j = i[keep].astype(np.int64), j[keep].astype(np.int64)
+    def entries(boxes: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ix0, iy0 = cell(boxes[:, 0], x0), cell(boxes[:, 1], y0)
+        wx = cell(boxes[:, 2], x0) - ix0 + 1
+        wy = cell(boxes[:, 3], y0) - iy0 + 1
+        count = wx * wy
+        row = np.repeat(np.arange(boxes.shape[0], dtype=np.int64), count)
+        k = np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+        cx = ix0[row] + k % wx[row]
+        cy = iy0[row] + k // wx[row]
+        return row, (g[row] * ny + cy) * nx + cx
+
+    ra, ka = entries(a, ga)
+    rb, kb = entries(b, gb)
+    p, q = group_pairs(ka, kb)
+    i, j = ra[p], rb[q]
+    ai, bj = a[i], b[j]
+    lx, ly = np.maximum(ai[:, 0], bj[:, 0]), np.maximum(ai[:, 1], bj[:, 1])
+    hit = ((lx <= np.minimum(ai[:, 2], bj[:, 2])) & (ly <= np.minimum(ai[:, 3], bj[:, 3]))
+           & ((ga[i] * ny + cell(ly, y0)) * nx + cell(lx, x0) == ka[p]))
+    i, j = i[hit], j[hit]
     order = np.lexsort((j, i))
     return i[order], j[order]
 

@@ -61,15 +61,30 @@ def ap_eleven_point(precision: np.ndarray, recall: np.ndarray) -> float:
     Notes
     -----
     ``AP = (1/11) Σ_{r ∈ {0, 0.1, …, 1}} max_{r' ≥ r} p(r')`` (0 where no point
-    reaches recall ``r``). The levels are exactly ``i / 10`` so that a recall
-    of ``3/10`` counts for the level 0.3 (``np.linspace`` would give
-    0.30000000000000004).
+    reaches recall ``r``; :func:`interpolated_precision`). The levels are exactly
+    ``i / 10`` so that a recall of ``3/10`` counts for the level 0.3
+    (``np.linspace`` would give 0.30000000000000004).
+    """
+    return float(interpolated_precision(precision, recall).sum() / 11.0)
+
+
+def interpolated_precision(precision: np.ndarray, recall: np.ndarray,
+                           levels: np.ndarray = ELEVEN_LEVELS) -> np.ndarray:
+    """``max_{r' ≥ r} p(r')`` at each recall level ``r`` of ``levels`` (0 where no point of
+    the curve reaches ``r``): the values the 11-point AP averages.
+
+    A protocol that reproduces a reference code whose levels are
+    ``np.arange(0, 1.1, 0.1)`` (0.30000000000000004 …) passes those ``levels``.
+
+    Examples
+    --------
+    >>> interpolated_precision(np.array([1.0, 0.5]), np.array([0.5, 0.5])).tolist()
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     """
     p = np.asarray(precision, float)
     r = np.asarray(recall, float)
     if p.size == 0:
-        return 0.0
+        return np.zeros(len(levels))
     env = np.maximum.accumulate(p[::-1])[::-1]  # max precision at recall >= r[i]
-    idx = np.searchsorted(r, ELEVEN_LEVELS, side="left")  # recall is non-decreasing
-    vals = np.where(idx < r.size, env[np.minimum(idx, r.size - 1)], 0.0)
-    return float(vals.sum() / 11.0)
+    idx = np.searchsorted(r, levels, side="left")  # recall is non-decreasing
+    return np.where(idx < r.size, env[np.minimum(idx, r.size - 1)], 0.0)

@@ -247,39 +247,18 @@ def _evaluate(gt: BoxSet, det: BoxSet, t: float, plus_one: bool) -> VocResult:
     assert scores is not None
     # ranked order: by class, then decreasing confidence, ties in reading order
     order = np.lexsort((np.arange(len(det)), -scores, d_cls))
-
-    # best ground truth of each detection among those of its image and class
+    # every ground truth of a detection's image and class is a candidate
     di, gi = group_pairs(d_cls * n_img + det.image_index, g_cls * n_img + gt.image_index)
     iou = box_iou_pairs(det.boxes, gt.boxes, di, gi, plus_one=plus_one)
-    best = np.lexsort((gi, -iou, di))  # per detection: highest IoU, ties -> first gt
-    first = np.ones(best.size, dtype=bool)
-    first[1:] = di[best][1:] != di[best][:-1]
-    best = best[first]
-    ovmax = np.full(len(det), -np.inf)
-    jmax = np.full(len(det), -1, dtype=np.int64)
-    ovmax[di[best]] = iou[best]
-    jmax[di[best]] = gi[best]
-
-    hit = ovmax >= t
-    matched = np.where(hit, jmax, -1)
-    # no ground truth at all: nothing is hit (and there is nothing to index)
-    ignored = hit & gt.difficult[np.maximum(jmax, 0)] if len(gt) else np.zeros(len(det), bool)
-    cand = hit & ~ignored
-    # a candidate is a TP iff it is the first one, in ranked order, to claim its ground truth
-    ranked_cand = order[cand[order]]
-    _, first_claim = np.unique(jmax[ranked_cand], return_index=True)
-    outcome = np.zeros(len(det), dtype=np.int8)
-    outcome[ranked_cand[first_claim]] = 1
-    outcome[ignored] = -1
+    outcome, matched = assign(len(det), di, gi, iou, iou >= t, gt.difficult, order)
 
     n_gt = np.bincount(g_cls[~gt.difficult], minlength=names.size)
-    counted = order[outcome[order] >= 0]  # ranked, ignored left out
-    bounds = np.searchsorted(d_cls[counted], np.arange(names.size + 1))
     n_det = np.bincount(d_cls, minlength=names.size)
-    n_ign = np.bincount(d_cls[ignored], minlength=names.size)
+    n_ign = np.bincount(d_cls[outcome == -1], minlength=names.size)
     classes: dict[str, VocClassResult] = {}
-    for c, name in enumerate(names.tolist()):
-        is_tp = outcome[counted[bounds[c]:bounds[c + 1]]] == 1
+    for c, (name, is_tp) in enumerate(zip(names.tolist(), ranked_hits(outcome, order, d_cls,
+                                                                       names.size),
+                                          strict=True)):
         tp = int(is_tp.sum())
         fp = int(is_tp.size - tp)
         if n_gt[c] > 0:
@@ -302,3 +281,77 @@ def _evaluate(gt: BoxSet, det: BoxSet, t: float, plus_one: bool) -> VocResult:
         reference=gt,
         submission=det,
     )
+
+
+def assign(n_det: int, di: np.ndarray, gi: np.ndarray, iou: np.ndarray, hit: np.ndarray,
+           difficult: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The VOC devkit's assignment of ranked detections to ground truth, vectorised.
+
+    Parameters
+    ----------
+    n_det : int
+        Number of detections.
+    di, gi : numpy.ndarray
+        Candidate pairs (detection, ground truth) of one image and class, sorted
+        by detection, then ground truth in file order. A pair left out can
+        never be a detection's best one above the threshold.
+    iou : numpy.ndarray
+        IoU of each pair.
+    hit : numpy.ndarray
+        The protocol's threshold decision on each pair (VOC ``IoU >= t``,
+        DOTA ``IoU > t``).
+    difficult : numpy.ndarray
+        The ground truth's difficult flags.
+    order : numpy.ndarray
+        Detections ranked: each class's detections by decreasing confidence.
+
+    Returns
+    -------
+    outcome : numpy.ndarray
+        Per detection 1 (true positive), 0 (false positive), -1 (ignored: its
+        best ground truth is difficult).
+    matched : numpy.ndarray
+        Per detection its best ground truth when that pair is a hit, else -1.
+
+    Notes
+    -----
+    Each detection takes the ground truth of its image and class with the
+    highest IoU (over all of them, taken or not; ties to the first in file
+    order); a hit on a difficult one is ignored; a hit is a true positive when
+    no higher-ranked detection claimed that ground truth first
+    (``VOCevaldet.m``; Padilla et al., ``Evaluator.py``). A detection's choice
+    does not depend on what is taken, so "first claim in ranked order" is one
+    ``numpy.unique`` over the ranked hits.
+    """
+    best = np.lexsort((gi, -iou, di))  # per detection: highest IoU, ties -> first gt
+    first = np.ones(best.size, dtype=bool)
+    first[1:] = di[best][1:] != di[best][:-1]
+    best = best[first]
+    is_hit = np.zeros(n_det, dtype=bool)
+    jmax = np.full(n_det, -1, dtype=np.int64)
+    is_hit[di[best]] = hit[best]
+    jmax[di[best]] = gi[best]
+    matched = np.where(is_hit, jmax, -1)
+    # no ground truth at all: nothing is hit (and there is nothing to index)
+    ignored = (is_hit & difficult[np.maximum(jmax, 0)] if difficult.size
+               else np.zeros(n_det, dtype=bool))
+    cand = is_hit & ~ignored
+    # a candidate is a TP iff it is the first one, in ranked order, to claim its ground truth
+    ranked_cand = order[cand[order]]
+    _, first_claim = np.unique(jmax[ranked_cand], return_index=True)
+    outcome = np.zeros(n_det, dtype=np.int8)
+    outcome[ranked_cand[first_claim]] = 1
+    outcome[ignored] = -1
+    return outcome, matched
+
+
+def ranked_hits(outcome: np.ndarray, order: np.ndarray, d_cls: np.ndarray,
+                n_classes: int) -> list[np.ndarray]:
+    """Per class ``0..n_classes-1``, whether each counted detection is a true positive,
+    in ranked order (ignored ones left out): the input of :func:`~geoeval.challenges._pr.pr_curve`.
+
+    ``order`` must rank the classes in increasing code ``d_cls``.
+    """
+    counted = order[outcome[order] >= 0]
+    bounds = np.searchsorted(d_cls[counted], np.arange(n_classes + 1))
+    return [outcome[counted[bounds[c]:bounds[c + 1]]] == 1 for c in range(n_classes)]

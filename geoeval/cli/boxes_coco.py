@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import REPORTING, Reporting, add_command, rule, with_groups
+from geoeval.cli.options import REPORTING, Reporting, rule, with_groups
 from geoeval.measures.boundary_band import DILATION_RATIO
 
 
@@ -53,7 +53,3 @@ def coco_command(
     # the readers' warnings (boxes outside the image, zero area)
     out.finish(result, lambda r: coco_tables(r, per_class))
 
-
-def register(boxes_app: typer.Typer) -> None:
-    """Add ``coco`` to the ``boxes`` command group."""
-    add_command(boxes_app, "coco", coco_command, __doc__)

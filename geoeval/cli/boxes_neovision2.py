@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import IOU, POSITIVE, REPORTING, Reporting, add_command, with_groups
+from geoeval.cli.options import IOU, POSITIVE, REPORTING, Reporting, with_groups
 
 
 @with_groups
@@ -43,7 +43,3 @@ def neovision2_command(
                                          roc_max_fppf=roc_max_fppf)
     out.finish(result, neovision2_tables)
 
-
-def register(boxes_app: typer.Typer) -> None:
-    """Add ``neovision2`` to ``geoeval boxes``."""
-    add_command(boxes_app, "neovision2", neovision2_command, __doc__)

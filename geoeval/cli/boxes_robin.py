@@ -20,7 +20,6 @@ from geoeval.cli.options import (
     REPORTING,
     Group,
     Reporting,
-    add_command,
     with_groups,
 )
 
@@ -117,8 +116,3 @@ def robin_categories_command(
 
     out.finish(result, robin_category_tables)
 
-
-def register(boxes_app: typer.Typer) -> None:
-    """Add ``robin`` and ``robin-categories`` to ``geoeval boxes``."""
-    add_command(boxes_app, "robin", robin_command, __doc__)
-    add_command(boxes_app, "robin-categories", robin_categories_command, __doc__)

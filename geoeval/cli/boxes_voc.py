@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import IMAGE_SIZE, IOU, REPORTING, Reporting, add_command, with_groups
+from geoeval.cli.options import IMAGE_SIZE, IOU, REPORTING, Reporting, with_groups
 
 
 class BoxFormat(str, Enum):
@@ -110,7 +110,3 @@ def voc_command(
     if figure_dir is not None:
         plot_voc(result, figure_dir)
 
-
-def register(boxes_app: typer.Typer) -> None:
-    """Add ``voc`` to the ``boxes`` command group."""
-    add_command(boxes_app, "voc", voc_command, __doc__)

@@ -16,19 +16,26 @@ import numpy as np
 
 from geoeval.errors import InputError
 from geoeval.io._masks import Masks
+from geoeval.io._outlines import Outlines
 
 ImageSize = tuple[float, float]
 
 
 @dataclass(frozen=True)
 class BoxSet:
-    """Boxes of a multi-image data set: a reference (ground truth) or a submission (detections).
+    """Objects of a multi-image data set: a reference (ground truth) or a submission (detections).
+
+    Each object is an axis-aligned box, or an outline (an oriented box's four
+    corners, an instance polygon: :attr:`outlines`) whose axis-aligned bounding
+    box is then :attr:`boxes`. The box protocols (VOC, COCO, ROBIN, Neovision2)
+    read :attr:`boxes` only; DOTA's oriented task reads the outlines.
 
     Attributes
     ----------
     boxes : numpy.ndarray
         ``(n, 4)`` float64 array ``x1, y1, x2, y2`` in absolute image units
-        (``x2 >= x1``, ``y2 >= y1``).
+        (``x2 >= x1``, ``y2 >= y1``): the box itself, or the bounding box of the
+        outline (derived from :attr:`outlines` when given as ``None``).
     image_index : numpy.ndarray
         ``(n,)`` int64 index of each box's image in :attr:`images` (the image
         key of each box is :attr:`image_keys`; an :class:`ObjectSet`'s ``image``
@@ -74,6 +81,10 @@ class BoxSet:
         Instance masks (COCO ``segmentation``, rasterised as the COCO mask API
         does), one per box, when read for mask or boundary evaluation; ``None``
         otherwise.
+    outlines : Outlines or None
+        Each object's outline (columnar rings, vertices as written: see
+        :class:`~geoeval.io.boxes.Outlines`); ``None`` when the objects are the
+        axis-aligned boxes themselves.
     """
 
     boxes: np.ndarray
@@ -96,8 +107,14 @@ class BoxSet:
     fmt: str = "memory"
     # instance masks: a separate field, absent unless asked for (COCO segm / boundary)
     masks: Masks | None = None
+    outlines: Outlines | None = None
 
     def __post_init__(self) -> None:
+        if self.outlines is not None:
+            if self.boxes is None:
+                object.__setattr__(self, "boxes", self.outlines.bounds())
+            elif len(self.outlines) != len(self.boxes):
+                raise ValueError(f"{len(self.outlines)} outlines for {len(self.boxes)} boxes")
         n = int(np.asarray(self.boxes).reshape(-1, 4).shape[0])
         fill = {
             "difficult": np.zeros(n, dtype=bool),
@@ -115,6 +132,11 @@ class BoxSet:
     def side(self) -> str:
         """``"submission"`` if the boxes carry a confidence, else ``"reference"``."""
         return "reference" if self.scores is None else "submission"
+
+    @property
+    def kind(self) -> str:
+        """``"outline"`` if the objects carry :attr:`outlines`, else ``"box"``."""
+        return "box" if self.outlines is None else "outline"
 
     @property
     def image_keys(self) -> np.ndarray:
@@ -155,6 +177,7 @@ class BoxSet:
             class_ids=take(self.class_ids),
             lines=take(self.lines),
             masks=None if self.masks is None else self.masks.subset(idx),
+            outlines=None if self.outlines is None else self.outlines.take(idx),
         )
 
     def reindex_images(self, images: Sequence[str]) -> BoxSet:
@@ -172,22 +195,29 @@ class BoxSet:
         index = mapping[self.image_index] if len(self) else np.zeros(0, dtype=np.int64)
         return replace(self, image_index=index, images=images)
 
-    def to_objects(self) -> Any:
-        """An :class:`~geoeval.objects.ObjectSet` with shapely box polygons.
+    def geometry(self) -> np.ndarray:
+        """A shapely array of the objects: the outlines' polygons, else the boxes
+        (``shapely.box``); built on request only, vectorised."""
+        import shapely
 
-        Geometry is built here, on request only (``shapely.box``, vectorised);
-        ``image`` holds the image keys, ``ids`` the box ids.
-        """
+        if self.outlines is not None:
+            return self.outlines.geometry()
+        b = self.boxes
+        if not len(self):
+            return np.zeros(0, dtype=object)
+        return shapely.box(b[:, 0], b[:, 1], b[:, 2], b[:, 3])
+
+    def to_objects(self) -> Any:
+        """An :class:`~geoeval.objects.ObjectSet` with the objects' shapely polygons
+        (:meth:`geometry`); ``image`` holds the image keys, ``ids`` the box ids."""
         import shapely
 
         from geoeval.objects import ObjectSet
 
-        b = self.boxes
-        geoms = shapely.box(b[:, 0], b[:, 1], b[:, 2], b[:, 3]) if len(self) else np.zeros(
-            0, dtype=object)
+        geoms = self.geometry()
         return ObjectSet(
             ids=self.ids,
-            areas=self.box_areas(),
+            areas=self.box_areas() if self.outlines is None else shapely.area(geoms),
             geometry=geoms,
             classes=self.classes,
             scores=self.scores,

@@ -1,11 +1,14 @@
-"""Box readers: Padilla et al.'s text, VOC XML, COCO JSON and YOLO text into a :class:`BoxSet`.
+"""Box readers: text, VOC XML, COCO JSON, YOLO and DOTA files into a :class:`BoxSet`.
 
-A box data set is many images; a box is an axis-aligned rectangle in image
-coordinates (no CRS). Every reader returns the same plain :class:`BoxSet`:
-column arrays (image index, class name, ``x1, y1, x2, y2``, confidence, VOC
-``difficult``, COCO ``iscrowd`` / ``area`` / ids) and the tuple of image keys,
-including images that hold no box. Shapely geometry is built only on request
-(:meth:`BoxSet.to_objects`): the box protocols work on the coordinate arrays.
+A box data set is many images; an object is an axis-aligned rectangle in image
+coordinates (no CRS), or an outline (an oriented box's four corners, an instance
+polygon: :class:`Outlines`) with its axis-aligned bounding box. Every reader
+returns the same plain :class:`BoxSet`: column arrays (image index, class name,
+``x1, y1, x2, y2``, confidence, VOC ``difficult``, COCO ``iscrowd`` / ``area`` /
+ids, outlines as flat vertex arrays) and the tuple of image keys, including
+images that hold no box. Shapely geometry is built only on request
+(:meth:`BoxSet.geometry`, :meth:`BoxSet.to_objects`): the box protocols work on
+the coordinate arrays.
 
 Formats (Padilla et al., Object-Detection-Metrics README, "Create the ground truth files")
 ------------------------------------------------------------------------------------------
@@ -38,6 +41,10 @@ Formats (Padilla et al., Object-Detection-Metrics README, "Create the ground tru
     ``(W, H)`` or a mapping image key -> ``(W, H)``) or from the ground truth
     given as ``like``. Class names from ``class_names`` (a sequence or a names
     file, one per line), else the index.
+
+DOTA's labelTxt ground truth and ``Task1_<class>.txt`` / ``Task2_<class>.txt``
+results have their own readers (:func:`read_dota_labels`,
+:func:`read_dota_results`).
 """
 
 from __future__ import annotations
@@ -49,14 +56,17 @@ from typing import Any
 
 from geoeval.errors import InputError
 from geoeval.io._box_coco import load_json, read_coco, read_coco_pair
+from geoeval.io._box_dota import dota_result_files, read_dota_labels, read_dota_results
 from geoeval.io._box_text import _read_lines, relative_to_absolute
 from geoeval.io._box_xml import _read_voc, parse_xml_safely
 from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
+from geoeval.io._outlines import Outlines
 
 __all__ = [
-    "BOX_FORMATS", "FORMATS", "SIDES", "BoxSet", "ImageSize", "align_images",
-    "detect_format", "empty_boxset", "load_json", "parse_xml_safely", "read_boxes",
-    "read_coco", "read_coco_pair", "relative_to_absolute",
+    "BOX_FORMATS", "FORMATS", "SIDES", "BoxSet", "ImageSize", "Outlines", "align_images",
+    "detect_format", "dota_result_files", "empty_boxset", "load_json", "parse_xml_safely",
+    "read_boxes", "read_coco", "read_coco_pair", "read_dota_labels", "read_dota_results",
+    "relative_to_absolute",
 ]
 
 FORMATS = ("text", "voc", "coco", "yolo")

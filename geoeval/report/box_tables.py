@@ -1,4 +1,4 @@
-"""Terminal tables (rich) of the box protocols: VOC, COCO, ROBIN, Neovision2.
+"""Terminal tables (rich) of the box protocols: VOC, COCO, ROBIN, Neovision2, DOTA.
 
 Each function returns the renderables the CLI prints, in order (tables and
 plain lines); undefined values are shown as ``–`` (:func:`geoeval.report.tables.fmt`).
@@ -141,6 +141,32 @@ def neovision2_tables(result: Any) -> list[Any]:
         out.append(_line(f"NMOTDA over classes: weighted mean {cell(scores.weighted_mean)}   "
                          f"mean {cell(scores.mean)}   median {cell(scores.median)}"))
     return out
+
+
+def dota_tables(result: Any) -> list[Any]:
+    """Per-class counts and AP, mAP; then the row of the papers' tables (AP in %, classes
+    by their abbreviations, Xia et al. 2018, Table 2)."""
+    from geoeval.challenges.dota import ABBREVIATIONS
+
+    boxes = "oriented" if result.task == 1 else "horizontal"
+    metric = "11-point AP" if result.metric == "voc07" else "every-point AP"
+    table = _table(f"DOTA-v{result.version} task {result.task} ({boxes} boxes), {metric}, "
+                   f"IoU > 0.5: {len(result.reference.images)} images",
+                   ("class", "reference", "difficult", "submitted", "TP", "FP", "AP"))
+    for name, c in result.classes.items():
+        table.add_row(name, str(c.n_reference), str(c.n_difficult), str(c.n_submission),
+                      str(c.tp), str(c.fp), cell(c.ap))
+    table.add_section()
+    table.add_row("mAP", "", "", "", "", "", cell(result.map))
+    paper = _table("AP (%) as in the papers' tables",
+                   ("", *(ABBREVIATIONS[k] for k in result.classes), "mAP"))
+    paper.add_row(f"task {result.task}",
+                  *(_percent(c.ap) for c in result.classes.values()), _percent(result.map))
+    return [table, paper]
+
+
+def _percent(value: float | None) -> str:
+    return cell(None if value is None else 100 * value, 2)
 
 
 def _short_path(path: str) -> str:
