@@ -10,6 +10,7 @@ before the work starts and written atomically at the end
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -140,6 +141,7 @@ def score(
             names = options.get("matchers", MATCHERS)
             names = tuple(dict.fromkeys([names] if isinstance(names, str) else names))
             writer = functools.partial(_open_objects, objects_dir, names)
+            options["lists"] = False  # the dataset holds them; the report names it
         if any(x is not None for x in (gpkg, csv_dir, parquet_dir, figure, breakdown_figure,
                                         html)):
             options["partitioned"] = False  # per-object outputs need the objects in memory
@@ -155,6 +157,7 @@ def score(
 
             _step(progress, "writing the objects dataset")
             write_objects_dataset(result, objects_dir)
+            result = dataclasses.replace(result, objects_dataset=str(objects_dir))
         write_outputs(result, json=json, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
                       parquet_dir=parquet_dir, figure=figure, breakdown_figure=breakdown_figure,
                       progress=progress)

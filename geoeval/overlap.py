@@ -24,6 +24,7 @@ from geoeval import parallel
 from geoeval.grid import label_index
 from geoeval.objects import ObjectSet, box_area, check_boxes
 from geoeval.parallel import chunked
+from geoeval.sums import ExactSum, exact_sum
 from geoeval.thresholds import above, at_least, pixel_counts
 
 
@@ -39,9 +40,11 @@ class Overlap:
         sorted by (row, col).
     values : numpy.ndarray
         ``C_ij`` of each pair (square CRS units).
-    union_area : float
+    union : ExactSum
         Area of the union of all objects of both sides (``|I| − C_00`` for
-        rasters), the denominator of the BGM score.
+        rasters), the denominator of the BGM score, as an exact sum
+        (:mod:`geoeval.sums`; a float given is taken as it is): :attr:`union_area`
+        is it rounded once.
     method : str
         ``co-occurrence`` or ``rtree``.
     pixel_area : float or None
@@ -56,9 +59,30 @@ class Overlap:
     rows: np.ndarray
     cols: np.ndarray
     values: np.ndarray
-    union_area: float
+    union: Any
     method: str
     pixel_area: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.union, ExactSum):
+            object.__setattr__(self, "union", exact_sum([self.union], self.pixel_area))
+
+    @property
+    def union_area(self) -> float:
+        """:attr:`union`, rounded once."""
+        return float(self.union)
+
+    def area_sum(self, areas: Any) -> ExactSum:
+        """The exact sum of ``areas`` of this overlap (whole pixels on a label grid:
+        :func:`geoeval.sums.exact_sum`)."""
+        return exact_sum(areas, self.pixel_area)
+
+    @property
+    def area_total(self) -> ExactSum:
+        """Every object's area minus every pair's overlap, exactly: the union when no
+        two objects of one side share area (:attr:`union_is_sum`)."""
+        return (self.area_sum(self.ref_area) + self.area_sum(self.sub_area)
+                - self.area_sum(self.values))
 
     def __repr__(self) -> str:
         return (f"<Overlap {self.n_pairs} pairs of {self.n_reference} reference and "
@@ -146,8 +170,7 @@ class Overlap:
     def union_is_sum(self) -> bool:
         """True when no two objects of one side overlap, so that the union of all
         objects is their total area minus the pairwise overlaps."""
-        total = float(self.ref_area.sum() + self.sub_area.sum() - self.values.sum())
-        return bool(np.isclose(total, self.union_area, rtol=1e-9, atol=1e-9))
+        return same_area(self.area_total, self.union)
 
     def restrict(self, ri: np.ndarray, si: np.ndarray) -> Overlap:
         """The overlap of the references at ``ri`` and the submissions at ``si``.
@@ -164,15 +187,20 @@ class Overlap:
         sub_pos[si] = np.arange(si.size)
         keep = (ref_pos[self.rows] >= 0) & (sub_pos[self.cols] >= 0)
         rows, cols, vals = ref_pos[self.rows[keep]], sub_pos[self.cols[keep]], self.values[keep]
+        ref, sub = self.reference.subset(ri), self.submission.subset(si)
         if self.union_is_sum:
-            union = float(self.ref_area[ri].sum() + self.sub_area[si].sum() - vals.sum())
-        else:
-            import shapely
+            union = (self.area_sum(self.ref_area[ri]) + self.area_sum(self.sub_area[si])
+                     - self.area_sum(vals))
+        else:  # the groups of objects sharing area united, each once (union_area)
+            union = union_area(ref, sub, rows, cols, vals, ref.self_overlaps,
+                               sub.self_overlaps)
+        return Overlap(ref, sub, rows, cols, vals, union, self.method, self.pixel_area)
 
-            geoms = np.concatenate([self.reference.polygons[ri], self.submission.polygons[si]])
-            union = float(shapely.area(shapely.union_all(geoms))) if geoms.size else 0.0
-        return Overlap(self.reference.subset(ri), self.submission.subset(si), rows, cols, vals,
-                       union, self.method, self.pixel_area)
+
+def same_area(a: Any, b: Any) -> bool:
+    """Whether two areas agree to rounding (``1e-9`` relative or absolute): how a union
+    is recognised as the sum of the areas (:attr:`Overlap.union_is_sum`)."""
+    return bool(np.isclose(float(a), float(b), rtol=1e-9, atol=1e-9))
 
 
 def compute_overlap(reference: ObjectSet, submission: ObjectSet,
@@ -246,7 +274,7 @@ def overlap_from_scan(reference: ObjectSet, submission: ObjectSet, found: Any) -
     rows = label_index(reference.ids, a).astype(np.int64)
     cols = label_index(submission.ids, b).astype(np.int64)
     return Overlap(reference, submission, rows, cols,
-                   found.pair_counts.astype(float) * pa, float(found.union) * pa,
+                   found.pair_counts.astype(float) * pa, ExactSum(int(found.union), pa),
                    "co-occurrence", pa)
 
 
@@ -305,7 +333,7 @@ def _intersection_area(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _union_area(reference: ObjectSet, submission: ObjectSet, rows: np.ndarray,
-                cols: np.ndarray, vals: np.ndarray) -> float:
+                cols: np.ndarray, vals: np.ndarray) -> ExactSum:
     """Area of the union of all objects of both sides (:func:`union_area`), with the
     same-side overlapping pairs of :attr:`ObjectSet.self_overlaps`."""
     return union_area(reference, submission, rows, cols, vals, reference.self_overlaps,
@@ -315,8 +343,10 @@ def _union_area(reference: ObjectSet, submission: ObjectSet, rows: np.ndarray,
 def union_area(reference: ObjectSet, submission: ObjectSet, rows: np.ndarray,
                cols: np.ndarray, vals: np.ndarray,
                ref_self: tuple[np.ndarray, np.ndarray],
-               sub_self: tuple[np.ndarray, np.ndarray]) -> float:
-    """Area of the union of all objects of both sides, without a union of a whole side.
+               sub_self: tuple[np.ndarray, np.ndarray]) -> ExactSum:
+    """Area of the union of all objects of both sides, without a union of a whole side,
+    as an exact sum (:mod:`geoeval.sums`: the same whatever the order of the terms, and
+    the sum of a scene's parts' unions when no object crosses them).
 
     With no two objects of one side sharing area, every point lies in at most one
     reference and one submitted object: ``Σ areas − Σ C_ij``. Otherwise only the
@@ -329,7 +359,7 @@ def union_area(reference: ObjectSet, submission: ObjectSet, rows: np.ndarray,
     from scipy.sparse.csgraph import connected_components
 
     ref_areas, sub_areas = reference.areas, submission.areas
-    total = float(ref_areas.sum() + sub_areas.sum() - vals.sum())
+    total = exact_sum(ref_areas) + exact_sum(sub_areas) - exact_sum(vals)
     ra, rb = ref_self
     sa, sb = sub_self
     if ra.size == 0 and sa.size == 0:
@@ -344,10 +374,10 @@ def union_area(reference: ObjectSet, submission: ObjectSet, rows: np.ndarray,
     dirty[label[np.concatenate([ra, sa + nr])]] = True
     members = np.flatnonzero(dirty[label])
     areas = np.concatenate([ref_areas, sub_areas])
-    simple = float(areas[members].sum() - vals[dirty[label[rows]]].sum())
+    simple = exact_sum(areas[members]) - exact_sum(vals[dirty[label[rows]]])
     _, group = np.unique(label[members], return_inverse=True)
     geoms = np.concatenate([gr, gs])[members]
-    exact = float(grouped_union_area(geoms, group, int(group.max()) + 1).sum())
+    exact = exact_sum(grouped_union_area(geoms, group, int(group.max()) + 1))
     return total - simple + exact
 
 

@@ -261,7 +261,14 @@ def test_json_text_equals_the_dict_report(sub):
     import json
 
     from geoeval.encoding import dumps
+    from geoeval.matching.lists import MatchLists
     from geoeval.scoring.result import instance_dicts, instance_rows
+
+    def same_rows(m, rid, sid, mal=None):
+        lists = MatchLists.of(m, rid, sid, mal)
+        rows = instance_rows(lists)
+        assert [json.loads(x) for x in rows] == instance_dicts(lists)
+        return rows
 
     res = score_objects(REF, sub, matchers=["bgm", "hoover", "mom", "iou"], resolution=1.0,
                         mallows=True)
@@ -272,22 +279,18 @@ def test_json_text_equals_the_dict_report(sub):
         sid = np.arange(len(sub), dtype=np.int64) - 3
         mal = np.full(m.n_instances, np.nan)
         mal[::2] = 0.25
-        rows = instance_rows(m, rid, sid, mal)
-        assert [json.loads(x) for x in rows] == instance_dicts(m, rid, sid, mal)
+        rows = same_rows(m, rid, sid, mal)
         assert all("NaN" not in x for x in rows)
         names = np.array(['r"0', "r\\1", "r2", "r3", "r4"], dtype=object)  # text ids, quoted
-        rows = instance_rows(m, names, sid.astype(str))
-        assert [json.loads(x) for x in rows] == instance_dicts(m, names, sid.astype(str))
+        same_rows(m, names, sid.astype(str))
         for every in (np.nan, 0.5):  # scores on no instance, on every one, on some
             score = np.full(m.n_instances, every)
             score[::3] = 0.75
             mixed = dataclasses.replace(m, arrays=dataclasses.replace(m.arrays, score=score))
-            rows = instance_rows(mixed, rid, sid)
-            assert [json.loads(x) for x in rows] == instance_dicts(mixed, rid, sid)
+            same_rows(mixed, rid, sid)
             score[:] = every
             same = dataclasses.replace(m, arrays=dataclasses.replace(m.arrays, score=score))
-            rows = instance_rows(same, rid, sid)
-            assert [json.loads(x) for x in rows] == instance_dicts(same, rid, sid)
+            same_rows(same, rid, sid)
 
 
 def test_ilp_prints_nothing(capfd):

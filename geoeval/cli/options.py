@@ -207,6 +207,18 @@ def warn(warnings: Any, *, strict: bool = False, prefix: str = "") -> None:
         raise InputError(f"--strict: {len(lines)} warning(s), the first: {lines[0]}")
 
 
+def note(notes: Any, *, quiet: bool = False) -> None:
+    """Notes on how a run ran (where the work went, and why) on stderr: not warnings
+    (``--strict`` ignores them), not part of the report; none with ``--quiet``."""
+    if quiet:
+        return
+    from rich.console import Console
+
+    err = Console(stderr=True)
+    for line in notes:
+        err.print(f"note: {line}", highlight=False, soft_wrap=True)
+
+
 def show(renderables: Any, *, quiet: bool = False) -> None:
     """Print tables and text on stdout, laid out for its width (no number cut)."""
     if quiet:
@@ -302,6 +314,7 @@ class Reporting:
     def finish(self, result: Any, tables: Callable[[Any], Any] | None = None) -> None:
         """The result's warnings (with ``--strict`` an error, before anything is
         written), its ``--json`` report, then its ``tables(result)`` unless ``--quiet``."""
+        note(getattr(result, "notes", ()), quiet=self.quiet)
         warn(getattr(result, "warnings", ()), strict=self.strict)
         write_report(self.json_path, result)
         if tables is not None and not self.quiet:

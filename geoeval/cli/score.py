@@ -179,7 +179,8 @@ def score_command(
                                html=html, html_command=None if html is None else command_line(),
                                geometry_measures=measures, boundary_width=boundary_width,
                                boundary_band=boundary_band.value,
-                               objects_dir=objects, memory_limit=memory_limit, **options)
+                               objects_dir=objects, memory_limit=memory_limit,
+                               lists=out.json_path is not None, **options)
     from geoeval.scoring.partitioned import PartitionedResult
 
     if isinstance(result, PartitionedResult):  # a partitioned Dask run: summaries only

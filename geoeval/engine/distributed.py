@@ -54,6 +54,7 @@ import numpy as np
 from geoeval.arrays import SizedByArrays
 from geoeval.errors import InputError
 from geoeval.parallel import gc_paused
+from geoeval.sums import ZERO, exact_sum
 
 #: Target number of objects (both sides) per spatial partition.
 OBJECTS_PER_PARTITION = 100_000
@@ -390,6 +391,9 @@ class Config:
     #: Whether the reference, the submission carry classes (``--class-field``): the
     #: object sets of a :class:`Solution` get them (``ObjectSet.classes``).
     classes: tuple[bool, bool] = (False, False)
+    #: Whether each solved set returns its per-object lists
+    #: (:class:`~geoeval.matching.lists.MatchLists`) for the report.
+    lists: bool = False
 
 
 @dataclass(frozen=True)
@@ -414,12 +418,14 @@ class Solved(SizedByArrays):
 
     ``rows[side]`` holds the objects' positions and per-matcher columns
     (:func:`geoeval.engine.objects.matching_columns`), ``summary`` the additive
-    numbers (:func:`_summary`).
+    numbers (:func:`_summary`), ``lists`` each matcher's per-object lists (with
+    :attr:`Config.lists`).
     """
 
     summary: dict[str, Any]
     positions: tuple[np.ndarray, np.ndarray]
     columns: tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]
+    lists: dict[str, Any] | None = None
 
 
 @dataclass
@@ -543,6 +549,7 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
     scols: dict[str, dict[str, np.ndarray]] = {}
     matchings: dict[str, Any] = {}
     mallows: dict[str, Any] = {}
+    lists: dict[str, Any] | None = {} if config.lists else None
     for name in config.matchers:
         m = match(ov, name, **config.params.get(name, {}))
         mal = None
@@ -554,10 +561,15 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
                                  approximate=config.approximate, n_jobs=1)
         rcols[name], scols[name] = matching_columns(
             m, ref_pos, sub_pos, None if mal is None else mal.scores)
+        if lists is not None:
+            from geoeval.matching.lists import MatchLists
+
+            lists[name] = MatchLists.of(m, ref.ids, sub.ids,
+                                        None if mal is None else mal.scores, ref_pos, sub_pos)
         scores = m.arrays.score[~np.isnan(m.arrays.score)]
         per[name] = {"missed": int(m.missed.size), "false_alarms": int(m.false_alarms.size),
-                     "matched_overlap": m.matched_overlap, "kinds": m.kind_counts(),
-                     "score_sum": float(scores.sum()), "score_n": int(scores.size),
+                     "matched_overlap": m.matched_sum, "kinds": m.kind_counts(),
+                     "score_sum": exact_sum(scores), "score_n": int(scores.size),
                      "solver": dict(m.solver_stats), "params": dict(m.params),
                      "mallows": None if mal is None else mallows_summary(mal)}
         matchings[name], mallows[name] = m, mal
@@ -570,7 +582,7 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
                        {"resolution": config.resolution, "approximate": config.approximate,
                         "n_jobs": 1})
         summary["partials"] = {key: f(sol, arg) for key, f, arg in config.partials}
-    return Solved(summary, (ref_pos, sub_pos), (rcols, scols))
+    return Solved(summary, (ref_pos, sub_pos), (rcols, scols), lists)
 
 
 def mallows_summary(mal: Any) -> dict[str, Any]:
@@ -579,7 +591,7 @@ def mallows_summary(mal: Any) -> dict[str, Any]:
     instances per solver, pooled instances and their largest error bound."""
     scores = mal.scores[~np.isnan(mal.scores)]
     solvers, n = np.unique(mal.solver, return_counts=True)
-    return {"sum": float(scores.sum()), "n": int(scores.size),
+    return {"sum": exact_sum(scores), "n": int(scores.size),
             "undefined": int(mal.scores.size - scores.size),
             "solver": {str(k): int(v) for k, v in zip(solvers, n, strict=True)},
             "approximated": int(mal.approximated.sum()),
@@ -692,7 +704,7 @@ class LayerScore:
     crs : tuple
         Each side's CRS.
     pairs, components : int
-    union_area : float
+    union_area : ExactSum
     matchers : dict
         Per matcher: ``missed``, ``false_alarms``, ``matched_overlap``, ``kinds``,
         ``score_sum``, ``score_n``, ``solver``, ``params``.
@@ -712,6 +724,9 @@ class LayerScore:
     prepared : any
         What ``summaries_plan.prepare`` returned besides the functions (edges, zones,
         the bootstrap's block grid).
+    lists : dict or None
+        Per matcher its per-object lists (``lists=True``), the partitions' and the
+        boundary's concatenated in the whole layers' order.
     """
 
     n_reference: int
@@ -720,7 +735,7 @@ class LayerScore:
     crs: tuple[Any, Any]
     pairs: int
     components: int
-    union_area: float
+    union_area: Any
     matchers: dict[str, dict[str, Any]]
     partitions: int
     boundary_objects: int
@@ -730,6 +745,7 @@ class LayerScore:
     mallows_resolution: float | None = None
     partials: dict[str, Any] = field(default_factory=dict)
     prepared: Any = None
+    lists: dict[str, Any] | None = None
 
 
 def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequence[str],
@@ -737,7 +753,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                  submission_options: dict[str, Any], writer: Any = None,
                  progress: Callable[[str], None] | None = None,
                  mallows: dict[str, Any] | None = None,
-                 summaries_plan: Any = None) -> LayerScore:
+                 summaries_plan: Any = None, lists: bool = False) -> LayerScore:
     """Score two vector layers on the cluster of ``client`` (see the module docstring).
 
     Parameters
@@ -770,6 +786,10 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         (:class:`Config.partials`; anything the client keeps), called once the
         partitions exist with the step and each side's bounds
         (:class:`geoeval.scoring.partitioned_summaries.Plan`).
+    lists : bool
+        Gather each matcher's per-object lists for the report
+        (:class:`~geoeval.matching.lists.MatchLists`; at most
+        :data:`~geoeval.matching.lists.LIST_LIMIT` objects, checked before the work).
     """
     from geoeval.io.partitioned import plan_layer, read_piece
 
@@ -788,6 +808,10 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         plans.append((pieces, crs))
         meta.append(bounds)
     rows = sum(q.rows for pieces, _ in plans for q in pieces)
+    if lists:
+        from geoeval.matching.lists import check_listable
+
+        check_listable(rows)
     meter = _Meter(progress, len(plans[0][0]) + len(plans[1][0]),
                    max(1, int(np.ceil(rows / OBJECTS_PER_PARTITION))), writer is not None)
     meter.report(f"reading {len(plans[0][0])} + {len(plans[1][0])} pieces")
@@ -867,7 +891,8 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     config, prepared = _config(client, parts, matchers, params, mallows, summaries_plan,
                                plans[0][1], meter)
     config = replace_config(config, tuple(o.get("class_field") is not None
-                                          for o in (reference_options, submission_options)))
+                                          for o in (reference_options, submission_options)),
+                            lists)
     out = None
     if writer is not None:
         kinds = [i["ids"] for side in infos for i in side if i["n"]]
@@ -877,7 +902,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         # each partition's result lives only until its summary, boundary objects,
         # partial sums and interior rows (written at once) are taken from it: the
         # workers never hold every partition's objects at the same time
-        summary_futs, boundary_futs, partial_futs, write_futs = [], [], [], []
+        summary_futs, boundary_futs, partial_futs, write_futs, list_futs = [], [], [], [], []
         for p in range(k):
             halos = [client.submit(halo, parts[q], prints[p], pure=False)
                      for q in neighbours[p]]
@@ -889,6 +914,8 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                 partial_futs.append(client.submit(partials_of, result, pure=False))
             if out is not None:
                 write_futs.append(client.submit(write_interior, out, result, pure=False))
+            if config.lists:
+                list_futs.append(client.submit(lists_of, result))
             del result
         del parts, prints
         summaries = _gather(client, summary_futs, list(range(k)), "matching", meter,
@@ -904,6 +931,14 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
             added = _reduce(client, [*partial_futs,
                                      client.submit(partials_of, solved, pure=False)],
                             summaries_plan.add)
+        gathered = None
+        if config.lists:  # bounded by LIST_LIMIT objects, checked before the work
+            list_futs.append(client.submit(lists_of, solved))
+            got = _gather(client, list_futs, [*range(k), "the boundary"], "listing objects",
+                          None, label="parts")
+            from geoeval.matching.lists import MatchLists
+
+            gathered = {name: MatchLists.concat([g[name] for g in got]) for name in matchers}
         dataset = None
         if out is not None:
             write_futs.append(client.submit(write_boundary, out, k, solved, *boundary_futs,
@@ -922,7 +957,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                       total["matchers"], k, sum(s["boundary_objects"] for s in summaries),
                       sum(s["halo_objects"] for s in summaries),
                       (len(plans[0][0]), len(plans[1][0])), dataset, config.resolution,
-                      partials, prepared)
+                      partials, prepared, gathered)
 
 
 def _config(client: Any, parts: list[Any], matchers: Sequence[str],
@@ -964,10 +999,10 @@ def _config(client: Any, parts: list[Any], matchers: Sequence[str],
                   tuple(partials)), prepared
 
 
-def replace_config(config: Config, classes: tuple[bool, ...]) -> Config:
+def replace_config(config: Config, classes: tuple[bool, ...], lists: bool = False) -> Config:
     from dataclasses import replace
 
-    return replace(config, classes=(bool(classes[0]), bool(classes[1])))
+    return replace(config, classes=(bool(classes[0]), bool(classes[1])), lists=lists)
 
 
 def check_field(pieces: list[Any], name: str, source: Any) -> None:
@@ -1009,6 +1044,13 @@ def _split_keys(splits: dict[int, Part]) -> set[int]:
 
 def _boundary_summary(solved: tuple[Solved, np.ndarray]) -> dict[str, Any]:
     return {k: v for k, v in solved[0].summary.items() if k != "partials"}
+
+
+def lists_of(result: PartResult | tuple[Solved, np.ndarray]) -> dict[str, Any]:
+    """The per-object lists of a partition's interior, or of the boundary solution."""
+    solved = result.interior if isinstance(result, PartResult) else result[0]
+    assert solved.lists is not None
+    return solved.lists
 
 
 def partials_of(result: PartResult | tuple[Solved, np.ndarray]) -> dict[str, Any]:
@@ -1069,8 +1111,8 @@ def add_summaries(summaries: list[dict[str, Any]], matchers: Sequence[str],
         for key in keys:
             total[key] += s[key]
     for name in matchers:
-        acc: dict[str, Any] = {"missed": 0, "false_alarms": 0, "matched_overlap": 0.0,
-                               "kinds": {}, "score_sum": 0.0, "score_n": 0, "solver": {},
+        acc: dict[str, Any] = {"missed": 0, "false_alarms": 0, "matched_overlap": ZERO,
+                               "kinds": {}, "score_sum": ZERO, "score_n": 0, "solver": {},
                                "params": {}, "mallows": None}
         for s in summaries:
             m = s["matchers"][name]

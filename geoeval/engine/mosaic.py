@@ -57,6 +57,7 @@ import numpy as np
 from geoeval.arrays import SizedByArrays
 from geoeval.io.windowed import RasterSource, Scan
 from geoeval.parallel import gc_paused
+from geoeval.sums import ExactSum, exact_sum
 
 #: Target pixels per block (a block is a rectangle of whole windows; 64 Mpixels:
 #: 8192 × 8192 at the default window size).
@@ -202,6 +203,9 @@ class Config:
     params: dict[str, dict[str, Any]]
     mallows: tuple[str, ...]
     approximate: bool | None
+    #: Whether the solved blocks return their per-object lists
+    #: (:class:`~geoeval.matching.lists.MatchLists`) for the report.
+    lists: bool = False
 
 
 class _Inline:
@@ -258,31 +262,47 @@ def solve(found: Scan, config: Config) -> dict[str, Any]:
     order = np.lexsort((cols, rows))
     rows, cols, pc = rows[order], cols[order], found.pair_counts[order]
     union = int(found.counts[0].sum() + found.counts[1].sum() - pc.sum())
-    ov = Overlap(ref, sub, rows, cols, pc.astype(float) * pa, float(union) * pa,
+    ov = Overlap(ref, sub, rows, cols, pc.astype(float) * pa, ExactSum(union, pa),
                  "co-occurrence", pa)
     per: dict[str, Any] = {}
+    lists: dict[str, Any] = {}
     for name in config.matchers:
         m = match(ov, name, **config.params.get(name, {}))
         scores = m.arrays.score[~np.isnan(m.arrays.score)]
         out = {"missed": int(m.missed.size), "false_alarms": int(m.false_alarms.size),
-               "matched_overlap": m.matched_overlap, "kinds": m.kind_counts(),
-               "score_sum": float(sum(scores.tolist())), "score_n": int(scores.size),
+               "matched_overlap": m.matched_sum, "kinds": m.kind_counts(),
+               "score_sum": exact_sum(scores), "score_n": int(scores.size),
                "solver": dict(m.solver_stats), "params": dict(m.params), "mallows": None}
+        mal = None
         if name in config.mallows:
-            out["mallows"] = _mallows(ref, sub, m, config)
+            mal = _mallows(ref, sub, m, config)
+            out["mallows"] = _mallows_summary(mal)
+        if config.lists:  # positions: the labels (the order of the local engine's objects)
+            from geoeval.matching.lists import MatchLists
+
+            lists[name] = MatchLists.of(m, ref.ids, sub.ids,
+                                        None if mal is None else mal.scores, ref.ids, sub.ids)
         per[name] = out
-    return {"n_reference": len(ref), "n_submission": len(sub), "pairs": int(rows.size),
-            "components": ov.n_components, "matchers": per}
+    summary = {"n_reference": len(ref), "n_submission": len(sub), "pairs": int(rows.size),
+               "components": ov.n_components, "matchers": per}
+    if config.lists:
+        summary["lists"] = lists
+    return summary
 
 
-def _mallows(ref: Any, sub: Any, m: Any, config: Config) -> dict[str, Any]:
+def _mallows(ref: Any, sub: Any, m: Any, config: Config) -> Any:
     """The Mallows scores of ``m``'s instances (on this worker, each object's window read
-    from the files) as additive sums."""
-    from geoeval.engine.distributed import mallows_summary
+    from the files)."""
     from geoeval.measures.mallows import mallows_scores
 
-    mal = mallows_scores(ref, sub, m, approximate=config.approximate, n_jobs=1,
-                         executor=_Inline())
+    return mallows_scores(ref, sub, m, approximate=config.approximate, n_jobs=1,
+                          executor=_Inline())
+
+
+def _mallows_summary(mal: Any) -> dict[str, Any]:
+    """Mallows scores as additive sums, with the grid's description."""
+    from geoeval.engine.distributed import mallows_summary
+
     return {**mallows_summary(mal), "grid": mal.grid, "pixel_steps": list(mal.pixel_steps),
             "approximation": dict(mal.approximation),
             "method": mal.method}
@@ -404,13 +424,15 @@ class MosaicScore:
     blocks: int
     cut_objects: int
     boundary_objects: int
+    lists: dict[str, Any] | None = None
 
 
 def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transform: Any,
                  crs: Any, *, matchers: Sequence[str], params: dict[str, dict[str, Any]],
                  mallows: Sequence[str] = (), approximate: bool | None = None,
                  block_pixels: int | None = None, window_pixels: int | None = None,
-                 progress: Callable[[str], None] | None = None) -> MosaicScore:
+                 progress: Callable[[str], None] | None = None,
+                 lists: bool = False) -> MosaicScore:
     """Score two label rasters on one grid by blocks on the cluster of ``client``.
 
     Parameters
@@ -433,6 +455,10 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
         (:data:`geoeval.grid.WINDOW_PIXELS`).
     progress : callable, optional
         Called with step texts, blocks done / total and the time left.
+    lists : bool
+        Gather each matcher's per-object lists for the report (at most
+        :data:`~geoeval.matching.lists.LIST_LIMIT` objects, checked once the blocks are
+        scanned).
     """
     from geoeval.engine.distributed import _gather, _Meter, add_summaries
 
@@ -448,7 +474,7 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     meter = _Meter(progress, k, k, False)  # blocks scanned, blocks solved, the boundary
     need_boxes = bool(mallows)
     config = Config((ref, sub), tuple(transform)[:6], crs, tuple(matchers), params,
-                    tuple(mallows), approximate)
+                    tuple(mallows), approximate, lists)
     meter.report(f"scanning {k} blocks of {ref.shape[0]:,} x {ref.shape[1]:,} pixels")
     scans = client.map(scan_block, [[ref, sub]] * k, blocks, [need_boxes] * k,
                        [window_pixels] * k, pure=False)
@@ -456,6 +482,10 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
                     "blocks")
     labels = sum(s[0] + s[1] for s in sizes)
     union = sum(s[3] for s in sizes)
+    if lists:  # objects counted once per block holding them: a bound, known before solving
+        from geoeval.matching.lists import check_listable
+
+        check_listable(labels)
     n_buckets = max(1, min(k, -(-labels // LABELS_PER_BUCKET)))
     splits = client.map(label_split, scans, [n_buckets] * k, pure=False)
     buckets = []
@@ -484,6 +514,12 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
                    meter, "tasks")
     total = add_summaries([*summaries, *last], matchers,
                           ("n_reference", "n_submission", "pairs", "components"))
+    gathered = None
+    if lists:
+        from geoeval.matching.lists import MatchLists
+
+        gathered = {name: MatchLists.concat([s["lists"][name] for s in [*summaries, *last]])
+                    for name in matchers}
     return MosaicScore(total["n_reference"], total["n_submission"], total["pairs"],
                        total["components"], union, total["matchers"], k,
-                       sum(s["cut_objects"] for s in summaries), n_boundary)
+                       sum(s["cut_objects"] for s in summaries), n_boundary, gathered)

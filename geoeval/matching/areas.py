@@ -25,6 +25,8 @@ import numpy as np
 
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap, grouped_union_area
+from geoeval.sums import ExactSum, exact_sum
+from geoeval.thresholds import pixel_counts
 
 
 def overlapping_objects(objects: ObjectSet) -> np.ndarray:
@@ -78,13 +80,39 @@ def union_areas(
         items, except that the items overlapping another item of the same group
         are replaced by the area of their union.
     """
-    import shapely
-
     areas = np.asarray(areas, dtype=float)
     group = np.asarray(group, dtype=np.int64)
+    plain, united = _split_unions(areas, group, n_groups, suspect, geometries)
+    out = np.bincount(group[plain], weights=areas[plain], minlength=n_groups)
+    return out if united is None else out + united
+
+
+def union_total(areas: np.ndarray, suspect: np.ndarray,
+                geometries: Callable[[np.ndarray], np.ndarray],
+                unit: float | None = None) -> ExactSum:
+    """:func:`union_areas` of one group holding every item, as an exact sum
+    (:mod:`geoeval.sums`; ``unit``: the areas are whole pixels of that area)."""
+    areas = np.asarray(areas, dtype=float)
+    group = np.zeros(areas.size, np.int64)
+    plain, united = _split_unions(areas, group, 1, suspect, geometries, clusters=True)
+    total = exact_sum(areas[plain], unit)
+    return total if united is None else total + exact_sum(united)
+
+
+def _split_unions(areas: np.ndarray, group: np.ndarray, n_groups: int, suspect: np.ndarray,
+                  geometries: Callable[[np.ndarray], np.ndarray], clusters: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The items that share no area with another item of their group (their areas add
+    up), and per group the area of the union of the others (``None`` when there are
+    none); with ``clusters``, the area of each cluster of items sharing area instead
+    (items connected by shared area): a cluster lies inside one overlap component, so
+    its union is the same whichever part of a scene it is computed in."""
+    import shapely
+
+    plain = np.ones(areas.size, dtype=bool)
     s = np.flatnonzero(suspect)
     if s.size < 2:
-        return np.bincount(group, weights=areas, minlength=n_groups)
+        return plain, None
     geoms = np.asarray(geometries(s), dtype=object)
     a, b = shapely.STRtree(geoms).query(geoms, predicate="intersects")
     keep = (a < b) & (group[s[a]] == group[s[b]])
@@ -93,12 +121,19 @@ def union_areas(
         shared = shapely.area(shapely.intersection(geoms[a], geoms[b])) > 0
         a, b = a[shared], b[shared]
     if a.size == 0:
-        return np.bincount(group, weights=areas, minlength=n_groups)
+        return plain, None
     involved = np.unique(np.concatenate([a, b]))  # positions into s
-    plain = np.ones(areas.size, dtype=bool)
     plain[s[involved]] = False
-    out = np.bincount(group[plain], weights=areas[plain], minlength=n_groups)
-    return out + grouped_union_area(geoms[involved], group[s[involved]], n_groups)
+    if clusters:
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        n = s.size
+        _, label = connected_components(coo_matrix((np.ones(a.size, np.int8), (a, b)),
+                                                   shape=(n, n)), directed=False)
+        _, cluster = np.unique(label[involved], return_inverse=True)
+        return plain, grouped_union_area(geoms[involved], cluster, int(cluster.max()) + 1)
+    return plain, grouped_union_area(geoms[involved], group[s[involved]], n_groups)
 
 
 def pair_union_areas(
@@ -121,9 +156,29 @@ def pair_union_areas(
         For a star (one centre, its leaves) this is ``|centre ∩ ∪ leaves|``;
         it equals ``Σ C_ij`` unless objects of one side of the group overlap.
     """
+    edges = np.asarray(edges, dtype=np.int64)
+    suspect, pieces = _pair_pieces(overlap, edges)
+    if overlap.pixel_area is not None and not suspect.any():  # whole pixels, counted
+        counts = pixel_counts(overlap.values[edges], overlap.pixel_area)
+        return np.bincount(group, weights=counts, minlength=n_groups) * overlap.pixel_area
+    return union_areas(overlap.values[edges], group, n_groups, suspect, pieces)
+
+
+def pair_union_total(overlap: Overlap, edges: np.ndarray) -> ExactSum:
+    """Area of ``∪ (R_i ∩ O_j)`` over the pairs ``edges``, as an exact sum (whole pixels
+    on a label grid, multiplied by the pixel area once): the matched area of a
+    matching, the same whatever the order of its pairs or the parts it was solved in."""
+    edges = np.asarray(edges, dtype=np.int64)
+    suspect, pieces = _pair_pieces(overlap, edges)
+    return union_total(overlap.values[edges], suspect, pieces, overlap.pixel_area)
+
+
+def _pair_pieces(overlap: Overlap, edges: np.ndarray
+                 ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """Which pairs of ``edges`` may share area with another (an object of theirs overlaps
+    one of its own side), and the intersections of pairs by position in ``edges``."""
     import shapely
 
-    edges = np.asarray(edges, dtype=np.int64)
     rows, cols = overlap.rows[edges], overlap.cols[edges]
     suspect = (overlapping_objects(overlap.reference)[rows]
                | overlapping_objects(overlap.submission)[cols])
@@ -132,7 +187,7 @@ def pair_union_areas(
         return shapely.intersection(overlap.reference.polygons[rows[index]],
                                     overlap.submission.polygons[cols[index]])
 
-    return union_areas(overlap.values[edges], group, n_groups, suspect, pieces)
+    return suspect, pieces
 
 
 def object_union_areas(

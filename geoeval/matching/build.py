@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.matching.areas import pair_union_areas
+from geoeval.matching.areas import pair_union_areas, pair_union_total
 from geoeval.matching.result import InstanceArrays, Matching, unmatched
 from geoeval.overlap import Overlap
 
@@ -49,7 +49,7 @@ def from_edges(
     n_inst = int(inst_of.max(initial=-1)) + 1
     # overlapping objects of one side share area: count it once (geoeval.matching.areas)
     inst_area = pair_union_areas(overlap, edges, inst_of, n_inst)
-    total = pair_union_areas(overlap, edges, np.zeros(edges.size, np.int64), 1)[0]
+    total = pair_union_total(overlap, edges)
     # a one-to-one instance's overlap is its pair's C_ij as given
     inst_area[inst_of[single]] = vals[single]
     score = None
@@ -67,7 +67,7 @@ def from_edges(
         n_submission=no,
         params=dict(params or {}),
         solver_stats=dict(solver_stats or {}),
-        overlap_area=float(total),
+        overlap_area=total,
     )
 
 
@@ -88,7 +88,7 @@ def from_arrays(
     total = None
     if edges is not None:
         edges = np.asarray(edges, dtype=np.int64)
-        total = float(pair_union_areas(overlap, edges, np.zeros(edges.size, np.int64), 1)[0])
+        total = pair_union_total(overlap, edges)
     arrays = arrays.sorted_by_reference()
     return Matching(
         matcher=matcher,

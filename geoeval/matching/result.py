@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.sums import ExactSum, exact_sum
+
 ONE_TO_ONE = "one-to-one"
 ONE_TO_MANY = "one-to-many"  # one reference, several submitted objects: over-detection
 MANY_TO_ONE = "many-to-one"  # several references, one submitted object: under-detection
@@ -214,11 +216,11 @@ class Matching:
     solver_stats : dict
         How components were solved (for MOM: ``taken_whole``, ``tree_dp``,
         ``enumerated``, ``ilp``).
-    overlap_area : float or None
+    overlap_area : ExactSum or None
         Area of the union of the intersections ``R_i ∩ O_j`` of all matched
-        pairs (each point once), set by the matchers; ``None`` for a matching
-        built by hand, whose :attr:`matched_overlap` is then the sum of its
-        instances' overlaps.
+        pairs (each point once), an exact sum (:mod:`geoeval.sums`) set by the
+        matchers; ``None`` for a matching built by hand, whose
+        :attr:`matched_overlap` is then the sum of its instances' overlaps.
     """
 
     matcher: str
@@ -229,7 +231,7 @@ class Matching:
     n_submission: int
     params: dict[str, Any] = field(default_factory=dict)
     solver_stats: dict[str, int] = field(default_factory=dict)
-    overlap_area: float | None = None
+    overlap_area: Any = None
 
     def __repr__(self) -> str:
         kinds = ", ".join(f"{v} {k}" for k, v in self.kind_counts().items() if v)
@@ -283,9 +285,17 @@ class Matching:
         side overlap; otherwise an area covered by several matched pairs counts
         once, so it never exceeds the union of all objects (BGM, eq. 1).
         """
+        return float(self.matched_sum)
+
+    @property
+    def matched_sum(self) -> ExactSum:
+        """:attr:`matched_overlap` as an exact sum (:mod:`geoeval.sums`): what the parts
+        of a scene solved apart add up to exactly."""
+        if isinstance(self.overlap_area, ExactSum):
+            return self.overlap_area
         if self.overlap_area is not None:
-            return float(self.overlap_area)
-        return float(self.arrays.overlap.sum())
+            return exact_sum([self.overlap_area])
+        return exact_sum(self.arrays.overlap)
 
     def kind_counts(self) -> dict[str, int]:
         """Number of instances of each kind (``many-to-many`` only when a

@@ -23,6 +23,7 @@ import numpy as np
 
 from geoeval.matching.registry import INSTANCE_SCORE, MALLOWS, MATCHED_AREA
 from geoeval.matching.result import Matching
+from geoeval.sums import as_float, exact_sum
 
 #: The sufficient statistics of the measures: objects on each side, matched
 #: objects on each side, the sum and number of the instances' own scores and
@@ -73,6 +74,7 @@ def measures_from_sums(accuracy: str, sums: Mapping[str, Any], *,
     >>> float(measures_from_sums("instance_score", s)["accuracy"])
     0.75
     """
+    sums = {k: as_float(v) for k, v in sums.items()}  # exact sums rounded once
     p = ratio_values(sums["matched_sub"], sums["n_sub"])
     r = ratio_values(sums["matched_ref"], sums["n_ref"])
     scene_mallows = ratio_values(sums["mallows_sum"], sums["mallows_n"])
@@ -88,13 +90,15 @@ def measures_from_sums(accuracy: str, sums: Mapping[str, Any], *,
             "mallows": scene_mallows if mallows else np.full(np.shape(p), np.nan)}
 
 
-def scene_sums(m: Matching, union_area: float | None = None,
-               mallows: np.ndarray | None = None) -> dict[str, float]:
+def scene_sums(m: Matching, union_area: Any = None,
+               mallows: np.ndarray | None = None) -> dict[str, Any]:
     """The sufficient statistics (:data:`SUMS`) of one matching.
 
     ``union_area`` is the area of the union of all objects (unknown: ``None``,
     then the matched-area accuracy is undefined); ``mallows`` the instances'
-    Mallows scores (NaN where undefined), when computed.
+    Mallows scores (NaN where undefined), when computed. The sums are exact
+    (:class:`geoeval.sums.ExactSum`): those of a scene's parts add up to the
+    scene's, whatever the order (:func:`measures_from_sums` rounds them once).
     """
     scores = m.arrays.score
     scores = scores[~np.isnan(scores)]
@@ -104,10 +108,9 @@ def scene_sums(m: Matching, union_area: float | None = None,
         "n_ref": m.n_reference, "n_sub": m.n_submission,
         "matched_ref": m.n_reference - m.missed.size,
         "matched_sub": m.n_submission - m.false_alarms.size,
-        # left-to-right sum in instance order, as the report has always computed it
-        "score_sum": float(sum(scores.tolist())), "score_n": scores.size,
-        "mallows_sum": float(mal.sum()), "mallows_n": mal.size,
-        "matched_area": m.matched_overlap,
+        "score_sum": exact_sum(scores), "score_n": scores.size,
+        "mallows_sum": exact_sum(mal), "mallows_n": mal.size,
+        "matched_area": m.matched_sum,
         "union_area": np.nan if union_area is None else union_area,
     }
 

@@ -53,6 +53,7 @@ from geoeval.matching.result import Instance, InstanceArrays, Matching
 from geoeval.measures.rasterize import Window, WorkGrid, choose_grid, mask_source
 from geoeval.measures.transport import DENSE_LIMIT, transport
 from geoeval.objects import ObjectSet
+from geoeval.sums import exact_sum
 
 #: Exact EMD while both sides of ``μ − ν`` have at most this many pixels
 #: (``approximate=None``). Larger instances are pooled and flagged.
@@ -355,7 +356,8 @@ def scene_score(scores: np.ndarray) -> float | None:
     """
     defined = np.asarray(scores, float)
     defined = defined[~np.isnan(defined)]
-    return float(defined.mean()) if defined.size else None
+    # the exact sum rounded once (geoeval.sums): the same for a scene scored by parts
+    return float(exact_sum(defined)) / defined.size if defined.size else None
 
 
 def pooling_warning(matcher: str, n_pooled: int, max_bound: float) -> str:

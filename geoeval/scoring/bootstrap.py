@@ -47,6 +47,7 @@ from geoeval.measures.counts import MEASURES, SUMS, measures_from_sums
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
 from geoeval.scoring.result import MatcherResult
+from geoeval.sums import as_float, exact_sums
 
 #: Default number of blocks along the longer side of the reference bounds.
 BLOCKS_PER_SIDE = 10
@@ -117,13 +118,26 @@ def grid_over(bounds: tuple[float, float, float, float] | None,
 
 def block_statistics(result: MatcherResult, overlap: Overlap, ref_block: np.ndarray,
                      sub_block: np.ndarray, n_blocks: int) -> np.ndarray:
-    """Per-block sums (:data:`STATS` columns, ``n_blocks`` rows) of one matcher's result."""
+    """Per-block sums (:data:`STATS` columns, ``n_blocks`` rows) of one matcher's result,
+    exact (an object array: counts as integers, the other sums as
+    :class:`geoeval.sums.ExactSum`), so that the tables of a scene's parts add up to the
+    scene's whatever the partitioning (:func:`replicate_measures` rounds them once)."""
     m = result.matching
     a = m.arrays
-    out = np.zeros((n_blocks, len(STATS)))
+    out = np.empty((n_blocks, len(STATS)), dtype=object)
+    out[:] = 0
+    areas = ("matched_area", "union_area")
 
     def add(col: str, blocks: np.ndarray, weights: Any = None) -> None:
-        out[:, STATS.index(col)] += np.bincount(blocks, weights=weights, minlength=n_blocks)
+        j = STATS.index(col)
+        if weights is None:
+            got = np.bincount(blocks, minlength=n_blocks).astype(object)
+        elif weights.dtype == bool:
+            got = np.bincount(blocks[weights], minlength=n_blocks).astype(object)
+        else:
+            got = exact_sums(weights, blocks, n_blocks,
+                             overlap.pixel_area if col in areas else None)
+        out[:, j] = out[:, j] + got
 
     ref_matched = np.ones(m.n_reference, bool)
     ref_matched[m.missed] = False
@@ -131,8 +145,8 @@ def block_statistics(result: MatcherResult, overlap: Overlap, ref_block: np.ndar
     sub_matched[m.false_alarms] = False
     add("n_ref", ref_block)
     add("n_sub", sub_block)
-    add("matched_ref", ref_block, ref_matched.astype(float))
-    add("matched_sub", sub_block, sub_matched.astype(float))
+    add("matched_ref", ref_block, ref_matched)
+    add("matched_sub", sub_block, sub_matched)
     n = len(a)
     if n:
         nref = np.diff(a.ref_ptr)
@@ -151,10 +165,8 @@ def block_statistics(result: MatcherResult, overlap: Overlap, ref_block: np.ndar
             ok = ~np.isnan(mal)
             add("mallows_sum", inst_block[ok], mal[ok])
             add("mallows_n", inst_block[ok])
-    add("union_area", ref_block, overlap.ref_area)
-    add("union_area", sub_block, overlap.sub_area)
-    if overlap.rows.size:
-        add("union_area", ref_block[overlap.rows], -overlap.values)
+    add("union_area", np.concatenate([ref_block, sub_block, ref_block[overlap.rows]]),
+        np.concatenate([overlap.ref_area, overlap.sub_area, -overlap.values]))
     return out
 
 
@@ -167,7 +179,7 @@ def replicate_measures(name: str, stats: np.ndarray, weights: np.ndarray,
     NaN where a measure is undefined (no submitted object, no instance, ...),
     as ``None`` is in the scene's report.
     """
-    s = np.atleast_2d(weights) @ stats
+    s = np.atleast_2d(weights) @ as_float(stats)
     return measures_from_sums(registry.accuracy_rule(name),
                               {c: s[:, i] for i, c in enumerate(STATS)}, mallows=has_mallows)
 

@@ -67,20 +67,6 @@ def mosaic_plan(reference: Any, submission: Any, ref_opts: dict[str, Any],
     return Plan((rs, ss), rt, rc)
 
 
-@dataclass(frozen=True)
-class MosaicMatcher(PartitionedMatcher):
-    """One matcher's summary with its Mallows score (eq. 13) and details."""
-
-    mallows: float | None = None
-    mallows_details: dict[str, Any] | None = None
-
-    def to_dict(self, objects: str | None) -> dict[str, Any]:
-        out = super().to_dict(objects)
-        out["mallows"] = self.mallows
-        out["mallows_details"] = self.mallows_details
-        return out
-
-
 def _details(m: dict[str, Any] | None, scene: float | None) -> dict[str, Any] | None:
     """The report's ``mallows_details`` (:meth:`MallowsResult.to_dict` without the
     instances) from the blocks' added sums."""
@@ -101,7 +87,8 @@ def score_mosaic_files(client: Any, plan: Plan, reference: Any, submission: Any,
                        matchers: Sequence[str], matcher_params: dict[str, dict[str, Any]],
                        parameters: dict[str, Any], mallows: Sequence[str],
                        approximate: bool | None, block_pixels: int | None = None,
-                       progress: Callable[[str], None] | None = None) -> PartitionedResult:
+                       progress: Callable[[str], None] | None = None,
+                       lists: bool = True) -> PartitionedResult:
     """Score two label rasters on one grid by blocks (:mod:`geoeval.engine.mosaic`).
 
     ``parameters`` is the report's ``parameters`` (as the in-memory engine writes it);
@@ -111,7 +98,7 @@ def score_mosaic_files(client: Any, plan: Plan, reference: Any, submission: Any,
     from geoeval.measures.mallows import pooling_warning
     res = score_mosaic(client, plan.sources, plan.transform, plan.crs, matchers=matchers,
                        params=matcher_params, mallows=mallows, approximate=approximate,
-                       block_pixels=block_pixels, progress=progress)
+                       block_pixels=block_pixels, progress=progress, lists=lists)
     t = plan.transform
     pixel_area = abs(t.a * t.e - t.b * t.d)
     union_area = float(res.union_pixels) * pixel_area
@@ -143,10 +130,11 @@ def score_mosaic_files(client: Any, plan: Plan, reference: Any, submission: Any,
         if mal is not None and mal["approximated"]:
             warnings.append(pooling_warning(name, int(mal["approximated"]),
                                             float(mal["max_error_bound"])))
-        results[name] = MosaicMatcher(name, res.n_reference, res.n_submission, m["missed"],
-                                      m["false_alarms"], float(m["matched_overlap"]),
-                                      counts.as_number(values["accuracy"]), m["kinds"],
-                                      m["params"], m["solver"], scene, _details(mal, scene))
+        results[name] = PartitionedMatcher(
+            name, res.n_reference, res.n_submission, m["missed"], m["false_alarms"],
+            float(m["matched_overlap"]), counts.as_number(values["accuracy"]), m["kinds"],
+            m["params"], m["solver"], scene, _details(mal, scene),
+            None if res.lists is None else res.lists[name])
     mom = res.matchers.get("mom")
     overlap = {"method": "co-occurrence", "pairs": res.pairs, "components": res.components,
                "components_solved_by_ilp": None if mom is None else mom["solver"].get("ilp", 0),

@@ -93,6 +93,9 @@ class PartitionedMatcher:
     solver: dict[str, int]
     mallows: float | None = None
     mallows_details: dict[str, Any] | None = None
+    #: The per-object lists (:class:`~geoeval.matching.lists.MatchLists`), gathered when
+    #: no objects dataset was written.
+    lists: Any = None
 
     @property
     def precision(self) -> float | None:
@@ -110,7 +113,9 @@ class PartitionedMatcher:
     def f1(self) -> float | None:
         return counts.f1(self.precision, self.recall)
 
-    def to_dict(self, objects: str | None) -> dict[str, Any]:
+    def to_dict(self, objects: str | None, *, rows: bool = False) -> dict[str, Any]:
+        from geoeval.scoring.result import list_fields
+
         kinds = {k: int(self.kinds.get(k, 0)) for k in ("one-to-one", "one-to-many",
                                                         "many-to-one")}
         kinds.update({k: int(v) for k, v in self.kinds.items() if k not in kinds and v})
@@ -123,7 +128,7 @@ class PartitionedMatcher:
             "mallows": self.mallows, "mallows_details": self.mallows_details,
             "instances_by_kind": kinds,
             "parameters": self.params, "solver": self.solver or None,
-            "objects_dataset": objects,
+            **list_fields(self.lists, objects, rows=rows),
         }
 
 
@@ -147,9 +152,11 @@ class PartitionedResult:
     bootstrap: Any = None
     #: The report's ``per_class`` object, with ``class_field``.
     per_class: dict[str, Any] | None = None
+    #: Where the work ran and why (not part of the report).
+    notes: tuple[str, ...] = ()
 
     def to_dict(self, *, rows: bool = False) -> dict[str, Any]:
-        """The JSON report (``rows`` is accepted for :class:`ScoreResult` parity)."""
+        """The JSON report (``rows`` as :meth:`ScoreResult.to_dict`)."""
         from geoeval._version import __version__
         from geoeval.scoring.result import REPORT_SCHEMA_VERSION
 
@@ -158,7 +165,8 @@ class PartitionedResult:
             "reference": self.reference, "submission": self.submission,
             "overlap": self.overlap, "parameters": self.parameters,
             "warnings": list(self.warnings),
-            "results": {n: r.to_dict(self.objects_dataset) for n, r in self.results.items()},
+            "results": {n: r.to_dict(self.objects_dataset, rows=rows)
+                        for n, r in self.results.items()},
             "per_class": self.per_class, "breakdown": self.breakdown, "strata": self.strata,
             "bootstrap": None if self.bootstrap is None else self.bootstrap.to_dict(),
             "geometry": None,
@@ -167,7 +175,7 @@ class PartitionedResult:
     def to_json(self) -> str:
         from geoeval.encoding import dumps
 
-        return dumps(self.to_dict())
+        return dumps(self.to_dict(rows=True))
 
 
 def score_partitioned(client: Any, reference: Any, submission: Any, *,
@@ -181,7 +189,8 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
                       approximate: bool | None = None, breakdown: bool = False,
                       size_bins: Any = None, zones: Any = None, zone_field: str | None = None,
                       bootstrap: int | None = None, confidence: float = 0.95, seed: int = 0,
-                      block_size: float | None = None) -> PartitionedResult:
+                      block_size: float | None = None, lists: bool = True
+                      ) -> PartitionedResult:
     """Score two vector layers by partitions (:mod:`geoeval.engine.distributed`).
 
     ``objects(id_kind, crs)`` opens the objects dataset writer (see
@@ -227,7 +236,8 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
                        submission_options=submission_options, writer=objects,
                        progress=progress,
                        mallows={"matchers": want_mallows, "resolution": resolution,
-                                "approximate": approximate}, summaries_plan=plan)
+                                "approximate": approximate}, summaries_plan=plan,
+                       lists=lists and objects is None)
     sides = []
     warnings: list[str] = []
     for path, n, cnt, crs in ((reference, res.n_reference, res.counts[0], res.crs[0]),
@@ -237,7 +247,7 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
                       "repaired": cnt["repaired"], "skipped": cnt["features"] - n})
         warnings += [f"{path}: {note}" for note in reader_notes(cnt)]
     warnings += empty_side_warnings(sides[0], sides[1])
-    parameters: dict[str, Any] = {"matchers": list(matchers), "engine": "dask"}
+    parameters: dict[str, Any] = {"matchers": list(matchers)}
     if res.crs[0] is not None:
         parameters["evaluation_crs"] = {"crs": crs_name(res.crs[0]),
                                         "rule": "the reference's CRS"}
@@ -270,7 +280,7 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
             from geoeval.measures.mallows import approximation_info, pooling_warning
             from geoeval.measures.mallows import details as mallows_details
 
-            scene = mal["sum"] / mal["n"] if mal["n"] else None
+            scene = float(mal["sum"]) / mal["n"] if mal["n"] else None
             details = mallows_details(scene, "resolution", (res.mallows_resolution,) * 2,
                                       mal["undefined"], mal["solver"],
                                       approximation_info(approximate), mal["approximated"],
@@ -281,11 +291,12 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
         results[name] = PartitionedMatcher(name, res.n_reference, res.n_submission,
                                            m["missed"], m["false_alarms"],
                                            float(m["matched_overlap"]), acc, m["kinds"],
-                                           m["params"], m["solver"], scene, details)
+                                           m["params"], m["solver"], scene, details,
+                                           None if res.lists is None else res.lists[name])
     mom = res.matchers.get("mom")
     overlap = {"method": "rtree", "pairs": res.pairs, "components": res.components,
                "components_solved_by_ilp": None if mom is None else mom["solver"].get("ilp", 0),
-               "union_area": res.union_area}
+               "union_area": float(res.union_area)}
     extra: dict[str, Any] = {}
     if plan is not None:
         from geoeval.scoring import partitioned_summaries as ps

@@ -26,8 +26,8 @@ applies the one formula of each measure.
 The partial results are added on the workers (a tree of additions,
 :meth:`Plan.add`): what reaches the client is one total, strata × matchers ×
 blocks numbers, never a number per object or per partition. Sums are taken per
-partition and then added: floats agree with the in-memory engine's to rounding
-(1e-12 relative), counts exactly.
+partition and then added exactly (:mod:`geoeval.sums`): the same numbers as the
+in-memory engine's, to the last digit.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def strata_partial(sol: Any, spec: tuple[tuple[tuple[str, Any], ...], Any]) -> d
                                      "union": _subset_unions(sol, ri, si, sov), "results": {}}
             for mname, r in res.items():
                 entry["results"][mname] = _matcher_sums(
-                    r.matching, sov.union_area,
+                    r.matching, sov.union,
                     None if r.mallows is None else np.asarray(r.mallows.scores, float))
             if grid is not None:
                 from geoeval.scoring.bootstrap import block_statistics
@@ -235,7 +235,7 @@ def _class_sums(sol: Any, rl: np.ndarray, sl: np.ndarray, results: dict[str, Any
             "reference_objects": int(ri.size), "submission_objects": int(si.size),
             "union": _subset_unions(sol, ri, si, sov), "total": _totals(sov),
             "results": {m: _matcher_sums(
-                r.matching, sov.union_area,
+                r.matching, sov.union,
                 None if r.mallows is None else np.asarray(r.mallows.scores, float))
                 for m, r in res.items()}}
         if grid is not None:
@@ -257,13 +257,14 @@ def _subset_unions(sol: Any, ri: np.ndarray, si: np.ndarray, sov: Any) -> tuple[
     comes from the geometries when a side of ``sol`` overlaps itself (the totals of
     ``sol`` alone may agree by chance: two overlapping detections inside one
     reference)."""
-    as_sum = float(sov.ref_area.sum() + sov.sub_area.sum() - sov.values.sum())
+    as_sum = sov.area_total
     if not (sol.reference.self_overlaps[0].size or sol.submission.self_overlaps[0].size):
         return as_sum, as_sum
-    import shapely
+    from geoeval.overlap import union_area
 
-    geoms = np.concatenate([sol.reference.polygons[ri], sol.submission.polygons[si]])
-    return as_sum, float(shapely.area(shapely.union_all(geoms))) if geoms.size else 0.0
+    ref, sub = sov.reference, sov.submission
+    return as_sum, union_area(ref, sub, sov.rows, sov.cols, sov.values, ref.self_overlaps,
+                              sub.self_overlaps)
 
 
 def breakdown_partial(sol: Any, _: Any) -> dict[str, Any]:
@@ -295,8 +296,7 @@ def bootstrap_partial(sol: Any, grid: Any) -> dict[str, Any]:
 def _totals(ov: Any) -> tuple[float, float]:
     """Areas minus pairwise overlaps, and the union area (their sums over the scene's
     parts decide :attr:`geoeval.overlap.Overlap.union_is_sum` for the scene)."""
-    return (float(ov.ref_area.sum() + ov.sub_area.sum() - ov.values.sum()),
-            float(ov.union_area))
+    return ov.area_total, ov.union
 
 
 # --- in the client ------------------------------------------------------------------------
@@ -324,9 +324,11 @@ def add_all(parts: list[Any]) -> Any:
     return total
 
 
-def _union_is_sum(total: tuple[float, float]) -> bool:
+def _union_is_sum(total: tuple[Any, Any]) -> bool:
     """:attr:`geoeval.overlap.Overlap.union_is_sum`'s test on the scene's totals."""
-    return bool(np.isclose(total[0], total[1], rtol=1e-9, atol=1e-9))
+    from geoeval.overlap import same_area
+
+    return same_area(*total)
 
 
 def summary(name: str, entry: dict[str, Any]) -> dict[str, Any]:

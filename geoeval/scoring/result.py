@@ -14,6 +14,8 @@ import numpy as np
 
 from geoeval.encoding import Rows, number_texts
 from geoeval.matching import Matching, registry
+from geoeval.matching.lists import MatchLists
+from geoeval.matching.result import KINDS
 from geoeval.measures import counts
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
@@ -80,16 +82,16 @@ class MatcherResult:
         return None if self.mallows is None else self.mallows.scores
 
     def to_dict(self, reference: ObjectSet, submission: ObjectSet, *,
-                rows: bool = False) -> dict[str, Any]:
+                rows: bool = False, objects_dataset: str | None = None) -> dict[str, Any]:
         """The ``results.<matcher>`` object of the JSON report.
 
         With ``rows`` the instances come as :class:`geoeval.encoding.Rows`
-        (each instance already JSON text, for the writer) instead of dicts.
+        (each instance already JSON text, for the writer) instead of dicts; with
+        ``objects_dataset`` (its folder) that folder is named instead of the lists.
         """
         m = self.matching
-        rid, sid = reference.ids, submission.ids
-        make = instance_rows if rows else instance_dicts
-        instances = make(m, rid, sid, self.instance_mallows)
+        lists = None if objects_dataset is not None else MatchLists.of(
+            m, reference.ids, submission.ids, self.instance_mallows)
         mallows_details = None
         if self.mallows is not None:
             mallows_details = {k: v for k, v in self.mallows.to_dict().items()
@@ -101,9 +103,7 @@ class MatcherResult:
             "instances_by_kind": summary["instances_by_kind"],
             "parameters": m.params,
             "solver": m.solver_stats or None,
-            "missed_ids": rid[m.missed].tolist(),
-            "false_alarm_ids": sid[m.false_alarms].tolist(),
-            "instances": instances,
+            **list_fields(lists, objects_dataset, rows=rows),
         }
 
 
@@ -128,6 +128,11 @@ class ScoreResult:
     strata: Any = None  # geoeval.scoring.strata.Strata
     bootstrap: Any = None  # geoeval.scoring.bootstrap.BootstrapResult
     geometry: Any = None  # geoeval.measures.geometry.GeometryMeasures, on request
+    #: The objects dataset's folder when every object's result was written there
+    #: (``--objects``): the report names it instead of listing the objects.
+    objects_dataset: str | None = None
+    #: Where the work ran and why (not part of the report: the engine does not change it).
+    notes: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         scores = ", ".join(f"{n}: F1 {_short(r.f1)}, accuracy {_short(r.accuracy)}"
@@ -165,7 +170,8 @@ class ScoreResult:
             "parameters": self.parameters,
             "warnings": list(self.warnings),
             "results": {
-                name: res.to_dict(self.reference, self.submission, rows=rows)
+                name: res.to_dict(self.reference, self.submission, rows=rows,
+                                  objects_dataset=self.objects_dataset)
                 for name, res in self.results.items()
             },
             "per_class": None if self.per_class is None else self.per_class.to_dict(),
@@ -178,15 +184,28 @@ class ScoreResult:
 
 
 
-def instance_dicts(m: Matching, rid: np.ndarray, sid: np.ndarray,
-                   mallows: np.ndarray | None = None) -> list[dict[str, Any]]:
-    """The ``instances`` list of the JSON report, built from the matching's arrays:
+def list_fields(lists: MatchLists | None, objects_dataset: str | None = None, *,
+                rows: bool = False) -> dict[str, Any]:
+    """The per-object fields of a matcher's report: ``missed_ids``, ``false_alarm_ids``
+    and ``instances`` (:func:`instance_rows` with ``rows``, else :func:`instance_dicts`),
+    or, when the objects were written as a dataset (``--objects``), its folder
+    (``objects_dataset``) instead."""
+    if lists is None:
+        return {"objects_dataset": objects_dataset}
+    make = instance_rows if rows else instance_dicts
+    return {"missed_ids": lists.missed_ids.tolist(),
+            "false_alarm_ids": lists.false_alarm_ids.tolist(), "instances": make(lists)}
+
+
+def instance_dicts(lists: MatchLists) -> list[dict[str, Any]]:
+    """The ``instances`` list of the JSON report, built from the lists' arrays:
     user ids of both sides, overlap, kind, the matcher's score when it has one and
     the instance's Mallows score (null where undefined) when computed."""
-    a = m.arrays
-    refs = _ragged(rid[a.ref_idx].tolist(), a.ref_ptr)
-    subs = _ragged(sid[a.sub_idx].tolist(), a.sub_ptr)
-    kinds = m.kinds.tolist()
+    a = lists.instances
+    mallows = lists.mallows
+    refs = _ragged(lists.ref_ids.tolist(), a.ref_ptr)
+    subs = _ragged(lists.sub_ids.tolist(), a.sub_ptr)
+    kinds = np.asarray(KINDS, dtype=object)[a.kind].tolist()
     overlaps = a.overlap.tolist()
     has_score = ~np.isnan(a.score)
     scores = a.score.tolist()
@@ -202,20 +221,20 @@ def instance_dicts(m: Matching, rid: np.ndarray, sid: np.ndarray,
     return out
 
 
-def instance_rows(m: Matching, rid: np.ndarray, sid: np.ndarray,
-                  mallows: np.ndarray | None = None) -> Rows:
+def instance_rows(lists: MatchLists) -> Rows:
     """:func:`instance_dicts` already encoded: one JSON object per instance, same
     keys in the same order, assembled column by column from the arrays (numbers
     encoded by :func:`geoeval.encoding.number_texts`; NaN Mallows scores are null)
     without a Python step per instance."""
-    a = m.arrays
+    a = lists.instances
+    mallows = lists.mallows
     n = len(a)
     has_score = ~np.isnan(a.score)
     segments: list[Any] = [
-        '{"reference": ', (_id_texts(rid[a.ref_idx]), a.ref_ptr),
-        ', "submission": ', (_id_texts(sid[a.sub_idx]), a.sub_ptr),
+        '{"reference": ', (_id_texts(lists.ref_ids), a.ref_ptr),
+        ', "submission": ', (_id_texts(lists.sub_ids), a.sub_ptr),
         ', "overlap": ', number_texts(a.overlap),
-        ', "kind": "', m.kinds, '"']
+        ', "kind": "', np.asarray(KINDS, dtype=object)[a.kind], '"']
     if has_score.all():  # the same key on every row (a matcher that scores its matches)
         segments += [', "score": ', number_texts(a.score)]
     elif has_score.any():  # the key only where there is a score

@@ -59,6 +59,7 @@ def score(
     memory_limit: str | None = None,
     objects: Callable[[str, Any], Any] | None = None,
     partitioned: bool = True,
+    lists: bool = True,
 ) -> ScoreResult | PartitionedResult:
     """Read one submission and one reference and score them with the chosen matchers.
 
@@ -160,6 +161,12 @@ def score(
         partitions on the cluster when the options allow it
         (:func:`geoeval.scoring.partitioned.partitioned_reason`); the result is
         then a :class:`~geoeval.scoring.partitioned.PartitionedResult`.
+    lists : bool
+        The report lists every object (``instances``, ``missed_ids``,
+        ``false_alarm_ids``): at most :data:`geoeval.matching.lists.LIST_LIMIT`
+        objects, else an error pointing at the objects dataset. Without an objects
+        dataset, a Dask run gathers them; ``False`` spares that (the report then
+        has no lists).
 
     Returns
     -------
@@ -200,13 +207,14 @@ def score(
     # the engine is open while reading too: a raster's windowed scan runs on it
     with _engine(engine, scheduler, n_jobs, progress, memory_limit) as eng, \
             parallel.remote(eng.mapper):
+        notes: tuple[str, ...] = ()
         if eng.client is not None and partitioned:
             done = _try_partitioned(eng, reference, submission, ref_opts, sub_opts, locals(),
                                     objects, progress)
             if isinstance(done, PartitionedResult):
                 return done
-            if done is not None:
-                warnings_first = [done]
+            if done is not None:  # where the work runs: a note, not part of the report
+                notes = (done,)
         _step(progress, "reading")
         with parallel.reporting(_parts(progress, "reading")):
             ref, sub, warnings, counts = read_pair_counted(
@@ -214,9 +222,11 @@ def score(
         if class_field is not None and ref.classes is None:
             raise InputError(f"--class-field {class_field!r} applies to vector layers only",
                              ref.path)
-        if eng.client is not None and partitioned and done is not None:
-            warnings = [*warnings_first, *warnings]
-        return _score_objects(
+        if lists and objects is None:
+            from geoeval.matching.lists import check_listable
+
+            check_listable(len(ref) + len(sub))
+        result = _score_objects(
             ref, sub, matchers=matchers, hoover_threshold=hoover_threshold,
             iou_threshold=iou_threshold, min_overlap=min_overlap,
             matcher_options=matcher_options, mallows=mallows,
@@ -228,6 +238,11 @@ def score(
             geometry_measures=geometry_measures, boundary_width=boundary_width,
             boundary_band=boundary_band,
         )
+        if notes:
+            from dataclasses import replace
+
+            result = replace(result, notes=notes)
+        return result
 
 
 def _try_partitioned(eng: Engine, reference: Any, submission: Any, ref_opts: dict[str, Any],
@@ -268,7 +283,7 @@ def _try_partitioned(eng: Engine, reference: Any, submission: Any, ref_opts: dic
             size_bins=options["size_bins"], zones=options["zones"],
             zone_field=options["zone_field"], bootstrap=options["bootstrap"],
             confidence=options["confidence"], seed=options["seed"],
-            block_size=options["block_size"])
+            block_size=options["block_size"], lists=options["lists"])
     if reason in ("the inputs are not files", "an input is not a vector layer",
                   "an input is a folder"):
         return None
@@ -298,14 +313,14 @@ def _try_mosaic(eng: Engine, reference: Any, submission: Any, ref_opts: dict[str
     from geoeval.io import crs_name
 
     params, want_mallows = report_parameters(
-        matchers, given, eng.name, None if plan.crs is None else
+        matchers, given, None if plan.crs is None else
         {"crs": crs_name(plan.crs), "rule": "the reference's CRS"}, options["mallows"],
         options["resolution"], options["approximate"])
     return score_mosaic_files(
         eng.client, plan, reference, submission, matchers=matchers,
         matcher_params={n: registry.get(n).arguments(given) for n in matchers},
         parameters=params, mallows=want_mallows, approximate=options["approximate"],
-        block_pixels=options.get("block_pixels"), progress=progress)
+        block_pixels=options.get("block_pixels"), progress=progress, lists=options["lists"])
 
 
 def read_reference(
@@ -527,7 +542,7 @@ def _score_objects(
                    "min_overlap": min_overlap, **(matcher_options or {})}
         specs = [registry.get(n) for n in matchers]
         params, want_mallows = report_parameters(
-            matchers, options, eng.name, crs_info if crs_info is not None else
+            matchers, options, crs_info if crs_info is not None else
             None if reference.crs is None else {"crs": crs_name(reference.crs),
                                                 "rule": "the reference's CRS"},
             mallows, resolution, approximate)
@@ -630,14 +645,15 @@ def _score_objects(
                            geometry=geometry)
 
 
-def report_parameters(matchers: Sequence[str], options: Mapping[str, Any], engine: str,
+def report_parameters(matchers: Sequence[str], options: Mapping[str, Any],
                       evaluation_crs: dict[str, Any] | None, mallows: bool,
                       resolution: float | None, approximate: bool | None
                       ) -> tuple[dict[str, Any], list[str]]:
-    """The report's ``parameters`` (matchers, engine, evaluation CRS, each matcher
-    parameter in registry order, the Mallows settings when computed) and the matchers
-    that get the Mallows score (MOM always: it is its accuracy; all with ``mallows``)."""
-    params: dict[str, Any] = {"matchers": list(matchers), "engine": engine}
+    """The report's ``parameters`` (matchers, evaluation CRS, each matcher parameter in
+    registry order, the Mallows settings when computed) and the matchers that get the
+    Mallows score (MOM always: it is its accuracy; all with ``mallows``). Not the engine:
+    where the work ran does not change the report."""
+    params: dict[str, Any] = {"matchers": list(matchers)}
     if evaluation_crs is not None:
         params["evaluation_crs"] = evaluation_crs
     specs = [registry.get(n) for n in matchers]
