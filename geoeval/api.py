@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from geoeval.matching import MATCHERS
 from geoeval.outputs import output_run
 from geoeval.ranking.api import RankingResult
 from geoeval.scoring import ScenesResult, ScoreResult, check_options
 from geoeval.scoring import rank as _rank
 from geoeval.scoring import score as _score
 from geoeval.scoring import score_scenes as _score_scenes
+from geoeval.scoring.options import score_options
 from geoeval.scoring.partitioned import PartitionedResult
 
 
@@ -121,6 +121,13 @@ def score(
     0.8182
     """
     check_options(gpkg_matcher=gpkg_matcher)
+    if breakdown_figure is not None or html is not None:
+        options["breakdown"] = True
+    if objects_dir is not None:
+        options["lists"] = False  # the dataset holds them; the report names it
+    if any(x is not None for x in (gpkg, csv_dir, parquet_dir, figure, breakdown_figure, html)):
+        options["partitioned"] = False  # per-object outputs need the objects in memory
+    value = score_options(**options)  # built and checked once, passed down whole
     with output_run([reference, submission]) as outputs:
         outputs.file(json, "json")
         outputs.file(gpkg, "gpkg", suffixes=(".gpkg",))
@@ -129,8 +136,6 @@ def score(
         outputs.file(figure, "figure", suffixes=(".png", ".svg"))
         outputs.file(breakdown_figure, "breakdown_figure", suffixes=(".png", ".svg"))
         outputs.file(html, "html", suffixes=HTML_SUFFIXES)
-        if breakdown_figure is not None or html is not None:
-            options["breakdown"] = True
         writer = None
         if objects_dir is not None:
             import functools
@@ -138,14 +143,8 @@ def score(
             from geoeval.report.objects_dataset import check_target
 
             check_target(objects_dir)
-            names = options.get("matchers", MATCHERS)
-            names = tuple(dict.fromkeys([names] if isinstance(names, str) else names))
-            writer = functools.partial(_open_objects, objects_dir, names)
-            options["lists"] = False  # the dataset holds them; the report names it
-        if any(x is not None for x in (gpkg, csv_dir, parquet_dir, figure, breakdown_figure,
-                                        html)):
-            options["partitioned"] = False  # per-object outputs need the objects in memory
-        result = _score(reference, submission, progress=progress, objects=writer, **options)
+            writer = functools.partial(_open_objects, objects_dir, value.matchers)
+        result = _score(reference, submission, value, progress=progress, objects=writer)
         if isinstance(result, PartitionedResult):
             if json is not None:
                 from geoeval.report.json_report import write_report

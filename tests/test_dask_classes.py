@@ -128,12 +128,13 @@ def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
 
 def test_class_field_is_scored_by_partitions(tmp_path):
     """``class_field`` with every summary option keeps a run partitioned."""
+    from geoeval.scoring.options import score_options
     from geoeval.scoring.partitioned import partitioned_reason
 
     ref, sub, rc, sc = classed_scene(1, n=16)
     rpath, spath = _write(tmp_path, ref, sub, rc, sc)
-    assert partitioned_reason(rpath, spath, {"class_field": "cls", "bootstrap": 10,
-                                             "breakdown": True, "size_bins": "coco"}) is None
+    options = score_options(class_field="cls", bootstrap=10, breakdown=True, size_bins="coco")
+    assert partitioned_reason(rpath, spath, options) is None
 
 
 def test_a_stratum_takes_the_union_the_scene_calls_for():

@@ -65,14 +65,19 @@ IMAGE_SIZE = checked(validate.image_size)  # "W,H" -> (W, H), both > 0
 
 # --- options shared by `score` and `rank` -----------------------------------------
 # One declaration each; defaults are read from the library's signature
-# (geoeval.scoring.score), never copied.
+# (geoeval.scoring.options.score_options), never copied.
 
 
 def _defaults() -> dict[str, Any]:
-    from geoeval.scoring.scene import score
+    """The defaults of :func:`geoeval.scoring.options.score_options` (the one
+    declaration of a score's keywords) and of every registered matcher parameter."""
+    from geoeval.matching import registry
+    from geoeval.scoring.options import score_options
 
-    return {k: p.default for k, p in inspect.signature(score).parameters.items()
-            if p.default is not inspect.Parameter.empty}
+    out = {k: p.default for k, p in inspect.signature(score_options).parameters.items()
+           if p.default is not inspect.Parameter.empty}
+    out.update({p.keyword: p.default for p in registry.parameters()})
+    return out
 
 
 DEFAULTS = _defaults()

@@ -38,6 +38,13 @@ def detect_input_type(path: str | Path) -> str:
     return "raster"
 
 
+def input_kind(source: Any, input_type: str | None = None) -> str:
+    """``raster`` or ``vector``: what an input is, decided once (data in memory by its
+    type, :func:`in_memory_type`; a path by ``input_type`` when given, else by its
+    name, :func:`detect_input_type`)."""
+    return in_memory_type(source) or input_type or detect_input_type(source)
+
+
 def in_memory_type(source: Any) -> str | None:
     """``"vector"`` or ``"raster"`` for data already in memory that :func:`read`
     accepts, ``None`` for a path (or anything else).

@@ -22,6 +22,7 @@ from geoeval.ranking.api import (
 )
 from geoeval.ranking.crf import DEFAULT_MAX_ROUNDS
 from geoeval.ranking.extensions import DEFAULT_BATCHES, DEFAULT_MAX_STATES
+from geoeval.scoring.options import score_options
 from geoeval.scoring.scene import read_reference, score
 
 
@@ -30,9 +31,6 @@ def rank(
     submissions: Sequence[str | os.PathLike[str]],
     *,
     matcher: str = "mom",
-    hoover_threshold: float = registry.HOOVER_THRESHOLD.default,  # type: ignore[assignment]
-    iou_threshold: float = registry.IOU_THRESHOLD.default,  # type: ignore[assignment]
-    min_overlap: float | None = registry.MIN_OVERLAP.default,
     names: Sequence[str] | None = None,
     method: str = "auto",
     max_states: int = DEFAULT_MAX_STATES,
@@ -46,7 +44,7 @@ def rank(
     block_size: float | None = None,
     progress: Callable[[str], None] | None = None,
     each: Callable[[str, Any], None] | None = None,
-    **reader_options: Any,
+    **options: Any,
 ) -> RankingResult:
     """Score every submission against the reference with one matcher and rank them.
 
@@ -60,10 +58,12 @@ def rank(
         A matcher of :mod:`geoeval.matching.registry` (``mom``, ``bgm``, ``hoover``, ``iou``)
         whose precision, recall and accuracy (Özdemir et al. 2010, Figs. 5–7) are the
         indicators; for ``mom`` the accuracy is the scene Mallows score.
-    hoover_threshold, iou_threshold, min_overlap, **reader_options
-        Passed to :func:`geoeval.scoring.score` (``band``, ``background``,
-        ``layer``, ``id_field``, ``crs``, ``reference_options``,
-        ``submission_options``, ``resolution`` …). The reference is read once.
+    **options
+        The options of :func:`geoeval.scoring.score` (the matcher's parameters such as
+        ``hoover_threshold``, ``iou_threshold``, ``min_overlap``; ``band``,
+        ``background``, ``layer``, ``id_field``, ``crs``, ``reference_options``,
+        ``submission_options``, ``resolution`` …), built once
+        (:func:`geoeval.scoring.options.score_options`). The reference is read once.
     names : sequence of str, optional
         Submission names; default the file stems.
     method, max_states, samples, burn_in, batches, seed, max_rounds
@@ -91,6 +91,7 @@ def rank(
     """
     registry.get(matcher)  # InputError naming the registered matchers
     check_options(method, max_states, samples, burn_in, batches, max_rounds)
+    value = score_options(matchers=(matcher,), **options)  # built and checked once
     if not submissions:
         raise InputError("no submissions to rank")
     labels = list(names) if names is not None else submission_names(submissions)
@@ -106,19 +107,11 @@ def rank(
         check_bootstrap(bootstrap, confidence, seed, block_size)
     if progress is not None:
         progress("reading the reference")
-    ref = read_reference(reference, **reader_options)  # read once, scored many times
+    ref = read_reference(reference, value)  # read once, scored many times
     for k, (label, path) in enumerate(zip(labels, submissions, strict=True), start=1):
         if progress is not None:
             progress(f"scoring: {label} ({k}/{len(labels)})")
-        result = score(
-            ref,
-            path,
-            matchers=(matcher,),
-            hoover_threshold=hoover_threshold,
-            iou_threshold=iou_threshold,
-            min_overlap=min_overlap,
-            **reader_options,
-        )
+        result = score(ref, path, value)
         m = result.results[matcher]
         if each is not None:
             each(label, result)

@@ -9,7 +9,7 @@ per-object lists (``instances``, ``missed_ids``, ``false_alarm_ids``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,12 +18,6 @@ import numpy as np
 from geoeval.matching import registry
 from geoeval.measures import counts
 from geoeval.scoring.partitioned import PartitionedMatcher, PartitionedResult
-
-#: Options that need every object in one process (the run then reads both rasters in
-#: the client, with a warning naming the option).
-_CLIENT_OPTIONS = (("class_field", None), ("size_bins", None), ("zones", None),
-                   ("bootstrap", None), ("breakdown", False), ("geometry_measures", None),
-                   ("evaluation_crs", None), ("crs", None))
 
 
 @dataclass(frozen=True)
@@ -36,7 +30,7 @@ class Plan:
 
 
 def mosaic_plan(reference: Any, submission: Any, ref_opts: dict[str, Any],
-                sub_opts: dict[str, Any], options: dict[str, Any],
+                sub_opts: dict[str, Any], options: Any,
                 objects: Any = None) -> Plan | str | None:
     """A :class:`Plan` when a ``dask`` run of these inputs goes by blocks; ``None`` when
     they are not two raster files; else why not (a warning: the run then reads both
@@ -55,8 +49,16 @@ def mosaic_plan(reference: Any, submission: Any, ref_opts: dict[str, Any],
     ss, st, sc = open_source(submission, **{k: v for k, v in so.items() if k in keep})
     if rs.shape != ss.shape or tuple(rt) != tuple(st) or not same_crs(rc, sc):
         return "the rasters are on different grids (resampling)"
-    for name, default in _CLIENT_OPTIONS:
-        if options.get(name, default) not in (default, None, False, ()):
+    st = options.strata
+    for name, value in (  # options that need every object in one process
+            ("class_field", options.class_field),
+            ("size_bins", None if st is None else st.size_bins),
+            ("zones", None if st is None else st.zones), ("bootstrap", options.bootstrap),
+            ("breakdown", options.breakdown or None),
+            ("geometry_measures", options.geometry),
+            ("evaluation_crs", options.evaluation_crs),
+            ("crs", options.reference.readers.crs)):
+        if value is not None:
             return f"{name}= is not computed by blocks yet"
     if any(o.get(k) is not None for o in (ref_opts, sub_opts) for k in ("crs", "max_memory")):
         return "a CRS or memory limit given for one side is not read by blocks yet"
@@ -83,22 +85,20 @@ def _details(m: dict[str, Any] | None, scene: float | None) -> dict[str, Any] | 
             "approximation": approx}
 
 
-def score_mosaic_files(client: Any, plan: Plan, reference: Any, submission: Any, *,
-                       matchers: Sequence[str], matcher_params: dict[str, dict[str, Any]],
-                       parameters: dict[str, Any], mallows: Sequence[str],
-                       approximate: bool | None, block_pixels: int | None = None,
-                       progress: Callable[[str], None] | None = None,
-                       lists: bool = True) -> PartitionedResult:
-    """Score two label rasters on one grid by blocks (:mod:`geoeval.engine.mosaic`).
-
-    ``parameters`` is the report's ``parameters`` (as the in-memory engine writes it);
-    ``matcher_params`` each matcher's keywords.
-    """
+def score_mosaic_files(client: Any, plan: Plan, reference: Any, submission: Any,
+                       options: Any, *, parameters: dict[str, Any],
+                       progress: Callable[[str], None] | None = None) -> PartitionedResult:
+    """Score two label rasters on one grid by blocks (:mod:`geoeval.engine.mosaic`) with
+    the :class:`~geoeval.scoring.options.ScoreOptions` ``options``; ``parameters`` is
+    the report's ``parameters`` (:meth:`ScoreOptions.report_parameters`)."""
     from geoeval.engine.mosaic import score_mosaic
     from geoeval.measures.mallows import pooling_warning
+
+    matchers = options.matchers
     res = score_mosaic(client, plan.sources, plan.transform, plan.crs, matchers=matchers,
-                       params=matcher_params, mallows=mallows, approximate=approximate,
-                       block_pixels=block_pixels, progress=progress, lists=lists)
+                       params=options.matcher_arguments(), mallows=options.mallows_matchers,
+                       approximate=options.approximate, progress=progress,
+                       lists=options.lists)
     t = plan.transform
     pixel_area = abs(t.a * t.e - t.b * t.d)
     union_area = float(res.union_pixels) * pixel_area

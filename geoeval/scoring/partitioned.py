@@ -10,7 +10,7 @@ live in the objects dataset (``objects_dataset``: its folder, or ``null``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from geoeval.measures import counts
 PARTITIONED_MATCHERS = ("bgm", "hoover", "mom", "iou")
 
 
-def partitioned_reason(reference: Any, submission: Any, options: dict[str, Any]) -> str | None:
+def partitioned_reason(reference: Any, submission: Any, options: Any) -> str | None:
     """``None`` when a ``dask`` run of these inputs and options reads, matches and writes
     by partitions; else why it cannot (the run then reads both layers in the client)."""
     from geoeval.io import detect_input_type
@@ -39,12 +39,13 @@ def partitioned_reason(reference: Any, submission: Any, options: dict[str, Any])
             return "an input is not a vector layer"
         if p.is_dir() and not is_parquet_dataset(p) and p.suffix.lower() != ".gdb":
             return "an input is a folder"
-    bad = [m for m in options.get("matchers", ()) if m not in PARTITIONED_MATCHERS]
+    bad = [m for m in options.matchers if m not in PARTITIONED_MATCHERS]
     if bad:
         return f"matcher {bad[0]} is not computed by partitions"
-    for name, default in (("geometry_measures", None), ("evaluation_crs", None),
-                          ("crs", None)):
-        if options.get(name, default) not in (default, None, False, ()):
+    for name, value in (("geometry_measures", options.geometry),
+                        ("evaluation_crs", options.evaluation_crs),
+                        ("crs", options.reference.readers.crs)):
+        if value is not None:
             return f"{name}= is not computed by partitions yet"
     return None
 
@@ -178,66 +179,47 @@ class PartitionedResult:
         return dumps(self.to_dict(rows=True))
 
 
-def score_partitioned(client: Any, reference: Any, submission: Any, *,
-                      matchers: Sequence[str], hoover_threshold: float, iou_threshold: float,
+def score_partitioned(client: Any, reference: Any, submission: Any, options: Any, *,
                       reference_options: dict[str, Any], submission_options: dict[str, Any],
                       objects: Callable[[str, Any], Any] | None = None,
-                      progress: Callable[[str], None] | None = None,
-                      min_overlap: float | None = None,
-                      matcher_options: dict[str, Any] | None = None,
-                      mallows: bool = False, resolution: float | None = None,
-                      approximate: bool | None = None, breakdown: bool = False,
-                      size_bins: Any = None, zones: Any = None, zone_field: str | None = None,
-                      bootstrap: int | None = None, confidence: float = 0.95, seed: int = 0,
-                      block_size: float | None = None, lists: bool = True
-                      ) -> PartitionedResult:
-    """Score two vector layers by partitions (:mod:`geoeval.engine.distributed`).
+                      progress: Callable[[str], None] | None = None) -> PartitionedResult:
+    """Score two vector layers by partitions (:mod:`geoeval.engine.distributed`) with
+    the :class:`~geoeval.scoring.options.ScoreOptions` ``options``.
 
     ``objects(id_kind, crs)`` opens the objects dataset writer (see
     :func:`geoeval.report.objects_dataset.open_dataset`). The Mallows score
     (Özdemir et al. 2010, §4.2) of a matcher whose accuracy it is (MOM), or of every
-    matcher with ``mallows``, is computed per instance in the partition tasks
-    (``resolution``, ``approximate`` as :func:`geoeval.score` takes them) and reduced
-    as sums and counts. ``breakdown``, ``size_bins``, ``zones`` and ``bootstrap`` (with
-    their options, as :func:`geoeval.score` takes them) are computed as partial sums
-    in the same tasks (:mod:`geoeval.scoring.partitioned_summaries`).
+    matcher with ``mallows``, is computed per instance in the partition tasks and
+    reduced as sums and counts. The breakdown, strata, classes and bootstrap are
+    computed as partial sums in the same tasks
+    (:mod:`geoeval.scoring.partitioned_summaries`).
     """
     from geoeval.engine.distributed import score_layers
     from geoeval.io import crs_name
     from geoeval.io.vector import reader_notes
 
-    options = {"hoover_threshold": hoover_threshold, "iou_threshold": iou_threshold,
-               "min_overlap": min_overlap, **(matcher_options or {})}
-    specs = [registry.get(n) for n in matchers]
-    params = {spec.name: spec.arguments(options) for spec in specs}
-    want_mallows = tuple(s.name for s in specs if s.accuracy == registry.MALLOWS or mallows)
+    matchers = options.matchers
+    params = options.matcher_arguments()
+    want_mallows = options.mallows_matchers
+    resolution, approximate = options.resolution, options.approximate
     plan = None
     classes = reference_options.get("class_field") is not None
-    if breakdown or size_bins is not None or zones is not None or bootstrap is not None \
-            or classes:
+    st, boot = options.strata, options.bootstrap
+    if options.breakdown or st is not None or boot is not None or classes:
         from geoeval.scoring import partitioned_summaries as ps
 
-        if bootstrap is not None:
-            from geoeval.scoring.bootstrap import check_bootstrap
-
-            check_bootstrap(bootstrap, confidence, seed, block_size)
-        if size_bins is not None:  # checked before the work (COCO's step comes later)
-            from geoeval.scoring.strata import size_edges
-
-            size_edges(size_bins, None, None, 1.0)
-        if zones is not None:
+        if st is not None and st.zones is not None:  # read before the work
             from geoeval.scoring.strata import read_zones
 
-            read_zones(zones, zone_field, None)
-        plan = ps.Plan(size_bins, zones, zone_field, breakdown, bootstrap, seed, confidence,
-                       block_size, classes=classes)
+            read_zones(st.zones, st.zone_field, None)
+        plan = ps.Plan.of(options, classes=classes)
     res = score_layers(client, reference, submission, matchers=matchers, params=params,
                        reference_options=reference_options,
                        submission_options=submission_options, writer=objects,
                        progress=progress,
                        mallows={"matchers": want_mallows, "resolution": resolution,
                                 "approximate": approximate}, summaries_plan=plan,
-                       lists=lists and objects is None)
+                       lists=options.lists and objects is None)
     sides = []
     warnings: list[str] = []
     for path, n, cnt, crs in ((reference, res.n_reference, res.counts[0], res.crs[0]),
@@ -247,16 +229,10 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
                       "repaired": cnt["repaired"], "skipped": cnt["features"] - n})
         warnings += [f"{path}: {note}" for note in reader_notes(cnt)]
     warnings += empty_side_warnings(sides[0], sides[1])
-    parameters: dict[str, Any] = {"matchers": list(matchers)}
-    if res.crs[0] is not None:
-        parameters["evaluation_crs"] = {"crs": crs_name(res.crs[0]),
-                                        "rule": "the reference's CRS"}
-    used = {p.keyword for spec in specs for p in spec.parameters}
-    for p in registry.parameters():  # the report lists them in registry order
-        if p.keyword in used:
-            parameters[p.keyword] = options.get(p.keyword, p.default)
+    parameters = options.report_parameters(
+        None if res.crs[0] is None else {"crs": crs_name(res.crs[0]),
+                                         "rule": "the reference's CRS"})
     if want_mallows:
-        parameters["mallows"] = {"resolution": resolution, "approximate": approximate}
         if resolution is None and res.mallows_resolution is not None:
             from geoeval.measures.rasterize import AUTO_RESOLUTION_RULE, auto_resolution_warning
 
@@ -302,7 +278,7 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
         from geoeval.scoring import partitioned_summaries as ps
 
         names = list(matchers)
-        if breakdown:
+        if options.breakdown:
             extra["breakdown"] = ps.breakdown_report(res.partials[ps.BREAKDOWN], names)
         if ps.STRATA in res.partials:
             extra["strata"] = ps.strata_report(res.partials[ps.STRATA], plan, res.prepared,
@@ -318,10 +294,10 @@ def score_partitioned(client: Any, reference: Any, submission: Any, *,
             extra["strata"] = {**(extra.get("strata") or {}),
                                "class": ps.class_strata_report(got, source, plan,
                                                                res.prepared or {}, names)}
-            if breakdown:
+            if options.breakdown:
                 for m, cc in ps.class_confusion_report(got, names).items():
                     extra["breakdown"][m]["class_confusion"] = cc
-        if bootstrap is not None:
+        if boot is not None:
             extra["bootstrap"] = ps.bootstrap_report(res.partials[ps.BOOTSTRAP], plan,
                                                      res.prepared["grid"])
     return PartitionedResult(sides[0], sides[1], overlap, results, parameters,

@@ -60,6 +60,16 @@ class Plan:
     #: ``--class-field``: each class scored on its own (:func:`per_class_partial`)
     classes: bool = False
 
+    @classmethod
+    def of(cls, options: Any, *, classes: bool) -> Plan:
+        """The plan of a run's :class:`~geoeval.scoring.options.ScoreOptions`."""
+        st, boot = options.strata, options.bootstrap
+        return cls(None if st is None else st.size_bins, None if st is None else st.zones,
+                   None if st is None else st.zone_field, options.breakdown,
+                   None if boot is None else boot.n, 0 if boot is None else boot.seed,
+                   0.95 if boot is None else boot.confidence,
+                   None if boot is None else boot.block_size, classes=classes)
+
     @staticmethod
     def add(*partials: Any) -> Any:
         """Partial results added (runs on the workers: the engine's tree of additions)."""

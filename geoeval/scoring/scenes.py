@@ -228,23 +228,28 @@ def score_scenes(
     from contextlib import nullcontext
 
     from geoeval.engine import Engine, open_engine
+    from geoeval.scoring.options import score_options
     from geoeval.scoring.scene import score
 
     for bad in ("gpkg", "csv_dir", "figure"):
         if options.get(bad) is not None:
             raise InputError(f"{bad} is per scene: use scene_dir (--scene-dir) with many scenes")
+    engine = options.pop("engine", "local")
+    given = engine if isinstance(engine, Engine) else None
+    value = score_options(**options, engine="local" if given else engine,
+                          partitioned=False)  # built and checked once
     found, warnings = pair_scenes(reference_dir, submission_dir, pairs)
     scenes: list[Scene] = []
-    engine, scheduler = options.pop("engine", "local"), options.pop("scheduler", None)
+    e = value.engine
     # one engine for every scene: a Dask cluster is started once, not once per scene
-    opened = (nullcontext(engine) if isinstance(engine, Engine)
-              else open_engine(engine, scheduler, options.get("n_jobs")))
+    opened = (nullcontext(given) if given is not None
+              else open_engine(e.name, e.scheduler, e.n_jobs, e.memory_limit))
     with opened as eng:
         for k, (name, ref, sub) in enumerate(found):
             if sub is None:
-                res = _score_empty(ref, options)
+                res = _score_empty(ref, value)
             else:
-                res = score(ref, sub, engine=eng, partitioned=False, **options)
+                res = score(ref, sub, value, opened=eng)
             if each is not None:
                 each(name, res)
             scenes.append(_scene(name, ref, sub, res))
@@ -260,20 +265,19 @@ def score_scenes(
     return ScenesResult(tuple(scenes), pooled, params, tuple(warnings))
 
 
-def _score_empty(ref: Path, options: dict[str, Any]) -> Any:
+def _score_empty(ref: Path, options: Any) -> Any:
     """A scene without a submission: the reference against no object."""
     from geoeval.objects import ObjectSet
     from geoeval.scoring.scene import read_reference, score_objects
 
-    reference = read_reference(ref, **options)
+    reference = read_reference(ref, options)
     empty = ObjectSet(ids=np.zeros(0, np.int64), areas=np.zeros(0), crs=reference.crs,
                       geometry=np.zeros(0, dtype=object), path="<no submission>",
                       input_type="memory")
-    keep = ("matchers", "hoover_threshold", "iou_threshold", "min_overlap", "mallows",
-            "resolution", "approximate", "n_jobs")
-    return score_objects(reference, empty, **{k: options[k] for k in keep if k in options},
-                         per_class=options.get("class_field") is not None,
-                         warnings=reference.warnings)
+    # the matchers and the Mallows score only, as an empty scene has nothing else
+    bare = options.but(evaluation_crs=None, breakdown=False, strata=None, bootstrap=None,
+                       geometry=None)
+    return score_objects(reference, empty, bare, warnings=reference.warnings)
 
 
 def _scene(name: str, ref: Path, sub: Path | None, res: Any) -> Scene:
