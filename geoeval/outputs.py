@@ -13,7 +13,15 @@ A run that produces several outputs (``geoeval score --json … --gpkg …
 file is expected, never one of the run's inputs, no two outputs on one path)
 and then defers every rename to the end of the run. If anything fails, the
 temporary files and the folders the run created are removed, so a failed run
-leaves no output at all, and old outputs stay as they were.
+leaves no output at all, and old outputs stay as they were. A run stopped by
+Ctrl-C or SIGTERM (:mod:`geoeval.cancel`) is a failed run.
+
+``-`` is standard output, for the text reports (:data:`STDOUT_OUTPUTS`); a
+special file (a FIFO, a device, ``/dev/stdout``, ``/dev/fd/N``) is written in
+place, never replaced. Both are staged in a temporary file like any output and
+copied out when the run commits (:mod:`geoeval.streams`): a failed run writes
+nothing there either. While an output takes standard output, nothing else is
+printed on it.
 """
 
 from __future__ import annotations
@@ -21,11 +29,15 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import shutil
+import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from geoeval import cancel, streams
 from geoeval.encoding import dump_pieces
 from geoeval.errors import OutputError
 
@@ -36,6 +48,50 @@ _GDAL_SIDECARS = (".aux.xml", ".ovr", ".msk")
 
 _ACTIVE: contextvars.ContextVar[Outputs | None] = contextvars.ContextVar(
     "geoeval_output_run", default=None)
+
+#: The path that means standard output.
+STDOUT = "-"
+#: Outputs that may be standard output (``-``): the one-file text reports, by their
+#: keyword (``json``) or option (``--json``).
+STDOUT_OUTPUTS = ("json", "markdown", "html")
+_STDOUT_KEY = "<standard output>"
+
+
+def is_stdout(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is standard output: ``-``, or a name of the file descriptor 1
+    is open on (``/dev/stdout``, ``/dev/fd/1``)."""
+    if os.fspath(path) == STDOUT:
+        return True
+    if not os.path.isabs(path) or not os.fspath(path).startswith(("/dev/", "/proc/")):
+        return False
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(1))
+    except (OSError, ValueError):
+        return False
+
+
+def is_special(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is written in place rather than replaced: standard output, an
+    existing FIFO, device or socket, or an existing name under ``/dev`` or ``/proc``
+    (``/dev/stderr``, ``/dev/fd/3``: the file a descriptor is open on)."""
+    if is_stdout(path):
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return (not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+            or os.path.abspath(path).startswith(("/dev/", "/proc/")))
+
+
+def stdout_refusal(option: str, kind: str = "file") -> str | None:
+    """Why ``option`` (an output of ``kind`` "file" or "folder") cannot be standard
+    output, or ``None`` when it can."""
+    if kind == "file" and _key(option) in STDOUT_OUTPUTS:
+        return None
+    allowed = ", ".join(f"--{k}" for k in STDOUT_OUTPUTS)
+    what = "a folder" if kind == "folder" else "a file"
+    return f"'-' (standard output) takes a text report only ({allowed}); give {what} path"
 
 
 def _real(path: str | os.PathLike[str]) -> str:
@@ -65,13 +121,13 @@ def _input_files(path: str | os.PathLike[str]) -> set[str]:
 def _probe_folder(folder: Path, target: Path, what: str) -> None:
     """Raise :class:`OutputError` unless a file can be created in ``folder``."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+        # an unnamed file where the system has them (O_TMPFILE): none left if interrupted
+        with tempfile.TemporaryFile(dir=folder):
+            pass
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise OutputError(f"cannot write in folder {str(folder)!r} ({reason}){what}",
                           target) from None
-    os.close(fd)
-    os.unlink(tmp)
 
 
 class Outputs:
@@ -81,8 +137,9 @@ class Outputs:
         self._inputs: set[str] = set()
         self._input_dirs: set[str] = set()
         self._targets: dict[str, str] = {}
-        self._staged: dict[str, Path] = {}
+        self._staged: dict[str, Path] = {}  # target's key -> its temporary file or folder
         self._created: list[Path] = []
+        self._stdout: Any = None  # the stream standard output was, while an output has it
         self.written: list[Path] = []  # targets renamed into place, in order
         self._names: dict[str, Path] = {}  # real path -> the path as the caller gave it
         self._given: list[Path] = []  # declared targets as the caller gave them
@@ -97,15 +154,20 @@ class Outputs:
                     self._input_dirs.add(_real(item))
 
     def _claim(self, path: Path, option: str) -> None:
-        real = _real(path)
+        real = _target_key(path)
         what = f" ({option})" if option else ""
         if real in self._inputs or real in self._input_dirs:
             raise OutputError(f"is an input of this run; choose another output path{what}", path)
         other = self._targets.get(real)
         if other is not None and _key(other) != _key(option):
+            if real == _STDOUT_KEY:
+                raise OutputError(f"standard output is given to both {other} and {option}; "
+                                  "give one of them a file", path)
             raise OutputError(f"is given to both {other} and {option}", path)
         self._targets.setdefault(real, option)
         self._given.append(path)
+        if real == _STDOUT_KEY and self._stdout is None:
+            self._stdout = streams.claim_stdout()
 
     def file(self, path: str | os.PathLike[str] | None, option: str = "", *,
              suffixes: tuple[str, ...] = ()) -> Path | None:
@@ -114,9 +176,17 @@ class Outputs:
             return None
         target = Path(path)
         what = f" ({option})" if option else ""
+        refusal = stdout_refusal(option, "file")
+        if os.fspath(target) == STDOUT and refusal is not None:
+            raise OutputError(refusal + what, target)
+        if refusal is None and is_stdout(target):  # '-', /dev/stdout: no suffix to check
+            self._claim(target, option)
+            return target
         if suffixes and target.suffix.lower() not in suffixes:
             raise OutputError(f"must end in {' or '.join(suffixes)}{what}", target)
         self._claim(target, option)
+        if is_special(target):  # written in place when the run commits
+            return target
         if target.is_dir():
             raise OutputError(f"is a folder; give a file path{what}", target)
         folder = target.parent
@@ -133,6 +203,8 @@ class Outputs:
             return None
         target = Path(path)
         what = f" ({option})" if option else ""
+        if os.fspath(target) == STDOUT:
+            raise OutputError(f"{stdout_refusal(option, 'folder')}{what}", target)
         self._claim(target, option)
         if target.exists() and not target.is_dir():
             raise OutputError(f"is a file; give a folder{what}", target)
@@ -149,6 +221,8 @@ class Outputs:
         folders = [Path(p) for p, flag in self._targets.items() if Path(p).is_dir()]
         items: dict[str, int] = {}
         for path in self.written:
+            if _target_key(path) == _STDOUT_KEY:
+                continue  # it is on the screen, or where stdout was sent
             real = Path(_real(path))
             home = next((f for f in folders if f in real.parents), None)
             if home is None:
@@ -165,11 +239,12 @@ class Outputs:
             raise OutputError("is an input of this run; choose another output path", target)
 
     def _stage(self, tmp: Path, target: Path) -> None:
-        previous = self._staged.pop(_real(target), None)
-        if previous is not None and previous.exists():
-            previous.unlink()
-        self._staged[_real(target)] = tmp
-        self._names[_real(target)] = target
+        key = _target_key(target)
+        previous = self._staged.pop(key, None)
+        if previous is not None:
+            _remove(previous)
+        self._staged[key] = tmp
+        self._names[key] = target
 
     def _mkdir(self, folder: Path) -> None:
         missing = []
@@ -178,24 +253,67 @@ class Outputs:
             missing.append(probe)
             probe = probe.parent
         for p in reversed(missing):
-            p.mkdir()
-            self._created.append(p)
+            with cancel.deferred():  # made and registered, or neither
+                p.mkdir()
+                cancel.track(p, "folder")
+                self._created.append(p)
 
     def _commit(self) -> None:
-        for real, tmp in self._staged.items():
-            os.chmod(tmp, default_file_mode())
-            os.replace(tmp, real)
-            self.written.append(self._names.get(real, Path(real)))
+        # streams first (a reader may be slow; Ctrl-C still stops the run), then the
+        # renames, which a signal no longer interrupts (geoeval.cancel.finishing)
+        for key, tmp in list(self._staged.items()):
+            target = self._names.get(key, Path(key))
+            if key == _STDOUT_KEY:
+                streams.copy_file(tmp, self._stdout if self._stdout is not None
+                                  else sys.stdout)
+            elif is_special(target):
+                streams.write_special(target, tmp)
+            else:
+                continue
+            _remove(self._staged.pop(key))
+            self.written.append(target)
+        cancel.finishing()
+        for key, tmp in self._staged.items():
+            if tmp.is_dir():  # a dataset staged whole (move_folder); its target is empty
+                with contextlib.suppress(FileNotFoundError):
+                    os.rmdir(key)
+            else:
+                os.chmod(tmp, default_file_mode())
+            os.replace(tmp, key)
+            cancel.untrack(tmp)
+            self.written.append(self._names.get(key, Path(key)))
         self._staged.clear()
+        for folder in self._created:
+            cancel.untrack(folder)
 
     def _rollback(self) -> None:
         for tmp in self._staged.values():
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+            _remove(tmp)
         self._staged.clear()
         for folder in reversed(self._created):
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only if empty: never removes what others put there
+            cancel.untrack(folder)
+
+    def _release(self) -> None:
+        if self._stdout is not None:
+            streams.release_stdout(self._stdout)
+            self._stdout = None
+
+
+def _target_key(path: str | os.PathLike[str]) -> str:
+    """What identifies an output target: standard output, or the real path."""
+    return _STDOUT_KEY if is_stdout(path) else _real(path)
+
+
+def _remove(tmp: Path) -> None:
+    """Remove a temporary file or staging folder of the run."""
+    with contextlib.suppress(OSError):
+        if tmp.is_dir():
+            shutil.rmtree(tmp)
+        else:
+            tmp.unlink()
+    cancel.untrack(tmp)
 
 
 @contextlib.contextmanager
@@ -223,9 +341,9 @@ def output_run(inputs: Iterable[Any] = ()) -> Iterator[Outputs]:
         yield active
         return
     run = Outputs()
-    run.add_inputs(inputs)
     token = _ACTIVE.set(run)
     try:
+        run.add_inputs(inputs)
         yield run
     except BaseException:
         run._rollback()
@@ -233,12 +351,15 @@ def output_run(inputs: Iterable[Any] = ()) -> Iterator[Outputs]:
     else:
         try:
             run._commit()
-        except OSError as exc:
+        except BaseException as exc:
             run._rollback()
+            if not isinstance(exc, OSError):
+                raise
             raise OutputError(f"could not write outputs ({exc.strerror or exc})",
                               getattr(exc, "filename", None)) from None
     finally:
         _ACTIVE.reset(token)
+        run._release()
 
 
 @contextlib.contextmanager
@@ -254,31 +375,64 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     folder = target.parent
     if run is not None:
         run._check_write(target)
-    if target.is_dir():
-        raise OutputError("is a folder; give a file path", target)
-    if not folder.is_dir():
-        raise OutputError(f"folder {str(folder)!r} does not exist", target)
+    special = is_special(target)
+    if not special:
+        if target.is_dir():
+            raise OutputError("is a folder; give a file path", target)
+        if not folder.is_dir():
+            raise OutputError(f"folder {str(folder)!r} does not exist", target)
+    # a special target is staged in the temporary folder and copied out in the end
+    where = None if special else folder
+    prefix = "geoeval-" if special else f".{target.name}."
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=folder)
+        with cancel.deferred():  # made and registered, or neither
+            fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=target.suffix, dir=where)
+            cancel.track(tmp)
     except OSError as exc:
-        raise OutputError(f"cannot write in folder {str(folder)!r} ({exc.strerror})",
-                          target) from None
-    os.close(fd)
+        raise OutputError(f"cannot write in folder {str(where or tempfile.gettempdir())!r} "
+                          f"({exc.strerror})", target) from None
     tmp_path = Path(tmp)
     try:
+        os.close(fd)
         yield tmp_path
         if run is not None:
             run._stage(tmp_path, target)
             return
-        os.chmod(tmp_path, default_file_mode())
         try:
-            os.replace(tmp_path, target)
+            if is_stdout(target):
+                streams.copy_file(tmp_path, sys.stdout)
+            elif special:
+                streams.write_special(target, tmp_path)
+            else:
+                os.chmod(tmp_path, default_file_mode())
+                os.replace(tmp_path, target)
         except OSError as exc:
             raise OutputError(f"cannot write ({exc.strerror})", target) from None
+        _remove(tmp_path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp_path.unlink()
+        _remove(tmp_path)
         raise
+
+
+def move_folder(staging: str | os.PathLike[str], target: str | os.PathLike[str]) -> Path:
+    """Move a folder written whole in ``staging`` (beside ``target``) to ``target``, an
+    empty or missing folder: at the end of the output run when inside one (so a
+    failed or interrupted run removes it), else now."""
+    staging, target = Path(staging), Path(target)
+    run = _ACTIVE.get()
+    cancel.track(staging, "tree")
+    if run is not None:
+        run._stage(staging, target)
+        return target
+    try:
+        if target.is_dir():
+            target.rmdir()  # checked empty before the work
+        os.replace(staging, target)
+    except OSError as exc:
+        _remove(staging)
+        raise OutputError(f"cannot write ({exc.strerror})", target) from None
+    cancel.untrack(staging)
+    return target
 
 
 def ensure_folder(path: str | os.PathLike[str]) -> Path:

@@ -12,12 +12,13 @@ import functools
 import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
+
+from geoeval.cancel import threads
 
 #: Below this many elements the work runs in the calling thread.
 MIN_CHUNK = 20_000
@@ -138,7 +139,7 @@ def _run(work: Callable[[int], Any], parts: int, jobs: int, what: str) -> list[A
     """``work(k)`` for ``k < parts`` over ``jobs`` threads, in order, reporting each."""
     if jobs <= 1:
         return list(counted(map(work, range(parts)), parts, what))
-    with ThreadPoolExecutor(jobs) as pool:
+    with threads(jobs) as pool:  # queued slices dropped if interrupted
         return list(counted(pool.map(work, range(parts)), parts, what))
 
 

@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "geoeval"
 LAYERS: list[tuple[str, ...]] = [
     ("geoeval._version", "geoeval.errors", "geoeval.validate", "geoeval.encoding",
      "geoeval.outputs", "geoeval.parallel", "geoeval.arrays", "geoeval.thresholds",
-     "geoeval.sums"),
+     "geoeval.sums", "geoeval.cancel", "geoeval.streams"),
     ("geoeval.grid",),
     ("geoeval.objects",),
     ("geoeval.io",),

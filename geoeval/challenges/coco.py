@@ -245,9 +245,9 @@ def _evaluate(gt: BoxSet, dt: BoxSet, iou_type: str = "bbox",
                              g_key, g_ignore, g_crowd, g_ok, lo, hi)
 
     if len(parts) > 1:
-        from concurrent.futures import ThreadPoolExecutor
+        from geoeval.cancel import threads
 
-        with ThreadPoolExecutor(len(parts)) as pool:
+        with threads(len(parts)) as pool:
             done = list(pool.map(match, parts))
     else:
         done = [match(sel) for sel in parts]
@@ -284,9 +284,9 @@ def _evaluate(gt: BoxSet, dt: BoxSet, iou_type: str = "bbox",
     todo = np.flatnonzero((npig > 0).any(axis=1)).tolist()
     jobs = min(workers(), len(todo))
     if jobs > 1 and n_det > THREADED_FROM:  # categories in threads (numpy releases the GIL)
-        from concurrent.futures import ThreadPoolExecutor
+        from geoeval.cancel import threads
 
-        with ThreadPoolExecutor(jobs) as pool:
+        with threads(jobs) as pool:
             list(pool.map(one, todo))
     else:
         for k in todo:

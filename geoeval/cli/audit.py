@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         quick: Annotated[bool, typer.Option(
             "--quick", help="Coarse grid, 7 ground truths.")] = False,
         markdown_path: Annotated[Path | None, typer.Option(
-            "--markdown", help="Write Tables 3–8.")] = None,
+            "--markdown", help="Write Tables 3–8 ('-': standard output).")] = None,
         figure_dir: Annotated[Path | None, typer.Option(
             "--figure-dir", help="Write curve PNGs here.")] = None,
         list_metrics: Annotated[bool, typer.Option(

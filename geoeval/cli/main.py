@@ -3,12 +3,16 @@
 Each command lives in its own module of this package and exposes
 ``register(app)``; commands parse options, call the public API and print.
 Every :class:`geoeval.errors.GeoevalError` and every usage error becomes one
-line on stderr and exit code 2.
+line on stderr and exit code 2. The edges of a run are handled here, once for
+every command: Ctrl-C and SIGTERM stop it with one line and exit 130 / 143
+(:mod:`geoeval.cancel`), and a closed pipe on stdout or stderr only stops the
+printing there (:mod:`geoeval.streams`).
 """
 
 from __future__ import annotations
 
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -150,19 +154,36 @@ def _unquoted_pattern_hint(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (2 on a usage error or a :class:`GeoevalError`)."""
+    """Run the CLI; returns the exit code: 0, 2 on a usage error or a
+    :class:`GeoevalError`, 130 / 143 when Ctrl-C / SIGTERM stopped the run (then
+    it printed ``geoeval: interrupted; no output was written``)."""
+    from geoeval import cancel, streams
+
+    with streams.guarded(), cancel.handled() as run:
+        try:
+            code = _main(argv)
+        except KeyboardInterrupt:  # one that did not pass through click
+            code = cancel.exit_code(signal.SIGINT)
+        if run.stopped or code == cancel.exit_code(signal.SIGINT):
+            return run.report()
+        return code
+
+
+def _main(argv: list[str] | None) -> int:
     from geoeval.errors import GeoevalError
 
     try:
         # obj: the arguments as given, for the HTML report's provenance (options.command_line)
-        command.main(args=argv, standalone_mode=False,  # type: ignore[attr-defined]
-                     obj={"argv": list(sys.argv[1:] if argv is None else argv)})
+        # click's result is the command's return value (None), or the code of a
+        # typer.Exit; typer turns KeyboardInterrupt into Exit(130)
+        code = command.main(args=argv, standalone_mode=False,  # type: ignore[attr-defined]
+                            obj={"argv": list(sys.argv[1:] if argv is None else argv)})
     except GeoevalError as exc:
         print(f"geoeval: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except (typer.Abort, KeyboardInterrupt):
+    except typer.Abort:
         print("geoeval: aborted", file=sys.stderr)
         return 130
     except Exception as exc:
@@ -185,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"geoeval: error: {' '.join(exc.format_message().split())}",  # type: ignore[attr-defined]
                   file=sys.stderr)
         return int(getattr(exc, "exit_code", 2) or 2)
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -174,10 +174,11 @@ BoundaryBandOpt = Annotated[BoundaryBand, typer.Option(
     "published numbers; two label rasters on one grid).")]
 BOUNDARY_BAND_DEFAULT = BoundaryBand(DEFAULTS["boundary_band"])
 # --- options every command has ------------------------------------------------------
-JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
+JsonOpt = Annotated[Path | None, typer.Option(
+    "--json", help="Write the JSON report here ('-': standard output, then no table).")]
 HtmlOpt = Annotated[Path | None, typer.Option(
-    "--html", help="Write the report as one self-contained HTML page (.html): "
-                   "docs/html-report.md.")]
+    "--html", help="Write the report as one self-contained HTML page (.html; '-': "
+                   "standard output): docs/html-report.md.")]
 
 
 def command_line() -> str:
@@ -601,7 +602,33 @@ OUTPUTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "parquet_dir": ("--parquet-dir", "folder", ()),
     "scene_dir": ("--scene-dir", "folder", ()),
     "figure_dir": ("--figure-dir", "folder", ()),
+    "objects": ("--objects", "folder", ()),
 }
+
+
+def _stdout_usage(bound: dict[str, Any]) -> None:
+    """``-`` (standard output) given to an output that cannot take it, or to two
+    outputs: a usage error (geoeval.outputs.stdout_refusal is the rule)."""
+    import importlib
+
+    from geoeval.outputs import STDOUT, stdout_refusal
+
+    # the click typer uses (its own copy, typer._click, since typer 0.24)
+    click = importlib.import_module(typer.BadParameter.__module__)  # click.exceptions
+    package = typer.BadParameter.__module__.rpartition(".")[0]
+    ctx = importlib.import_module(f"{package}.globals").get_current_context(silent=True)
+    taken = []
+    for name, (flag, kind, _) in OUTPUTS.items():
+        value = bound.get(name)
+        if value is None or os.fspath(value) != STDOUT:
+            continue
+        refusal = stdout_refusal(flag, kind)
+        if refusal is not None:
+            raise click.BadParameter(refusal, ctx=ctx, param_hint=f"'{flag}'")
+        taken.append(flag)
+    if len(taken) > 1:
+        raise click.UsageError(f"{' and '.join(taken)} both name '-' (standard output); "
+                               "give all but one of them a file", ctx=ctx)
 
 
 def _paths(value: Any) -> list[Path]:
@@ -630,6 +657,7 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
         bound = signature.bind_partial(*args, **kwargs).arguments
         inputs = [p for name, value in bound.items() if name not in OUTPUTS
                   for p in _paths(value)]
+        _stdout_usage(bound)
         with collector_paused(), output_run(inputs) as outputs:
             for name, (flag, kind, suffixes) in OUTPUTS.items():
                 value = bound.get(name)
@@ -640,8 +668,9 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
                 else:
                     outputs.folder(value, flag)
             result = command(*args, **kwargs)
-        if outputs.written and not bound.get("quiet"):
-            print("wrote " + outputs.describe(), file=sys.stderr)
+        written = outputs.describe()
+        if written and not bound.get("quiet"):
+            print("wrote " + written, file=sys.stderr)
         return result
 
     return run

@@ -38,19 +38,28 @@ def dask_client(scheduler: str | None = None, n_jobs: int | None = None,
     if scheduler is None:
         import warnings
 
+        from geoeval.cancel import children_ignore_interrupt, deferred
         from geoeval.parallel import workers
 
-        with warnings.catch_warnings():  # "port 8787 in use" of the (unused) HTTP server
-            warnings.simplefilter("ignore", UserWarning)
-            cluster = distributed.LocalCluster(
-                n_workers=n_jobs or workers(), threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.ERROR,
-                memory_limit=memory_limit if memory_limit is not None else "auto")
-        try:
-            with distributed.Client(cluster) as client:
-                yield client
-        finally:
-            cluster.close()
+        # its workers (restarted ones too) leave Ctrl-C to this process, which closes it;
+        # a Ctrl-C while it starts stops the run once it can be closed
+        cluster = None
+        with children_ignore_interrupt():
+            try:
+                with deferred(), warnings.catch_warnings():  # "port 8787 in use": unused
+                    warnings.simplefilter("ignore", UserWarning)
+                    cluster = distributed.LocalCluster(
+                        n_workers=n_jobs or workers(), threads_per_worker=1, processes=True,
+                        dashboard_address=None, silence_logs=logging.ERROR,
+                        memory_limit=memory_limit if memory_limit is not None else "auto")
+                with distributed.Client(cluster) as client:
+                    yield client
+            except KeyboardInterrupt:  # Ctrl-C, SIGTERM: its workers end now, not drained
+                _kill_workers(cluster)
+                raise
+            finally:
+                if cluster is not None:
+                    cluster.close()
         return
     if not isinstance(scheduler, str) or not scheduler.strip():
         raise InputError(f"--scheduler (scheduler=) takes an address such as "
@@ -65,3 +74,18 @@ def dask_client(scheduler: str | None = None, n_jobs: int | None = None,
         yield client
     finally:
         client.close()
+
+
+def _kill_workers(cluster: Any) -> None:
+    """SIGKILL the worker processes of a ``LocalCluster`` (its nannies, in this
+    process, then close it at once instead of waiting for their tasks)."""
+    import os
+    import signal
+
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        pid = getattr(getattr(nanny, "process", None), "pid", None)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

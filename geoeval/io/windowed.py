@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +31,7 @@ import numpy as np
 
 from geoeval import parallel
 from geoeval.arrays import SizedByArrays
+from geoeval.cancel import threads
 from geoeval.grid import windows
 
 #: GDAL block cache (MB) while scanning: blocks are read once, caching them only costs memory.
@@ -555,7 +555,7 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
                                       for w in wins), total=len(wins))
             finally:
                 release_window_buffers()
-        with ThreadPoolExecutor(jobs) as pool:  # its threads, and their buffers, end with it
+        with threads(jobs) as pool:  # its threads, and their buffers, end with it
             return _merge_stream(pool.map(
                 lambda w: scan_window(sources, w, per_label, boxes, reuse=True), wins),
                 total=len(wins))

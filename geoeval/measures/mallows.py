@@ -409,7 +409,6 @@ def _run_pool(
     submitted (so cutting overlaps the workers' solving).
     """
     import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
 
     # fork: no interpreter start-up, and no re-import of the caller's __main__ (which
     # spawn/forkserver need, and which breaks scripts without a main guard). The
@@ -433,9 +432,10 @@ def _run_pool(
     done_work = 0.0
     from contextlib import nullcontext
 
-    owned = executor is None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) if owned else executor
-    with pool if owned else nullcontext(pool):
+    from geoeval.cancel import process_pool
+
+    # an owned pool's workers are stopped at once if the run fails or is interrupted
+    with process_pool(jobs, ctx) if executor is None else nullcontext(executor) as pool:
         futures = {pool.submit(_run_chunk, params, [item(i) for i in c]): c
                    for c in chunks if c}
         for fut in as_completed(futures):

@@ -18,8 +18,10 @@ Spark and pyarrow write them. geopandas (``geopandas.read_parquet(DIR)``),
 DuckDB (``read_parquet('DIR/*.parquet')``), GDAL's Parquet driver and QGIS
 (each part, or the folder with GDAL ≥ 3.8) open it directly.
 
-The parts are written into a hidden staging folder beside ``DIR`` and the
-folder is renamed when every part is there: a failed run leaves no dataset.
+The parts are written into a hidden staging folder beside ``DIR``, renamed
+with the run's other outputs once every part is there and the run has succeeded
+(:func:`geoeval.outputs.move_folder`): a failed or interrupted run leaves no
+dataset and no staging folder.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from typing import Any
 
 import numpy as np
 
+from geoeval import cancel
 from geoeval.errors import OutputError
+from geoeval.outputs import move_folder
 
 #: Rows (objects) per part written by the local engine.
 PART_ROWS = 1_000_000
@@ -139,7 +143,9 @@ def open_dataset(folder: str | os.PathLike[str], matchers: tuple[str, ...], id_k
     staging = target.with_name(f".{target.name}.geoeval-partial")
     if staging.exists():
         shutil.rmtree(staging)
-    staging.mkdir(parents=True)
+    with cancel.deferred():  # made and registered, or neither
+        staging.mkdir(parents=True)
+        cancel.track(staging, "tree")
     return ObjectsWriter(str(staging), tuple(matchers), id_kind,
                          None if crs is None else _projjson(crs), str(folder))
 
@@ -153,16 +159,13 @@ def finish(writer: ObjectsWriter, folder: str | os.PathLike[str], footers: list[
     pq.write_metadata(sch, staging / "_common_metadata")
     pq.write_metadata(sch, staging / "_metadata",
                       metadata_collector=[f for f in footers if f is not None])
-    target = Path(folder)
-    if target.is_dir():
-        target.rmdir()  # checked empty before the work
-    os.replace(staging, target)
-    return target
+    return move_folder(staging, folder)
 
 
 def abandon(writer: ObjectsWriter) -> None:
     """Remove the staging folder of a run that failed."""
     shutil.rmtree(writer.staging, ignore_errors=True)
+    cancel.untrack(writer.staging)
 
 
 def write_objects_dataset(result: Any, folder: str | os.PathLike[str]) -> Path:

@@ -361,3 +361,40 @@ def test_audit_outputs(tmp_path: Path, option: str, kind: str) -> None:
         target.write_text("x")
     run = run_cli("audit", "--quick", "-m", "iou", "-a", "translation", option, target)
     assert_error(run, option)
+
+
+# ------------------------------------------------------------- '-': standard output
+# Only the text reports (--json, --markdown, --html) take '-'; one of them at a time.
+# Refused before any work as a usage error naming the option; no file named '-'.
+@pytest.mark.parametrize("option", ["--gpkg", "--figure", "--breakdown-figure", "--csv-dir",
+                                    "--parquet-dir", "--objects"])
+def test_standard_output_refused_for_a_binary_or_folder_output(scene, tmp_path: Path,
+                                                              option: str) -> None:
+    ref, sub = scene
+    run = run_cli("score", ref, sub, "-m", "bgm", option, "-", cwd=tmp_path,
+                  inputs=[ref.parent])
+    assert_error(run, f"'{option}'", "'-' (standard output) takes a text report only",
+                 "geoeval score: error:", absent=[tmp_path / "-"])
+
+
+@pytest.mark.parametrize("args", [("score", "--json", "-", "--html", "-"),
+                                  ("rank", "--json", "-", "--html", "-")])
+def test_standard_output_given_to_two_outputs(scene, tmp_path: Path, args) -> None:
+    ref, sub = scene
+    run = run_cli(args[0], ref, sub, *args[1:], cwd=tmp_path, inputs=[ref.parent])
+    assert_error(run, "--json and --html both name '-' (standard output)",
+                 absent=[tmp_path / "-"])
+
+
+def test_standard_output_given_twice_by_two_names(scene, tmp_path: Path) -> None:
+    ref, sub = scene
+    run = run_cli("score", ref, sub, "--json", "-", "--html", "/dev/stdout", cwd=tmp_path,
+                  inputs=[ref.parent])
+    assert_error(run, "standard output is given to both --json and --html")
+
+
+def test_standard_output_for_the_audit_and_boxes(voc, tmp_path: Path) -> None:
+    run = run_cli("audit", "--quick", "--json", "-", "--markdown", "-", cwd=tmp_path)
+    assert_error(run, "--json and --markdown both name '-'")
+    run = run_cli("boxes", "voc", *voc, "--figure-dir", "-", cwd=tmp_path, inputs=list(voc))
+    assert_error(run, "'--figure-dir'", "standard output", absent=[tmp_path / "-"])
