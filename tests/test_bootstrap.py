@@ -160,7 +160,7 @@ def test_one_block_gives_the_point_ranking():
     ref, perfect, other = contest()
     b = contest_bootstrap(ref, {"A": perfect, "B": other}, "iou",
                           ("precision", "recall", "accuracy"), n=50, block_size=1e4)
-    assert b["p_first"] == {"A": 1.0, "B": 0.0}
+    assert b["undominated"] == {"A": 1.0, "B": 0.0}
     assert b["rank_interval"] == {"A": [1, 1], "B": [2, 2]}
     assert b["robust_edges"] == [["A", "B"]]
     assert b["dominance"]["A"]["B"] == 1.0 and b["dominance"]["B"]["A"] == 0.0
@@ -170,7 +170,7 @@ def test_identical_submissions_tie_in_every_replicate():
     ref, _, other = contest()
     b = contest_bootstrap(ref, {"A": other, "B": other}, "iou", ("precision", "recall"), n=200,
                           block_size=50.0, seed=1)
-    assert b["p_first"] == {"A": 1.0, "B": 1.0}
+    assert b["undominated"] == {"A": 1.0, "B": 1.0}
     assert b["rank_interval"] == {"A": [1, 2], "B": [1, 2]}
     assert b["robust_edges"] == []
 
@@ -182,7 +182,7 @@ def test_paired_and_seeded():
     b = contest_bootstrap(ref, {"A": perfect, "B": other}, "iou", ("precision", "recall"), **kw)
     assert a == b
     # B is never better than a perfect A on the same blocks: A is never dominated
-    assert a["p_first"]["A"] == 1.0
+    assert a["undominated"]["A"] == 1.0
 
 
 def test_ranking_figure_marks_robust_dominance(tmp_path):

@@ -103,12 +103,44 @@ def test_leaderboard_numbers_equal_the_json_report(contest):
             assert r[col][1].split()[0] == f"{value:.4f}"
         lo, hi = report["rank_intervals"][name]
         assert r["interval"] == [f"{lo} {hi}", f"{lo}–{hi}"]
-        assert float(r["expected"][0]) == report["deciding_expected_ranks"][name]
-        assert r["expected"][1] == f"{report['deciding_expected_ranks'][name]:.2f}"
+        assert "expected" not in r  # converged: the expected rank decided nothing
         freq = report["rank_frequencies"][name]
-        assert float(r["p_first"][0]) == pytest.approx(freq[0] / sum(freq), rel=1e-15)
-        assert float(r["p_first_bootstrap"][0]) == boot["p_first"][name]
+        assert float(r["first_share"][0]) == pytest.approx(freq[0] / sum(freq), rel=1e-15)
+        assert float(r["undominated"][0]) == boot["undominated"][name]
         assert r["boot_interval"][0] == " ".join(map(str, boot["rank_interval"][name]))
+
+
+#: The text of the questions and answers in brief that the first screen shows whole.
+FIRST_SCREEN = """JSON.stringify(Array.from(document.querySelectorAll('#brief dt, #brief dd'))
+  .filter(e => e.getBoundingClientRect().bottom <= window.innerHeight)
+  .map(e => e.textContent))"""
+
+
+def test_the_first_screen_answers_the_three_questions(contest):
+    """A reader who never heard of Hasse diagrams reads the first screen (1280 × 900)
+    and learns why the first is above the second, how sure the order is and who
+    could have won, with the numbers of the JSON report."""
+    from test_ranking_answers import assert_answers
+
+    browser, url, report, _ = contest
+    page = browser.open(url, width=1280, height=900)
+    seen = json.loads(page.evaluate(FIRST_SCREEN))
+    assert len(seen) == 6, seen  # three questions, three answers, all in view
+    assert_answers(" ".join(seen), report)
+    # the leaderboard's headers break only where the page says (<br>), never inside
+    # a name: each is as many lines tall as it has parts
+    heads = json.loads(page.evaluate("""JSON.stringify(Array.from(
+      document.querySelectorAll('#board thead th')).map(th => {
+        const walk = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+        const tops = new Set();
+        for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+          if (!t.textContent.trim()) { continue; }
+          const r = document.createRange(); r.selectNodeContents(t);
+          Array.from(r.getClientRects()).forEach(x => tops.add(Math.round(x.top)));
+        }
+        return [th.innerText, tops.size, th.querySelectorAll('br').length + 1];
+      }))"""))
+    assert heads and all(lines == parts for _, lines, parts in heads), heads
 
 
 def test_works_without_javascript_and_sorts_with_it(contest):

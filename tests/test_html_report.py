@@ -122,7 +122,8 @@ def contest(tmp_path_factory):
     ref, subs = _scene()
     out = tmp_path_factory.mktemp("html") / "contest.html"
     result = geoeval.rank((ref, TRANSFORM, CRS), [(s, TRANSFORM, CRS) for s in subs.values()],
-                          names=list(subs), matcher="hoover", html=out, size_bins=[90])
+                          names=list(subs), matcher="hoover", html=out, size_bins=[90],
+                          bootstrap=20)
     return result, out, _parse(out.read_text(encoding="utf-8"))
 
 
@@ -140,9 +141,15 @@ def test_leaderboard_numbers_are_the_json_reports(contest):
             assert text.split()[0] == f"{report['submissions'][name][col]:.4f}"
         lo, hi = report["rank_intervals"][name]
         assert row["interval"] == (f"{lo} {hi}", f"{lo}–{hi}")
-        assert float(row["expected"][0]) == report["deciding_expected_ranks"][name]
+        # the expected rank only where it decided the order (the CRF stopped short)
+        assert ("expected" in row) == (not report["converged"])
         freq = report["rank_frequencies"][name]
-        assert float(row["p_first"][0]) == pytest.approx(freq[0] / sum(freq), rel=1e-15)
+        assert float(row["first_share"][0]) == pytest.approx(freq[0] / sum(freq), rel=1e-15)
+        assert row["first_share"][1].endswith("%")
+        boot = report["bootstrap"]
+        assert float(row["undominated"][0]) == boot["undominated"][name]
+        lo, hi = boot["rank_interval"][name]
+        assert row["boot_interval"] == (f"{lo} {hi}", f"{lo}–{hi}")
 
 
 def test_best_value_of_each_indicator_is_marked(contest):

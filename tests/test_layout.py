@@ -111,3 +111,39 @@ def test_console_script_piped_at_80_columns_cuts_no_number(tmp_path):
     assert "…" not in run.stdout
     assert max(len(line) for line in run.stdout.splitlines()) <= 80
     assert "0.8249" in run.stdout  # bgm's precision, whole
+
+
+def test_a_caption_wider_than_its_table_is_left_aligned_text_at_the_console_width():
+    table = Table(title="narrow", caption="a long footnote " * 12)
+    table.add_column("k")
+    table.add_column("v", justify="right")
+    table.add_row("a", "1.0000")
+    text = render([table], 80)
+    lines = text.splitlines()
+    note = [line for line in lines if "footnote" in line]
+    assert len(note) == 3  # 192 characters wrapped at 80 columns, not at the table's 12
+    assert all(line.startswith("a long footnote") for line in note)  # not centred
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_a_title_wider_than_its_table_stays_on_one_line():
+    title = "s4_fragmented_with_a_long_name.tif  vs  reference.tif"
+    table = Table(title=title)
+    table.add_column("")
+    table.add_column("bgm", justify="right")
+    table.add_row("precision", "0.6695")
+    text = render([table], 80)
+    assert text.splitlines()[0] == title
+    table = Table(title="short")  # a title that fits is centred over the table, as before
+    table.add_column("a column")
+    table.add_row("x")
+    assert render([table], 80).splitlines()[0].strip() == "short"
+
+
+def test_no_line_ends_in_spaces():
+    table, _ = wide_table(2)
+    table.title = "t"  # centred: rich pads it on both sides
+    from rich.text import Text
+
+    text = render([table, Text("a sentence long enough to wrap " * 6)], 60)
+    assert text.strip() and not [line for line in text.splitlines() if line != line.rstrip()]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -217,8 +218,10 @@ def test_cli_table(scores_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     )
     assert code == 0
     text = capsys.readouterr().out
-    assert "5 linear extensions (exact" in text
-    assert "(CRF) operator ranked them in 2 rounds" in " ".join(text.split())
+    words = " ".join(text.split())
+    assert "the share of the 5 orderings the indicators allow (exact count" in words
+    assert "(CRF) operator ranked them in 2 rounds" in words
+    assert "E(rank)" not in text  # converged: the expected rank decided nothing
     assert json.loads(out.read_text())["ranking"] == ["A", "B", "X", "C", "D"]
     assert fig.stat().st_size > 0
 
@@ -255,10 +258,28 @@ def test_sample_contest_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     from geoeval.cli.main import main
 
     out, fig = tmp_path / "contest.json", tmp_path / "contest.png"
-    args = ["rank", str(SAMPLE / "reference.tif"), *map(str, SUBMISSIONS), "--matcher", "bgm"]
+    args = ["rank", str(SAMPLE / "reference.tif"), *map(str, SUBMISSIONS), "--matcher", "bgm",
+            "--bootstrap", "30"]
     assert main([*args, "--json", str(out), "--figure", str(fig)]) == 0
-    assert "Ranking — matcher bgm" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "Ranking — matcher bgm" in text
     d = json.loads(out.read_text())
+    # the terminal answers the organiser's three questions (test_ranking_answers.py) ...
+    from test_ranking_answers import assert_answers
+
+    assert_answers(text, d)
+    # ... and so does the contest page, in its first section, before the leaderboard
+    import dataclasses
+    import html
+
+    from geoeval.report.html import render_page
+
+    ranked = dataclasses.replace(rank_indicators(d["submissions"], matcher="bgm"),
+                                 bootstrap=d["bootstrap"])
+    page = render_page(entries=[], ranking=ranked, command="geoeval rank …")
+    brief = page.split('<section id="brief"')[1].split("</section>")[0]
+    assert page.index('id="brief"') < page.index('id="leaderboard"')
+    assert_answers(html.unescape(re.sub(r"<[^>]+>", " ", brief)), d)
     assert JSON_KEYS <= set(d) and d["matcher"] == "bgm" and d["method"] == "exact"
     assert sorted(d["ranking"]) == sorted(p.stem for p in SUBMISSIONS)
     assert d["indicators"] == ["precision", "recall", "accuracy"]
@@ -338,7 +359,7 @@ def test_table_expected_ranks_follow_the_order(capsys) -> None:
     """E(rank) of the round that decided agrees with the ranking (round 0's does not
     here: s3 2.8 < s1 3.0, yet s1 ranks above s3 after one CRF round, where both
     have 5/2 and accuracy breaks the tie)."""
-    from geoeval.report.tables import ranking_tables
+    from geoeval.report.ranking_tables import ranking_tables
 
     table = {"s0": {"p": 0.4, "r": 0.6, "a": 0.6}, "s1": {"p": 0.0, "r": 0.0, "a": 1.0},
              "s2": {"p": 0.8, "r": 1.0, "a": 0.6}, "s3": {"p": 0.8, "r": 0.2, "a": 0.4},
@@ -356,7 +377,9 @@ def test_table_expected_ranks_follow_the_order(capsys) -> None:
     for x in ranking_tables(r):
         console.print(x)
     text = console.export_text()
-    assert "E(rank), CRF 1" in text
+    assert "┃ E(rank), ┃" in text  # a column: it decides, since the CRF stopped short
+    assert ("E(rank): expected rank in CRF round 1's orderings, which orders the entries the "
+            "CRF operator left incomparable") in " ".join(text.split())
     words = " ".join(text.split())
     assert "ordered by round 1's expected rank E(rank)" in words
     assert ("s1 and s3 have the same expected rank 2.500 and are incomparable" in words

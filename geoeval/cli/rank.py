@@ -163,14 +163,9 @@ def rank_command(
 
 
 def _tables(result: object) -> list[Any]:
-    from geoeval.report.tables import ranking_tables
+    from geoeval.report.ranking_tables import ranking_tables
 
-    parts = list(ranking_tables(result))
-    if getattr(result, "bootstrap", None) is not None:
-        from geoeval.report.strata_tables import rank_bootstrap_table
-
-        parts.append(rank_bootstrap_table(result))
-    return parts
+    return ranking_tables(result)
 
 
 def register(app: typer.Typer) -> None:

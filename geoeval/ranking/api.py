@@ -70,7 +70,8 @@ class RankingResult:
         Matcher used to score the submissions (``rank`` only).
     bootstrap : dict or None
         Paired spatial block bootstrap of the contest (``rank(bootstrap=N)``):
-        probability of ranking first, rank intervals, dominance frequencies.
+        the share of replicates in which each entry is undominated, rank
+        intervals, dominance frequencies.
     """
 
     names: tuple[str, ...]
@@ -91,7 +92,14 @@ class RankingResult:
 
     # ------------------------------------------------------------------ views
     def __repr__(self) -> str:
-        return f"<RankingResult {' > '.join(self.ranking)}>"
+        names = list(self.ranking)
+        shown = ", ".join(names if len(names) <= 5 else [*names[:4], "…", names[-1]])
+        n = len(names)
+        fixed = int(np.count_nonzero(self.poset.better))
+        share = float(self.stats.probabilities()[self.names.index(names[0]), 0])
+        return (f"<RankingResult of {n}: {shown} (best first) on {', '.join(self.indicators)}; "
+                f"{fixed} of {n * (n - 1) // 2} pairs ordered by dominance; {names[0]} first "
+                f"in {100 * share:.0f}% of the orderings>")
 
     @property
     def method(self) -> str:

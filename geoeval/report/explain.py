@@ -36,7 +36,8 @@ def header(name: str, result: Any) -> str:
     return f"{name}\n{spec.words(spec.header, getattr(result, 'parameters', None))}"
 
 
-def _join(names: list[str]) -> str:
+def and_list(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
     if len(names) <= 1:
         return "".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]
@@ -112,11 +113,11 @@ def explain(result: Any) -> list[str]:
     for count, what, credited, keep, kept, rest_as in cases:
         if not count:
             continue
-        rest = (f"; {_join(one_to_one)} {_verb(one_to_one, *keep)} {kept} "
+        rest = (f"; {and_list(one_to_one)} {_verb(one_to_one, *keep)} {kept} "
                 f"and {_verb(one_to_one, 'counts', 'count')} the others as {rest_as}"
                 if one_to_one else "")
         lines.append(f"{count:,} {what}: "
-                     f"{_join(many)} {_verb(many, 'credits', 'credit')} {credited}{rest}.")
+                     f"{and_list(many)} {_verb(many, 'credits', 'credit')} {credited}{rest}.")
     if "iou" in ms and "bgm" in ms and found["iou"] < found["bgm"]:
         lines.append(f"iou needs IoU ≥ {th['t']:g}: it finds {found['bgm'] - found['iou']:,} "
                      "fewer reference objects than bgm, which takes any overlap.")
@@ -160,7 +161,7 @@ def _best_on(result: Any, group: list[str]) -> list[str]:
         best = [n for n in group if vals.get(n) == top]
         if len(best) == len(vals):
             continue  # equal on it: it decides nothing
-        out.append(f"best on {col}: {_join(best)} ({top:.4f})")
+        out.append(f"best on {col}: {and_list(best)} ({top:.4f})")
     return out
 
 
@@ -185,7 +186,9 @@ def ranking_lines(result: Any) -> list[str]:
         lines.append("That order already ranks the submissions: no CRF round was needed.")
     elif result.converged:
         lines.append(f"The cumulative rank frequency (CRF) operator ranked them in {k} "
-                     f"round{'s' if k > 1 else ''}; E(rank) is round {k}'s.")
+                     f"round{'s' if k > 1 else ''}: each round puts one entry above another "
+                     "when it is among the top r at least as often in the previous round's "
+                     "orderings, for every rank r.")
     elif result.stop_reason == "no change" and k == 0:
         lines.append("The order was already stable: the cumulative rank frequency (CRF) "
                      "operator adds no comparison to it, so no iteration was needed; entries "
@@ -230,5 +233,5 @@ def ranking_lines(result: Any) -> list[str]:
             rule = f"by the tie-breaker, {shown} (higher first): {numbers}"
             if tie["by"] == "accuracy, then name":
                 rule += ", then by name where equal"
-        lines.append(f"{_join(group)} {level} and are {what}; ordered {rule}.")
+        lines.append(f"{and_list(group)} {level} and are {what}; ordered {rule}.")
     return lines

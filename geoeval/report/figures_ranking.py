@@ -118,7 +118,7 @@ def hasse_drawing(result: RankingResult, ax: Axes) -> dict[str, Any]:
     texts, boxes = {}, {}
     for name in result.names:
         x, y = xy[name]
-        first = "" if boot is None else f"\nP(first) {boot['p_first'][name]:.2f}"
+        first = "" if boot is None else f"\nundominated {100 * boot['undominated'][name]:.0f}%"
         boxes[name] = (x - BOX[0] / 2, y - BOX[1] / 2, x + BOX[0] / 2, y + BOX[1] / 2)
         ax.add_patch(FancyBboxPatch((x - BOX[0] / 2, y - BOX[1] / 2), BOX[0], BOX[1],
                                     boxstyle="round,pad=0,rounding_size=0.03", fc="white",
@@ -149,8 +149,8 @@ def hasse_drawing(result: RankingResult, ax: Axes) -> dict[str, Any]:
     ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)}); #k = final rank", fontsize=9)
     if boot is not None:
         ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)});\n#k = final rank; "
-                     f"bold: dominance in ≥ {boot['confidence']:.0%}\nof {boot['n']} paired "
-                     "bootstrap replicates", fontsize=9)
+                     f"undominated in x% of {boot['n']} paired bootstrap replicates;\n"
+                     f"bold: dominance in ≥ {boot['confidence']:.0%} of them", fontsize=9)
     return {"boxes": boxes, "edges": edges}
 
 
@@ -183,20 +183,23 @@ def _fit_text(ax: Axes, texts: dict[str, Any]) -> None:
 
 
 def plot_rank_frequencies(result: RankingResult, ax: Axes) -> Any:
-    """Heat map of ``Pr(rank = r)`` (rows: submissions in final order; columns:
-    ranks 1..n) on ``ax``; returns the image (for a colour bar)."""
+    """Heat map of ``Pr(rank = r)`` over the orderings the indicators allow (the
+    linear extensions of the dominance order, round 0: later CRF rounds only
+    resolve it, their frequencies end on the diagonal); rows: submissions in
+    final order, columns: ranks 1..n, drawn on ``ax``. Returns the image (for a
+    colour bar)."""
     order = list(result.ranking)
     index = {n: i for i, n in enumerate(result.names)}
-    stats = result.deciding_stats  # the round that decided the order, as the table shows
+    stats = result.stats
     prob = stats.probabilities()[[index[n] for n in order]]
     n = len(order)
     image = ax.imshow(prob, cmap="viridis", vmin=0.0, vmax=max(float(prob.max()), 1e-12))
     ax.set_xticks(range(n), [str(r) for r in range(1, n + 1)], fontsize=7)
     ax.set_yticks(range(n), order, fontsize=7)
     ax.set_xlabel("rank")
-    method = "exact" if stats.exact else "sampled"
-    where = "" if result.deciding_round == 0 else f", CRF round {result.deciding_round}"
-    ax.set_title(f"Rank frequencies ({method}{where})", fontsize=9)
+    count = (f"{stats.linear_extensions:,}" if stats.exact else "sampled")
+    ax.set_title(f"Share of the orderings the indicators allow\n({count}) giving each rank",
+                 fontsize=9)
     if n <= 12:
         for i in range(n):
             for j in range(n):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import io
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -114,7 +115,7 @@ def fit(table: Any, width: int | None = None, keys: int | None = None) -> list[A
     for col in table.columns[k:]:  # values never wrap nor end in an ellipsis
         col.no_wrap = True
     if natural_width(table) <= width:
-        return [table]
+        return _loose_words(table)
     key_cols = list(range(k))
     values = list(range(k, len(table.columns)))
     bands: list[list[int]] = []
@@ -147,6 +148,30 @@ def fit(table: Any, width: int | None = None, keys: int | None = None) -> list[A
     return out
 
 
+def _loose_words(table: Any) -> list[Any]:
+    """``table`` with a title or caption wider than its columns taken out as text:
+    the title above and the caption below, left-aligned and wrapped to the
+    console's width, instead of centred and wrapped to the table's (a title on
+    two lines, a caption as a narrow centred column)."""
+    from rich.text import Text
+
+    bare = copy.copy(table)
+    bare.title = bare.caption = None
+    wide = natural_width(bare)
+    above: list[Any] = []
+    below: list[Any] = []
+    for attr, words, style in (("title", table.title, table.title_style or "bold"),
+                               ("caption", table.caption, table.caption_style or "dim")):
+        if words is None:
+            continue
+        text = words if isinstance(words, Text) else Text(str(words), style=style)
+        if text.cell_len <= wide:
+            setattr(bare, attr, words)  # fits: centred over (under) the table as usual
+        else:
+            (above if attr == "title" else below).append(text)
+    return [*above, bare, *below] if above or below else [table]
+
+
 def _even(values: list[int], n: int) -> list[list[int]]:
     size, extra = divmod(len(values), n)
     out, start = [], 0
@@ -162,9 +187,16 @@ def show(console: Any, renderables: Iterable[Any]) -> None:
     for the console's width."""
     from rich.table import Table
 
+    parts: list[Any] = []
     for item in renderables:
-        if isinstance(item, Table):
-            for part in fit(item, console.width):
-                console.print(part)
-        else:
-            console.print(item)
+        parts += fit(item, console.width) if isinstance(item, Table) else [item]
+    for part in parts:
+        with console.capture() as captured:
+            console.print(part)
+        # rich pads centred titles and wrapped lines with spaces: none at a line's end
+        console.file.write(_TRAILING.sub(r"\1", captured.get()))
+    console.file.flush()
+
+
+#: Spaces at the end of a line, before any closing colour codes.
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)

@@ -140,26 +140,3 @@ def bootstrap_table(summaries: dict[str, Any]) -> Any:
     table.caption = (f"{boot['n']} replicates, seed {boot['seed']}, blocks "
                      f"{boot['block_size']:g} CRS units ({nx} × {ny}), percentile intervals")
     return table
-
-
-def rank_bootstrap_table(result: Any) -> Any:
-    """Terminal table of a contest's paired bootstrap: P(first), rank interval."""
-    from rich.table import Table
-
-    b = result.bootstrap
-    table = Table(title=f"bootstrap of the ranking ({b['n']} paired replicates)",
-                  title_style="bold")
-    table.add_column("submission", style="bold")
-    table.add_column("Hasse rank", justify="right")
-    table.add_column("P(first)", justify="right")
-    table.add_column(f"{b['confidence']:.0%} rank interval", justify="right")
-    final = dict(zip(result.ranking, range(1, len(result.ranking) + 1), strict=True))
-    for name in result.ranking:
-        lo, hi = b["rank_interval"][name]
-        table.add_row(name, str(final[name]), f"{b['p_first'][name]:.3f}", f"[{lo}, {hi}]")
-    robust = ", ".join(f"{a} > {c}" for a, c in b["robust_edges"]) or "none"
-    table.caption = (f"same blocks for every submission ({b['block_size']:g} CRS units, seed "
-                     f"{b['seed']}); P(first): no submission dominates it on "
-                     f"{', '.join(b['indicators'])}; dominance in ≥ {b['confidence']:.0%} of "
-                     f"replicates: {robust}")
-    return table

@@ -82,43 +82,6 @@ def score_table(result: Any):
     return table
 
 
-def ranking_tables(result: Any) -> list[Any]:
-    """The ranking (Özdemir et al. 2010, §4.3): rank, indicators, rank interval and
-    expected rank, then the CRF rounds, the ties broken and the notes."""
-    from rich.table import Table
-    from rich.text import Text
-
-    st = result.stats
-    if st.exact:
-        count = f"{st.linear_extensions:,} linear extensions (exact, {st.states:,} up-sets)"
-    else:
-        est = st.linear_extensions_estimate
-        rse = st.linear_extensions_rse
-        est_text = "not estimated" if est is None else f"≈ {est:.4g} (rel. SE {rse:.2g})"
-        count = f"linear extensions {est_text}; sampled, {st.samples:,} steps, seed {st.seed}"
-    title = "Ranking" + (f" — matcher {result.matcher}" if result.matcher else "")
-    tab = Table(title=title, caption=count)
-    tab.add_column("rank", justify="right")
-    tab.add_column("name", no_wrap=True)
-    for col in result.indicators:
-        tab.add_column(col + (" ↓" if col in result.lower_is_better else ""), justify="right")
-    tab.add_column("interval", justify="center")
-    k = result.deciding_round
-    tab.add_column("E(rank)" if k == 0 else f"E(rank), CRF {k}", justify="right")
-    intervals, expected = result.rank_intervals, result.deciding_expected_ranks
-    for r, name in enumerate(result.ranking, start=1):
-        vals = [result.values[name].get(c) for c in result.indicators]
-        lo, hi = intervals[name]
-        tab.add_row(str(r), name, *[fmt(v) for v in vals], f"[{lo}, {hi}]",
-                    fmt(float(expected[name]), 3))
-    tab.geoeval_keys = 2  # rank and name: repeated in every band (report.layout)
-    from geoeval.report.explain import ranking_lines
-
-    out: list[Any] = [tab, *(Text(line) for line in ranking_lines(result))]
-    out += [Text(f"note: {note}") for note in (*result.notes, *st.notes)]
-    return out
-
-
 def metrics_table() -> Any:
     """The localisation metrics the audit knows (Hemery et al. 2010, Table 2)."""
     from rich.table import Table

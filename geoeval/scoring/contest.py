@@ -70,8 +70,8 @@ def rank(
         As in :func:`geoeval.ranking.api.rank_indicators`.
     bootstrap : int, optional
         Replicates of a paired spatial block bootstrap (same blocks for every
-        submission, seeded by ``seed``): each submission's probability of
-        ranking first, its rank interval and how often each dominance holds
+        submission, seeded by ``seed``): how often no submission dominates each
+        one (it could be first), its rank interval and how often each dominance holds
         (:mod:`geoeval.scoring.contest_bootstrap`), in ``RankingResult.bootstrap``.
     confidence, block_size
         Coverage of the bootstrap intervals; block side in CRS units.

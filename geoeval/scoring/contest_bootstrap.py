@@ -12,8 +12,8 @@ indicator and better on one) gives each submission a rank interval
 ``[1 + #dominating it, n - #dominated by it]``, the ranks it takes in the
 linear extensions of that order. Over the replicates:
 
-* ``p_first``: the share of replicates in which no submission dominates it
-  (it can be ranked first);
+* ``undominated``: the share of replicates in which no submission dominates it
+  (it could be ranked first: a dominance, not a probability of winning);
 * ``rank_interval``: the ``(1 - c)/2`` quantile of its best rank and the
   ``(1 + c)/2`` quantile of its worst rank;
 * ``dominance``: for each pair, the share of replicates in which one
@@ -96,7 +96,7 @@ def contest_bootstrap(reference: ObjectSet, results: dict[str, Any], matcher: st
         "n": n, "seed": seed, "confidence": confidence, "block_size": grid.size,
         "blocks": [grid.nx, grid.ny], "block_rule": grid.rule, "matcher": matcher,
         "indicators": list(indicators), "paired": True,
-        "p_first": {nm: float(np.mean(best[:, k] == 1)) for k, nm in enumerate(names)},
+        "undominated": {nm: float(np.mean(best[:, k] == 1)) for k, nm in enumerate(names)},
         "rank_interval": {nm: [int(lo[k]), int(hi[k])] for k, nm in enumerate(names)},
         "dominance": {names[j]: {names[i]: float(freq[i, j]) for i in range(m) if i != j}
                       for j in range(m)},

@@ -14,15 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from geoeval.report.explain import and_list
 from geoeval.report.objects import choose_matcher
+from geoeval.report.ranking_answers import orderings, percent, ranking_answers, trade_off
 
 if TYPE_CHECKING:  # pragma: no cover
     from geoeval.ranking.api import RankingResult
     from geoeval.scoring import ScoreResult
-
-
 
 def matcher_words() -> dict[str, str]:
     """What each registered matcher is, in words (:mod:`geoeval.matching.registry`:
@@ -32,13 +30,11 @@ def matcher_words() -> dict[str, str]:
     return {name: f"{m.name} ({m.title}, {m.source}): accuracy is {m.accuracy_words}"
             for name in registry.names() for m in [registry.get(name)]}
 
-
 #: Error types of the breakdown, in words (docs/breakdown.md).
 ERROR_WORDS = {"missed": "missed buildings (found)", "false_alarm": "false alarms (removed)",
                "merge": "merges (separated)", "split": "splits (joined)",
                "localisation": "outlines of one-to-one matches (made exact)",
                "all": "everything fixed"}
-
 
 @dataclass(frozen=True)
 class EntryReport:
@@ -54,7 +50,6 @@ class EntryReport:
     status_map: str
     worst: dict[str, Any] | None
     warnings: tuple[str, ...] = field(default=())
-
 
 def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
                  index: int = 0) -> EntryReport:
@@ -111,18 +106,19 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
                                           "objects": worst[2]},
         warnings=tuple(result.warnings))
 
-
 def _best(values: list[float | None], lower: bool) -> float | None:
     vals = [v for v in values if v is not None]
     if not vals:
         return None
     return min(vals) if lower else max(vals)
 
-
 def leaderboard(ranking: RankingResult) -> dict[str, Any]:
     """The leaderboard's rows and columns, every number as the JSON report has it
-    (:meth:`RankingResult.to_dict`): final order, indicators (best marked), rank
-    interval, expected rank, probability of rank 1."""
+    (:meth:`RankingResult.to_dict`): final order, indicators (best marked), the
+    ranks the indicators allow, the share of the orderings ranking the entry
+    first, the expected rank where it decided the order (``decides``: the CRF
+    operator stopped before a ranking) and, with a bootstrap, how often the entry
+    is undominated and its ranks in the replicates."""
     report = ranking.to_dict()
     names = list(report["ranking"])
     index = {n: i for i, n in enumerate(ranking.names)}
@@ -137,20 +133,20 @@ def leaderboard(ranking: RankingResult) -> dict[str, Any]:
     for name in names:
         row_freq = freq[name]
         total = float(sum(v for v in row_freq if v is not None))
-        first = None if not total else float(row_freq[0]) / total
         rows.append({
             "rank": report["final_rank"][name], "name": name,
             "values": [report["submissions"][name].get(c["name"]) for c in columns],
             "interval": report["rank_intervals"][name],
             "expected": report["deciding_expected_ranks"][name],
-            "p_first_orders": first,
-            "p_first_bootstrap": None if boot is None else boot["p_first"][name],
+            "first_share": None if not total else float(row_freq[0]) / total,
+            "undominated": None if boot is None else boot["undominated"][name],
             "boot_interval": None if boot is None else boot["rank_interval"][name],
             "level": next(k for k, lv in enumerate(report["levels"]) if name in lv),
             "index": index[name],
         })
-    return {"columns": columns, "rows": rows, "report": report}
-
+    return {"columns": columns, "rows": rows, "report": report,
+            "decides": not report["converged"], "round": report["deciding_round"],
+            "orderings": orderings(ranking)}
 
 def incomparable_pairs(ranking: RankingResult) -> list[str]:
     """Each pair of entries that neither dominates, in words: who is better on what.
@@ -159,41 +155,17 @@ def incomparable_pairs(ranking: RankingResult) -> list[str]:
     final order (the better-ranked entry first).
     """
     names = list(ranking.ranking)
-    cols = list(ranking.indicators)
-    sign = np.array([-1.0 if c in ranking.lower_is_better else 1.0 for c in cols])
-    vals = np.array([[ranking.values[n][c] for c in cols] for n in names], dtype=float)
-    oriented = vals * sign
-    n = len(names)
-    i, j = np.triu_indices(n, k=1)
-    a, b = oriented[i], oriented[j]
-    a_wins = a > b
-    b_wins = a < b
-    incomparable = (a_wins.any(axis=1) & b_wins.any(axis=1)) | ~(a_wins | b_wins).any(axis=1)
+    index = {n: k for k, n in enumerate(ranking.names)}
+    better = ranking.poset.better
     out = []
-    for k in np.flatnonzero(incomparable):
-        x, y = names[i[k]], names[j[k]]
-        if not (a_wins[k].any() or b_wins[k].any()):
-            out.append(f"{x} and {y} are tied: the same {_and(cols)}.")
-            continue
-
-        def wins(mask: np.ndarray, first: int, second: int) -> str:
-            return _and([f"{cols[c]} ({_num(vals[first, c])} against {_num(vals[second, c])})"
-                         for c in np.flatnonzero(mask)])
-
-        out.append(f"{x} and {y} are incomparable: {x} is better on "
-                   f"{wins(a_wins[k], i[k], j[k])}, {y} on {wins(b_wins[k], j[k], i[k])}.")
+    for k, a in enumerate(names):
+        for b in names[k + 1:]:
+            if better[index[a], index[b]] or better[index[b], index[a]]:
+                continue
+            words = trade_off(ranking, a, b)
+            out.append(f"{a} and {b} are incomparable: {words}." if words else
+                       f"{a} and {b} are tied: the same {and_list(list(ranking.indicators))}.")
     return out
-
-
-def _num(x: float) -> str:
-    return f"{x:.4f}"
-
-
-def _and(items: list[str]) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
-
 
 def order_in_words(ranking: RankingResult) -> list[str]:
     """How the final order came about: the number of orderings the indicators
@@ -214,14 +186,12 @@ def order_in_words(ranking: RankingResult) -> list[str]:
              f"the dominance order) possible{'' if st.exact else ', estimated by sampling'}.")
     return [first, *ranking_lines(ranking)]
 
-
 def _fmt(value: Any, digits: int = 4) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return "–"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
-
 
 def _environment() -> Any:
     import jinja2
@@ -231,10 +201,10 @@ def _environment() -> Any:
         autoescape=jinja2.select_autoescape(("html", "j2")),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _fmt
+    env.filters["percent"] = percent
     env.filters["signed"] = lambda x, d=4: "–" if x is None else f"{x:+.{d}f}"
     env.filters["raw"] = lambda x: "" if x is None else repr(float(x))
     return env
-
 
 def render_page(*, entries: list[EntryReport], ranking: RankingResult | None = None,
                 command: str, title: str | None = None, reference: str | None = None,
@@ -276,6 +246,7 @@ def render_page(*, entries: list[EntryReport], ranking: RankingResult | None = N
         "board": board,
         "incomparable": [] if ranking is None else incomparable_pairs(ranking),
         "order_words": [] if ranking is None else order_in_words(ranking),
+        "answers": [] if ranking is None else ranking_answers(ranking),
         "hasse": None if ranking is None else Markup(hasse_svg(ranking)),
         "rank_frequencies": None if ranking is None else Markup(rank_frequency_svg(ranking)),
         "entries": entries,
@@ -287,12 +258,10 @@ def render_page(*, entries: list[EntryReport], ranking: RankingResult | None = N
     }
     return env.get_template("page.html.j2").render(**context)
 
-
 def _slug(name: str) -> str:
     import re
 
     return "entry-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
-
 
 def write_html(path: str | os.PathLike[str], page: str) -> Path:
     """Write the page atomically (:func:`geoeval.outputs.write_text`)."""
