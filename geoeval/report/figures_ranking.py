@@ -148,8 +148,8 @@ def hasse_drawing(result: RankingResult, ax: Axes) -> dict[str, Any]:
                                 "shrinkA": 0, "shrinkB": 0, "mutation_scale": 10})
     ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)}); #k = final rank", fontsize=9)
     if boot is not None:
-        ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)});\n#k = final rank; "
-                     f"undominated in x% of {boot['n']} paired bootstrap replicates;\n"
+        ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)}); #k = final rank;\n"
+                     f"undominated: share of {boot['n']} paired bootstrap replicates;\n"
                      f"bold: dominance in ≥ {boot['confidence']:.0%} of them", fontsize=9)
     return {"boxes": boxes, "edges": edges}
 

@@ -64,7 +64,7 @@ def orderings(result: Any) -> str:
     st = result.stats
     if st.exact:
         n = st.linear_extensions
-        return ("the only ordering the indicators allow" if n == 1 else
+        return ("the orderings the indicators allow (here only one)" if n == 1 else
                 f"the {n:,} orderings the indicators allow")
     est = st.linear_extensions_estimate
     about = f"about {est:.3g}" if est is not None else "the very many"
@@ -169,7 +169,7 @@ def how_sure(result: Any) -> str:
     parts = []
     if fixed == pairs:
         parts.append("The indicators fix the whole order: of every two entries one is at "
-                     "least as good on every indicator.")
+                     "least as good on every indicator and better on one.")
     else:
         parts.append(f"The indicators fix {fixed} of the {pairs} pairs of entries (one at least "
                      f"as good on every indicator); the other {pairs - fixed} rest on a "
@@ -200,8 +200,9 @@ def how_sure(result: Any) -> str:
                      + ("; their order rests on the trade-off, not on a dominance."
                         if max(ab, ba) < 0.5 else "."))
     lo, hi = boot["rank_interval"][top]
-    parts.append(f"{top}'s possible ranks lie within {lo} to {hi} in {conf} of the "
-                 "replicates.")
+    parts.append((f"{top} is ranked {lo}" if lo == hi else
+                  f"The possible ranks of {top} lie within {lo} to {hi}")
+                 + f" in {conf} of the replicates.")
     return " ".join(parts)
 
 
@@ -228,12 +229,15 @@ def could_have_won(result: Any) -> str:
         parts = [f"Not on these indicators: {top} dominates every other entry."
                  if len(dominated) == len(names) - 1 else f"{top} is the only undominated entry."]
     if dominated and others:
-        parts.append(f"{dominated[0]} has an entry at least as good on every indicator and "
-                     "better on one above it (it is dominated), so no ordering puts it first."
-                     if len(dominated) == 1 else
-                     f"The other {len(dominated)} each have an entry at least as good on every "
-                     "indicator and better on one above them (they are dominated), so no "
-                     "ordering puts them first.")
+        if len(dominated) == 1:
+            idx = {n: k for k, n in enumerate(result.names)}
+            above = [n for n in names if result.poset.better[idx[dominated[0]], idx[n]]]
+            parts.append(f"{dominated[0]} is dominated ({and_list(above)} at least as good on "
+                         "every indicator and better on one), so no ordering puts it first.")
+        else:
+            parts.append(f"The other {len(dominated)} are each dominated (another entry is at "
+                         "least as good on every indicator and better on one), so no ordering "
+                         "puts them first.")
     boot = result.bootstrap
     if boot is not None:
         und = boot["undominated"]
@@ -249,7 +253,7 @@ def could_have_won(result: Any) -> str:
                          + (f"; {and_list(never)} {'is' if len(never) == 1 else 'are'} "
                             "dominated in every replicate." if never else "."))
         elif dominated:
-            parts.append("In the bootstrap they are dominated in every replicate too.")
+            parts.append("In the bootstrap, the others are dominated in every replicate too.")
         shaky = [n for n in undominated if und[n] < 1]
         if shaky:
             parts.append(and_list([f"{n} is undominated in only {percent(und[n])}"
