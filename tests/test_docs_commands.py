@@ -95,7 +95,7 @@ def test_the_docs_use_the_sample():
     ids=[i for i, _ in COMMANDS])
 def test_documented_command_runs(command, tmp_path):
     """Through the installed console script, piped, at 80 columns: exit 0, no
-    traceback, and no number cut (no ``…``, no line wider than 80)."""
+    traceback, no number cut (no ``…``, no line wider than 80), no trailing space."""
     exe = shutil.which("geoeval")
     assert exe, "the geoeval console script is not installed"
     (tmp_path / "sample_data").symlink_to(ROOT / "sample_data", target_is_directory=True)
@@ -106,6 +106,7 @@ def test_documented_command_runs(command, tmp_path):
     assert "Traceback" not in run.stderr
     assert "…" not in run.stdout, run.stdout
     assert max((len(line) for line in run.stdout.splitlines()), default=0) <= 80
+    assert [line for line in run.stdout.splitlines() if line != line.rstrip()] == []
 
 
 def test_box_sample_is_regenerated_exactly(tmp_path):

@@ -182,8 +182,12 @@ def test_no_crs_on_either_side_compares_shared_coordinates(tmp_path):
 def test_disjoint_extents_are_an_error(tmp_path):
     ref = write_raster(tmp_path / "ref.tif", np.ones((4, 4), dtype=np.uint8))
     far = write_layer(tmp_path / "far.gpkg", [shapely.box(0, 0, 1, 1)], oid=[1])
-    with pytest.raises(CRSMismatchError, match="does not overlap"):
+    with pytest.raises(CRSMismatchError, match="does not overlap") as err:
         read_pair(ref, far)
+    # both extents in plain numbers, as a GIS shows them (never 5e+05)
+    x0 = TRANSFORM.c
+    assert f"(0, 0, 1, 1) does not overlap the reference extent ({x0:.0f}, " in str(err.value)
+    assert "e+" not in str(err.value)
 
 
 def test_raster_against_vector_equals_raster_against_raster(tmp_path):

@@ -67,7 +67,7 @@ def assert_answers(text: str, report: dict) -> None:
     fixed = sum(dominates(values, ind, x, y) or dominates(values, ind, y, x)
                 for x, y in combinations(names, 2))
     pairs = len(names) * (len(names) - 1) // 2
-    assert (f"The indicators fix {fixed} of the {pairs} pairs" in sure
+    assert (f"The indicators fix {fixed} of the {pairs} pair" in sure
             or fixed == pairs and "fix the whole order" in sure)
     boot = report["bootstrap"]
     dom = boot["dominance"]
@@ -163,7 +163,7 @@ def test_without_a_bootstrap_the_answer_says_how_to_measure_it():
                         indicators=("p", "r"), tie_break=None)
     sure = ranking_answers(r)[1]
     assert sure.question == "How sure is this order?"
-    assert "--bootstrap N" in sure.answer and "fix 0 of the 1 pairs" in sure.answer
+    assert "--bootstrap N" in sure.answer and "fix 0 of the 1 pair of entries" in sure.answer
     won = ranking_answers(r)[2].answer
     assert won.startswith("Yes: B, like A, is dominated by no entry")
     assert "B in 50%" in won
@@ -191,7 +191,7 @@ def test_repr_of_incomparable_entries_does_not_order_them_by_dominance():
                         indicators=("p", "r"), tie_break=None)
     text = repr(r)
     assert ">" not in text.strip("<>") and len(text) < 300
-    assert "A, B (best first)" in text and "0 of 1 pairs ordered by dominance" in text
+    assert "A, B (best first)" in text and "0 of 1 pair ordered by dominance" in text
     assert "A first in 50% of the orderings" in text
 
 

@@ -17,7 +17,7 @@ def test_incomparable_entries_are_called_incomparable_with_who_wins_where():
                          "b": {"p": 0.5, "r": 0.9, "acc": 0.6}},
                         indicators=("p", "r"), tie_break="acc")
     text = words(r)
-    assert "1 of 1 pairs are incomparable" in text
+    assert "1 of 1 pair is incomparable" in text
     assert "a and b have the same expected rank 1.500 and are incomparable" in text
     assert "best on p: a (0.9000); best on r: b (0.9000)" in text
     assert "ordered by the tie-breaker, acc (higher first): 0.7000 > 0.6000" in text

@@ -205,6 +205,8 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
     from geoeval.report.tables import score_tables
 
     parts: list[Any] = [*score_tables(result), *summary_tables(result)]
+    # what was printed decides the hints: --html computes (and so prints) the breakdown
+    breakdown = breakdown or getattr(result, "breakdown", None) is not None
     if result.geometry is not None:
         from geoeval.report.geometry_tables import geometry_table
 

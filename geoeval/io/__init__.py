@@ -402,4 +402,14 @@ def _check_grid_extents(ref: ObjectSet, sub: ObjectSet) -> None:
 
 
 def _fmt(b: tuple[float, float, float, float]) -> str:
-    return "(" + ", ".join(f"{v:.6g}" for v in b) + ")"
+    """An extent as plain numbers, as a GIS shows coordinates: ``(569800, 1449599.2,
+    …)``, never ``1.4496e+06`` (micro-units kept, trailing zeros dropped).
+
+    >>> _fmt((569800.0, 1449599.2, 2.5e-7, -12.0))
+    '(569800, 1449599.2, 0, -12)'
+    """
+    def plain(v: float) -> str:
+        text = f"{v:.6f}".rstrip("0").rstrip(".")
+        return "0" if text == "-0" else text
+
+    return "(" + ", ".join(plain(float(v)) for v in b) + ")"

@@ -98,7 +98,8 @@ class RankingResult:
         fixed = int(np.count_nonzero(self.poset.better))
         share = float(self.stats.probabilities()[self.names.index(names[0]), 0])
         return (f"<RankingResult of {n}: {shown} (best first) on {', '.join(self.indicators)}; "
-                f"{fixed} of {n * (n - 1) // 2} pairs ordered by dominance; {names[0]} first "
+                f"{fixed} of {n * (n - 1) // 2} pair{'' if n == 2 else 's'} ordered by "
+                f"dominance; {names[0]} first "
                 f"in {100 * share:.0f}% of the orderings>")
 
     @property

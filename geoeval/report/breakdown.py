@@ -58,24 +58,38 @@ def breakdown_table(name: str, b: dict[str, Any]):
     from rich.table import Table
 
     now, errors = b["now"], b["errors"]
+    # an accuracy with no breakdown (BGM's area ratio, or undefined) gets no columns of
+    # dashes: the caption says why
+    show_acc = now["accuracy"] is not None or any(
+        errors[t]["fixed"]["accuracy"] is not None for t in (*ERROR_TYPES, "all"))
+    if show_acc:
+        caption = f"accuracy: {accuracy_label(name)}"
+    elif registry.accuracy_rule(name) == registry.MATCHED_AREA:
+        caption = (f"{name}'s accuracy ({accuracy_label(name)}: matched area over the area of "
+                   "all objects) has no breakdown: a fixed matching does not give that area")
+    else:
+        caption = f"{name}'s accuracy ({accuracy_label(name)}) is undefined here"
     title = f"{name}: what fixing each error type would gain"
-    table = Table(title=title, title_style="bold", min_width=len(title) + 2,
-                  caption=f"accuracy: {accuracy_label(name)}"
-                  + ("" if now["accuracy"] is not None
-                     or registry.accuracy_rule(name) != registry.MATCHED_AREA
-                     else " (area ratio: not attributable)"))
+    table = Table(title=title, title_style="bold", caption=caption)
     table.add_column("error", style="bold")
     table.add_column("count", justify="right")
     table.add_column("F1 if fixed", justify="right")
     table.add_column("F1 gain", justify="right")
-    table.add_column("acc. if fixed", justify="right")
-    table.add_column("acc. gain", justify="right")
-    table.add_row("now", "", fmt(now["f1"]), "", fmt(now["accuracy"]), "", end_section=True)
+    if show_acc:
+        table.add_column("acc. if fixed", justify="right")
+        table.add_column("acc. gain", justify="right")
+
+    def accuracy(*cells: str) -> tuple[str, ...]:
+        return cells if show_acc else ()
+
+    table.add_row("now", "", fmt(now["f1"]), "", *accuracy(fmt(now["accuracy"]), ""),
+                  end_section=True)
     for t in (*ERROR_TYPES, "all"):
         e = errors[t]
         table.add_row(ROWS[t], "" if t == "all" else str(e["count"]), fmt(e["fixed"]["f1"]),
-                      _signed(e["gain"]["f1"]), fmt(e["fixed"]["accuracy"]),
-                      _signed(e["gain"]["accuracy"]), end_section=t == ERROR_TYPES[-1])
+                      _signed(e["gain"]["f1"]),
+                      *accuracy(fmt(e["fixed"]["accuracy"]), _signed(e["gain"]["accuracy"])),
+                      end_section=t == ERROR_TYPES[-1])
     return table
 
 

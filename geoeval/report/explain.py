@@ -47,6 +47,15 @@ def _verb(names: list[str], singular: str, plural: str) -> str:
     return singular if len(names) == 1 else plural
 
 
+def plural(count: int, one: str, many: str) -> str:
+    """``one`` for a count of 1, else ``many`` (words agree with their number).
+
+    >>> f"1 {plural(1, 'detection covers', 'detections each cover')}"
+    '1 detection covers'
+    """
+    return one if count == 1 else many
+
+
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "–"
 
@@ -105,9 +114,11 @@ def explain(result: Any) -> list[str]:
     # (count, what happened, what the many-to-one matchers credit, what the one-to-one
     # ones keep (verb forms, object), and what they count the rest as)
     cases = (
-        (split, "reference objects were detected in several pieces", "the pieces",
-         ("keeps", "keep"), "one piece each", "false alarms"),
-        (merge, "detections each cover several reference objects", "them",
+        (split, plural(split, "reference object was detected in several pieces",
+                       "reference objects were detected in several pieces"), "the pieces",
+         ("keeps", "keep"), plural(split, "one piece", "one piece each"), "false alarms"),
+        (merge, plural(merge, "detection covers several reference objects",
+                       "detections each cover several reference objects"), "them",
          ("matches", "match"), "one of them", "missed"),
     )
     for count, what, credited, keep, kept, rest_as in cases:
@@ -119,12 +130,16 @@ def explain(result: Any) -> list[str]:
         lines.append(f"{count:,} {what}: "
                      f"{and_list(many)} {_verb(many, 'credits', 'credit')} {credited}{rest}.")
     if "iou" in ms and "bgm" in ms and found["iou"] < found["bgm"]:
-        lines.append(f"iou needs IoU ≥ {th['t']:g}: it finds {found['bgm'] - found['iou']:,} "
-                     "fewer reference objects than bgm, which takes any overlap.")
+        fewer = found["bgm"] - found["iou"]
+        lines.append(f"iou needs IoU ≥ {th['t']:g}: it finds {fewer:,} fewer "
+                     f"{plural(fewer, 'reference object', 'reference objects')} than bgm, "
+                     "which takes any overlap.")
     if "hoover" in ms and "mom" in ms and found["hoover"] < found["mom"]:
+        fewer = found["mom"] - found["hoover"]
         lines.append(f"hoover needs the pieces to cover at least T = {th['T']:g} of each "
-                     f"other: it finds {found['mom'] - found['hoover']:,} fewer reference "
-                     "objects than mom, which has no threshold.")
+                     f"other: it finds {fewer:,} fewer "
+                     f"{plural(fewer, 'reference object', 'reference objects')} than mom, "
+                     "which has no threshold.")
     return lines
 
 
@@ -178,9 +193,11 @@ def ranking_lines(result: Any) -> list[str]:
                        if not better[i, j] and not better[j, i])
     cols = ", ".join(c + (" (lower is better)" if c in result.lower_is_better else "")
                      for c in result.indicators)
+    pairs = n * (n - 1) // 2
     lines = [f"One submission is above another when it is at least as good on every "
-             f"indicator ({cols}) and better on one; {incomparable} of {n * (n - 1) // 2} "
-             "pairs are incomparable (each better on some indicator, or identical)."]
+             f"indicator ({cols}) and better on one; {incomparable} of {pairs} "
+             f"{plural(pairs, 'pair', 'pairs')} {plural(incomparable, 'is', 'are')} "
+             "incomparable (each better on some indicator, or identical)."]
     k = len(result.rounds)
     if result.converged and k == 0:
         lines.append("That order already ranks the submissions: no CRF round was needed.")

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.report.explain import and_list
+from geoeval.report.explain import and_list, plural
 
 
 @dataclass(frozen=True)
@@ -171,10 +171,13 @@ def how_sure(result: Any) -> str:
         parts.append("The indicators fix the whole order: of every two entries one is at "
                      "least as good on every indicator and better on one.")
     else:
-        parts.append(f"The indicators fix {fixed} of the {pairs} pairs of entries (one at least "
-                     f"as good on every indicator); the other {pairs - fixed} rest on a "
-                     f"trade-off between indicators, and the orderings they allow put {top} "
-                     f"first in {percent(shares[top])} of cases.")
+        rest = pairs - fixed
+        parts.append(f"The indicators fix {fixed} of the {pairs} "
+                     f"{plural(pairs, 'pair', 'pairs')} of entries (one at least "
+                     "as good on every indicator); "
+                     + ("the other rests" if rest == 1 else f"the other {rest} rest")
+                     + f" on a trade-off between indicators, and the orderings they allow put "
+                     f"{top} first in {percent(shares[top])} of cases.")
     boot = result.bootstrap
     if boot is None:
         parts.append("How much the order depends on which parts of the scene were scored is "
