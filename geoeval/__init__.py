@@ -17,7 +17,9 @@ already read, as here: two reference squares, one detection of the first.
 
 from __future__ import annotations
 
+import functools
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 from geoeval._version import __version__  # noqa: F401 (geoeval.__version__)
@@ -26,6 +28,7 @@ from geoeval.challenges import registry as _boxes
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "GeoevalError": "geoeval.errors",
+    "GeoevalWarning": "geoeval.errors",
     "InputError": "geoeval.errors",
     "ObjectSet": "geoeval.objects",
     "LabelGrid": "geoeval.grid",
@@ -69,16 +72,38 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = sorted([*_EXPORTS, *(p.api for p in map(_boxes.get, _boxes.names()) if p.api)])
 
+#: Public functions whose result carries ``warnings`` (and every box protocol's
+#: evaluator): each is also given as a Python warning (:class:`geoeval.GeoevalWarning`),
+#: as geopandas gives its own.
+_WARN: frozenset[str] = frozenset({"score", "score_objects", "score_scenes", "evaluate_boxes"})
+
+
+def _warning(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``, its result's warnings also given with :func:`warnings.warn`."""
+    from geoeval.errors import emit
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
+        emit(result)
+        return result
+
+    return call
+
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is not None:
         value = getattr(importlib.import_module(module), name)
+        warns = name in _WARN
     else:
         protocol = _boxes.by_api(name)
         if protocol is None:
             raise AttributeError(f"module 'geoeval' has no attribute {name!r}")
         value = _boxes.resolve(protocol.evaluate)
+        warns = True  # a box protocol's result carries its readers' warnings
+    if warns:
+        value = _warning(value)
     globals()[name] = value
     return value
 

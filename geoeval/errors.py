@@ -42,6 +42,31 @@ class SolverError(GeoevalError):
     """An optimisation solver failed or returned a non-optimal status."""
 
 
+class GeoevalWarning(UserWarning):
+    """What geoeval accepted with a remark (a box outside its image, an input
+    reprojected, a side with no objects …). The public functions give each of a
+    result's ``warnings`` as a Python warning of this class too (as geopandas
+    does), so ``warnings.simplefilter("error", GeoevalWarning)`` or pytest's
+    ``filterwarnings`` can act on them; the CLI prints them itself instead."""
+
+
+def result_warnings(result: object) -> list[str]:
+    """A result's warnings: its ``warnings``, then each scene's (``scene: text``)."""
+    out = [str(w) for w in getattr(result, "warnings", ()) or ()]
+    for scene in getattr(result, "scenes", ()) or ():
+        out += [f"{getattr(scene, 'name', '')}: {w}" for w in getattr(scene, "warnings", ())]
+    return out
+
+
+def emit(result: object, stacklevel: int = 3) -> None:
+    """Give each of ``result``'s warnings as a :class:`GeoevalWarning` (``stacklevel``
+    3: the warning points at the line that called the public function)."""
+    import warnings
+
+    for text in result_warnings(result):
+        warnings.warn(text, GeoevalWarning, stacklevel=stacklevel)
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message (for one-line errors)."""
     text = str(exc).strip()

@@ -123,7 +123,8 @@ def test_crowd_region_hand_worked():
     assert r.stats["AP"] == pytest.approx(1.0)
     assert r.stats["AR100"] == pytest.approx(1.0)
     assert r.stats["APs"] == pytest.approx(1.0)  # the person (area 100) is small
-    assert r.stats["APm"] == -1 and r.stats["APl"] == -1  # only the crowd is large
+    # only the crowd is large: undefined, None (the JSON's null, the table's –), not -1
+    assert r.stats["APm"] is None and r.stats["APl"] is None
     # without the crowd flag the two crowd detections are FPs ranked above the TP
     plain = copy.deepcopy(gt)
     plain["annotations"][1]["iscrowd"] = 0
@@ -145,8 +146,9 @@ def test_empty_and_degenerate_inputs():
     no_gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "a"}], "annotations": []}
     r = evaluate_coco(no_gt, [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 5, 5],
                                "score": 0.5}])
-    assert all(v == -1 for v in r.stats.values())
+    assert all(v is None for v in r.stats.values())
     assert all(v is None for v in r.to_dict()["stats"].values())
+    assert (r.stats_array == -1).all()  # COCOeval's convention, to compare with it
 
 
 def test_bad_inputs():
@@ -262,7 +264,7 @@ def test_small_random_cases_bit_for_bit(data, n_img, n_cat, crowd_p, id0):
     gt, dets = _small_case(ints, floats, n_img, n_cat, crowd_p, id0)
     if not dets:  # pycocotools cannot load an empty result list
         r = evaluate_coco(gt, dets)
-        assert all(v in (-1.0, 0.0) for v in r.stats.values())
+        assert all(v in (None, 0.0) for v in r.stats.values())
         return
     ev = official(gt, dets)
     r = evaluate_coco(gt, dets)

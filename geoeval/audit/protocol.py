@@ -67,6 +67,13 @@ class AuditResult:
     n_results: int = 0
     seconds: float = 0.0
 
+    def __repr__(self) -> str:
+        from geoeval.reprs import listed
+
+        return (f"<AuditResult {len(self.metrics)} metrics ({listed(self.metrics, 4)}) × "
+                f"{len(self.alterations)} alterations × {len(self.shapes)} shapes: "
+                f"{self.n_results:,} altered results in {self.seconds:.1f} s>")
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (see ``docs/audit.md``)."""
         from geoeval.audit.summary import result_dict

@@ -57,6 +57,8 @@ from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, read_coco_pair
 from geoeval.measures.boundary_band import DILATION_RATIO
 from geoeval.parallel import workers
+from geoeval.reprs import number as _short
+from geoeval.reprs import warned as _warned
 
 #: IoU thresholds .50:.05:.95, built exactly as the official evaluator builds them.
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
@@ -75,10 +77,11 @@ class CocoResult:
 
     Attributes
     ----------
-    stats : dict of str -> float
+    stats : dict of str -> float or None
         The twelve numbers ``AP AP50 AP75 APs APm APl AR1 AR10 AR100 ARs ARm
-        ARl``, each -1 when undefined (COCO's convention; :meth:`to_dict`
-        reports ``None``).
+        ARl``, ``None`` when undefined (no reference box in that area range: the
+        JSON's ``null`` and the table's ``–``; COCOeval writes -1, as
+        :attr:`stats_array` does).
     per_class : dict of str -> dict
         Per category name: ``category_id``, ``ap`` (IoU .50:.95, all areas,
         100 detections), ``ap50``, ``ap75``, ``n_reference`` (non-crowd reference boxes);
@@ -100,7 +103,7 @@ class CocoResult:
         The boundary band's ratio of the image diagonal (``boundary`` only).
     """
 
-    stats: dict[str, float]
+    stats: dict[str, float | None]
     per_class: dict[str, dict[str, Any]]
     precision: np.ndarray = field(repr=False)
     recall: np.ndarray = field(repr=False)
@@ -112,13 +115,20 @@ class CocoResult:
     iou_type: str = "bbox"
     dilation_ratio: float | None = None  # boundary only
 
+    def __repr__(self) -> str:
+        ap = ", ".join(f"{k} {_short(self.stats[k])}" for k in ("AP", "AP50", "AP75", "AR100"))
+        return (f"<CocoResult {self.iou_type}: {self.n_images} images, {len(self.category_ids)} "
+                f"categories, {self.n_reference} reference and {self.n_submission} submitted "
+                f"objects; {ap}{_warned(self.warnings)}>")
+
     @property
     def stats_array(self) -> np.ndarray:
-        """The twelve numbers in COCOeval ``stats`` order (with -1)."""
-        return np.array([self.stats[k] for k in STAT_NAMES])
+        """The twelve numbers in COCOeval ``stats`` order, -1 where undefined (as
+        COCOeval writes them, to compare with it)."""
+        return np.array([-1.0 if self.stats[k] is None else self.stats[k] for k in STAT_NAMES])
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``stats`` (``None`` for COCO's -1) and ``per_class``."""
+        """JSON-ready: ``stats`` (``None`` where undefined) and ``per_class``."""
         extra = {} if self.dilation_ratio is None else {"dilation_ratio": self.dilation_ratio}
         return {
             "protocol": f"coco-{self.iou_type}",
@@ -126,7 +136,7 @@ class CocoResult:
             "n_images": self.n_images,
             "n_reference": self.n_reference,
             "n_submission": self.n_submission,
-            "stats": {k: _defined(v) for k, v in self.stats.items()},
+            "stats": dict(self.stats),
             "per_class": self.per_class,
             "warnings": list(self.warnings),
         }
@@ -181,8 +191,8 @@ def evaluate_coco(
     ...                        "bbox": [0, 0, 10, 10], "area": 100, "iscrowd": 0}]}
     >>> submission = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.9}]
     >>> r = evaluate_coco(reference, submission)
-    >>> round(r.stats["AP"], 6), r.stats["APm"]
-    (1.0, -1.0)
+    >>> round(r.stats["AP"], 6), r.stats["APm"]  # no medium-sized reference box: undefined
+    (1.0, None)
     """
     if iou_type not in IOU_TYPES:
         raise InputError(f"iou_type must be one of {', '.join(IOU_TYPES)}, got {iou_type!r}")
@@ -295,7 +305,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet, iou_type: str = "bbox",
     per_class = _per_class(gt, cat_ids, precision, npig)
     return CocoResult(
         warnings=tuple(warnings),
-        stats=dict(zip(STAT_NAMES, (float(s) for s in stats), strict=True)),
+        stats=dict(zip(STAT_NAMES, (_defined(s) for s in stats), strict=True)),
         per_class=per_class,
         precision=precision,
         recall=recall,

@@ -34,6 +34,8 @@ from geoeval.io.neovision2 import (
     Neovision2Boxes,
     read_neovision2,
 )
+from geoeval.reprs import listed, warned
+from geoeval.reprs import number as rn
 from geoeval.thresholds import above, at_least
 
 #: Confidence thresholds of the ROC curve (§3.5): 0.95, 0.85, …, 0.05.
@@ -71,6 +73,11 @@ class NmotdaScore:
     sequence_mean: float | None = None
     sequence_median: float | None = None
 
+    def __repr__(self) -> str:
+        return (f"<NmotdaScore NMOTDA {rn(self.nmotda)}: {self.true_positives} TP, "
+                f"{self.missed} missed, {self.false_positives} FP, {self.ignored} ignored; "
+                f"{self.n_reference} reference, {self.n_submission} submitted>")
+
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
@@ -92,6 +99,10 @@ class RocCurve:
     false_positives_per_frame: tuple[float | None, ...]
     az: float | None
     fppf_max: float | None
+
+    def __repr__(self) -> str:
+        return (f"<RocCurve Az {rn(self.az)} over {len(self.thresholds)} thresholds, "
+                f"FPPF up to {rn(self.fppf_max)}>")
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
@@ -115,6 +126,12 @@ class Neovision2Scores:
     roc_detection_only: RocCurve
     mean: float | None = None
     median: float | None = None
+
+    def __repr__(self) -> str:
+        per = listed([f"{c} {rn(s.nmotda)}" for c, s in self.classes.items()], 4)
+        return (f"<Neovision2Scores {self.n_frames} frames: NMOTDA weighted mean "
+                f"{rn(self.weighted_mean)}, detection only {rn(self.detection_only.nmotda)}; "
+                f"{per}>")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -143,6 +160,14 @@ class Neovision2Result:
     submission_path: str
     warnings: tuple[str, ...] = field(default_factory=tuple)
     sequences: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        o = self.overall
+        per = listed([f"{c} {rn(s.nmotda)}" for c, s in o.classes.items()], 4)
+        return (f"<Neovision2Result {o.n_frames} frames, {len(self.domains)} domain"
+                f"{'s' if len(self.domains) != 1 else ''}: NMOTDA weighted mean "
+                f"{rn(o.weighted_mean)}, detection only {rn(o.detection_only.nmotda)}; {per}"
+                f"{warned(self.warnings)}>")
 
     @property
     def classes(self) -> dict[str, NmotdaScore]:

@@ -24,6 +24,8 @@ from geoeval.encoding import number
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, align_images, read_boxes
 from geoeval.measures.localization.boxes import robin_measures
+from geoeval.reprs import listed, warned
+from geoeval.reprs import number as rn
 from geoeval.thresholds import at_most
 
 __all__ = ["robin_measures", "evaluate_robin", "match_robin", "operating_points",
@@ -103,6 +105,9 @@ class RobinMatch:
     m1: np.ndarray
     m2: np.ndarray
     m3: np.ndarray
+
+    def __repr__(self) -> str:
+        return f"<RobinMatch {len(self.reference)} pairs of reference and submitted boxes>"
 
 
 def _accepted(
@@ -216,6 +221,11 @@ class RobinRun:
     difficult: np.ndarray
     match: RobinMatch
 
+    def __repr__(self) -> str:
+        return (f"<RobinRun {self.path}: precision {rn(self.precision)}, recall "
+                f"{rn(self.recall)}; {self.tp} TP of {self.n} detections, {self.n_star} "
+                f"reference boxes, {len(self.images)} images>")
+
     def to_dict(self, images: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
             "path": self.path, "tp": self.tp, "n": self.n, "n_star": self.n_star,
@@ -271,6 +281,12 @@ class CategoryDetection:
     eer: float | None
     auc: float | None
 
+    def __repr__(self) -> str:
+        return (f"<CategoryDetection precision {rn(self.precision)}, recall {rn(self.recall)}"
+                f" ({self.tp} TP of {self.n} detections, {self.n_star} reference boxes); R* "
+                f"{rn(self.r_star)}, P* {rn(self.p_star)}, EER {rn(self.eer)}, AUC "
+                f"{rn(self.auc)}>")
+
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, curve=[p.__dict__ for p in self.curve])
 
@@ -297,6 +313,15 @@ class RobinResult:
     reference_path: str
     warnings: tuple[str, ...] = field(default_factory=tuple)
     categories: dict[str, CategoryDetection] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        first = self.runs[0]
+        cats = f"; categories {listed(list(self.categories), 4)}" if self.categories else ""
+        return (f"<RobinResult ε = {', '.join(f'{e:g}' for e in self.eps)}, "
+                f"{len(self.runs)} run{'s' if len(self.runs) != 1 else ''}: precision "
+                f"{rn(first.precision)}, recall {rn(first.recall)} (first run); R* "
+                f"{rn(self.r_star)}, P* {rn(self.p_star)}, EER {rn(self.eer)}, AUC "
+                f"{rn(self.auc)}{cats}{warned(self.warnings)}>")
 
     precision = first_run("precision", "Precision of the first run at its full output set.")
     recall = first_run("recall", "Recall of the first run at its full output set.")

@@ -27,6 +27,8 @@ from geoeval.challenges.robin import (
 )
 from geoeval.errors import InputError
 from geoeval.io.boxes import align_images
+from geoeval.reprs import listed, warned
+from geoeval.reprs import number as rn
 
 AMBIGUOUS = "Ambiguous"
 OTHER = "Other"
@@ -58,6 +60,11 @@ class CategoryRun:
     false_rejection: float | None
     false_acceptance: float | None
     unmatched_outputs: int
+
+    def __repr__(self) -> str:
+        return (f"<CategoryRun {self.path}: D {rn(self.discrimination)}, U "
+                f"{rn(self.uncertainty)} over {self.n_samples} samples of "
+                f"{len(self.categories)} categories ({self.n_other} Other)>")
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, categories=list(self.categories), outputs=list(self.outputs))
@@ -110,6 +117,14 @@ class CategoriesResult:
     reference_path: str
     warnings: tuple[str, ...] = field(default_factory=tuple)
     confusion_at: dict[str, ConfusionAt] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        first = self.runs[0]
+        return (f"<CategoriesResult {len(self.runs)} run{'s' if len(self.runs) != 1 else ''} "
+                f"over {listed(first.categories, 4)}: D {rn(first.discrimination)}, U "
+                f"{rn(first.uncertainty)} (first run); D* {rn(self.d_star)}, U* "
+                f"{rn(self.u_star)}, EDU {rn(self.edu)}, ERR {rn(self.err)}"
+                f"{warned(self.warnings)}>")
 
     discrimination = first_run("discrimination", "D of the first run at its submitted labels.")
     uncertainty = first_run("uncertainty", "U of the first run at its submitted labels.")

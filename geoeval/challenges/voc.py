@@ -34,6 +34,7 @@ from geoeval.challenges._pr import ap_eleven_point, ap_every_point, pr_curve
 from geoeval.errors import InputError
 from geoeval.io.boxes import BoxSet, align_images, read_boxes
 from geoeval.overlap import box_iou_pairs
+from geoeval.reprs import listed, number, warned
 from geoeval.validate import fraction
 
 
@@ -70,6 +71,11 @@ class VocClassResult:
     ignored: int
     precision: np.ndarray
     recall: np.ndarray
+
+    def __repr__(self) -> str:
+        return (f"<VocClassResult {self.name}: AP {number(self.ap)}, AP11 {number(self.ap11)}; "
+                f"{self.tp} TP, {self.fp} FP of {self.n_submission} detections, "
+                f"{self.n_reference} reference boxes>")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +127,12 @@ class VocResult:
     reference: BoxSet = field(repr=False)
     submission: BoxSet = field(repr=False)
     warnings: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        aps = listed([f"{k} {number(c.ap)}" for k, c in self.classes.items()], 4)
+        return (f"<VocResult IoU ≥ {self.iou_threshold:g}: mAP {number(self.map)} (11-point "
+                f"{number(self.map11)}) over {len(self.reference.images)} images; AP {aps}"
+                f"{warned(self.warnings)}>")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``classes.<name>.{ap, ap11, tp, fp, n_reference, precision,

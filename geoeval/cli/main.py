@@ -170,14 +170,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from geoeval.errors import GeoevalError
+    import warnings
+
+    from geoeval.errors import GeoevalError, GeoevalWarning
 
     try:
-        # obj: the arguments as given, for the HTML report's provenance (options.command_line)
-        # click's result is the command's return value (None), or the code of a
-        # typer.Exit; typer turns KeyboardInterrupt into Exit(130)
-        code = command.main(args=argv, standalone_mode=False,  # type: ignore[attr-defined]
-                            obj={"argv": list(sys.argv[1:] if argv is None else argv)})
+        with warnings.catch_warnings():  # the CLI prints a result's warnings itself (one line
+            warnings.simplefilter("ignore", GeoevalWarning)  # each, --strict), not twice
+            # obj: the arguments as given, for the HTML report's provenance
+            # (options.command_line); click's result is the command's return value
+            # (None), or the code of a typer.Exit; typer turns KeyboardInterrupt into
+            # Exit(130)
+            code = command.main(args=argv, standalone_mode=False,  # type: ignore[attr-defined]
+                                obj={"argv": list(sys.argv[1:] if argv is None else argv)})
     except GeoevalError as exc:
         print(f"geoeval: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

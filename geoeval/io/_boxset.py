@@ -17,6 +17,7 @@ import numpy as np
 from geoeval.errors import InputError
 from geoeval.io._masks import Masks
 from geoeval.io._outlines import Outlines
+from geoeval.reprs import listed, warned
 
 ImageSize = tuple[float, float]
 
@@ -124,6 +125,12 @@ class BoxSet:
         for name, default in fill.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, default)
+
+    def __repr__(self) -> str:
+        classes = listed(self.class_names, 4)
+        return (f"<BoxSet {len(self)} {self.side} boxes in {len(self.images)} images, "
+                f"{len(self.class_names)} classes ({classes}); {self.fmt} from {self.path}"
+                f"{warned(self.warnings)}>")
 
     def __len__(self) -> int:
         return int(self.boxes.shape[0])

@@ -68,6 +68,7 @@ def from_edges(
         params=dict(params or {}),
         solver_stats=dict(solver_stats or {}),
         overlap_area=total,
+        ids=(overlap.reference.ids, overlap.submission.ids),
     )
 
 
@@ -99,4 +100,5 @@ def from_arrays(
         n_submission=overlap.n_submission,
         params=dict(params or {}),
         overlap_area=total,
+        ids=(overlap.reference.ids, overlap.submission.ids),
     )

@@ -28,6 +28,15 @@ MANY_TO_MANY = "many-to-many"  # never made by a matcher; allowed in hand-built 
 KINDS: tuple[str, ...] = (ONE_TO_ONE, ONE_TO_MANY, MANY_TO_ONE, MANY_TO_MANY)
 
 
+#: Why a matcher's instances have no score (:attr:`Instance.score_note`).
+NO_SCORE: dict[str, str] = {
+    "bgm": "BGM scores the scene, matched area over the union of all objects "
+           "(Özdemir et al. 2010, eq. 1), not its instances",
+    "mom": "MOM's instance score is its Mallows score (Özdemir et al. 2010, eq. 12), "
+           "measured after matching: geoeval.score gives it, a matching alone has none",
+}
+
+
 def instance_kind(n_reference: int, n_submission: int) -> str:
     """Kind of a match instance from the number of objects on each side."""
     if n_reference == 1 and n_submission == 1:
@@ -57,7 +66,7 @@ class Instance:
     ----------
     reference, submission : tuple of int
         *Indices* (positions in the reference / submission :class:`ObjectSet`),
-        not user ids.
+        not user ids (those are :attr:`reference_ids`, :attr:`submission_ids`).
     overlap : float
         Area of the union of the pair intersections ``R_i ∩ O_j`` of the
         instance (area units): ``Σ C_ij`` unless objects of one side of the
@@ -66,8 +75,15 @@ class Instance:
     kind : str
         ``one-to-one``, ``one-to-many`` or ``many-to-one``.
     score : float or None
-        The matcher's own score of the instance: Hoover ``(s1 + s2) / 2``, the IoU
-        for the IoU matcher, ``None`` for BGM and MOM.
+        The instance's score: Hoover ``(s1 + s2) / 2``, the IoU for the IoU
+        matcher, the Mallows score (Özdemir et al. 2010, eq. 12) for MOM when it
+        was computed; ``None`` for BGM, whose accuracy scores the scene, not its
+        instances (:attr:`score_note` says why).
+    reference_ids, submission_ids : tuple or None
+        The objects' ids as the user knows them (label values, the id field),
+        when the matching knows its object sets.
+    score_note : str or None
+        Why :attr:`score` is ``None``.
     """
 
     reference: tuple[int, ...]
@@ -75,6 +91,21 @@ class Instance:
     overlap: float
     kind: str
     score: float | None = None
+    reference_ids: tuple[Any, ...] | None = None
+    submission_ids: tuple[Any, ...] | None = None
+    score_note: str | None = None
+
+    def __repr__(self) -> str:
+        def side(name: str, ids: tuple[Any, ...] | None, positions: tuple[int, ...]) -> str:
+            shown = ids if ids is not None else positions
+            what = "id" if ids is not None else "position"
+            return f"{name} {what}{'s' if len(shown) != 1 else ''} {', '.join(map(str, shown))}"
+
+        score = (f"{self.score:.4g}" if self.score is not None else
+                 "None" + (f" ({self.score_note})" if self.score_note else ""))
+        return (f"<Instance {self.kind}: {side('reference', self.reference_ids, self.reference)}"
+                f" ↔ {side('submission', self.submission_ids, self.submission)}; overlap "
+                f"{self.overlap:.6g}, score {score}>")
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,6 +252,13 @@ class Matching:
         pairs (each point once), an exact sum (:mod:`geoeval.sums`) set by the
         matchers; ``None`` for a matching built by hand, whose
         :attr:`matched_overlap` is then the sum of its instances' overlaps.
+    ids : tuple of two arrays, or None
+        The reference and submitted objects' ids (set by the matchers from the
+        overlap's object sets): what :meth:`instance` shows.
+    instance_scores : numpy.ndarray or None
+        Scores of the instances measured after matching (MOM's Mallows scores,
+        :meth:`with_instance_scores`), shown by :meth:`instance` instead of the
+        matcher's own (``arrays.score``, which the JSON report writes).
     """
 
     matcher: str
@@ -232,6 +270,8 @@ class Matching:
     params: dict[str, Any] = field(default_factory=dict)
     solver_stats: dict[str, int] = field(default_factory=dict)
     overlap_area: Any = None
+    ids: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    instance_scores: np.ndarray | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         kinds = ", ".join(f"{v} {k}" for k, v in self.kind_counts().items() if v)
@@ -259,14 +299,26 @@ class Matching:
         """Kind name of each instance (object array)."""
         return np.asarray(KINDS, dtype=object)[self.arrays.kind]
 
+    def with_instance_scores(self, scores: np.ndarray) -> Matching:
+        """This matching, its :meth:`instance` views carrying ``scores`` (one per
+        instance, NaN where undefined)."""
+        from dataclasses import replace
+
+        return replace(self, instance_scores=np.asarray(scores, dtype=float))
+
     def instance(self, k: int) -> Instance:
-        """Instance ``k`` as an :class:`Instance` view."""
+        """Instance ``k`` as an :class:`Instance` view (positions, and ids when known)."""
         a = self.arrays
-        score = float(a.score[k])
+        ref = a.ref_idx[a.ref_ptr[k]:a.ref_ptr[k + 1]]
+        sub = a.sub_idx[a.sub_ptr[k]:a.sub_ptr[k + 1]]
+        score = float((a.score if self.instance_scores is None else self.instance_scores)[k])
+        defined = not np.isnan(score)
         return Instance(
-            tuple(a.ref_idx[a.ref_ptr[k]:a.ref_ptr[k + 1]].tolist()),
-            tuple(a.sub_idx[a.sub_ptr[k]:a.sub_ptr[k + 1]].tolist()),
-            float(a.overlap[k]), KINDS[int(a.kind[k])], None if np.isnan(score) else score)
+            tuple(ref.tolist()), tuple(sub.tolist()), float(a.overlap[k]), KINDS[int(a.kind[k])],
+            score if defined else None,
+            None if self.ids is None else tuple(self.ids[0][ref].tolist()),
+            None if self.ids is None else tuple(self.ids[1][sub].tolist()),
+            None if defined else NO_SCORE.get(self.matcher, "undefined for this instance"))
 
     def __iter__(self) -> Iterator[Instance]:
         return (self.instance(k) for k in range(len(self)))

@@ -91,6 +91,18 @@ class Breakdown:
     fixed: dict[str, dict[str, float | None]]
     class_confusion: dict[str, Any] | None = None
 
+    def __repr__(self) -> str:
+        from geoeval.reprs import number
+
+        def signed(x: float | None) -> str:
+            return "null" if x is None else f"{x:+.4f}"
+
+        gains = ", ".join(f"{t} {self.errors[t]} ({signed(self.gain(t, 'f1'))})"
+                          for t in self.errors)
+        return (f"<Breakdown {self.matcher}: F1 {number(self.now.get('f1'))}, all fixed "
+                f"{number(self.fixed['all'].get('f1'))}; errors and the F1 gain fixing each: "
+                f"{gains}>")
+
     def gain(self, error: str, measure: str) -> float | None:
         """``M(fixed) − M`` (TIDE's oracle delta); ``None`` if either is undefined."""
         return _gain(self.fixed[error][measure], self.now[measure])

@@ -125,7 +125,10 @@ class MallowsResult:
     method: str = METHOD
 
     def __repr__(self) -> str:
-        return f"<MallowsResult {self.scores.size} instances, scene score {self.scene}>"
+        from geoeval.reprs import number
+
+        return (f"<MallowsResult {self.scores.size} instances, scene score "
+                f"{number(self.scene)}>")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (instance lists in the order given)."""

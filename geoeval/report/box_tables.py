@@ -40,8 +40,8 @@ def voc_tables(result: Any) -> list[Any]:
 
 
 def coco_tables(result: Any, per_class: bool = False) -> list[Any]:
-    """The twelve COCOeval numbers (``-1``, undefined, shown as ``–``), optionally
-    per-class AP, AP50, AP75."""
+    """The twelve COCOeval numbers (undefined shown as ``–``), optionally per-class AP,
+    AP50, AP75."""
     from geoeval.challenges.coco import STAT_NAMES
 
     what = {"bbox": "boxes", "segm": "masks", "boundary": "masks"}[result.iou_type]
@@ -51,8 +51,7 @@ def coco_tables(result: Any, per_class: bool = False) -> list[Any]:
                    f"reference {what}, {result.n_submission} submitted{ratio}",
                    ("measure", "value"))
     for name in STAT_NAMES:
-        v = result.stats[name]
-        table.add_row(name, cell(None if v == -1 else v))
+        table.add_row(name, cell(result.stats[name]))
     out = [table]
     if per_class:
         pc = _table("per-class AP (IoU .50:.95, all areas, 100 detections)",

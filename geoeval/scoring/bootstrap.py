@@ -46,6 +46,7 @@ from geoeval.matching.registry import MATCHED_AREA
 from geoeval.measures.counts import MEASURES, SUMS, measures_from_sums
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
+from geoeval.reprs import number
 from geoeval.scoring.result import MatcherResult
 from geoeval.sums import as_float, exact_sums
 
@@ -206,6 +207,16 @@ class BootstrapResult:
     intervals: dict[str, dict[str, list[float] | None]]
     notes: tuple[str, ...] = ()
     replicates: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        def iv(m: str, key: str) -> str:
+            v = self.intervals[m].get(key)
+            return "null" if v is None else f"[{number(v[0])}, {number(v[1])}]"
+
+        f1 = ", ".join(f"{m} {iv(m, 'f1')}" for m in self.intervals)
+        return (f"<BootstrapResult {self.n} replicates, blocks of {self.grid.size:g} "
+                f"({self.grid.nx} × {self.grid.ny}), seed {self.seed}; {self.confidence:.0%} "
+                f"intervals of F1: {f1}>")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's ``bootstrap`` object (``docs/confidence.md``)."""

@@ -98,6 +98,14 @@ class PartitionedMatcher:
     #: no objects dataset was written.
     lists: Any = None
 
+    def __repr__(self) -> str:
+        from geoeval.reprs import number
+
+        return (f"<PartitionedMatcher {self.matcher}: precision {number(self.precision)}, "
+                f"recall {number(self.recall)}, F1 {number(self.f1)}, accuracy "
+                f"{number(self.accuracy)}; {self.missed} missed, {self.false_alarms} false "
+                "alarms>")
+
     @property
     def precision(self) -> float | None:
         """``(No − FA)/No`` (Özdemir et al. 2010, eq. 14; :mod:`geoeval.measures.counts`)."""
@@ -155,6 +163,16 @@ class PartitionedResult:
     per_class: dict[str, Any] | None = None
     #: Where the work ran and why (not part of the report).
     notes: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        from geoeval.reprs import number, warned
+
+        scores = ", ".join(f"{n}: F1 {number(r.f1)}, accuracy {number(r.accuracy)}"
+                           for n, r in self.results.items())
+        unit = "blocks" if "blocks" in self.partitions else "partitions"
+        return (f"<PartitionedResult {self.reference.get('objects')} reference vs "
+                f"{self.submission.get('objects')} submitted objects in "
+                f"{self.partitions.get(unit, 0)} {unit}; {scores}{warned(self.warnings)}>")
 
     def to_dict(self, *, rows: bool = False) -> dict[str, Any]:
         """The JSON report (``rows`` as :meth:`ScoreResult.to_dict`)."""

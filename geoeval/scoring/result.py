@@ -19,6 +19,7 @@ from geoeval.matching.result import KINDS
 from geoeval.measures import counts
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
+from geoeval.reprs import number as _short
 
 REPORT_SCHEMA_VERSION = 2
 _COUNT_KEYS = ("matched_reference", "matched_submission", "missed", "false_alarms", "precision",
@@ -303,10 +304,10 @@ def measure(name: str, m: Matching, ov: Overlap, mal: Any = None) -> MatcherResu
     """A matcher's measures: precision, recall, F1 (Özdemir et al. 2010, eq. 14–15)
     and its accuracy by its registry rule (BGM eq. 1, Hoover eq. 2, mean IoU, MOM
     the scene Mallows score eq. 13): :func:`geoeval.measures.counts.scene_measures`."""
-    v = counts.scene_measures(registry.accuracy_rule(name), m, ov.union_area,
-                              None if mal is None else mal.scores)
+    rule = registry.accuracy_rule(name)
+    v = counts.scene_measures(rule, m, ov.union_area, None if mal is None else mal.scores)
+    if mal is not None and rule == registry.MALLOWS:  # MOM's instances: their Mallows scores
+        m = m.with_instance_scores(mal.scores)
     return MatcherResult(name, m, v["precision"], v["recall"], v["f1"], v["accuracy"], mal)
 
 
-def _short(x: float | None) -> str:
-    return "null" if x is None else f"{x:.4g}"

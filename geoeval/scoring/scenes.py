@@ -61,7 +61,11 @@ class ScenesResult:
     warnings: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
-        return f"<ScenesResult {len(self.scenes)} scenes; pooled: {', '.join(self.pooled)}>"
+        from geoeval.reprs import number, warned
+
+        pooled = ", ".join(f"{m}: F1 {number(p.get('f1'))}" for m, p in self.pooled.items())
+        return (f"<ScenesResult {len(self.scenes)} scenes; pooled {pooled}"
+                f"{warned(self.warnings)}>")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report of a multi-scene run (``docs/report.md``)."""

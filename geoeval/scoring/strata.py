@@ -32,6 +32,7 @@ import numpy as np
 from geoeval.errors import InputError
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
+from geoeval.reprs import listed
 from geoeval.scoring.result import MatcherResult
 from geoeval.scoring.subset import Subset, score_groups
 
@@ -62,6 +63,12 @@ class StrataKind:
     submission_labels: np.ndarray
     strata: dict[str, Stratum]
 
+    def __repr__(self) -> str:
+        sizes = listed([f"{n} {s.reference_index.size}/{s.submission_index.size}"
+                        for n, s in self.strata.items()], 6)
+        return (f"<StrataKind {self.kind}: {len(self.strata)} strata (reference/submitted "
+                f"objects): {sizes}>")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "definition": self.definition,
@@ -82,6 +89,10 @@ class Strata:
     """The JSON report's ``strata`` object: kind -> stratum -> measures."""
 
     kinds: dict[str, StrataKind]
+
+    def __repr__(self) -> str:
+        kinds = "; ".join(f"{k} ({listed(list(v.strata), 4)})" for k, v in self.kinds.items())
+        return f"<Strata by {kinds}>"
 
     def to_dict(self) -> dict[str, Any]:
         return {kind: k.to_dict() for kind, k in self.kinds.items()}

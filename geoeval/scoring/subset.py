@@ -22,6 +22,7 @@ from geoeval.matching import match
 from geoeval.matching.result import Matching
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
+from geoeval.reprs import number
 from geoeval.scoring.result import MatcherResult, measure
 
 
@@ -48,6 +49,11 @@ class Subset:
     overlap: Overlap
     results: dict[str, MatcherResult]
     bootstrap: Any = None
+
+    def __repr__(self) -> str:
+        scores = ", ".join(f"{m}: F1 {number(r.f1)}" for m, r in self.results.items())
+        return (f"<Subset {self.name}: {self.reference_index.size} reference and "
+                f"{self.submission_index.size} submitted objects; {scores}>")
 
     @property
     def reference(self) -> ObjectSet:
