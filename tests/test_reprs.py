@@ -196,3 +196,21 @@ def test_the_cli_prints_each_warning_once(tmp_path):
         assert main(["score", *paths, "-m", "bgm", "-q"]) == 0
     assert not [w for w in caught if issubclass(w.category, GeoevalWarning)]
     assert err.getvalue().count("has no objects") == 1
+
+
+def test_audit_partitioned_and_scenes_reprs_are_short():
+    from geoeval.audit import AuditResult
+    from geoeval.scoring.partitioned import PartitionedMatcher, PartitionedResult
+    from geoeval.scoring.scenes import Scene, ScenesResult
+
+    audit = AuditResult(metrics=tuple(f"m{k}" for k in range(12)), alterations=("a", "b"),
+                        shapes=("s",), settings={}, curves={}, triangles={}, n_results=4800,
+                        seconds=2.5)
+    assert "12 metrics" in short(audit) and "4,800 altered results" in repr(audit)
+    m = PartitionedMatcher("bgm", 100, 90, 10, 5, 80.0, 0.7, {"one-to-one": 85}, {}, {})
+    part = PartitionedResult({"objects": 100}, {"objects": 90}, {}, {"bgm": m}, {},
+                             partitions={"partitions": 4})
+    assert "in 4 partitions; bgm: F1" in short(part) and "10 missed" in short(m)
+    scene = Scene("a", "ref.tif", "sub.tif", {}, {}, ())
+    scenes = ScenesResult((scene,) * 3, {"bgm": {"f1": 0.5}}, {}, ("w",))
+    assert short(scenes) == "<ScenesResult 3 scenes; pooled bgm: F1 0.5; 1 warning>"
