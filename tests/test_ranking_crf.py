@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 
 from geoeval.ranking.api import rank_indicators
 from geoeval.ranking.crf import FALLBACK, crf_step, final_order, iterate_crf
@@ -139,3 +140,21 @@ def test_crf_refines_the_order_on_random_orders() -> None:
         last = out.rounds[-1].poset if out.rounds else p
         assert out.converged == last.is_linear_up_to_ties()
         assert np.all(last.better[p.better])
+
+
+@pytest.mark.parametrize("samples", [5_000, 200_000])
+def test_sampled_rounds_keep_every_dominance(samples: int) -> None:
+    """With sampled rank frequencies the CRF rounds compare float cumulative sums;
+    ``0.494 + 0.506`` is ``0.9999999999999999``, which once made ``F_s3(4) < F_s0(4)
+    = 1`` and dropped s3 > s0: the final order put s4 above s3, which dominates it.
+    Every dominance of the indicators holds in the final order, at any chain length."""
+    from geoeval.ranking.api import rank_indicators
+
+    table = {"s0": {"p": 0.4, "r": 0.6, "a": 0.6}, "s1": {"p": 0.0, "r": 0.0, "a": 1.0},
+             "s2": {"p": 0.8, "r": 1.0, "a": 0.6}, "s3": {"p": 0.8, "r": 0.2, "a": 0.4},
+             "s4": {"p": 0.8, "r": 0.0, "a": 0.2}}
+    r = rank_indicators(table, tie_break=None, method="mcmc", samples=samples, burn_in=500)
+    pos = {n: k for k, n in enumerate(r.ranking)}
+    for worse, better in r.hasse_edges():
+        assert pos[better] < pos[worse], (better, worse, r.ranking)
+    assert r.ranking[0] == "s2" and r.ranking[-2:] == ("s0", "s4")

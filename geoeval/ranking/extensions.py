@@ -132,7 +132,11 @@ class ExtensionStats:
     def cumulative(self) -> list[list[int]] | list[list[float]]:
         """Cumulative rank frequencies ``F_a(r) = Σ_{s ≤ r} f_a(s)`` (Özdemir et al. 2010, §4.3).
 
-        Exact integers when exact, probabilities when sampled.
+        Exact integers when exact, probabilities when sampled: those are rounded to
+        12 decimals, so that the rounding of the float sums (``0.494 + 0.506`` giving
+        ``0.9999999999999999``) cannot make ``F_a(r) < F_b(r) = 1`` and drop a
+        comparison the order has (the estimates themselves differ by at least one
+        chain step over the steps counted, far above 1e-12).
         """
         out = []
         for row in self.rank_frequencies:
@@ -140,7 +144,7 @@ class ExtensionStats:
             cum = []
             for c in row:
                 acc += c
-                cum.append(acc)
+                cum.append(acc if self.exact else round(acc, 12))
             out.append(cum)
         return out
 
