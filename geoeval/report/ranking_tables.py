@@ -58,10 +58,10 @@ def ranking_table(result: Any) -> Any:
             cells.append(fmt(float(expected[name]), 3))
         tab.add_row(*cells)
     tab.geoeval_keys = 2  # rank and name: repeated in every band (report.layout)
-    count = (f"exact count, {st.states:,} up-sets" if st.exact else
-             f"sampled: {st.samples:,} steps, seed {st.seed}")
+    count = (f" (exact count, {st.states:,} up-sets)" if st.exact else
+             f", {st.samples:,} chain steps, seed {st.seed},")
     caption = (f"possible ranks: the best and worst rank the indicators allow; first in "
-               f"orderings: the share of {orderings(result)} ({count}) that rank it first")
+               f"orderings: the share of {orderings(result)}{count} that rank it first")
     if decides:
         where = f"CRF round {k}'s orderings" if k else "those orderings"
         caption += (f"; E(rank): expected rank in {where}, which orders the entries the CRF "
