@@ -272,10 +272,13 @@ def test_rank_rows_are_the_rank_table():
             "submissions": {"a": {"precision": 0.9, "recall": 0.5},
                             "b": {"precision": 0.8, "recall": 0.4}},
             "ranking": ["a", "b"], "rank_intervals": {"a": [1, 1], "b": [2, 2]},
-            "deciding_round": 0, "expected_ranks": {"a": 1.0, "b": 2.0}}
+            "deciding_round": 0, "expected_ranks": {"a": 1.0, "b": 2.0},
+            "rank_frequencies": {"a": [1, 0], "b": [0, 1]}}
     rows = cli.rank_rows(rank)
     assert rows[1] == {"rank": 2, "name": "b", "precision": 0.8, "recall": 0.4,
-                       "interval_low": 2, "interval_high": 2, "expected_rank": 2.0}
+                       "interval_low": 2, "interval_high": 2, "expected_rank": 2.0,
+                       "first_in_orderings": 0.0}
+    assert rows[0]["first_in_orderings"] == 1.0
     assert [r["rank"] for r in rows] == [1, 2]
 
 
@@ -485,6 +488,8 @@ def test_qgis_process_rank_equals_the_cli(qgis, tmp_path):
     for r in rows:
         for ind in want["indicators"]:
             assert float(r[ind]) == pytest.approx(want["submissions"][r["name"]][ind])
+        freq = want["rank_frequencies"][r["name"]]
+        assert float(r["first_in_orderings"]) == pytest.approx(freq[0] / sum(freq))
     page = (out / "rank.html").read_text(encoding="utf-8")
     assert "<svg" in page and all(name in page for name in want["ranking"])  # Hasse diagram
 

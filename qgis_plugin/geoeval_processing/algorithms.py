@@ -507,6 +507,7 @@ class RankAlgorithm(GeoevalAlgorithm):
         fields.append(QgsField("interval_low", QVariant.Int))
         fields.append(QgsField("interval_high", QVariant.Int))
         fields.append(QgsField("expected_rank", QVariant.Double))
+        fields.append(QgsField("first_in_orderings", QVariant.Double))
         json_path = _destination(self.parameterAsFileOutput(parameters, "JSON", context),
                                  "rank.json")
         results: dict[str, Any] = {"JSON": json_path}
@@ -517,7 +518,7 @@ class RankAlgorithm(GeoevalAlgorithm):
                 feature = QgsFeature(fields)
                 feature.setAttributes([row["rank"], row["name"], *[row[c] for c in indicators],
                                        row["interval_low"], row["interval_high"],
-                                       row["expected_rank"]])
+                                       row["expected_rank"], row["first_in_orderings"]])
                 sink.addFeature(feature, QgsFeatureSink.FastInsert)
             results["OUTPUT"] = dest
         if html_path:

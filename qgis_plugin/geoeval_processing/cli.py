@@ -452,16 +452,20 @@ def _stop(proc: subprocess.Popen, grace: float = 5.0) -> None:
 
 def rank_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per submission of a ``geoeval rank`` JSON report, in rank order: rank,
-    name, the indicators, the rank interval and the expected rank of the deciding
-    CRF round (the columns of ``geoeval rank``'s table)."""
+    name, the indicators, the rank interval (the possible ranks), the expected rank
+    of the deciding CRF round and the share of the orderings the indicators allow
+    that rank it first (the columns of ``geoeval rank``'s table)."""
     values = report.get("submissions") or {}
     intervals = report.get("rank_intervals") or {}
     expected = report.get("deciding_expected_ranks") or report.get("expected_ranks") or {}
+    frequencies = report.get("rank_frequencies") or {}
     rows = []
     for r, name in enumerate(report.get("ranking") or [], start=1):
         lo, hi = intervals.get(name, (None, None))
         row = {"rank": r, "name": name}
         row.update({k: values.get(name, {}).get(k) for k in report.get("indicators") or []})
-        row.update(interval_low=lo, interval_high=hi, expected_rank=expected.get(name))
+        freq = [f for f in frequencies.get(name) or [] if f is not None]
+        row.update(interval_low=lo, interval_high=hi, expected_rank=expected.get(name),
+                   first_in_orderings=freq[0] / sum(freq) if freq and sum(freq) else None)
         rows.append(row)
     return rows
