@@ -129,6 +129,19 @@ def test_box_results_are_short():
     short(cats.runs[0])
     for c in cats.confusion_at.values():
         short(c)
+    dota = geoeval.evaluate_dota(BOXES / "dota" / "labelTxt", BOXES / "dota" / "det")
+    assert f"mAP {number(dota.map)}" in short(dota)
+    for c in dota.classes.values():
+        assert f"AP {number(c.ap)}" in short(c)
+    short(dota.reference), short(dota.reference.outlines)
+    segm = geoeval.evaluate_coco(BOXES / "coco_segm" / "instances.json",
+                                 BOXES / "coco_segm" / "results.json", iou_type="segm")
+    assert "<CocoResult segm:" in short(segm) and "1 category," in repr(segm)
+    from geoeval.io.boxes import read_coco_pair
+
+    masks = read_coco_pair(BOXES / "coco_segm" / "instances.json",
+                           BOXES / "coco_segm" / "results.json", masks=True)[0].masks
+    assert short(masks).startswith(f"<Masks of {len(masks)} objects")
     nv2 = geoeval.evaluate_neovision2(BOXES / "neovision2" / "truth",
                                       BOXES / "neovision2" / "results")
     assert f"weighted mean {number(nv2.weighted_mean)}" in short(nv2)

@@ -117,9 +117,10 @@ class CocoResult:
 
     def __repr__(self) -> str:
         ap = ", ".join(f"{k} {_short(self.stats[k])}" for k in ("AP", "AP50", "AP75", "AR100"))
-        return (f"<CocoResult {self.iou_type}: {self.n_images} images, {len(self.category_ids)} "
-                f"categories, {self.n_reference} reference and {self.n_submission} submitted "
-                f"objects; {ap}{_warned(self.warnings)}>")
+        k = len(self.category_ids)
+        return (f"<CocoResult {self.iou_type}: {self.n_images} images, {k} "
+                f"categor{'y' if k == 1 else 'ies'}, {self.n_reference} reference and "
+                f"{self.n_submission} submitted objects; {ap}{_warned(self.warnings)}>")
 
     @property
     def stats_array(self) -> np.ndarray:

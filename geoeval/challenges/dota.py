@@ -50,6 +50,7 @@ from geoeval.io.boxes import (
 )
 from geoeval.overlap import box_iou_pairs, iou_from_union
 from geoeval.overlap_rings import convex_rings, ring_intersection_areas, ring_signed_areas
+from geoeval.reprs import listed, number, warned
 from geoeval.thresholds import RELATIVE_SLACK, above
 
 _V10 = ("plane", "baseball-diamond", "bridge", "ground-track-field", "small-vehicle",
@@ -109,6 +110,11 @@ class DotaClassResult:
     precision: np.ndarray
     recall: np.ndarray
 
+    def __repr__(self) -> str:
+        return (f"<DotaClassResult {self.name}: AP {number(self.ap)}; {self.tp} TP, {self.fp} "
+                f"FP of {self.n_submission} detections, {self.n_reference} reference objects "
+                f"({self.n_difficult} difficult)>")
+
     def to_dict(self) -> dict[str, Any]:
         return {"ap": self.ap, "n_reference": self.n_reference,
                 "n_difficult": self.n_difficult, "n_submission": self.n_submission,
@@ -145,6 +151,12 @@ class DotaResult:
     reference: BoxSet = field(repr=False)
     submission: BoxSet = field(repr=False)
     warnings: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        aps = listed([f"{k} {number(c.ap)}" for k, c in self.classes.items()], 4)
+        return (f"<DotaResult task {self.task}, DOTA-v{self.version}, {self.metric}: mAP "
+                f"{number(self.map)} over {len(self.reference.images)} images, "
+                f"{len(self.classes)} classes; AP {aps}{warned(self.warnings)}>")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``stats.mAP``, ``per_class[name].ap`` and the counts and curves."""

@@ -52,6 +52,9 @@ class Masks:
     def __len__(self) -> int:
         return int(self.ptr.size - 1)
 
+    def __repr__(self) -> str:
+        return f"<Masks of {len(self)} objects: {self.x.size} runs of pixels>"
+
     @property
     def run_object(self) -> np.ndarray:
         """The object of each run."""

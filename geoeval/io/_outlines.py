@@ -50,6 +50,10 @@ class Outlines:
     def __len__(self) -> int:
         return int(self.object_offsets.size - 1)
 
+    def __repr__(self) -> str:
+        return (f"<Outlines of {len(self)} objects: {self.ring_offsets.size - 1} rings, "
+                f"{len(self.coords)} vertices>")
+
     @classmethod
     def from_quads(cls, corners: np.ndarray) -> Outlines:
         """Outlines of quadrilaterals given as ``(n, 8)`` ``x1 y1 … x4 y4`` (or ``(n, 4, 2)``)."""
