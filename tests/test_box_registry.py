@@ -83,11 +83,16 @@ def boxes(tmp_path):
 
 def test_toy_protocol_through_the_api(boxes):
     with registry.registered(TOY):
-        assert geoeval.evaluate_toy is evaluate_toy  # the API name comes from the entry
+        # the API name comes from the entry (wrapped: its warnings are Python warnings too)
+        assert inspect.unwrap(geoeval.evaluate_toy) is evaluate_toy
         assert "evaluate_toy" in dir(geoeval)
         res = geoeval.evaluate_boxes("toy", *boxes, min_score=0.6)
         assert (res.kept, res.total) == (2, 3)
         assert geoeval.evaluate_boxes("toy", *boxes, min_score=0.6, above=True).kept == 1
+        from geoeval.errors import GeoevalWarning
+
+        with pytest.warns(GeoevalWarning, match="toy: nothing kept"):  # r.warnings, warned
+            assert geoeval.evaluate_toy(*boxes, min_score=0.99).warnings
         with pytest.raises(InputError, match="min_score must be in"):
             geoeval.evaluate_boxes("toy", *boxes, min_score=2)
         with pytest.raises(InputError, match="mode must be one of count, share"):
@@ -143,7 +148,7 @@ def test_builtin_entries_resolve_and_agree_with_their_functions(name):
     evaluate = registry.resolve(protocol.evaluate)
     assert callable(registry.resolve(protocol.tables))
     assert all(callable(registry.resolve(r)) for r in protocol.readers)
-    assert getattr(geoeval, protocol.api) is evaluate
+    assert inspect.unwrap(getattr(geoeval, protocol.api)) is evaluate
     keywords = inspect.signature(evaluate).parameters
     for p in protocol.parameters:  # each parameter is a keyword of the evaluator ...
         assert p.keyword in keywords, (name, p.keyword)
