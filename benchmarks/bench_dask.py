@@ -3,7 +3,7 @@
 The city of ``benchmarks/scale.py`` (building footprints and detections, with
 ``--duplicates`` the submission overlaps itself) is scored stage by stage in
 this process: the overlap (local: :func:`geoeval.overlap.compute_overlap`;
-dask: :func:`geoeval.engine.partitioned.dask_overlap` on a
+dask: :func:`geoeval.engine.client_overlap.dask_overlap` on a
 ``LocalCluster(n_workers=2, threads_per_worker=1)``), the matching (in the
 client either way) and the Mallows score of the first ``--mallows`` IoU
 instances (local process pool of 2 vs the cluster). The overlaps must be
@@ -30,7 +30,7 @@ def main() -> None:
     import distributed
     from scale import city
 
-    from geoeval.engine.partitioned import dask_overlap
+    from geoeval.engine.client_overlap import dask_overlap
     from geoeval.matching import match
     from geoeval.matching.result import InstanceArrays
     from geoeval.measures.mallows import mallows_scores

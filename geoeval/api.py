@@ -22,8 +22,8 @@ from geoeval.scoring import ScenesResult, ScoreResult, check_options
 from geoeval.scoring import rank as _rank
 from geoeval.scoring import score as _score
 from geoeval.scoring import score_scenes as _score_scenes
+from geoeval.scoring.by_partitions import PartitionedResult
 from geoeval.scoring.options import score_options
-from geoeval.scoring.partitioned import PartitionedResult
 
 
 def score(
@@ -96,7 +96,7 @@ def score(
     Returns
     -------
     ScoreResult or PartitionedResult
-        A :class:`~geoeval.scoring.partitioned.PartitionedResult` (summaries,
+        A :class:`~geoeval.scoring.by_partitions.PartitionedResult` (summaries,
         ``docs/scale.md``) when ``engine="dask"`` scored two vector layers by
         partitions.
 

@@ -46,7 +46,7 @@ def test_per_class_by_partitions_as_local(from_field):
     each matcher's class confusion (counts exact, floats to 1e-12, MOM with its Mallows
     score) from the partition tasks' partial sums equal the local engine's, with the
     submission's classes from its field or inherited."""
-    from geoeval.scoring import partitioned_summaries as ps
+    from geoeval.scoring import partition_sums as ps
     from geoeval.scoring.classes import FROM_FIELD, FROM_REFERENCE
     from geoeval.scoring.scene import score_objects
 
@@ -104,18 +104,18 @@ def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
 
     import geoeval
     from geoeval.engine import distributed as dist
-    from geoeval.io import partitioned as io_partitioned
+    from geoeval.io import pieces as io_pieces
 
     ref, sub, rc, sc = classed_scene(8, n=400)
     rpath, spath = _write(tmp_path, ref, sub, rc, sc if from_field else None)
     monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
-    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     options = dict(matchers=["bgm", "mom", "iou"], class_field="cls", bootstrap=20, seed=1,
                    size_bins="coco", breakdown=True)
     with local_cluster() as c:
         res = geoeval.score(rpath, spath, engine="dask", scheduler=c.scheduler_address,
                             **options)
-    assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult), res.warnings
+    assert isinstance(res, geoeval.scoring.by_partitions.PartitionedResult), res.warnings
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     local = json.loads(geoeval.score(rpath, spath, **options).to_json())
     got = json.loads(res.to_json())
@@ -128,13 +128,15 @@ def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
 
 def test_class_field_is_scored_by_partitions(tmp_path):
     """``class_field`` with every summary option keeps a run partitioned."""
-    from geoeval.scoring.options import score_options
-    from geoeval.scoring.partitioned import partitioned_reason
+    from geoeval.scoring.dispatch import Route, dispatch
+    from geoeval.scoring.options import score_options, side
 
     ref, sub, rc, sc = classed_scene(1, n=16)
     rpath, spath = _write(tmp_path, ref, sub, rc, sc)
     options = score_options(class_field="cls", bootstrap=10, breakdown=True, size_bins="coco")
-    assert partitioned_reason(rpath, spath, options) is None
+    choice = dispatch(side(rpath, options.reference), side(spath, options.submission),
+                      options, dask=True)
+    assert choice.route is Route.PARTITIONS
 
 
 def test_a_stratum_takes_the_union_the_scene_calls_for():
@@ -147,7 +149,7 @@ def test_a_stratum_takes_the_union_the_scene_calls_for():
     49 + 25 + 15 − 9 = 80, which the local engine takes (the scene is not a sum). Its
     BGM accuracy, matched overlap 25 over the union: 25/80 = 0.3125 by partitions too,
     and the bootstrap intervals as local."""
-    from geoeval.scoring import partitioned_summaries as ps
+    from geoeval.scoring import partition_sums as ps
     from geoeval.scoring.scene import score_objects
 
     ref = shapely.box([0, 20, 100, 105], [0, 0, 100, 100], [20, 27, 110, 115], [10, 7, 110, 110])
@@ -183,7 +185,7 @@ def test_a_missing_class_field_is_named_as_the_local_reader_does(tmp_path, suffi
 
     from geoeval.engine.distributed import check_field
     from geoeval.errors import InputError
-    from geoeval.io.partitioned import plan_pieces
+    from geoeval.io.pieces import plan_pieces
     from geoeval.io.vector import read_vector
 
     path = tmp_path / f"ref{suffix}"

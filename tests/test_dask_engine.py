@@ -16,7 +16,7 @@ import pytest
 import shapely
 from dask_cluster import local_cluster
 
-from geoeval.engine import partitioned, raster
+from geoeval.engine import client_overlap
 from geoeval.errors import InputError
 from geoeval.grid import windows
 from geoeval.io.raster import objects_from_labels
@@ -42,8 +42,8 @@ def client(cluster):
 @pytest.fixture(autouse=True)
 def small_partitions(monkeypatch):
     """Many partitions on small scenes: 8 objects per partition, 16-pixel windows."""
-    monkeypatch.setattr(partitioned, "OBJECTS_PER_PARTITION", 8)
-    monkeypatch.setattr(raster, "WINDOW", 16)
+    monkeypatch.setattr(client_overlap, "OBJECTS_PER_PARTITION", 8)
+    monkeypatch.setattr(client_overlap, "WINDOW", 16)
 
 
 def city(seed: int = 0, n: int = 144) -> tuple[ObjectSet, ObjectSet]:
@@ -86,23 +86,24 @@ def _fresh(objects: ObjectSet) -> ObjectSet:
 def test_vector_overlap_identical_and_owned_once(cluster, client):
     ref, sub = city()
     local = compute_overlap(ref, sub)
-    parts = partitioned._partitions(ref.polygons, workers=2)
-    assert parts.npartitions >= 16
+    runs = client_overlap._runs(ref.polygons, workers=2)
+    assert len(runs) >= 16
+    [own] = client.scatter([ref.polygons], hash=False)
     [layer] = client.scatter([sub.polygons], hash=False)
-    tasks = partitioned._partition_tasks(parts, sub.polygons, layer, same_side=False)
-    done = client.gather(client.compute(tasks))
+    tasks = client_overlap._run_tasks(client, runs, own, sub.polygons, layer, same_side=False)
+    done = client.gather(tasks)
     rows = np.concatenate([d[0] for d in done])
     cols = np.concatenate([d[1] for d in done])
     # every pair computed exactly once although submissions go to several partitions
     assert np.unique(rows * len(sub) + cols).size == rows.size == local.n_pairs
-    hulls = np.asarray(parts.spatial_partitions.values)
+    hulls = np.array([h for _, h in runs], dtype=object)
     sent = np.bincount(shapely.STRtree(hulls).query(sub.polygons, predicate="intersects")[0],
                        minlength=len(sub))
     assert sent.max() >= 4  # the long detections straddle many partitions
     # the pair is kept by the partition owning its reference: each reference's pairs in one
     owner = np.concatenate([np.full(d[0].size, k) for k, d in enumerate(done)])
     assert all(np.unique(owner[rows == r]).size == 1 for r in np.unique(rows))
-    ov = partitioned.dask_overlap(_fresh(ref), _fresh(sub), client)
+    ov = client_overlap.dask_overlap(_fresh(ref), _fresh(sub), client)
     for name in ("rows", "cols", "values"):
         assert np.array_equal(getattr(ov, name), getattr(local, name))
     assert ov.values.tobytes() == local.values.tobytes()
@@ -148,7 +149,7 @@ def test_raster_report_identical(cluster, client):
     ref, sub = rasters()
     assert len(windows(ref.grid.shape, (16, 16), 16 * 16)) >= 16
     local = compute_overlap(ref, sub)
-    ov = raster.dask_cooccurrence(ref, sub, client, size=16)
+    ov = client_overlap.dask_cooccurrence(ref, sub, client, size=16)
     assert ov.method == local.method == "co-occurrence"
     assert ov.rows.tolist() == local.rows.tolist() and ov.cols.tolist() == local.cols.tolist()
     assert ov.values.tobytes() == local.values.tobytes() and ov.union_area == local.union_area
@@ -170,7 +171,7 @@ def test_raster_edge_cases(cluster):
 def test_window_kernel_against_brute_force():
     rng = np.random.default_rng(3)
     a, b = rng.integers(0, 4, (20, 30)), rng.integers(0, 3, (20, 30))
-    found = raster.pair_scan(a, b, 0, 0)
+    found = client_overlap.pair_scan(a, b, 0, 0)
     la, lb, n, u = found.pair_a, found.pair_b, found.pair_counts, found.union
     brute = {(i, j): int(np.sum((a == i) & (b == j))) for i in range(1, 4) for j in range(1, 3)}
     assert dict(zip(zip(la.tolist(), lb.tolist(), strict=True), n.tolist(), strict=True)) == \

@@ -96,7 +96,7 @@ def compare(paths, cluster, **options):
     local = geoeval.score(*paths, **options)
     res = geoeval.score(*paths, engine="dask", scheduler=cluster.scheduler_address,
                         **options)
-    from geoeval.scoring.partitioned import PartitionedResult
+    from geoeval.scoring.by_partitions import PartitionedResult
 
     assert isinstance(res, PartitionedResult)
     assert res.to_json() == local.to_json()

@@ -19,7 +19,7 @@ import shapely
 from dask_cluster import kill_a_worker_mid_run, local_cluster, record_gathered
 
 from geoeval.engine import distributed as dist
-from geoeval.io.partitioned import PieceData
+from geoeval.io.pieces import PieceData
 from geoeval.matching import match
 from geoeval.objects import ObjectSet
 from geoeval.overlap import compute_overlap
@@ -210,7 +210,7 @@ def test_strata_breakdown_and_bootstrap_by_partitions_as_local():
     MOM's Mallows scores; zones leave objects outside and cut components."""
     import geopandas as gpd
 
-    from geoeval.scoring import partitioned_summaries as ps
+    from geoeval.scoring import partition_sums as ps
     from geoeval.scoring.scene import score_objects
 
     ref, sub = scene(10, n=100)
@@ -307,18 +307,18 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
 
 
     import geoeval
-    from geoeval.io import partitioned as io_partitioned
+    from geoeval.io import pieces as io_pieces
 
     ref, sub = scene(4)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
     monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
-    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     # the client never reads features: the piece readers fail if called here
     def refuse(*a, **k):
         raise AssertionError("the client read features")
 
-    monkeypatch.setattr(io_partitioned, "_read_parquet_piece", refuse)
-    monkeypatch.setattr(io_partitioned, "_read_ogr_piece", refuse)
+    monkeypatch.setattr(io_pieces, "_read_parquet_piece", refuse)
+    monkeypatch.setattr(io_pieces, "_read_ogr_piece", refuse)
     gathered = record_gathered(monkeypatch, _nbytes)
     options = dict(matchers=["bgm", "iou", "hoover"], reference_options={"id_field": "bid"})
     big = scene(5, n=1600)  # four times the objects, four times the objects per partition
@@ -329,12 +329,12 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
         small_bytes = sum(gathered)
         gathered.clear()
         monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 100)
-        monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 240)
+        monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 240)
         res_big = geoeval.score(big_folder, big_gpkg, engine="dask",  # no lists asked
                                 scheduler=c.scheduler_address, lists=False, **options)
         big_bytes = sum(gathered)
     monkeypatch.undo()
-    assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult)
+    assert isinstance(res, geoeval.scoring.by_partitions.PartitionedResult)
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     # what reached the client is bounded by partitions and pieces, not by objects: four
     # times the objects in as many partitions and pieces, about the same bytes
@@ -388,16 +388,16 @@ def test_cluster_default_matchers_with_mom_and_mallows_as_local(tmp_path, monkey
     import geopandas as gpd
 
     import geoeval
-    from geoeval.io import partitioned as io_partitioned
+    from geoeval.io import pieces as io_pieces
 
     ref, sub = scene(9, n=400)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
     monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
-    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     with local_cluster() as c:
         res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
                             objects_dir=tmp_path / "objects_dask", mallows=True)
-    assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult)
+    assert isinstance(res, geoeval.scoring.by_partitions.PartitionedResult)
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     assert not any("read and matched in the client" in w for w in res.warnings)
     local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", mallows=True)
@@ -418,7 +418,7 @@ def test_cluster_strata_breakdown_bootstrap_as_local(tmp_path, monkeypatch):
     import geopandas as gpd
 
     import geoeval
-    from geoeval.io import partitioned as io_partitioned
+    from geoeval.io import pieces as io_pieces
 
     ref, sub = scene(11, n=400)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
@@ -427,7 +427,7 @@ def test_cluster_strata_breakdown_bootstrap_as_local(tmp_path, monkeypatch):
                      geometry=[shapely.box(-10, -10, 190, 420), shapely.box(190, -10, 300, 420)],
                      crs="EPSG:32631").to_file(zones)
     monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
-    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     options = dict(size_bins="coco", zones=str(zones), zone_field="name", breakdown=True,
                    bootstrap=30, seed=5)
     # what reaches the client: the partial sums only once, as their total (added on the
@@ -440,7 +440,7 @@ def test_cluster_strata_breakdown_bootstrap_as_local(tmp_path, monkeypatch):
     partial = [r for r in received if isinstance(r, dict) and "bootstrap" in r]
     assert len(partial) == 1 and set(partial[0]) == {"strata", "breakdown", "bootstrap"}
     assert not any(isinstance(r, dict) and "partials" in r for r in received)
-    assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult)
+    assert isinstance(res, geoeval.scoring.by_partitions.PartitionedResult)
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", **options)
     assert local.strata is not None and local.bootstrap is not None
@@ -457,7 +457,7 @@ def test_cluster_report_lists_every_object_byte_for_byte(tmp_path, monkeypatch):
     import geopandas as gpd
 
     import geoeval
-    from geoeval.io import partitioned as io_partitioned
+    from geoeval.io import pieces as io_pieces
 
     ref, sub = scene(12, n=400)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
@@ -466,7 +466,7 @@ def test_cluster_report_lists_every_object_byte_for_byte(tmp_path, monkeypatch):
                      geometry=[shapely.box(-10, -10, 190, 420), shapely.box(190, -10, 300, 420)],
                      crs="EPSG:32631").to_file(zones)
     monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
-    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     options = dict(size_bins="coco", zones=str(zones), zone_field="name", breakdown=True,
                    bootstrap=20, mallows=True, reference_options={"id_field": "bid"})
     with local_cluster() as c:
@@ -492,17 +492,17 @@ def test_a_worker_killed_mid_run_does_not_change_the_result(tmp_path, monkeypatc
     import logging
 
     import geoeval
-    from geoeval.io import partitioned as io_partitioned
+    from geoeval.io import pieces as io_pieces
 
     ref, sub = scene(6, n=900)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
     monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 30)
-    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 60)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     options = dict(matchers=["bgm", "iou"])
     with local_cluster(logging.CRITICAL) as c:
         # the undisturbed run without the layers' bounds from metadata (read, then keyed)
         with monkeypatch.context() as m:
-            m.setattr(io_partitioned, "layer_bounds", lambda *a, **k: None)
+            m.setattr(io_pieces, "layer_bounds", lambda *a, **k: None)
             clean = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
                                   **options).to_dict()
         # a partition's result is released once its summary, boundary and rows are
@@ -520,30 +520,30 @@ def test_pieces_planned_from_metadata_and_a_bad_piece_named(tmp_path):
     import geopandas as gpd
 
     from geoeval.errors import InputError
-    from geoeval.io import partitioned as io_partitioned
+    from geoeval.io import pieces as io_pieces
     from geoeval.io.vector import read_vector
 
     ref, sub = scene(7, n=100)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
-    pieces, crs = io_partitioned.plan_pieces(folder, id_field="bid", features=30)
+    pieces, crs = io_pieces.plan_pieces(folder, id_field="bid", features=30)
     sizes = [len(c) for c in np.array_split(ref, 8)]
     assert crs == "EPSG:32631" and len(pieces) == 8 and pieces[0].kind == "parquet"
     assert [p.first_row for p in pieces] == np.cumsum([0, *sizes[:-1]]).tolist()
-    got = [io_partitioned.read_piece(p) for p in pieces]
+    got = [io_pieces.read_piece(p) for p in pieces]
     assert sum(g.areas.size for g in got) == len(ref)
-    whole = io_partitioned.read_dataset(folder, id_field="bid")
+    whole = io_pieces.read_dataset(folder, id_field="bid")
     assert np.array_equal(np.concatenate([g.ids for g in got]), whole.ids)
-    ogr, _ = io_partitioned.plan_pieces(gpkg, features=50)
+    ogr, _ = io_pieces.plan_pieces(gpkg, features=50)
     assert [(p.start, p.count) for p in ogr] == [(s, min(50, len(sub) - s))
                                                  for s in range(0, len(sub), 50)]
-    ids = np.concatenate([io_partitioned.read_piece(p).ids for p in ogr])
+    ids = np.concatenate([io_pieces.read_piece(p).ids for p in ogr])
     assert np.array_equal(ids, read_vector(gpkg).ids)
     broken = tmp_path / "broken.parquet"
     gpd.GeoDataFrame(geometry=ref[:5], crs="EPSG:32631").to_parquet(broken)
-    piece = io_partitioned.plan_pieces(broken)[0][0]
+    piece = io_pieces.plan_pieces(broken)[0][0]
     broken.write_bytes(broken.read_bytes()[:200] + b"\0" * 50 + broken.read_bytes()[250:])
     with pytest.raises(InputError, match=r"broken\.parquet.*row groups 0\.\.0"):
-        io_partitioned.read_piece(piece)
+        io_pieces.read_piece(piece)
 
 
 # --- --id-field unique across pieces ------------------------------------------------------
@@ -562,7 +562,7 @@ def _local_id_error(frame, id_field):
 def _pieces_id_error(chunks, id_field, n_buckets):
     """The workers' check, task by task in this process: every piece's ids into
     buckets by hash, each bucket summarised, the summaries worded in the client."""
-    from geoeval.io.partitioned import Piece
+    from geoeval.io.pieces import Piece
 
     parts, empty, features = [], 0, 0
     for chunk in chunks:

@@ -22,8 +22,8 @@ from dask_cluster import local_cluster
 
 from geoeval.engine import distributed as dist
 from geoeval.errors import InputError
-from geoeval.io import partitioned as io_partitioned
-from geoeval.io.partitioned import is_tile_pattern, layer_bounds, plan_pieces, read_piece
+from geoeval.io import pieces as io_pieces
+from geoeval.io.pieces import is_tile_pattern, layer_bounds, plan_pieces, read_piece
 
 CRS = "EPSG:32631"
 
@@ -154,7 +154,7 @@ def test_bounds_from_a_bbox_covering_column(tmp_path):
     # per row group: the bounds of exactly those rows
     meta = pq.ParquetFile(tmp_path / "nobbox.parquet").metadata
     column = json.loads(meta.schema.to_arrow_schema().metadata[b"geo"])["columns"]["geometry"]
-    assert np.allclose(io_partitioned.covering_bounds(meta, column, [2]),
+    assert np.allclose(io_pieces.covering_bounds(meta, column, [2]),
                        shapely.total_bounds(ref[100:150]))
 
 
@@ -214,8 +214,8 @@ def refuse_feature_reads(m) -> None:
         m.setattr(importlib.import_module(module), name, refuse)
     for name in ("read", "read_row_groups", "read_row_group", "iter_batches"):
         m.setattr(pq.ParquetFile, name, refuse)
-    m.setattr(io_partitioned, "_read_parquet_piece", refuse)
-    m.setattr(io_partitioned, "_read_ogr_piece", refuse)
+    m.setattr(io_pieces, "_read_parquet_piece", refuse)
+    m.setattr(io_pieces, "_read_ogr_piece", refuse)
 
 
 @pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
@@ -231,13 +231,13 @@ def test_tiles_scored_on_the_cluster_as_locally(cluster, tmp_path, monkeypatch):
     write_tiles(tmp_path / "ref", ref, "gpkg", ids=ids, extra=[shapely.Point(1, 1)])
     write_tiles(tmp_path / "sub", sub, "fgb", tiles=3)
     monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 60)
-    monkeypatch.setattr(io_partitioned, "PIECE_FEATURES", 70)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 70)
     refs, subs = str(tmp_path / "ref" / "*.gpkg"), str(tmp_path / "sub" / "*.fgb")
     options = dict(matchers=["bgm", "iou"], id_field=None,
                    reference_options={"id_field": "bid"})
     texts: list[str] = []
     planned: list[str] = []  # tiles planned in the client (the rest on the workers)
-    real_plan = io_partitioned._ogr_plan
+    real_plan = io_pieces._ogr_plan
 
     def plan_here(p, *a, **k):
         planned.append(str(p))
@@ -245,13 +245,13 @@ def test_tiles_scored_on_the_cluster_as_locally(cluster, tmp_path, monkeypatch):
 
     with monkeypatch.context() as m:
         refuse_feature_reads(m)
-        m.setattr(io_partitioned, "_ogr_plan", plan_here)
+        m.setattr(io_pieces, "_ogr_plan", plan_here)
         res = geoeval.score(refs, subs, engine="dask", scheduler=cluster.scheduler_address,
                             progress=texts.append, **options)
     # only each side's first tile, for its CRS: the 4 + 3 tiles are planned on the workers
     assert sorted(planned) == [str(tmp_path / "ref" / "t0.gpkg"),
                                str(tmp_path / "sub" / "t0.fgb")]
-    assert isinstance(res, geoeval.scoring.partitioned.PartitionedResult)
+    assert isinstance(res, geoeval.scoring.by_partitions.PartitionedResult)
     k = res.partitions["partitions"]
     pieces = res.partitions["reference_pieces"] + res.partitions["submission_pieces"]
     assert k >= 20 and res.partitions["reference_pieces"] >= 16

@@ -181,7 +181,7 @@ def score_command(
                                boundary_band=boundary_band.value,
                                objects_dir=objects, memory_limit=memory_limit,
                                lists=out.json_path is not None, **options)
-    from geoeval.scoring.partitioned import PartitionedResult
+    from geoeval.scoring.by_partitions import PartitionedResult
 
     if isinstance(result, PartitionedResult):  # a partitioned Dask run: summaries only
         from geoeval.report.objects_dataset import summary_table
@@ -224,7 +224,7 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
 def _is_folder(path: Path) -> bool:
     """A folder of scenes (a FileGDB ``.gdb`` folder and a GeoParquet dataset are one
     vector data source each)."""
-    from geoeval.io.partitioned import is_parquet_dataset
+    from geoeval.io.pieces import is_parquet_dataset
 
     return path.is_dir() and path.suffix.lower() != ".gdb" and not is_parquet_dataset(path)
 

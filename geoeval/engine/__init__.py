@@ -1,9 +1,9 @@
 """Where the overlap and the Mallows score run: in this process or on a Dask cluster.
 
 ``engine="local"`` (the default) is :func:`geoeval.overlap.compute_overlap` and a
-local process pool for the Mallows score. ``engine="dask"`` maps the overlap over
-spatial partitions on a ``distributed`` cluster (:mod:`geoeval.engine.partitioned`,
-:mod:`geoeval.engine.raster`), reduces the overlap edges to the client, and sends
+local process pool for the Mallows score. ``engine="dask"`` with the objects in the
+client maps the overlap over parts on a ``distributed`` cluster
+(:mod:`geoeval.engine.client_overlap`), reduces the overlap edges to the client, and sends
 the Mallows score's batches of instances to the same cluster; components and
 matching then run in the client on the reduced sparse matrix. Two vector layers
 (:mod:`geoeval.engine.distributed`) and two label rasters on one grid
@@ -51,7 +51,7 @@ class Engine:
         label-pair counts the reader returned, :func:`geoeval.overlap.compute_overlap`)."""
         if self.client is None:
             return compute_overlap(reference, submission, counts)
-        from geoeval.engine.partitioned import dask_overlap
+        from geoeval.engine.client_overlap import dask_overlap
 
         return dask_overlap(reference, submission, self.client)
 

@@ -33,7 +33,7 @@ def dask_client(scheduler: str | None = None, n_jobs: int | None = None,
     try:
         import distributed
     except ImportError as exc:  # pragma: no cover - they are dependencies
-        raise InputError("engine 'dask' needs dask, distributed and dask-geopandas "
+        raise InputError("engine 'dask' needs dask and distributed "
                          f"installed ({exc})") from None
     if scheduler is None:
         import warnings

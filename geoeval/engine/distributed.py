@@ -3,15 +3,15 @@
 The pipeline (``docs/scale.md``, *A layer on the cluster*):
 
 1. **read**: each side is cut into pieces from its metadata
-   (:func:`geoeval.io.partitioned.plan_pieces`); the workers read them
-   (:func:`~geoeval.io.partitioned.read_piece`) and keep them. The client gets
+   (:func:`geoeval.io.pieces.plan_pieces`); the workers read them
+   (:func:`~geoeval.io.pieces.read_piece`) and keep them. The client gets
    per piece its object count, the reader's counts and its bounds.
 2. **partition**: every object gets the Hilbert key of its bounding-box centre
-   (level 16, over the bounds of both layers); the workers send the client a
-   sample of their keys (at most :data:`KEY_SAMPLE` a piece), the client cuts the
-   key range into ``k`` runs of about equal counts, and each piece is split by
-   those cuts on its worker and the splits gathered per run (worker to worker):
-   partition ``p`` holds the objects of **both sides** whose key falls in run
+   (level 16, over the bounds of both layers; :mod:`geoeval.engine.hilbert`); the
+   workers send the client a sample of their keys (at most :data:`KEY_SAMPLE` a
+   piece), the client cuts the key range into ``k`` runs of about equal counts, and
+   each piece is split by those cuts on its worker and the splits gathered per run
+   (worker to worker): partition ``p`` holds the objects of **both sides** whose key falls in run
    ``p``: it **owns** them.
 3. **solve**: each partition gets a halo (the objects of other partitions whose
    bounding box meets its extent) and runs the in-memory engine's kernels on
@@ -58,7 +58,7 @@ from geoeval.sums import ZERO, exact_sum
 
 #: Target number of objects (both sides) per spatial partition.
 OBJECTS_PER_PARTITION = 100_000
-#: Hilbert curve level of the ownership key.
+#: Hilbert curve level of the ownership key (:mod:`geoeval.engine.hilbert`).
 HILBERT_LEVEL = 16
 #: Keys each piece sends to the client to place the partition cuts.
 KEY_SAMPLE = 256
@@ -147,23 +147,17 @@ def piece_info(data: Any) -> dict[str, Any]:
 
 @gc_paused
 def keyed(data: Any, side: int, offset: int, bounds: tuple[float, ...]) -> Part:
-    """A piece's objects with their positions and Hilbert keys (geopandas' Hilbert
-    distance of the bounding-box centre, level :data:`HILBERT_LEVEL`, over ``bounds``:
-    the key ``GeoSeries.hilbert_distance`` computes, from the bounds directly; boxes
-    are clipped to ``bounds`` first, so bounds from metadata that are too small still
-    give keys on the curve)."""
+    """A piece's objects with their positions and Hilbert keys
+    (:func:`geoeval.engine.hilbert.hilbert_keys` of their bounding boxes over ``bounds``,
+    level :data:`HILBERT_LEVEL`; bounds from metadata that are too small still give
+    keys on the curve)."""
     import shapely
-    from geopandas.tools.hilbert_curve import _continuous_to_discrete_coords, _encode
+
+    from geoeval.engine.hilbert import hilbert_keys
 
     n = data.areas.size
     box = shapely.bounds(data.geometry) if n else np.zeros((0, 4))
-    if n:
-        lo, hi = np.asarray(bounds[:2], float), np.asarray(bounds[2:], float)
-        inside = np.hstack([np.clip(box[:, :2], lo, hi), np.clip(box[:, 2:], lo, hi)])
-        x, y = _continuous_to_discrete_coords(inside, HILBERT_LEVEL, np.asarray(bounds, float))
-        key = np.asarray(_encode(HILBERT_LEVEL, x, y), np.int64)
-    else:
-        key = np.zeros(0, np.int64)
+    key = hilbert_keys(box, tuple(bounds), HILBERT_LEVEL) if n else np.zeros(0, np.int64)
     return Part(np.full(n, side, np.int8), offset + np.arange(n, dtype=np.int64), data.ids,
                 _to_wkb(data.geometry), data.areas, box, key,
                 all_ids=getattr(data, "all_ids", None), classes=getattr(data, "classes", None))
@@ -174,7 +168,7 @@ def read_keyed(piece: Any, side: int, bounds: tuple[float, ...]) -> Part:
     """Read a piece and key it at once (the layers' bounds known from their metadata):
     positions local to the piece (:func:`split` adds the piece's offset), the reader's
     counts in ``info``. Only the WKB of the piece stays in memory."""
-    from geoeval.io.partitioned import read_piece
+    from geoeval.io.pieces import read_piece
 
     data = read_piece(piece)
     part = keyed(data, side, 0, bounds)
@@ -386,7 +380,7 @@ class Config:
     #: ``(key, function, argument)``: ``function(solution, argument)`` runs on every
     #: set of components solved (:class:`Solution`) and its small result is sent to the
     #: client under ``key`` (per-class, strata, breakdown and bootstrap sums: functions
-    #: of :mod:`geoeval.scoring.partitioned_summaries`, passed down, never imported here).
+    #: of :mod:`geoeval.scoring.partition_sums`, passed down, never imported here).
     partials: tuple[tuple[str, Callable[[Solution, Any], Any], Any], ...] = ()
     #: Whether the reference, the submission carry classes (``--class-field``): the
     #: object sets of a :class:`Solution` get them (``ObjectSet.classes``).
@@ -785,13 +779,13 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         ``prepare(step=, bounds=, crs=)`` returning ``(partials, prepared)``
         (:class:`Config.partials`; anything the client keeps), called once the
         partitions exist with the step and each side's bounds
-        (:class:`geoeval.scoring.partitioned_summaries.Plan`).
+        (:class:`geoeval.scoring.partition_sums.Plan`).
     lists : bool
         Gather each matcher's per-object lists for the report
         (:class:`~geoeval.matching.lists.MatchLists`; at most
         :data:`~geoeval.matching.lists.LIST_LIMIT` objects, checked before the work).
     """
-    from geoeval.io.partitioned import plan_layer, read_piece
+    from geoeval.io.pieces import plan_layer, read_piece
 
     def on_workers(function: Callable[..., Any], items: list[Any]) -> list[Any]:
         return client.gather(client.map(function, items, pure=False))

@@ -26,7 +26,7 @@ VECTOR_SUFFIXES = {
 
 def detect_input_type(path: str | Path) -> str:
     """``raster`` or ``vector``, from the file name (and content when unclear)."""
-    from geoeval.io.partitioned import is_tile_pattern
+    from geoeval.io.pieces import is_tile_pattern
 
     p = Path(path)
     if is_tile_pattern(path):  # a layer of tiles: vector files only
@@ -150,7 +150,7 @@ def read(
         return read_raster(path, band=band, background=background, max_memory=max_memory,
                            assumed_crs=crs)
     if input_type == "vector":
-        from geoeval.io.partitioned import is_parquet_dataset, is_tile_pattern, read_dataset
+        from geoeval.io.pieces import is_parquet_dataset, is_tile_pattern, read_dataset
         from geoeval.io.vector import read_vector
 
         if is_tile_pattern(path):  # files matching a pattern: one layer of tiles

@@ -110,6 +110,10 @@ class Matcher:
         Every instance pairs one reference with one submitted object.
     source : str
         Where the matching comes from (authors, year, section).
+    partitionable : bool
+        It matches each overlap component on its own (the instances of a component
+        depend on that component alone), so the Dask engine may solve a scene's
+        components in different tasks (:mod:`geoeval.scoring.dispatch`).
     """
 
     name: str
@@ -123,6 +127,7 @@ class Matcher:
     parameters: tuple[Parameter, ...] = ()
     one_to_one: bool = False
     source: str = ""
+    partitionable: bool = False
 
     def __post_init__(self) -> None:
         if self.accuracy not in ACCURACY_RULES:
@@ -252,7 +257,7 @@ register(Matcher(
     header="one-to-one",
     accuracy_label="bgm eq. 1",
     accuracy_words="matched area / area of all objects (Özdemir et al. 2010, eq. 1)",
-    one_to_one=True,
+    one_to_one=True, partitionable=True,
     source="Jiang, Marti, Irniger & Bunke 2006; Özdemir et al. 2010, §4.1.1"))
 register(Matcher(
     "hoover", "geoeval.matching.hoover:match_hoover", INSTANCE_SCORE,
@@ -263,7 +268,7 @@ register(Matcher(
     accuracy_label="hoover eq. 2",
     accuracy_words="mean (s1 + s2)/2 of the correct, over- and under-detections "
                    "(Hoover et al. 1996; Özdemir et al. 2010, eq. 2)",
-    parameters=(HOOVER_THRESHOLD,),
+    parameters=(HOOVER_THRESHOLD,), partitionable=True,
     source="Hoover et al. 1996; Özdemir et al. 2010, §4.1.2"))
 register(Matcher(
     "mom", "geoeval.matching.mom:match_mom", MALLOWS,
@@ -272,7 +277,7 @@ register(Matcher(
     header="splits, merges",
     accuracy_label="mom Mallows eq. 13",
     accuracy_words="Mallows shape score (Özdemir et al. 2010, §4.2, eq. 13)",
-    parameters=(MIN_OVERLAP,),
+    parameters=(MIN_OVERLAP,), partitionable=True,
     source="Özdemir et al. 2010, §4.1.3"))
 register(Matcher(
     "iou", "geoeval.matching.iou:match_iou", INSTANCE_SCORE,
@@ -282,7 +287,7 @@ register(Matcher(
     accuracy_label="iou mean IoU",
     accuracy_words="mean IoU of the pairs",
     parameters=(IOU_THRESHOLD,),
-    one_to_one=True,
+    one_to_one=True, partitionable=True,
     source="SpaceNet (Van Etten et al. 2018); Everingham et al. 2010"))
 
 #: The built-in matchers (``matchers=`` default: all of them).

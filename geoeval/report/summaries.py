@@ -1,7 +1,7 @@
 """The summaries of a result, as the JSON report has them: what the terminal tables take.
 
 A local :class:`~geoeval.scoring.result.ScoreResult` and a Dask run's
-:class:`~geoeval.scoring.partitioned.PartitionedResult` report the same summaries
+:class:`~geoeval.scoring.by_partitions.PartitionedResult` report the same summaries
 (each matcher's counts and measures, the per-class, strata, error-breakdown and
 bootstrap objects of ``docs/report.md``); only the local result holds per-object
 data. The table builders (:mod:`geoeval.report.strata_tables`,
@@ -21,7 +21,7 @@ def summaries(result: Any) -> dict[str, Any]:
     """``results`` (matcher -> the report's summary numbers), ``objects`` (the number of
     reference and submitted objects), and the report's ``per_class``, ``strata``,
     ``breakdown`` and ``bootstrap`` objects (``None`` when not computed)."""
-    from geoeval.scoring.partitioned import PartitionedResult
+    from geoeval.scoring.by_partitions import PartitionedResult
 
     if isinstance(result, PartitionedResult):
         return {"results": {n: r.to_dict(result.objects_dataset)

@@ -15,8 +15,9 @@ from geoeval.errors import InputError
 from geoeval.matching import registry
 from geoeval.objects import ObjectSet
 from geoeval.parallel import gc_paused
-from geoeval.scoring.options import ScoreOptions, Side, score_options, side
-from geoeval.scoring.partitioned import PartitionedResult
+from geoeval.scoring.by_partitions import PartitionedResult
+from geoeval.scoring.dispatch import Route, dispatch
+from geoeval.scoring.options import ScoreOptions, score_options, side
 from geoeval.scoring.result import MatcherResult, ScoreResult, empty_sides, measure
 
 
@@ -62,7 +63,7 @@ def score(
     Returns
     -------
     ScoreResult or PartitionedResult
-        A :class:`~geoeval.scoring.partitioned.PartitionedResult` when ``engine='dask'``
+        A :class:`~geoeval.scoring.by_partitions.PartitionedResult` when ``engine='dask'``
         scored by partitions or blocks on the cluster.
 
     Examples
@@ -92,13 +93,20 @@ def score(
 
     # the engine is open while reading too: a raster's windowed scan runs on it
     with _engine(opened, options, progress) as eng, parallel.remote(eng.mapper):
-        notes: tuple[str, ...] = ()
-        if eng.client is not None and options.by_parts:
-            done = _try_partitioned(eng, ref_side, sub_side, options, objects, progress)
-            if isinstance(done, PartitionedResult):
-                return done
-            if done is not None:  # where the work runs: a note, not part of the report
-                notes = (done,)
+        choice = dispatch(ref_side, sub_side, options, dask=eng.client is not None,
+                          objects=objects is not None)
+        if choice.route is Route.PARTITIONS:
+            from geoeval.scoring.by_partitions import score_partitioned
+
+            return score_partitioned(eng.client, ref_side, sub_side, options,
+                                     objects=objects, progress=progress)
+        if choice.route is Route.BLOCKS:
+            from geoeval.scoring.by_blocks import score_mosaic_files
+
+            return score_mosaic_files(eng.client, choice.plan, ref_side, sub_side, options,
+                                      progress=progress)
+        # where the work runs: a note, not part of the report
+        notes = () if choice.note is None else (choice.note,)
         _step(progress, "reading")
         with parallel.reporting(_parts(progress, "reading")):
             ref, sub, warnings, counts = read_pair_counted(
@@ -128,62 +136,6 @@ def _built(options: ScoreOptions | None, keywords: dict[str, Any]) -> ScoreOptio
         raise TypeError(f"options given twice: as a ScoreOptions and as keywords "
                         f"({', '.join(sorted(keywords))})")
     return options
-
-
-def _try_partitioned(eng: Engine, reference: Side, submission: Side, options: ScoreOptions,
-                     objects: Callable[[str, Any], Any] | None,
-                     progress: Callable[[str], None] | None) -> Any:
-    """The partitioned run's result, or why it cannot run (a note for vector
-    files, ``None`` for inputs that are no vector files)."""
-    from geoeval.io.partitioned import layer_crs
-    from geoeval.scoring.partitioned import crs_reason, partitioned_reason, score_partitioned
-
-    mosaic = _try_mosaic(eng, reference, submission, options, objects, progress)
-    if mosaic is not None:
-        return mosaic
-    reason = partitioned_reason(reference.source, submission.source, options)
-    ref_opts, sub_opts = reference.reader, submission.reader
-    if reason is None:
-        crs = [layer_crs(s.source, o.get("layer"))
-               for s, o in ((reference, ref_opts), (submission, sub_opts))]
-        reason = crs_reason(*crs)
-    shared = options.reference.readers.class_field
-    if reason is None and (any(o.get("crs") is not None for o in (ref_opts, sub_opts))
-                           or ref_opts.get("class_field") != shared
-                           or sub_opts.get("class_field") not in (None, shared)):
-        reason = "a CRS or class field given for one side is not read by partitions yet"
-    if reason is None:
-        return score_partitioned(eng.client, reference.source, submission.source, options,
-                                 reference_options=ref_opts, submission_options=sub_opts,
-                                 objects=objects, progress=progress)
-    if reason in ("the inputs are not files", "an input is not a vector layer",
-                  "an input is a folder"):
-        return None
-    return (f"engine 'dask': {reason}, so both layers are read and matched in the client "
-            "(docs/scale.md)")
-
-
-def _try_mosaic(eng: Engine, reference: Side, submission: Side, options: ScoreOptions,
-                objects: Callable[[str, Any], Any] | None,
-                progress: Callable[[str], None] | None) -> Any:
-    """Two label rasters on one grid scored by blocks on the cluster
-    (:mod:`geoeval.scoring.mosaic`): the result, why not (a note), or ``None``
-    when the inputs are not two raster files."""
-    from geoeval.scoring.mosaic import Plan, mosaic_plan, score_mosaic_files
-
-    plan = mosaic_plan(reference.source, submission.source, reference.reader,
-                       submission.reader, options, objects)
-    if plan is None:
-        return None
-    if not isinstance(plan, Plan):
-        return (f"engine 'dask': {plan}, so both rasters are read and matched in the "
-                "client (docs/scale.md)")
-    from geoeval.io import crs_name
-
-    params = options.report_parameters(
-        None if plan.crs is None else {"crs": crs_name(plan.crs), "rule": "the reference's CRS"})
-    return score_mosaic_files(eng.client, plan, reference.source, submission.source, options,
-                              parameters=params, progress=progress)
 
 
 def read_reference(reference: str | Path | ObjectSet,

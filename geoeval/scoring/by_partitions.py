@@ -1,53 +1,19 @@
 """Scoring two vector layers by partitions on a Dask cluster: summaries only in the client.
 
-:func:`partitioned_reason` says whether a run can go this way;
+:func:`geoeval.scoring.dispatch.dispatch` says whether a run goes this way;
 :func:`score_partitioned` runs it (:func:`geoeval.engine.distributed.score_layers`)
-and returns a :class:`PartitionedResult`, whose JSON report has the keys and
-values of the in-memory engine's report (``docs/report.md``) except the
-per-object lists (``instances``, ``missed_ids``, ``false_alarm_ids``), which
-live in the objects dataset (``objects_dataset``: its folder, or ``null``).
+and returns a :class:`PartitionedResult`, whose JSON report is the in-memory
+engine's (``docs/report.md``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from geoeval.matching import registry
 from geoeval.measures import counts
-
-#: Matchers the partitioned run computes (each matches component by component; MOM's
-#: accuracy, the Mallows score, is computed per instance in the partition tasks).
-PARTITIONED_MATCHERS = ("bgm", "hoover", "mom", "iou")
-
-
-def partitioned_reason(reference: Any, submission: Any, options: Any) -> str | None:
-    """``None`` when a ``dask`` run of these inputs and options reads, matches and writes
-    by partitions; else why it cannot (the run then reads both layers in the client)."""
-    from geoeval.io import detect_input_type
-    from geoeval.io.partitioned import is_parquet_dataset, is_tile_pattern
-
-    for src in (reference, submission):
-        if not isinstance(src, (str, Path)):
-            return "the inputs are not files"
-        if is_tile_pattern(src):  # a layer of tiles
-            continue
-        p = Path(src)
-        if not p.exists() or detect_input_type(p) != "vector":
-            return "an input is not a vector layer"
-        if p.is_dir() and not is_parquet_dataset(p) and p.suffix.lower() != ".gdb":
-            return "an input is a folder"
-    bad = [m for m in options.matchers if m not in PARTITIONED_MATCHERS]
-    if bad:
-        return f"matcher {bad[0]} is not computed by partitions"
-    for name, value in (("geometry_measures", options.geometry),
-                        ("evaluation_crs", options.evaluation_crs),
-                        ("crs", options.reference.readers.crs)):
-        if value is not None:
-            return f"{name}= is not computed by partitions yet"
-    return None
 
 
 def empty_side_warnings(reference: dict[str, Any], submission: dict[str, Any]) -> list[str]:
@@ -62,20 +28,6 @@ def empty_side_warnings(reference: dict[str, Any], submission: dict[str, Any]) -
                        path=d["path"], input_type="vector", skipped=d["skipped"])
              for d in (reference, submission)]
     return empty_sides(*sides)
-
-
-def crs_reason(ref_crs: Any, sub_crs: Any) -> str | None:
-    """Why the layers' CRSs need the client path (reprojection), or ``None``."""
-    from geoeval.io.evaluation_crs import same_crs, unsuitable
-
-    if (ref_crs is None) != (sub_crs is None):
-        return "one layer has no CRS"
-    if ref_crs is None:
-        return None
-    if not same_crs(ref_crs, sub_crs):
-        return "the layers are in different CRSs (reprojection)"
-    why = unsuitable(ref_crs)
-    return None if why is None else "the layers' CRS needs an evaluation CRS (reprojection)"
 
 
 @dataclass(frozen=True)
@@ -155,7 +107,7 @@ class PartitionedResult:
     partitions: dict[str, int] = field(default_factory=dict)
     #: The report's ``breakdown`` and ``strata`` objects, and the bootstrap
     #: (:class:`~geoeval.scoring.bootstrap.BootstrapResult`), when asked for
-    #: (:mod:`geoeval.scoring.partitioned_summaries`).
+    #: (:mod:`geoeval.scoring.partition_sums`).
     breakdown: dict[str, Any] | None = None
     strata: dict[str, Any] | None = None
     bootstrap: Any = None
@@ -197,12 +149,12 @@ class PartitionedResult:
         return dumps(self.to_dict(rows=True))
 
 
-def score_partitioned(client: Any, reference: Any, submission: Any, options: Any, *,
-                      reference_options: dict[str, Any], submission_options: dict[str, Any],
+def score_partitioned(client: Any, reference_side: Any, submission_side: Any, options: Any, *,
                       objects: Callable[[str, Any], Any] | None = None,
                       progress: Callable[[str], None] | None = None) -> PartitionedResult:
-    """Score two vector layers by partitions (:mod:`geoeval.engine.distributed`) with
-    the :class:`~geoeval.scoring.options.ScoreOptions` ``options``.
+    """Score two vector layers (:class:`~geoeval.scoring.options.Side`) by partitions
+    (:mod:`geoeval.engine.distributed`) with the
+    :class:`~geoeval.scoring.options.ScoreOptions` ``options``.
 
     ``objects(id_kind, crs)`` opens the objects dataset writer (see
     :func:`geoeval.report.objects_dataset.open_dataset`). The Mallows score
@@ -210,12 +162,14 @@ def score_partitioned(client: Any, reference: Any, submission: Any, options: Any
     matcher with ``mallows``, is computed per instance in the partition tasks and
     reduced as sums and counts. The breakdown, strata, classes and bootstrap are
     computed as partial sums in the same tasks
-    (:mod:`geoeval.scoring.partitioned_summaries`).
+    (:mod:`geoeval.scoring.partition_sums`).
     """
     from geoeval.engine.distributed import score_layers
     from geoeval.io import crs_name
     from geoeval.io.vector import reader_notes
 
+    reference, submission = reference_side.source, submission_side.source
+    reference_options, submission_options = reference_side.reader, submission_side.reader
     matchers = options.matchers
     params = options.matcher_arguments()
     want_mallows = options.mallows_matchers
@@ -224,7 +178,7 @@ def score_partitioned(client: Any, reference: Any, submission: Any, options: Any
     classes = reference_options.get("class_field") is not None
     st, boot = options.strata, options.bootstrap
     if options.breakdown or st is not None or boot is not None or classes:
-        from geoeval.scoring import partitioned_summaries as ps
+        from geoeval.scoring import partition_sums as ps
 
         if st is not None and st.zones is not None:  # read before the work
             from geoeval.scoring.strata import read_zones
@@ -293,7 +247,7 @@ def score_partitioned(client: Any, reference: Any, submission: Any, options: Any
                "union_area": float(res.union_area)}
     extra: dict[str, Any] = {}
     if plan is not None:
-        from geoeval.scoring import partitioned_summaries as ps
+        from geoeval.scoring import partition_sums as ps
 
         names = list(matchers)
         if options.breakdown:

@@ -1,10 +1,10 @@
 """Scoring two label mosaics by blocks on a Dask cluster: summaries only in the client.
 
-:func:`mosaic_plan` says whether a ``dask`` run of two rasters goes this way;
-:func:`score_mosaic_files` runs it (:func:`geoeval.engine.mosaic.score_mosaic`)
-and returns a :class:`~geoeval.scoring.partitioned.PartitionedResult` whose JSON
-report has the keys and values of the in-memory engine's report except the
-per-object lists (``instances``, ``missed_ids``, ``false_alarm_ids``).
+:func:`geoeval.scoring.dispatch.dispatch` says whether a ``dask`` run of two rasters
+goes this way (its :class:`Plan`); :func:`score_mosaic_files` runs it
+(:func:`geoeval.engine.mosaic.score_mosaic`) and returns a
+:class:`~geoeval.scoring.by_partitions.PartitionedResult` whose JSON report is the
+in-memory engine's.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from geoeval.matching import registry
 from geoeval.measures import counts
-from geoeval.scoring.partitioned import PartitionedMatcher, PartitionedResult
+from geoeval.scoring.by_partitions import PartitionedMatcher, PartitionedResult
 
 
 @dataclass(frozen=True)
@@ -27,46 +27,6 @@ class Plan:
     sources: tuple[Any, Any]
     transform: Any
     crs: Any
-
-
-def mosaic_plan(reference: Any, submission: Any, ref_opts: dict[str, Any],
-                sub_opts: dict[str, Any], options: Any,
-                objects: Any = None) -> Plan | str | None:
-    """A :class:`Plan` when a ``dask`` run of these inputs goes by blocks; ``None`` when
-    they are not two raster files; else why not (a warning: the run then reads both
-    rasters in the client). Only the files' headers are read."""
-    from geoeval.grid import same_crs
-    from geoeval.io import _both_raster_files
-    from geoeval.io.evaluation_crs import unsuitable
-    from geoeval.io.raster import open_source
-
-    ro = {k: v for k, v in ref_opts.items() if v is not None}
-    so = {k: v for k, v in sub_opts.items() if v is not None}
-    if not _both_raster_files(reference, submission, ro, so):
-        return None
-    keep = ("band", "background")
-    rs, rt, rc = open_source(reference, **{k: v for k, v in ro.items() if k in keep})
-    ss, st, sc = open_source(submission, **{k: v for k, v in so.items() if k in keep})
-    if rs.shape != ss.shape or tuple(rt) != tuple(st) or not same_crs(rc, sc):
-        return "the rasters are on different grids (resampling)"
-    st = options.strata
-    for name, value in (  # options that need every object in one process
-            ("class_field", options.class_field),
-            ("size_bins", None if st is None else st.size_bins),
-            ("zones", None if st is None else st.zones), ("bootstrap", options.bootstrap),
-            ("breakdown", options.breakdown or None),
-            ("geometry_measures", options.geometry),
-            ("evaluation_crs", options.evaluation_crs),
-            ("crs", options.reference.readers.crs)):
-        if value is not None:
-            return f"{name}= is not computed by blocks yet"
-    if any(o.get(k) is not None for o in (ref_opts, sub_opts) for k in ("crs", "max_memory")):
-        return "a CRS or memory limit given for one side is not read by blocks yet"
-    if rc is not None and unsuitable(rc) is not None:
-        return "the rasters' CRS needs an evaluation CRS (reprojection)"
-    if objects is not None:
-        return "the objects dataset of label rasters is not written by blocks yet"
-    return Plan((rs, ss), rt, rc)
 
 
 def _details(m: dict[str, Any] | None, scene: float | None) -> dict[str, Any] | None:
@@ -85,14 +45,19 @@ def _details(m: dict[str, Any] | None, scene: float | None) -> dict[str, Any] | 
             "approximation": approx}
 
 
-def score_mosaic_files(client: Any, plan: Plan, reference: Any, submission: Any,
-                       options: Any, *, parameters: dict[str, Any],
+def score_mosaic_files(client: Any, plan: Plan, reference_side: Any, submission_side: Any,
+                       options: Any, *,
                        progress: Callable[[str], None] | None = None) -> PartitionedResult:
-    """Score two label rasters on one grid by blocks (:mod:`geoeval.engine.mosaic`) with
-    the :class:`~geoeval.scoring.options.ScoreOptions` ``options``; ``parameters`` is
-    the report's ``parameters`` (:meth:`ScoreOptions.report_parameters`)."""
+    """Score two label rasters (:class:`~geoeval.scoring.options.Side`) on one grid by
+    blocks (:mod:`geoeval.engine.mosaic`) with the
+    :class:`~geoeval.scoring.options.ScoreOptions` ``options``."""
     from geoeval.engine.mosaic import score_mosaic
+    from geoeval.io import crs_name
     from geoeval.measures.mallows import pooling_warning
+
+    reference, submission = reference_side.source, submission_side.source
+    parameters = options.report_parameters(
+        None if plan.crs is None else {"crs": crs_name(plan.crs), "rule": "the reference's CRS"})
 
     matchers = options.matchers
     res = score_mosaic(client, plan.sources, plan.transform, plan.crs, matchers=matchers,
