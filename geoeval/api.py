@@ -22,8 +22,8 @@ from geoeval.scoring import ScenesResult, ScoreResult, check_options
 from geoeval.scoring import rank as _rank
 from geoeval.scoring import score as _score
 from geoeval.scoring import score_scenes as _score_scenes
-from geoeval.scoring.by_partitions import PartitionedResult
 from geoeval.scoring.options import score_options
+from geoeval.scoring.summary import ScoreSummary
 
 
 def score(
@@ -42,7 +42,7 @@ def score(
     objects_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     **options: Any,
-) -> ScoreResult | PartitionedResult:
+) -> ScoreResult | ScoreSummary:
     """Score one submission against one reference and write the outputs asked for.
 
     Parameters
@@ -95,10 +95,9 @@ def score(
 
     Returns
     -------
-    ScoreResult or PartitionedResult
-        A :class:`~geoeval.scoring.by_partitions.PartitionedResult` (summaries,
-        ``docs/scale.md``) when ``engine="dask"`` scored two vector layers by
-        partitions.
+    ScoreResult or ScoreSummary
+        The summary alone (:class:`~geoeval.scoring.summary.ScoreSummary`, the same
+        report, ``docs/scale.md``) when ``engine="dask"`` scored by partitions or blocks.
 
     Examples
     --------
@@ -145,7 +144,7 @@ def score(
             check_target(objects_dir)
             writer = functools.partial(_open_objects, objects_dir, value.matchers)
         result = _score(reference, submission, value, progress=progress, objects=writer)
-        if isinstance(result, PartitionedResult):
+        if isinstance(result, ScoreSummary):  # a Dask run by parts: the summary only
             if json is not None:
                 from geoeval.report.json_report import write_report
 

@@ -43,7 +43,7 @@ class Rows:
     """JSON objects already encoded as text, written one per line by :func:`dumps`.
 
     The JSON report's instances come this way
-    (:func:`geoeval.scoring.result.instance_rows`). A row is the concatenation of
+    (:func:`geoeval.scoring.summary.instance_rows`). A row is the concatenation of
     ``segments``, each one of:
 
     * a ``str``: the same text in every row;

@@ -96,9 +96,9 @@ def compare(paths, cluster, **options):
     local = geoeval.score(*paths, **options)
     res = geoeval.score(*paths, engine="dask", scheduler=cluster.scheduler_address,
                         **options)
-    from geoeval.scoring.by_partitions import PartitionedResult
+    from geoeval.scoring.summary import ScoreSummary
 
-    assert isinstance(res, PartitionedResult)
+    assert isinstance(res, ScoreSummary)
     assert res.to_json() == local.to_json()
     return res, local.to_dict()
 
@@ -195,7 +195,7 @@ def test_client_gathers_per_block_not_per_object(cluster, tmp_path, monkeypatch)
     big_bytes = sum(gathered)
     monkeypatch.undo()
     assert res.partitions["blocks"] == res_big.partitions["blocks"] == 12
-    assert res_big.reference["objects"] > 3.5 * res.reference["objects"]
+    assert res_big.reference.objects > 3.5 * res.reference.objects
     assert big_bytes < 1.3 * small_bytes, (small_bytes, big_bytes)
 
 

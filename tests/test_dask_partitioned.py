@@ -21,6 +21,7 @@ from dask_cluster import kill_a_worker_mid_run, local_cluster, record_gathered
 from geoeval.engine import distributed as dist
 from geoeval.io.pieces import PieceData
 from geoeval.matching import match
+from geoeval.measures.mallows import add_mallows_sums
 from geoeval.objects import ObjectSet
 from geoeval.overlap import compute_overlap
 
@@ -182,7 +183,7 @@ def test_mom_and_mallows_per_partition_as_local():
                     assert got.tolist() == want[s][col].tolist(), (name, s, col)
         total = None
         for summary in [r.interior.summary for r in results] + [bsol.summary]:
-            total = dist.add_mallows(total, summary["matchers"][name]["mallows"])
+            total = add_mallows_sums(total, summary["matchers"][name]["mallows"])
         assert total["n"] == mal.scores.size and total["undefined"] == 0
         assert float(total["sum"]) / total["n"] == mal.scene
         assert total["solver"] == mal.to_dict()["solver"]
@@ -334,11 +335,11 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
                                 scheduler=c.scheduler_address, lists=False, **options)
         big_bytes = sum(gathered)
     monkeypatch.undo()
-    assert isinstance(res, geoeval.scoring.by_partitions.PartitionedResult)
+    assert isinstance(res, geoeval.scoring.summary.ScoreSummary)
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     # what reached the client is bounded by partitions and pieces, not by objects: four
     # times the objects in as many partitions and pieces, about the same bytes
-    assert res_big.reference["objects"] > 3.5 * res.reference["objects"]
+    assert res_big.reference.objects > 3.5 * res.reference.objects
     def tasks(r):
         return sum(r.partitions[k] for k in ("partitions", "reference_pieces",
                                              "submission_pieces"))
@@ -397,7 +398,7 @@ def test_cluster_default_matchers_with_mom_and_mallows_as_local(tmp_path, monkey
     with local_cluster() as c:
         res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
                             objects_dir=tmp_path / "objects_dask", mallows=True)
-    assert isinstance(res, geoeval.scoring.by_partitions.PartitionedResult)
+    assert isinstance(res, geoeval.scoring.summary.ScoreSummary)
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     assert not any("read and matched in the client" in w for w in res.warnings)
     local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", mallows=True)
@@ -440,7 +441,7 @@ def test_cluster_strata_breakdown_bootstrap_as_local(tmp_path, monkeypatch):
     partial = [r for r in received if isinstance(r, dict) and "bootstrap" in r]
     assert len(partial) == 1 and set(partial[0]) == {"strata", "breakdown", "bootstrap"}
     assert not any(isinstance(r, dict) and "partials" in r for r in received)
-    assert isinstance(res, geoeval.scoring.by_partitions.PartitionedResult)
+    assert isinstance(res, geoeval.scoring.summary.ScoreSummary)
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", **options)
     assert local.strata is not None and local.bootstrap is not None

@@ -176,7 +176,8 @@ def test_dask_score_prints_the_local_per_class_table(tmp_path, monkeypatch, caps
 def test_the_sample_gives_one_report_whatever_the_engine(tmp_path, monkeypatch, capsys, pair):
     """The bundled sample scored by both engines: the JSON reports are byte for byte
     the same (issue 33: the Dask report used to lack the per-object lists and differ in
-    the 15th digit)."""
+    the 15th digit), and so is the terminal table (issue 35: the Dask one had no
+    matched rows, no summary sentences, ``3,000`` for ``3000`` and ``1 partitions``)."""
     from pathlib import Path
 
     from geoeval.cli.main import main
@@ -188,8 +189,13 @@ def test_the_sample_gives_one_report_whatever_the_engine(tmp_path, monkeypatch, 
     args = ["score", str(sample / ref), str(sample / "submissions" / sub), "-m", "bgm",
             "-m", "hoover", "-m", "iou", *extra]
     monkeypatch.setenv("COLUMNS", "80")
+    capsys.readouterr()
     assert main([*args, "--json", str(tmp_path / "local.json")]) == 0
+    local = capsys.readouterr().out
     with local_cluster() as c:
         assert main([*args, "--engine", "dask", "--scheduler", c.scheduler_address,
                      "--json", str(tmp_path / "dask.json")]) == 0
+    dask = capsys.readouterr().out
     assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+    assert "matched reference" in local and "partitions" not in dask
+    assert dask == local

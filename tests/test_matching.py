@@ -262,7 +262,7 @@ def test_json_text_equals_the_dict_report(sub):
 
     from geoeval.encoding import dumps
     from geoeval.matching.lists import MatchLists
-    from geoeval.scoring.result import instance_dicts, instance_rows
+    from geoeval.scoring.summary import instance_dicts, instance_rows
 
     def same_rows(m, rid, sid, mal=None):
         lists = MatchLists.of(m, rid, sid, mal)

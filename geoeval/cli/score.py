@@ -181,16 +181,8 @@ def score_command(
                                boundary_band=boundary_band.value,
                                objects_dir=objects, memory_limit=memory_limit,
                                lists=out.json_path is not None, **options)
-    from geoeval.scoring.by_partitions import PartitionedResult
-
-    if isinstance(result, PartitionedResult):  # a partitioned Dask run: summaries only
-        from geoeval.report.objects_dataset import summary_table
-        from geoeval.report.summary_tables import summary_tables
-
-        out.finish(result, lambda r: [summary_table(r), *summary_tables(r)])
-        return
     out.finish(result)
-    if not out.quiet:
+    if not out.quiet:  # the same tables from every route: they read the result's summary
         _print(result, figure=figure is not None, breakdown=breakdown)
 
 
@@ -206,8 +198,8 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
 
     parts: list[Any] = [*score_tables(result), *summary_tables(result)]
     # what was printed decides the hints: --html computes (and so prints) the breakdown
-    breakdown = breakdown or getattr(result, "breakdown", None) is not None
-    if result.geometry is not None:
+    breakdown = breakdown or result.summary.breakdown is not None
+    if result.summary.geometry is not None:
         from geoeval.report.geometry_tables import geometry_table
 
         parts.append(geometry_table(result))

@@ -53,6 +53,7 @@ import numpy as np
 
 from geoeval.arrays import SizedByArrays
 from geoeval.errors import InputError
+from geoeval.measures.mallows import add_mallows_sums, mallows_sums
 from geoeval.parallel import gc_paused
 from geoeval.sums import ZERO, exact_sum
 
@@ -565,7 +566,7 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
                      "matched_overlap": m.matched_sum, "kinds": m.kind_counts(),
                      "score_sum": exact_sum(scores), "score_n": int(scores.size),
                      "solver": dict(m.solver_stats), "params": dict(m.params),
-                     "mallows": None if mal is None else mallows_summary(mal)}
+                     "mallows": None if mal is None else mallows_sums(mal)}
         matchings[name], mallows[name] = m, mal
     summary = {"n_reference": int(ri.size), "n_submission": int(si.size),
                "pairs": int(rows.size), "components": ov.n_components, "union_area": union,
@@ -577,34 +578,6 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
                         "n_jobs": 1})
         summary["partials"] = {key: f(sol, arg) for key, f, arg in config.partials}
     return Solved(summary, (ref_pos, sub_pos), (rcols, scols), lists)
-
-
-def mallows_summary(mal: Any) -> dict[str, Any]:
-    """The additive part of a :class:`~geoeval.measures.mallows.MallowsResult`: sum and
-    number of the defined instance scores (eq. 13 is their ratio), undefined instances,
-    instances per solver, pooled instances and their largest error bound."""
-    scores = mal.scores[~np.isnan(mal.scores)]
-    solvers, n = np.unique(mal.solver, return_counts=True)
-    return {"sum": exact_sum(scores), "n": int(scores.size),
-            "undefined": int(mal.scores.size - scores.size),
-            "solver": {str(k): int(v) for k, v in zip(solvers, n, strict=True)},
-            "approximated": int(mal.approximated.sum()),
-            "max_error_bound": float(mal.error_bound.max()) if mal.error_bound.size else 0.0}
-
-
-def add_mallows(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Two :func:`mallows_summary` dicts added (``None`` when neither was computed);
-    other keys (the label-mosaic blocks' grid and method, the same in every block) are
-    ``a``'s."""
-    if a is None or b is None:
-        return a if b is None else b
-    solver = dict(a["solver"])
-    for k, v in b["solver"].items():
-        solver[k] = solver.get(k, 0) + v
-    return {**a, "sum": a["sum"] + b["sum"], "n": a["n"] + b["n"],
-            "undefined": a["undefined"] + b["undefined"], "solver": dict(sorted(solver.items())),
-            "approximated": a["approximated"] + b["approximated"],
-            "max_error_bound": max(a["max_error_bound"], b["max_error_bound"])}
 
 
 def boundary_of(result: PartResult) -> Boundary:
@@ -1097,7 +1070,8 @@ def _neighbours(extents: np.ndarray) -> list[list[int]]:
 def add_summaries(summaries: list[dict[str, Any]], matchers: Sequence[str],
                   keys: Sequence[str]) -> dict[str, Any]:
     """Tasks' summaries added up: the numbers under ``keys``, and per matcher its counts,
-    sums, kinds and solver counts (:func:`add_mallows` for the Mallows details); the
+    sums, kinds and solver counts (:func:`~geoeval.measures.mallows.add_mallows_sums` for
+    the Mallows sums); the
     partitions' and the label-mosaic blocks' (:mod:`geoeval.engine.mosaic`) alike."""
     total: dict[str, Any] = {k: 0 for k in keys}
     total["matchers"] = {}
@@ -1116,7 +1090,7 @@ def add_summaries(summaries: list[dict[str, Any]], matchers: Sequence[str],
                 for kk, v in m[key].items():
                     acc[key][kk] = acc[key].get(kk, 0) + v
             acc["params"] = m["params"] or acc["params"]
-            acc["mallows"] = add_mallows(acc["mallows"], m.get("mallows"))
+            acc["mallows"] = add_mallows_sums(acc["mallows"], m.get("mallows"))
         total["matchers"][name] = acc
     return total
 

@@ -56,6 +56,7 @@ import numpy as np
 
 from geoeval.arrays import SizedByArrays
 from geoeval.io.windowed import RasterSource, Scan
+from geoeval.measures.mallows import mallows_sums
 from geoeval.parallel import gc_paused
 from geoeval.sums import ExactSum, exact_sum
 
@@ -276,7 +277,7 @@ def solve(found: Scan, config: Config) -> dict[str, Any]:
         mal = None
         if name in config.mallows:
             mal = _mallows(ref, sub, m, config)
-            out["mallows"] = _mallows_summary(mal)
+            out["mallows"] = mallows_sums(mal)
         if config.lists:  # positions: the labels (the order of the local engine's objects)
             from geoeval.matching.lists import MatchLists
 
@@ -297,15 +298,6 @@ def _mallows(ref: Any, sub: Any, m: Any, config: Config) -> Any:
 
     return mallows_scores(ref, sub, m, approximate=config.approximate, n_jobs=1,
                           executor=_Inline())
-
-
-def _mallows_summary(mal: Any) -> dict[str, Any]:
-    """Mallows scores as additive sums, with the grid's description."""
-    from geoeval.engine.distributed import mallows_summary
-
-    return {**mallows_summary(mal), "grid": mal.grid, "pixel_steps": list(mal.pixel_steps),
-            "approximation": dict(mal.approximation),
-            "method": mal.method}
 
 
 def _restrict(found: Scan, keep_r: np.ndarray, keep_s: np.ndarray,

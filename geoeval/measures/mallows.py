@@ -182,6 +182,46 @@ def details(scene: float | None, grid: str, pixel_steps: tuple[float, float],
             "n_undefined": int(n_undefined), "solver": dict(solver), "approximation": approx}
 
 
+def mallows_sums(mal: MallowsResult) -> dict[str, Any]:
+    """The additive part of a :class:`MallowsResult`, with its grid: the exact sum and
+    number of the defined instance scores (eq. 13 is their ratio), undefined instances,
+    instances per solver, pooled instances and their largest error bound, and the grid,
+    its steps, the approximation settings and the method (the same in every part of a
+    scene). Parts of a scene add up (:func:`add_mallows_sums`) to the scene's."""
+    scores = mal.scores[~np.isnan(mal.scores)]
+    solvers, n = np.unique(mal.solver, return_counts=True)
+    return {"sum": exact_sum(scores), "n": int(scores.size),
+            "undefined": int(mal.scores.size - scores.size),
+            "solver": {str(k): int(v) for k, v in zip(solvers, n, strict=True)},
+            "approximated": int(mal.approximated.sum()),
+            "max_error_bound": float(mal.error_bound.max()) if mal.error_bound.size else 0.0,
+            "grid": mal.grid, "pixel_steps": list(mal.pixel_steps),
+            "approximation": dict(mal.approximation), "method": mal.method}
+
+
+def add_mallows_sums(a: dict[str, Any] | None,
+                     b: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Two :func:`mallows_sums` added (``None`` when neither was computed); the grid's
+    description is ``a``'s."""
+    if a is None or b is None:
+        return a if b is None else b
+    solver = dict(a["solver"])
+    for k, v in b["solver"].items():
+        solver[k] = solver.get(k, 0) + v
+    return {**a, "sum": a["sum"] + b["sum"], "n": a["n"] + b["n"],
+            "undefined": a["undefined"] + b["undefined"], "solver": dict(sorted(solver.items())),
+            "approximated": a["approximated"] + b["approximated"],
+            "max_error_bound": max(a["max_error_bound"], b["max_error_bound"])}
+
+
+def details_from_sums(sums: dict[str, Any], scene: float | None) -> dict[str, Any]:
+    """The report's ``mallows_details`` from :func:`mallows_sums` (of a scene, or added
+    over its parts) and the scene score: :func:`details`."""
+    return details(scene, sums["grid"], tuple(sums["pixel_steps"]), sums["undefined"],
+                   sums["solver"], sums["approximation"], sums["approximated"],
+                   sums["max_error_bound"], sums["method"])
+
+
 def approximation_info(approximate: bool | None) -> dict[str, Any]:
     """The approximation settings a run reports (``mode``: ``auto``, ``on``, ``off``)."""
     return {

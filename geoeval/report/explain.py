@@ -71,26 +71,24 @@ def _span(values: dict[str, int], whole: int, noun: str) -> str:
 
 
 def explain(result: Any) -> list[str]:
-    """A few plain sentences reading a :class:`~geoeval.scoring.ScoreResult`.
+    """A few plain sentences reading a result's summary
+    (:class:`~geoeval.scoring.summary.ScoreSummary`).
 
     Examples
     --------
     >>> from types import SimpleNamespace as NS
-    >>> import numpy as np
     >>> def m(found, false, split=0, merge=0):
     ...     kinds = {"one-to-one": found - split - merge, "one-to-many": split,
     ...              "many-to-one": merge}
-    ...     mt = NS(n_reference=10, n_submission=12, missed=np.arange(10 - found),
-    ...             false_alarms=np.arange(false), kind_counts=lambda: kinds)
-    ...     return NS(matching=mt)
-    >>> res = NS(reference=[0] * 10, submission=[0] * 12, parameters={},
+    ...     return NS(matched_reference=found, false_alarms=false, instances_by_kind=kinds)
+    >>> res = NS(reference=NS(objects=10), submission=NS(objects=12), parameters={},
     ...          results={"bgm": m(8, 4), "mom": m(8, 1, split=2)})
     >>> print("\\n".join(explain(res)))  # doctest: +NORMALIZE_WHITESPACE
     Found 8 of 10 reference objects (80%); false: 1 (8%, mom) to 4 (33%, bgm) of 12 detections.
     2 reference objects were detected in several pieces: mom credits the pieces; bgm keeps one
     piece each and counts the others as false alarms.
     """
-    nr, ns = len(result.reference), len(result.submission)
+    nr, ns = result.reference.objects, result.submission.objects
     ms = result.results
     th = _thresholds(result)
     lines: list[str] = []
@@ -102,11 +100,11 @@ def explain(result: Any) -> list[str]:
                      "object is missed (recall and F1 are 0, precision undefined).")
     if nr == 0 or ns == 0 or not ms:
         return lines
-    found = {n: r.matching.n_reference - r.matching.missed.size for n, r in ms.items()}
-    false = {n: r.matching.false_alarms.size for n, r in ms.items()}
+    found = {n: r.matched_reference for n, r in ms.items()}
+    false = {n: r.false_alarms for n, r in ms.items()}
     lines.append(f"Found {_span(found, nr, 'reference objects')}; false: "
                  f"{_span(false, ns, 'detections')}.")
-    kinds = {n: r.matching.kind_counts() for n, r in ms.items()}
+    kinds = {n: r.instances_by_kind for n, r in ms.items()}
     one_to_one = [n for n in ms if _known(n) is not None and _known(n).one_to_one]
     many = [n for n in ms if _known(n) is not None and not _known(n).one_to_one]
     split = max((kinds[n].get("one-to-many", 0) for n in many), default=0)

@@ -10,9 +10,9 @@ from geoeval.report.tables import fmt
 def geometry_rows(result: Any) -> list[tuple[str, str, Any, Any, Any]]:
     """``(measure, matcher, value or mean, median, pairs)`` rows of the report's
     ``geometry`` key (empty without it)."""
-    if result.geometry is None:
+    g = result.summary.geometry
+    if g is None:
         return []
-    g = result.geometry.to_dict()
     rows: list[tuple[str, str, Any, Any, Any]] = []
     if "pq" in g:
         pq = g["pq"]

@@ -72,10 +72,15 @@ class ObjectTables:
 
 
 def choose_matcher(result: ScoreResult, matcher: str | None) -> str:
-    """The matcher whose per-object result is written: ``matcher``, else MOM if it
-    ran, else the first matcher run; :class:`InputError` if ``matcher`` did not run."""
+    """The matcher whose per-object result is written: ``matcher``, else the first that
+    ran whose accuracy is the shape score (MOM: splits and merges, each instance scored),
+    else the first matcher run; :class:`InputError` if ``matcher`` did not run."""
     if matcher is None:
-        return "mom" if "mom" in result.results else next(iter(result.results))
+        from geoeval.matching import registry
+
+        shaped = [n for n in result.results
+                  if registry.get(n).accuracy == registry.MALLOWS]
+        return shaped[0] if shaped else next(iter(result.results))
     if matcher not in result.results:
         raise InputError(f"matcher {matcher!r} was not run (ran: {', '.join(result.results)})")
     return matcher

@@ -199,32 +199,3 @@ def write_objects_dataset(result: Any, folder: str | os.PathLike[str]) -> Path:
     except BaseException:
         abandon(writer)
         raise
-
-
-def summary_table(result: Any) -> Any:
-    """The terminal table of a partitioned run (:class:`PartitionedResult`): one column
-    per matcher, its counts and measures, and where the objects dataset is."""
-    from rich.table import Table
-
-    def fmt(x: Any) -> str:
-        return "null" if x is None else f"{x:.4f}" if isinstance(x, float) else f"{x:,}"
-
-    table = Table(title=f"{Path(result.submission['path']).name}  vs  "
-                        f"{Path(result.reference['path']).name}", title_style="bold")
-    table.add_column("", style="bold")
-    names = list(result.results)
-    for n in names:
-        table.add_column(n, justify="right")
-    rows = [("reference objects", lambda r: r.n_reference),
-            ("submitted objects", lambda r: r.n_submission),
-            ("missed", lambda r: r.missed), ("false alarms", lambda r: r.false_alarms),
-            ("precision", lambda r: r.precision), ("recall", lambda r: r.recall),
-            ("F1", lambda r: r.f1), ("accuracy", lambda r: r.accuracy)]
-    for label, get in rows:
-        table.add_row(label, *[fmt(get(result.results[n])) for n in names])
-    parts = result.partitions
-    unit = "blocks" if "blocks" in parts else "partitions"  # label mosaics: blocks
-    table.caption = (f"{parts.get(unit, 0)} {unit}, "
-                     f"{parts.get('boundary_objects', 0):,} objects in components crossing "
-                     f"them; objects: {result.objects_dataset or 'not written (--objects DIR)'}")
-    return table

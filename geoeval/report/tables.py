@@ -28,55 +28,59 @@ def score_tables(result: Any) -> list[Any]:
     """The score table (one column per matcher, named in words: objects, matched,
     missed, false alarms, P, R, F1, accuracy, instance kinds), then a few plain
     sentences reading it and one per matcher saying what it allows and what its
-    accuracy is (:mod:`geoeval.report.explain`)."""
+    accuracy is (:mod:`geoeval.report.explain`): from the result's summary, the same
+    for every route."""
     from rich.text import Text
 
     from geoeval.report.explain import explain, matcher_lines
 
-    out: list[Any] = [score_table(result)]
-    out += [Text(line) for line in explain(result)]
-    out += [Text(line, style="dim") for line in matcher_lines(result)]
+    summary = result.summary
+    out: list[Any] = [score_table(summary)]
+    out += [Text(line) for line in explain(summary)]
+    out += [Text(line, style="dim") for line in matcher_lines(summary)]
     return out
 
 
 def score_table(result: Any):
     """One column per matcher: objects, matched, missed, false alarms, P, R, F1, accuracy, kinds.
 
-    The Mallows row appears only for matchers whose accuracy is something else
-    (``--mallows``); MOM's accuracy is its Mallows score, shown once.
+    From the result's summary (:class:`~geoeval.scoring.summary.ScoreSummary`): the same
+    table whatever the route. The Mallows row appears only for matchers whose accuracy
+    is something else (``--mallows``); a matcher whose accuracy is the Mallows score
+    (MOM) shows it once.
     """
     from rich.table import Table
 
+    from geoeval.matching import registry
     from geoeval.report.explain import header
 
-    ref, sub = result.reference, result.submission
-    title = f"{_name(sub.path)}  vs  {_name(ref.path)}"
+    s = result.summary
+    title = f"{_name(s.submission.path)}  vs  {_name(s.reference.path)}"
     table = Table(title=title, title_style="bold", show_lines=False)
     table.add_column("", style="bold")
-    names = list(result.results)
+    names = list(s.results)
     for name in names:
-        table.add_column(header(name, result), justify="right")
-    rows: list[tuple[str, list[str]]] = []
-    ms = [result.results[n] for n in names]
-    rows.append(("reference objects", [str(len(ref))] * len(ms)))
-    rows.append(("submitted objects", [str(len(sub))] * len(ms)))
-    rows.append(("matched reference", [str(r.matching.n_reference - r.matching.missed.size)
-                                       for r in ms]))
-    rows.append(("matched submitted", [str(r.matching.n_submission - r.matching.false_alarms.size)
-                                       for r in ms]))
-    rows.append(("missed", [str(r.matching.missed.size) for r in ms]))
-    rows.append(("false alarms", [str(r.matching.false_alarms.size) for r in ms]))
-    rows.append(("precision", [fmt(r.precision) for r in ms]))
-    rows.append(("recall", [fmt(r.recall) for r in ms]))
-    rows.append(("F1", [fmt(r.f1) for r in ms]))
-    rows.append(("accuracy", [fmt(r.accuracy) for r in ms]))
-    if any(r.mallows is not None for n, r in zip(names, ms, strict=True) if n != "mom"):
-        rows.append(("Mallows score", [
-            "= accuracy" if n == "mom" else fmt(None if r.mallows is None else r.mallows.scene)
-            for n, r in zip(names, ms, strict=True)]))
+        table.add_column(header(name, s), justify="right")
+    ms = [s.results[n] for n in names]
+    is_mallows = [name in registry.names() and registry.accuracy_rule(name) == registry.MALLOWS
+                  for name in names]
+    rows: list[tuple[str, list[str]]] = [
+        ("reference objects", [str(s.reference.objects)] * len(ms)),
+        ("submitted objects", [str(s.submission.objects)] * len(ms)),
+        ("matched reference", [str(r.matched_reference) for r in ms]),
+        ("matched submitted", [str(r.matched_submission) for r in ms]),
+        ("missed", [str(r.missed) for r in ms]),
+        ("false alarms", [str(r.false_alarms) for r in ms]),
+        ("precision", [fmt(r.precision) for r in ms]),
+        ("recall", [fmt(r.recall) for r in ms]),
+        ("F1", [fmt(r.f1) for r in ms]),
+        ("accuracy", [fmt(r.accuracy) for r in ms])]
+    if any(r.mallows is not None for r, own in zip(ms, is_mallows, strict=True) if not own):
+        rows.append(("Mallows score", ["= accuracy" if own else fmt(r.mallows)
+                                       for r, own in zip(ms, is_mallows, strict=True)]))
     for kind, label in ((ONE_TO_ONE, "one-to-one"), (ONE_TO_MANY, "split (one-to-many)"),
                         (MANY_TO_ONE, "merge (many-to-one)")):
-        rows.append((label, [str(r.matching.kind_counts()[kind]) for r in ms]))
+        rows.append((label, [str(r.instances_by_kind.get(kind, 0)) for r in ms]))
     for label, cells in rows:
         table.add_row(label, *cells)
     return table

@@ -196,9 +196,11 @@ class ScoreOptions:
         return tuple(n for n in self.matchers
                      if self.mallows or registry.get(n).accuracy == registry.MALLOWS)
 
-    def report_parameters(self, evaluation_crs: dict[str, Any] | None) -> dict[str, Any]:
+    def report_parameters(self, evaluation_crs: dict[str, Any] | None,
+                          chosen_resolution: float | None = None) -> dict[str, Any]:
         """The report's ``parameters``: the matchers, the evaluation CRS, each matcher
-        parameter in the registry's order, the Mallows settings when computed. Not the
+        parameter in the registry's order, the Mallows settings when computed (with the
+        grid step chosen from the data, ``chosen_resolution``, and its rule). Not the
         engine: where the work ran does not change the report."""
         params: dict[str, Any] = {"matchers": list(self.matchers)}
         if evaluation_crs is not None:
@@ -210,6 +212,11 @@ class ScoreOptions:
                 params[p.keyword] = values[p.keyword]
         if self.mallows_matchers:
             params["mallows"] = {"resolution": self.resolution, "approximate": self.approximate}
+            if chosen_resolution is not None:
+                from geoeval.measures.rasterize import AUTO_RESOLUTION_RULE
+
+                params["mallows"].update(resolution=chosen_resolution,
+                                         resolution_rule=AUTO_RESOLUTION_RULE)
         return params
 
     def but(self, **changes: Any) -> ScoreOptions:

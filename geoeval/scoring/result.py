@@ -1,29 +1,39 @@
-"""What scoring returns: :class:`MatcherResult` per matcher and :class:`ScoreResult`.
+"""What local scoring returns: :class:`MatcherResult` per matcher and :class:`ScoreResult`.
 
-:meth:`ScoreResult.to_dict` is the JSON report (``docs/report.md``); it is
-built from the matchings' arrays, one list per report field.
+A :class:`ScoreResult` holds the scene's objects, overlap and matchings (for the
+GeoPackage, CSV tables, figures and pages); its numbers are its
+:attr:`ScoreResult.summary` (:class:`~geoeval.scoring.summary.ScoreSummary`), the one
+result every route gives, whose ``to_dict`` is the JSON report (``docs/report.md``).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from geoeval.encoding import Rows, number_texts
 from geoeval.matching import Matching, registry
 from geoeval.matching.lists import MatchLists
-from geoeval.matching.result import KINDS
 from geoeval.measures import counts
+from geoeval.measures.mallows import mallows_sums
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
 from geoeval.reprs import number as _short
+from geoeval.scoring.summary import (
+    REPORT_SCHEMA_VERSION,
+    OverlapSummary,
+    ScoreSummary,
+    SideSummary,
+    crs_text,
+    empty_sides,
+    ilp_components,
+    matcher_summary,
+)
 
-REPORT_SCHEMA_VERSION = 2
-_COUNT_KEYS = ("matched_reference", "matched_submission", "missed", "false_alarms", "precision",
-               "recall", "f1", "matched_overlap", "accuracy", "mallows")
+__all__ = ["REPORT_SCHEMA_VERSION", "MatcherResult", "ScoreResult", "describe", "empty_sides",
+           "measure"]
 
 
 @dataclass(frozen=True)
@@ -82,30 +92,10 @@ class MatcherResult:
         """Mallows score of each instance (NaN where undefined), when computed."""
         return None if self.mallows is None else self.mallows.scores
 
-    def to_dict(self, reference: ObjectSet, submission: ObjectSet, *,
-                rows: bool = False, objects_dataset: str | None = None) -> dict[str, Any]:
-        """The ``results.<matcher>`` object of the JSON report.
-
-        With ``rows`` the instances come as :class:`geoeval.encoding.Rows`
-        (each instance already JSON text, for the writer) instead of dicts; with
-        ``objects_dataset`` (its folder) that folder is named instead of the lists.
-        """
-        m = self.matching
-        lists = None if objects_dataset is not None else MatchLists.of(
-            m, reference.ids, submission.ids, self.instance_mallows)
-        mallows_details = None
-        if self.mallows is not None:
-            mallows_details = {k: v for k, v in self.mallows.to_dict().items()
-                               if k != "instances"}
-        summary = self.summary()
-        return {
-            **{k: summary[k] for k in _COUNT_KEYS},
-            "mallows_details": mallows_details,
-            "instances_by_kind": summary["instances_by_kind"],
-            "parameters": m.params,
-            "solver": m.solver_stats or None,
-            **list_fields(lists, objects_dataset, rows=rows),
-        }
+    def sums(self, overlap: Overlap) -> dict[str, Any]:
+        """Its sufficient statistics (:func:`geoeval.measures.counts.scene_sums`) on
+        ``overlap``'s union."""
+        return counts.scene_sums(self.matching, overlap.union, self.instance_mallows)
 
 
 @dataclass(frozen=True)
@@ -141,163 +131,46 @@ class ScoreResult:
         return (f"<ScoreResult {len(self.reference)} reference vs {len(self.submission)} "
                 f"submitted objects; {scores}>")
 
-    def to_json(self) -> str:
-        """The JSON report as text: :meth:`to_dict` written by
-        :func:`geoeval.encoding.dumps`, each instance encoded straight from the
-        matching's arrays (one line each)."""
-        from geoeval.encoding import dumps
-
-        return dumps(self.to_dict(rows=True))
+    @cached_property
+    def summary(self) -> ScoreSummary:
+        """The route-independent summary (:class:`~geoeval.scoring.summary.ScoreSummary`):
+        what the JSON report and the terminal tables are made of."""
+        results = {}
+        for name, r in self.results.items():
+            m = r.matching
+            lists = None if self.objects_dataset is not None else MatchLists.of(
+                m, self.reference.ids, self.submission.ids, r.instance_mallows)
+            results[name] = matcher_summary(
+                name, r.sums(self.overlap), m.kind_counts(), m.params, m.solver_stats,
+                None if r.mallows is None else mallows_sums(r.mallows), lists)
+        ov = self.overlap
+        return ScoreSummary(
+            describe(self.reference), describe(self.submission),
+            OverlapSummary(ov.method, ov.n_pairs, ov.n_components,
+                           ilp_components({n: r.matching.solver_stats
+                                           for n, r in self.results.items()}),
+                           ov.union_area),
+            results, self.parameters, self.warnings,
+            None if self.per_class is None else self.per_class.to_dict(),
+            None if self.breakdown is None
+            else {name: b.to_dict() for name, b in self.breakdown.items()},
+            None if self.strata is None else self.strata.to_dict(), self.bootstrap,
+            None if self.geometry is None else self.geometry.to_dict(),
+            self.objects_dataset, self.notes)
 
     def to_dict(self, *, rows: bool = False) -> dict[str, Any]:
-        """The JSON report (schema in ``docs/report.md``); ``rows`` as in
-        :meth:`MatcherResult.to_dict`."""
-        from geoeval._version import __version__
+        """The JSON report (:meth:`ScoreSummary.to_dict` of :attr:`summary`)."""
+        return self.summary.to_dict(rows=rows)
 
-        mom = self.results.get("mom")
-        return {
-            "geoeval": __version__,
-            "schema": REPORT_SCHEMA_VERSION,
-            "reference": _describe(self.reference),
-            "submission": _describe(self.submission),
-            "overlap": {
-                "method": self.overlap.method,
-                "pairs": self.overlap.n_pairs,
-                "components": self.overlap.n_components,
-                "components_solved_by_ilp": None if mom is None
-                else mom.matching.solver_stats.get("ilp", 0),
-                "union_area": self.overlap.union_area,
-            },
-            "parameters": self.parameters,
-            "warnings": list(self.warnings),
-            "results": {
-                name: res.to_dict(self.reference, self.submission, rows=rows,
-                                  objects_dataset=self.objects_dataset)
-                for name, res in self.results.items()
-            },
-            "per_class": None if self.per_class is None else self.per_class.to_dict(),
-            "breakdown": None if self.breakdown is None
-            else {name: b.to_dict() for name, b in self.breakdown.items()},
-            "strata": None if self.strata is None else self.strata.to_dict(),
-            "bootstrap": None if self.bootstrap is None else self.bootstrap.to_dict(),
-            "geometry": None if self.geometry is None else self.geometry.to_dict(),
-        }
+    def to_json(self) -> str:
+        """The JSON report as text (:meth:`ScoreSummary.to_json`)."""
+        return self.summary.to_json()
 
 
-
-def list_fields(lists: MatchLists | None, objects_dataset: str | None = None, *,
-                rows: bool = False) -> dict[str, Any]:
-    """The per-object fields of a matcher's report: ``missed_ids``, ``false_alarm_ids``
-    and ``instances`` (:func:`instance_rows` with ``rows``, else :func:`instance_dicts`),
-    or, when the objects were written as a dataset (``--objects``), its folder
-    (``objects_dataset``) instead."""
-    if lists is None:
-        return {"objects_dataset": objects_dataset}
-    make = instance_rows if rows else instance_dicts
-    return {"missed_ids": lists.missed_ids.tolist(),
-            "false_alarm_ids": lists.false_alarm_ids.tolist(), "instances": make(lists)}
-
-
-def instance_dicts(lists: MatchLists) -> list[dict[str, Any]]:
-    """The ``instances`` list of the JSON report, built from the lists' arrays:
-    user ids of both sides, overlap, kind, the matcher's score when it has one and
-    the instance's Mallows score (null where undefined) when computed."""
-    a = lists.instances
-    mallows = lists.mallows
-    refs = _ragged(lists.ref_ids.tolist(), a.ref_ptr)
-    subs = _ragged(lists.sub_ids.tolist(), a.sub_ptr)
-    kinds = np.asarray(KINDS, dtype=object)[a.kind].tolist()
-    overlaps = a.overlap.tolist()
-    has_score = ~np.isnan(a.score)
-    scores = a.score.tolist()
-    out = [{"reference": r, "submission": s, "overlap": o, "kind": k}
-           for r, s, o, k in zip(refs, subs, overlaps, kinds, strict=True)] if len(a) else []
-    for k in np.flatnonzero(has_score).tolist():
-        out[k]["score"] = scores[k]
-    if mallows is not None:
-        mal = np.asarray(mallows, float)
-        values = [None if v != v else v for v in mal.tolist()]  # NaN -> null
-        for item, v in zip(out, values, strict=True):
-            item["mallows"] = v
-    return out
-
-
-def instance_rows(lists: MatchLists) -> Rows:
-    """:func:`instance_dicts` already encoded: one JSON object per instance, same
-    keys in the same order, assembled column by column from the arrays (numbers
-    encoded by :func:`geoeval.encoding.number_texts`; NaN Mallows scores are null)
-    without a Python step per instance."""
-    a = lists.instances
-    mallows = lists.mallows
-    n = len(a)
-    has_score = ~np.isnan(a.score)
-    segments: list[Any] = [
-        '{"reference": ', (_id_texts(lists.ref_ids), a.ref_ptr),
-        ', "submission": ', (_id_texts(lists.sub_ids), a.sub_ptr),
-        ', "overlap": ', number_texts(a.overlap),
-        ', "kind": "', np.asarray(KINDS, dtype=object)[a.kind], '"']
-    if has_score.all():  # the same key on every row (a matcher that scores its matches)
-        segments += [', "score": ', number_texts(a.score)]
-    elif has_score.any():  # the key only where there is a score
-        segments += [np.where(has_score, ', "score": ', ""),
-                     np.where(has_score, np.asarray(number_texts(a.score), dtype=object), "")]
-    if mallows is not None:
-        segments += [', "mallows": ', number_texts(np.asarray(mallows, float))]
-    return Rows(n, [*segments, "}"])
-
-
-def _id_texts(ids: np.ndarray) -> list[str]:
-    """JSON text of each id: integers as digits, any other id (e.g. a text field)
-    JSON-encoded."""
-    if ids.dtype.kind in "iu":
-        return number_texts(ids)
-    return [json.dumps(v) for v in ids.tolist()]
-
-
-def _ragged(values: list[Any], ptr: np.ndarray) -> list[list[Any]]:
-    """``values`` cut at the CSR pointers ``ptr`` (one Python list per instance)."""
-    if ptr.size - 1 == len(values):  # one member each (one-to-one): no slicing
-        return [[v] for v in values]
-    bounds = ptr.tolist()
-    return [values[i:j] for i, j in zip(bounds[:-1], bounds[1:], strict=True)]
-
-
-def _describe(objects: ObjectSet) -> dict[str, Any]:
-    crs = objects.crs
-    return {
-        "path": objects.path,
-        "input_type": objects.input_type,
-        "objects": len(objects),
-        "crs": None if crs is None else (
-            crs.to_string() if hasattr(crs, "to_string") else str(crs)),
-        "repaired": objects.repaired,
-        "skipped": objects.skipped,
-    }
-
-
-def empty_sides(reference: ObjectSet, submission: ObjectSet) -> list[str]:
-    """A warning for each side without a single object, saying why: the layer or
-    raster holds none, or every feature was skipped (the reader's warning says for
-    what). A submission that detected nothing scores F1 0; a reference with no
-    object leaves recall undefined."""
-    out = []
-    for side, objects, effect in (
-            ("reference", reference, "recall is undefined and every detection is a false "
-                                     "alarm"),
-            ("submission", submission, "every reference object is missed (F1 0)")):
-        if len(objects):
-            continue
-        if objects.skipped:
-            why = (f"all {objects.skipped:,} of its features were skipped (the warning "
-                   "above says why)")
-        elif objects.input_type == "raster":
-            why = "every pixel is background"
-        elif str(objects.path).startswith("<"):  # objects given in memory
-            why = "none were given"
-        else:
-            why = "its layer has no features"
-        out.append(f"{objects.path}: the {side} has no objects: {why}; {effect}")
-    return out
+def describe(objects: ObjectSet) -> SideSummary:
+    """The report's description of an input read into ``objects``."""
+    return SideSummary(objects.path, objects.input_type, len(objects), crs_text(objects.crs),
+                       objects.repaired, objects.skipped)
 
 
 def measure(name: str, m: Matching, ov: Overlap, mal: Any = None) -> MatcherResult:

@@ -15,10 +15,10 @@ from geoeval.errors import InputError
 from geoeval.matching import registry
 from geoeval.objects import ObjectSet
 from geoeval.parallel import gc_paused
-from geoeval.scoring.by_partitions import PartitionedResult
 from geoeval.scoring.dispatch import Route, dispatch
 from geoeval.scoring.options import ScoreOptions, score_options, side
-from geoeval.scoring.result import MatcherResult, ScoreResult, empty_sides, measure
+from geoeval.scoring.result import MatcherResult, ScoreResult, describe, empty_sides, measure
+from geoeval.scoring.summary import ScoreSummary
 
 
 @gc_paused
@@ -31,7 +31,7 @@ def score(
     objects: Callable[[str, Any], Any] | None = None,
     opened: Engine | None = None,
     **keywords: Any,
-) -> ScoreResult | PartitionedResult:
+) -> ScoreResult | ScoreSummary:
     """Read one submission and one reference and score them with the chosen matchers.
 
     Writes nothing: :func:`geoeval.score` adds the GeoPackage, CSV tables and
@@ -62,9 +62,10 @@ def score(
 
     Returns
     -------
-    ScoreResult or PartitionedResult
-        A :class:`~geoeval.scoring.by_partitions.PartitionedResult` when ``engine='dask'``
-        scored by partitions or blocks on the cluster.
+    ScoreResult or ScoreSummary
+        The scene's objects and matchings with their summary; a Dask run by partitions
+        or blocks gives the summary alone (:class:`~geoeval.scoring.summary.ScoreSummary`,
+        the same report).
 
     Examples
     --------
@@ -205,25 +206,21 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
         _step(progress, "overlap")
         with parallel.reporting(_parts(progress, "overlap")):
             ov = eng.overlap(reference, submission, pair_counts)
+        want_mallows = options.mallows_matchers
+        warnings = [*warnings, *crs_warnings,
+                    *empty_sides(describe(reference), describe(submission))]
+        chosen = None
+        if want_mallows and reference.grid is None and submission.grid is None \
+                and resolution is None:
+            from geoeval.measures.rasterize import auto_resolution, auto_resolution_warning
+
+            resolution = chosen = auto_resolution(reference, submission)
+            if chosen is not None:
+                warnings.append(auto_resolution_warning(chosen))
         params = options.report_parameters(
             crs_info if crs_info is not None else
             None if reference.crs is None else {"crs": crs_name(reference.crs),
-                                                "rule": "the reference's CRS"})
-        want_mallows = options.mallows_matchers
-        warnings = [*warnings, *crs_warnings, *empty_sides(reference, submission)]
-        if want_mallows and reference.grid is None and submission.grid is None \
-                and resolution is None:
-            from geoeval.measures.rasterize import (
-                AUTO_RESOLUTION_RULE,
-                auto_resolution,
-                auto_resolution_warning,
-            )
-
-            resolution = auto_resolution(reference, submission)
-            if resolution is not None:
-                params["mallows"].update(resolution=resolution,
-                                         resolution_rule=AUTO_RESOLUTION_RULE)
-                warnings.append(auto_resolution_warning(resolution))
+                                                "rule": "the reference's CRS"}, chosen)
         can_mallows = bool(want_mallows) and (
             reference.grid is not None or submission.grid is not None or resolution is not None)
         # new Mallows scores of classes and strata: the scene's settings, this process
