@@ -213,16 +213,24 @@ def test_the_cli_prints_each_warning_once(tmp_path):
 
 def test_audit_partitioned_and_scenes_reprs_are_short():
     from geoeval.audit import AuditResult
-    from geoeval.scoring.partitioned import PartitionedMatcher, PartitionedResult
     from geoeval.scoring.scenes import Scene, ScenesResult
+    from geoeval.scoring.summary import (
+        MatcherSummary,
+        OverlapSummary,
+        ScoreSummary,
+        SideSummary,
+    )
 
     audit = AuditResult(metrics=tuple(f"m{k}" for k in range(12)), alterations=("a", "b"),
                         shapes=("s",), settings={}, curves={}, triangles={}, n_results=4800,
                         seconds=2.5)
     assert "12 metrics" in short(audit) and "4,800 altered results" in repr(audit)
-    m = PartitionedMatcher("bgm", 100, 90, 10, 5, 80.0, 0.7, {"one-to-one": 85}, {}, {})
-    part = PartitionedResult({"objects": 100}, {"objects": 90}, {}, {"bgm": m}, {},
-                             partitions={"partitions": 4})
+    m = MatcherSummary("bgm", 90, 85, 10, 5, 85 / 90, 0.9, 0.874, 80.0, 0.7, None, None,
+                       {"one-to-one": 85}, {}, {})
+    part = ScoreSummary(SideSummary("r.gpkg", "vector", 100, None),
+                        SideSummary("s.gpkg", "vector", 90, None),
+                        OverlapSummary("rtree", 85, 85, None, 1000.0), {"bgm": m}, {},
+                        partitions={"partitions": 4})
     assert "in 4 partitions; bgm: F1" in short(part) and "10 missed" in short(m)
     scene = Scene("a", "ref.tif", "sub.tif", {}, {}, ())
     scenes = ScenesResult((scene,) * 3, {"bgm": {"f1": 0.5}}, {}, ("w",))
