@@ -23,14 +23,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _result(found: dict[str, int], split: int = 0, merge: int = 0) -> NS:
-    """A score of 10 references and 12 detections, each matcher finding ``found[m]``."""
+    """A score of 10 references and 12 detections, each matcher finding ``found[m]``
+    (the summaries :func:`explain` reads: counts and instances by kind)."""
     def m(name: str, n: int) -> NS:
         many = name in ("hoover", "mom")
         kinds = {"one-to-one": n - (split + merge if many else 0),
                  "one-to-many": split if many else 0, "many-to-one": merge if many else 0}
-        return NS(matching=NS(n_reference=10, n_submission=12, missed=np.arange(10 - n),
-                              false_alarms=np.arange(2), kind_counts=lambda: kinds))
-    return NS(reference=[0] * 10, submission=[0] * 12, parameters={},
+        return NS(matched_reference=n, false_alarms=2, instances_by_kind=kinds)
+    return NS(reference=NS(objects=10), submission=NS(objects=12), parameters={},
               results={name: m(name, n) for name, n in found.items()})
 
 
