@@ -346,3 +346,26 @@ def test_cli_bad_file_is_one_line(tmp_path, capsys):
     code = main(["boxes", "dota", str(tmp_path / "gt"), str(SAMPLE / "det")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "P1.txt:2" in err
+
+
+def python_blocks(doc: Path) -> list[str]:
+    """The ``python`` blocks of a docs page that are not templates."""
+    text = doc.read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    return [b for b in blocks if not b.lstrip().startswith("# template")]
+
+
+@pytest.mark.parametrize("doc", ["dota.md", "boxes.md"])
+def test_docs_python_examples_run_and_print_what_they_say(doc, monkeypatch, capsys):
+    """docs/dota.md's example and boxes.md's Outlines example run on the sample; each
+    ``print(...)  # value`` prints the value its comment gives."""
+    monkeypatch.chdir(ROOT)
+    blocks = [b for b in python_blocks(ROOT / "docs" / doc)
+              if doc == "dota.md" or "Outlines" in b]
+    assert blocks
+    for block in blocks:
+        exec(compile(block, doc, "exec"), {})
+        printed = capsys.readouterr().out.splitlines()
+        said = [line.split("#", 1)[1].strip() for line in block.splitlines()
+                if line.startswith("print(") and "#" in line]
+        assert printed == said

@@ -141,7 +141,7 @@ def _grid_pairs(
     hit = ((lx <= np.minimum(ai[:, 2], bj[:, 2])) & (ly <= np.minimum(ai[:, 3], bj[:, 3]))
            & ((ga[i] * ny + cell(ly, y0)) * nx + cell(lx, x0) == ka[p]))
     i, j = i[hit], j[hit]
-    order = np.lexsort((j, i))
+    order = np.argsort(i * b.shape[0] + j)  # by (i, j): one integer key
     return i[order], j[order]
 
 
