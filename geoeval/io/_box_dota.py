@@ -17,9 +17,10 @@ Corners are kept as written (order, orientation, self-intersections): the
 objects come back as a :class:`~geoeval.io.boxes.BoxSet` with
 :class:`~geoeval.io.boxes.Outlines` (task 1) or boxes (task 2). Every malformed
 line is an :class:`~geoeval.errors.InputError` naming the file and the line.
-Result files are read by pyarrow's CSV parser (correctly rounded, like
-Python's ``float``); a file it refuses is read again line by line, which
-either accepts it (runs of blanks, a trailing blank) or names the line.
+Both kinds of files are read by pyarrow's CSV parser (correctly rounded, like
+Python's ``float``: the label files' object lines all in one call); a file it
+refuses is read again line by line, which either accepts it (runs of blanks, a
+blank line, a line without difficult flag) or names the line.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def _labels_at_once(files: list[Path], root: Path) -> BoxSet | None:
                 parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False),
                 convert_options=pacsv.ConvertOptions(column_types=types, null_values=[],
                                                      strings_can_be_null=False))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        except pa.ArrowException:  # any Arrow error: the line reader names it
             return None
         if table.num_rows != n:
             return None
@@ -369,8 +370,7 @@ def _read_fast(f: Path, fields: int, images: tuple[str, ...]
                                              ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(column_types=types, null_values=[],
                                                  strings_can_be_null=False, check_utf8=True))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError,
-            UnicodeDecodeError):
+    except (pa.ArrowException, UnicodeDecodeError):  # the line reader names the problem
         return None
     if not table.num_rows:
         return np.zeros(0, dtype=np.int64), np.zeros((0, fields - 1)), None
