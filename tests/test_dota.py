@@ -231,6 +231,29 @@ def test_self_intersecting_detection_as_the_devkit():
     assert any("crossing sides" in w for w in r.warnings)
 
 
+def test_centred_pairs_hold_every_pair_above_one_half():
+    """Brute force: every same-group pair of boxes with IoU above 1/2 is listed, and
+    every listed pair holds each other's centre."""
+    from geoeval.challenges._box_groups import centred_pairs
+    from geoeval.overlap import box_iou
+
+    rng = np.random.default_rng(5)
+    xy = rng.integers(0, 60, (400, 2)).astype(float)
+    a = np.c_[xy, xy + rng.integers(1, 25, (400, 2))]
+    b = np.r_[a[:150] + rng.integers(-3, 4, (150, 4)).clip(-2, 2), a[150:300]]
+    b[:, 2:] = np.maximum(b[:, 2:], b[:, :2] + 1)
+    ga, gb = rng.integers(0, 3, 400), rng.integers(0, 3, 300)
+    i, j = centred_pairs(ga, a, gb, b)
+    iou = box_iou(a, b) * (ga[:, None] == gb[None, :])
+    want = set(zip(*np.nonzero(iou > 0.5), strict=True))
+    got = set(zip(i.tolist(), j.tolist(), strict=True))
+    assert want <= got and len(want) > 50
+    ca, cb = (a[:, :2] + a[:, 2:]) / 2, (b[:, :2] + b[:, 2:]) / 2
+    assert ((b[j, :2] <= ca[i]) & (ca[i] <= b[j, 2:])).all()
+    assert ((a[i, :2] <= cb[j]) & (cb[j] <= a[i, 2:])).all()
+    assert np.array_equal(np.lexsort((j, i)), np.arange(i.size))
+
+
 # --- files ---------------------------------------------------------------------------
 
 

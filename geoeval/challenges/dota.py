@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.challenges._box_groups import overlapping_pairs
+from geoeval.challenges._box_groups import centred_pairs, overlapping_pairs
 from geoeval.challenges._pr import ap_every_point, interpolated_precision, pr_curve
 from geoeval.challenges.voc import assign, ranked_hits
 from geoeval.errors import InputError
@@ -401,8 +401,11 @@ def _pairs(gt: BoxSet, det: BoxSet, g_cls: np.ndarray, d_cls: np.ndarray, task: 
     dg, gg = d_cls * n_img + det.image_index, g_cls * n_img + gt.image_index
     if task == 2:
         g_box = np.trunc(gt.boxes)  # the task-2 script reads int(float(v))
-        # the +1 areas: boxes less than a pixel apart still share a pixel row
-        di, gi = overlapping_pairs(dg, det.boxes + [0, 0, 1, 1], gg, g_box + [0, 0, 1, 1])
+        # the +1 areas are those of the boxes [x1, x2 + 1] x [y1, y2 + 1]; above IoU 1/2
+        # each of two such boxes holds the other's centre (centred_pairs), checked on
+        # boxes grown by 1e-9 of their size so that rounding cannot lose a pair
+        di, gi = centred_pairs(dg, _grown(det.boxes + [0, 0, 1, 1]), gg,
+                               _grown(g_box + [0, 0, 1, 1]))
         iou = box_iou_pairs(det.boxes, g_box, di, gi, plus_one=True)
         return di, gi, iou, iou > IOU_THRESHOLD  # the devkit's own float comparison
     di, gi = overlapping_pairs(dg, det.boxes, gg, gt.boxes)
@@ -418,6 +421,12 @@ def _pairs(gt: BoxSet, det: BoxSet, g_cls: np.ndarray, d_cls: np.ndarray, task: 
     inter = ring_intersection_areas(dq[di], gq[gi])
     union = d_area[di] + g_area[gi] - inter
     return di, gi, iou_from_union(inter, union), above(inter, union, IOU_THRESHOLD)
+
+
+def _grown(boxes: np.ndarray) -> np.ndarray:
+    """``boxes`` one billionth of their size larger on every side."""
+    pad = 1e-9 * (boxes[:, 2:] - boxes[:, :2] + 1.0)
+    return np.concatenate([boxes[:, :2] - pad, boxes[:, 2:] + pad], axis=1)
 
 
 def _box_overlap(det: BoxSet, gt: BoxSet, di: np.ndarray, gi: np.ndarray) -> np.ndarray:
