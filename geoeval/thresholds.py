@@ -28,8 +28,9 @@ Two ways of deciding, by what the areas are:
   square millimetre in a square kilometre is ``1e-12``).
 
 The box challenges that reproduce an official evaluator bit for bit (COCO's
-``pycocotools``, the PASCAL VOC devkit) keep the evaluator's own floating-point
-comparisons instead, so that their numbers agree with it to the last digit.
+``pycocotools``, the PASCAL VOC devkit, DOTA's horizontal-box task) keep the
+evaluator's own floating-point comparisons instead, so that their numbers agree
+with it to the last digit.
 """
 
 from __future__ import annotations

@@ -108,36 +108,56 @@ def test_toy_protocol_through_the_api(boxes):
         geoeval.evaluate_boxes("toy", *boxes)
 
 
-def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """``geoeval ARGS`` in a fresh interpreter where the toy is registered before the
-    command line is built (as a plug-in registers at import time)."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import test_box_registry as t; "
-            "from geoeval.challenges import registry; registry.register(t.TOY); "
-            "from geoeval.cli.main import main; sys.exit(main(sys.argv[2:]))")
-    return subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=120,
-                          env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"})
+#: Runs each argument list (JSON on argv) through geoeval's command line in one fresh
+#: interpreter where the toy is registered before the command line is built (as a
+#: plug-in registers at import time); prints each run's exit code, stdout and stderr.
+DRIVER = """
+import contextlib, io, json, sys
+sys.path.insert(0, sys.argv[1])
+import test_box_registry as t
+from geoeval.challenges import registry
+registry.register(t.TOY)
+from geoeval.cli.main import main
+runs = []
+for args in json.loads(sys.argv[2]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    runs.append([code, out.getvalue(), err.getvalue()])
+print(json.dumps(runs))
+"""
+
+
+def _cli(runs: list[list[str]], cwd: Path) -> list[tuple[int, str, str]]:
+    done = subprocess.run([sys.executable, "-c", DRIVER, str(Path(__file__).parent),
+                           json.dumps(runs)], capture_output=True, text=True, cwd=cwd,
+                          timeout=120, env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    return [tuple(r) for r in json.loads(done.stdout)]
 
 
 def test_toy_protocol_through_the_cli_and_the_json_report(boxes, tmp_path):
-    gt, det = boxes
-    run = _cli(["boxes", "toy", str(gt), str(det), "--min-score", "0.6", "--mode", "share",
-                "--json", "toy.json"], tmp_path)
-    assert run.returncode == 0, run.stderr
-    assert "toy protocol" in run.stdout
+    gt, det = (str(p) for p in boxes)
+    ok, strict, bad_range, bad_choice, help_toy, help_boxes = _cli([
+        ["boxes", "toy", gt, det, "--min-score", "0.6", "--mode", "share", "--json",
+         "toy.json"],
+        ["boxes", "toy", gt, det, "--strict", "--min-score", "1"],
+        ["boxes", "toy", gt, det, "--min-score", "1.5"],
+        ["boxes", "toy", gt, det, "--mode", "x"],
+        ["boxes", "toy", "--help"],
+        ["boxes", "--help"]], tmp_path)
+    assert ok[0] == 0, ok[2]
+    assert "toy protocol" in ok[1]
     report = json.loads((tmp_path / "toy.json").read_text())
     assert report == {"protocol": "toy", "kept": 2, "total": 3, "mode": "share"}
-    run = _cli(["boxes", "toy", str(gt), str(det), "--strict", "--min-score", "1"], tmp_path)
-    assert run.returncode == 2 and "toy: nothing kept" in run.stderr
+    assert strict[0] == 2 and "toy: nothing kept" in strict[2]
     # the parameter's rule and choices checked at the edge: one line, exit 2
-    run = _cli(["boxes", "toy", str(gt), str(det), "--min-score", "1.5"], tmp_path)
-    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
-    assert "--min-score" in run.stderr and "must be in [0, 1]" in run.stderr
-    run = _cli(["boxes", "toy", str(gt), str(det), "--mode", "x"], tmp_path)
-    assert run.returncode == 2 and "'x' is not one of" in run.stderr
-    help_text = _cli(["boxes", "toy", "--help"], tmp_path).stdout
-    assert "--min-score" in help_text and "geoeval boxes toy gt/ det/ --min-score 0.7" in help_text
-    assert "toy" in _cli(["boxes", "--help"], tmp_path).stdout
+    assert bad_range[0] == 2 and len(bad_range[2].strip().splitlines()) == 1
+    assert "--min-score" in bad_range[2] and "must be in [0, 1]" in bad_range[2]
+    assert bad_choice[0] == 2 and "'x' is not one of" in bad_choice[2]
+    assert "--min-score" in help_toy[1]
+    assert "geoeval boxes toy gt/ det/ --min-score 0.7" in help_toy[1]
+    assert "toy" in help_boxes[1]
 
 
 @pytest.mark.parametrize("name", registry.BUILTIN)

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.challenges._box_groups import group_codes, overlapping_pairs
+from geoeval.challenges._box_groups import centred_pairs, overlapping_pairs
 from geoeval.challenges._pr import ap_every_point, interpolated_precision, pr_curve
 from geoeval.challenges.voc import assign, ranked_hits
 from geoeval.errors import InputError
@@ -244,12 +244,15 @@ def evaluate_dota(
         raise InputError("the submission carries no confidence", det.path)
     if task == 1 and (det.outlines is None or det.outlines.quads() is None):
         raise InputError("task 1 needs four corners per detection", det.path)
-    gt_in, det_in = np.isin(gt.classes, names), np.isin(det.classes, names)
-    warnings += _left_out(gt, ~gt_in, "reference object(s)", version)
-    warnings += _left_out(det, ~det_in, "detection(s)", version)
-    gt, det = gt.subset(np.flatnonzero(gt_in)), det.subset(np.flatnonzero(det_in))
+    g_cls, d_cls = _codes(gt.classes, names), _codes(det.classes, names)
+    warnings += _left_out(gt, g_cls < 0, "reference object(s)", version)
+    warnings += _left_out(det, d_cls < 0, "detection(s)", version)
+    if (g_cls < 0).any():
+        gt, g_cls = gt.subset(np.flatnonzero(g_cls >= 0)), g_cls[g_cls >= 0]
+    if (d_cls < 0).any():
+        det, d_cls = det.subset(np.flatnonzero(d_cls >= 0)), d_cls[d_cls >= 0]
     warnings += _shape_warnings(gt, det, task)
-    result = _evaluate(gt, det, task, version, metric)
+    result = _evaluate(gt, det, g_cls, d_cls, task, version, metric)
     return DotaResult(task, version, metric, result[0], result[1], result[2], result[3], gt,
                       det, tuple(warnings))
 
@@ -314,10 +317,10 @@ def _self_intersecting(q: np.ndarray) -> np.ndarray:
     return crossing(p0, p1, p2, p3) | crossing(p1, p2, p3, p0)
 
 
-def _evaluate(gt: BoxSet, det: BoxSet, task: int, version: str, metric: str
+def _evaluate(gt: BoxSet, det: BoxSet, g_cls: np.ndarray, d_cls: np.ndarray, task: int,
+              version: str, metric: str
               ) -> tuple[float | None, dict[str, DotaClassResult], np.ndarray, np.ndarray]:
     names = CLASSES[version]
-    g_cls, d_cls = _codes(gt.classes, names), _codes(det.classes, names)
     difficult = gt.difficult if version != "1.5" else np.zeros(len(gt), dtype=bool)
     order = _devkit_order(det.scores, d_cls, len(names))
     di, gi, iou, hit = _pairs(gt, det, g_cls, d_cls, task)
@@ -344,10 +347,15 @@ def _evaluate(gt: BoxSet, det: BoxSet, task: int, version: str, metric: str
 
 
 def _codes(classes: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
-    """Position of each class in ``names`` (every class is one of them)."""
-    found, inverse = np.unique(classes.astype(str), return_inverse=True)
-    lut = np.array([names.index(c) for c in found.tolist()], dtype=np.int64)
-    return lut[inverse.reshape(-1)] if classes.size else np.zeros(0, dtype=np.int64)
+    """Position of each class in ``names`` (-1 for another name), by runs of equal names
+    (a class file's detections are one run): no sort of the strings."""
+    n = classes.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, classes[1:] != classes[:-1]])
+    where = {c: i for i, c in enumerate(names)}
+    run = np.array([where.get(c, -1) for c in classes[starts].tolist()], dtype=np.int64)
+    return np.repeat(run, np.diff(np.r_[starts, n]))
 
 
 def _ap(prec: np.ndarray, rec: np.ndarray, metric: str) -> float:
@@ -389,13 +397,15 @@ def _pairs(gt: BoxSet, det: BoxSet, g_cls: np.ndarray, d_cls: np.ndarray, task: 
     are listed (a left-out pair never is a detection's best above the threshold,
     :func:`~geoeval.challenges.voc.assign`).
     """
-    codes, _ = group_codes(np.concatenate([d_cls, g_cls]),
-                           np.concatenate([det.image_index, gt.image_index]))
-    dg, gg = codes[: len(det)], codes[len(det):]
+    n_img = max(len(gt.images), 1)
+    dg, gg = d_cls * n_img + det.image_index, g_cls * n_img + gt.image_index
     if task == 2:
         g_box = np.trunc(gt.boxes)  # the task-2 script reads int(float(v))
-        # the +1 areas: boxes less than a pixel apart still share a pixel row
-        di, gi = overlapping_pairs(dg, det.boxes + [0, 0, 1, 1], gg, g_box + [0, 0, 1, 1])
+        # the +1 areas are those of the boxes [x1, x2 + 1] x [y1, y2 + 1]; above IoU 1/2
+        # each of two such boxes holds the other's centre (centred_pairs), checked on
+        # boxes grown by 1e-9 of their size so that rounding cannot lose a pair
+        di, gi = centred_pairs(dg, _grown(det.boxes + [0, 0, 1, 1]), gg,
+                               _grown(g_box + [0, 0, 1, 1]))
         iou = box_iou_pairs(det.boxes, g_box, di, gi, plus_one=True)
         return di, gi, iou, iou > IOU_THRESHOLD  # the devkit's own float comparison
     di, gi = overlapping_pairs(dg, det.boxes, gg, gt.boxes)
@@ -411,6 +421,12 @@ def _pairs(gt: BoxSet, det: BoxSet, g_cls: np.ndarray, d_cls: np.ndarray, task: 
     inter = ring_intersection_areas(dq[di], gq[gi])
     union = d_area[di] + g_area[gi] - inter
     return di, gi, iou_from_union(inter, union), above(inter, union, IOU_THRESHOLD)
+
+
+def _grown(boxes: np.ndarray) -> np.ndarray:
+    """``boxes`` one billionth of their size larger on every side."""
+    pad = 1e-9 * (boxes[:, 2:] - boxes[:, :2] + 1.0)
+    return np.concatenate([boxes[:, :2] - pad, boxes[:, 2:] + pad], axis=1)
 
 
 def _box_overlap(det: BoxSet, gt: BoxSet, di: np.ndarray, gi: np.ndarray) -> np.ndarray:

@@ -306,7 +306,7 @@ def assign(n_det: int, di: np.ndarray, gi: np.ndarray, iou: np.ndarray, hit: np.
     di, gi : numpy.ndarray
         Candidate pairs (detection, ground truth) of one image and class, sorted
         by detection, then ground truth in file order. A pair left out can
-        never be a detection's best one above the threshold.
+        never be a detection's best one above the threshold. IoUs are never NaN.
     iou : numpy.ndarray
         IoU of each pair.
     hit : numpy.ndarray
@@ -335,10 +335,7 @@ def assign(n_det: int, di: np.ndarray, gi: np.ndarray, iou: np.ndarray, hit: np.
     does not depend on what is taken, so "first claim in ranked order" is one
     ``numpy.unique`` over the ranked hits.
     """
-    best = np.lexsort((gi, -iou, di))  # per detection: highest IoU, ties -> first gt
-    first = np.ones(best.size, dtype=bool)
-    first[1:] = di[best][1:] != di[best][:-1]
-    best = best[first]
+    best = _best_pairs(di, iou)
     is_hit = np.zeros(n_det, dtype=bool)
     jmax = np.full(n_det, -1, dtype=np.int64)
     is_hit[di[best]] = hit[best]
@@ -355,6 +352,20 @@ def assign(n_det: int, di: np.ndarray, gi: np.ndarray, iou: np.ndarray, hit: np.
     outcome[ranked_cand[first_claim]] = 1
     outcome[ignored] = -1
     return outcome, matched
+
+
+def _best_pairs(di: np.ndarray, iou: np.ndarray) -> np.ndarray:
+    """Per detection with pairs, its pair of highest IoU, ties to the first in pair order
+    (pairs sorted by detection, then ground truth in file order): one pass over the
+    pairs, no sort."""
+    if di.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if np.any(di[1:] < di[:-1]):
+        raise ValueError("pairs must be sorted by detection")
+    starts = np.flatnonzero(np.r_[True, di[1:] != di[:-1]])
+    segment = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, di.size]))
+    at_max = np.flatnonzero(iou == np.maximum.reduceat(iou, starts)[segment])
+    return at_max[np.r_[True, segment[at_max][1:] != segment[at_max][:-1]]]
 
 
 def ranked_hits(outcome: np.ndarray, order: np.ndarray, d_cls: np.ndarray,

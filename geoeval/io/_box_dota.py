@@ -17,9 +17,10 @@ Corners are kept as written (order, orientation, self-intersections): the
 objects come back as a :class:`~geoeval.io.boxes.BoxSet` with
 :class:`~geoeval.io.boxes.Outlines` (task 1) or boxes (task 2). Every malformed
 line is an :class:`~geoeval.errors.InputError` naming the file and the line.
-Result files are read by pyarrow's CSV parser (correctly rounded, like
-Python's ``float``); a file it refuses is read again line by line, which
-either accepts it (runs of blanks, a trailing blank) or names the line.
+Both kinds of files are read by pyarrow's CSV parser (correctly rounded, like
+Python's ``float``: the label files' object lines all in one call); a file it
+refuses is read again line by line, which either accepts it (runs of blanks, a
+blank line, a line without difficult flag) or names the line.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -82,17 +84,94 @@ def read_dota_labels(path: str | Path) -> BoxSet:
     dup = next((a for a, b in zip(stems, stems[1:], strict=False) if a == b), None)
     if dup is not None:
         raise InputError(f"image {dup!r} has two label files", root)
+    fast = _labels_at_once(files, root)
+    if fast is not None:
+        return fast
     cols = _Objects()
     for f in files:
         _label_file(f, _shown(f, root), cols)
     return cols.assemble(root)
 
 
+def _labels_at_once(files: list[Path], root: Path) -> BoxSet | None:
+    """Every file's object lines parsed in one pyarrow call (headers checked here), or
+    ``None`` when any file needs the line reader (a 9-field line, a blank line, a bad
+    value: it names the line)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    bodies, counts, first = [], [], []
+    for f in files:
+        try:
+            data = f.read_bytes()
+        except OSError:
+            return None
+        data = data.removeprefix(b"\xef\xbb\xbf")
+        start, line = 0, 1
+        while data.startswith((b"imagesource:", b"gsd:"), start):
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end
+            token = data[start:end].decode("utf-8", "replace").strip()
+            if " " in token:
+                return None
+            _header(token, f"{_shown(f, root)}:{line}", 0)
+            start, line = end + 1, line + 1
+        body = data[start:]
+        if body and not body.endswith(b"\n"):
+            body += b"\n"
+        if body.startswith(b"\n") or b"\n\n" in body or b"\r" in body:
+            return None
+        bodies.append(body)
+        counts.append(body.count(b"\n"))
+        first.append(line)
+    names = [f"c{i}" for i in range(10)]
+    types = {n: pa.float64() for n in names[:8]}
+    types.update({names[8]: pa.dictionary(pa.int32(), pa.string()),
+                  names[9]: pa.dictionary(pa.int32(), pa.string())})
+    n = int(sum(counts))
+    if n:
+        try:
+            table = pacsv.read_csv(
+                pa.BufferReader(b"".join(bodies)),
+                read_options=pacsv.ReadOptions(column_names=names),
+                parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False),
+                convert_options=pacsv.ConvertOptions(column_types=types, null_values=[],
+                                                     strings_can_be_null=False))
+        except pa.ArrowException:  # any Arrow error: the line reader names it
+            return None
+        if table.num_rows != n:
+            return None
+        corners = np.column_stack([np.concatenate([_numbers(c, np.float64)
+                                                   for c in table.column(i).chunks])
+                                   for i in range(8)])
+        classes = _dictionary_values(table.column(8))
+        flags = _dictionary_values(table.column(9))
+        if not np.isfinite(corners).all() or not all(v.isdigit() for v in set(flags.tolist())):
+            return None
+    else:
+        corners, classes, flags = np.zeros((0, 8)), np.zeros(0, dtype=str), np.zeros(0, str)
+    image = np.repeat(np.arange(len(files), dtype=np.int64), counts)
+    within = np.arange(n, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return BoxSet(boxes=None, image_index=image, classes=classes.astype(str),
+                  images=tuple(q.stem for q in files),
+                  difficult=np.char.strip(flags.astype(str), "0") != "",
+                  lines=np.asarray(first, dtype=np.int64)[image] + within,
+                  path=str(root), fmt="dota", outlines=Outlines.from_quads(corners))
+
+
+def _dictionary_values(column: Any) -> np.ndarray:
+    """A dictionary-typed pyarrow column as a numpy array of its strings."""
+    parts = [np.asarray(c.dictionary.to_pylist() or [""], dtype=str)[_numbers(c.indices,
+                                                                              np.int32)]
+             for c in column.chunks]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=str)
+
+
 @dataclass
 class _Objects:
     images: list[str]
     shown: list[str]
-    corners: list[list[float]]
+    corners: list[np.ndarray]
     image: list[int]
     classes: list[str]
     difficult: list[bool]
@@ -103,8 +182,8 @@ class _Objects:
         self.classes, self.difficult, self.lines = [], [], []
 
     def assemble(self, root: Path) -> BoxSet:
-        n = len(self.corners)
-        corners = np.asarray(self.corners, dtype=float).reshape(n, 8)
+        n = len(self.classes)
+        corners = np.concatenate(self.corners) if self.corners else np.zeros((0, 8))
         bad = np.argwhere(~np.isfinite(corners))
         if bad.size:  # 'inf' and 'nan' parse as floats
             k, field = int(bad[0, 0]), int(bad[0, 1])
@@ -122,34 +201,50 @@ class _Objects:
 
 
 def _label_file(f: Path, shown: str, cols: _Objects) -> None:
+    """One labelTxt file's objects: the whole file at once (headers, then lines of 9 or 10
+    fields), or line by line when something is off, which names the line."""
     cols.images.append(f.stem)
     cols.shown.append(shown)
     index = len(cols.images) - 1
-    objects = 0
-    for lineno, raw in enumerate(_read_text(f).splitlines(), start=1):
-        parts = raw.split()
-        if not parts:
-            continue
+    rows = [(n, parts) for n, parts in enumerate(
+        (line.split() for line in _read_text(f).splitlines()), start=1) if parts]
+    k = 0
+    while k < len(rows) and len(rows[k][1]) == 1 and ":" in rows[k][1][0]:
+        _header(rows[k][1][0], f"{shown}:{rows[k][0]}", 0)
+        k += 1
+    body = rows[k:]
+    try:
+        if any(len(parts) not in (9, 10) for _, parts in body):
+            raise ValueError
+        corners = np.array([parts[:8] for _, parts in body], dtype=float).reshape(-1, 8)
+        flags = [parts[9] if len(parts) == 10 else "0" for _, parts in body]
+        if not all(flag.isdigit() for flag in flags):
+            raise ValueError
+    except ValueError:
+        _label_lines(body, shown)  # raises, naming the line (numpy reads what float reads)
+        corners = np.array([[float(t) for t in parts[:8]] for _, parts in body]).reshape(-1, 8)
+        flags = [parts[9] if len(parts) == 10 else "0" for _, parts in body]
+    cols.corners.append(corners)
+    cols.classes += [parts[8] for _, parts in body]
+    cols.difficult += [flag.strip("0") != "" for flag in flags]
+    cols.image += [index] * len(body)
+    cols.lines += [n for n, _ in body]
+
+
+def _label_lines(rows: list[tuple[int, list[str]]], shown: str) -> None:
+    """The object lines checked one by one: the first bad one is an error naming it."""
+    for lineno, parts in rows:
+        where = f"{shown}:{lineno}"
         if len(parts) == 1 and ":" in parts[0]:
-            _header(parts[0], f"{shown}:{lineno}", objects)
-            continue
+            _header(parts[0], where, 1)
         if len(parts) not in (9, 10):
             raise InputError(f"expected 9 or 10 fields (x1 y1 x2 y2 x3 y3 x4 y4 class "
-                             f"[difficult]), got {len(parts)}", f"{shown}:{lineno}")
-        try:
-            cols.corners.append(list(map(float, parts[:8])))
-        except ValueError:  # name the field
-            for t, name in zip(parts, _CORNERS, strict=False):
-                _number(t, f"{shown}:{lineno}", name)
-        cols.classes.append(parts[8])
-        flag = parts[9] if len(parts) == 10 else "0"
-        if not flag.isdigit():  # the devkit reads int(flag); 0 is not difficult
-            raise InputError(f"difficult must be a whole number (0 or 1), got {flag!r}",
-                             f"{shown}:{lineno}")
-        cols.difficult.append(flag.strip("0") != "")
-        cols.image.append(index)
-        cols.lines.append(lineno)
-        objects += 1
+                             f"[difficult]), got {len(parts)}", where)
+        for t, name in zip(parts, _CORNERS, strict=False):
+            _number(t, where, name)
+        if len(parts) == 10 and not parts[9].isdigit():  # the devkit reads int(flag)
+            raise InputError(f"difficult must be a whole number (0 or 1), got {parts[9]!r}",
+                             where)
 
 
 def _header(token: str, where: str, objects: int) -> None:
@@ -257,38 +352,52 @@ def _read_fast(f: Path, fields: int, images: tuple[str, ...]
                ) -> tuple[np.ndarray, np.ndarray, tuple[int, str] | None] | None:
     """pyarrow's CSV reader with one space as delimiter, or ``None`` when it refuses the
     file (then :func:`_read_slow` names the problem, or accepts what pyarrow does not:
-    several blanks in a row, a trailing blank, tabs)."""
+    several blanks in a row, a trailing blank, tabs). Image names come as a dictionary
+    column: one lookup per distinct name, not per line."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
     if f.stat().st_size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros((0, fields - 1)), None
     names = [f"c{i}" for i in range(fields)]
+    types = {n: pa.float64() for n in names[1:]}
+    types[names[0]] = pa.dictionary(pa.int32(), pa.string())
     try:
         table = pacsv.read_csv(
             f,
             read_options=pacsv.ReadOptions(column_names=names),
             parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
                                              ignore_empty_lines=True),
-            convert_options=pacsv.ConvertOptions(
-                column_types={n: (pa.string() if i == 0 else pa.float64())
-                              for i, n in enumerate(names)},
-                null_values=[], strings_can_be_null=False, check_utf8=True))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+            convert_options=pacsv.ConvertOptions(column_types=types, null_values=[],
+                                                 strings_can_be_null=False, check_utf8=True))
+    except (pa.ArrowException, UnicodeDecodeError):  # the line reader names the problem
         return None
     if not table.num_rows:
         return np.zeros(0, dtype=np.int64), np.zeros((0, fields - 1)), None
-    values = np.column_stack([table.column(i).to_numpy() for i in range(1, fields)])
+    values = np.column_stack([np.concatenate([_numbers(c, np.float64)
+                                              for c in table.column(i).chunks])
+                              for i in range(1, fields)])
     if not np.isfinite(values).all():
         return None
-    found = pc.index_in(table.column(0), value_set=pa.array(images, type=pa.string()))
-    pos = found.fill_null(-1).to_numpy().astype(np.int64)
+    where = {k: i for i, k in enumerate(images)}
+    parts = []
+    for chunk in table.column(0).chunks:
+        lut = np.array([where.get(k, -1) for k in chunk.dictionary.to_pylist()] or [-1],
+                       dtype=np.int64)
+        parts.append(lut[_numbers(chunk.indices, np.int32)])
+    pos = np.concatenate(parts)
     unknown = None
     if (pos < 0).any():
         row = int(np.flatnonzero(pos < 0)[0])
-        unknown = (row, table.column(0)[row].as_py())
+        unknown = (row, str(table.column(0)[row].as_py()))
     return pos, values, unknown
+
+
+def _numbers(array: Any, dtype: type) -> np.ndarray:
+    """A pyarrow array of numbers without nulls as a numpy view of its data buffer
+    (``to_numpy`` would import pandas: a second of start-up for the command line)."""
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array),
+                         offset=array.offset * np.dtype(dtype).itemsize)
 
 
 def _read_slow(f: Path, shown: str, fields: int, images: tuple[str, ...]
