@@ -1,0 +1,247 @@
+"""The polygon columns of the building-extraction tables on the CrowdAI Mapping Challenge.
+
+The papers after Girard et al. (2021) report, beside COCO's mask AP and
+Boundary AP, numbers that come from three scripts; each is reproduced here with
+its quirks (docs/crowdai.md says which and why):
+
+``iou``, ``ciou``
+    PolyWorld's ``coco_IoU_cIoU.py`` (Zorzi, Bazrafkan, Habenschuss and
+    Fraundorfer 2022; zorzi-s/PolyWorldPretrainedNetwork at cc3d3ea). Per image,
+    the union of all predicted masks against the union of all reference masks
+    (COCO's rasterisation, the image's size): ``IoU = I / (U + 1e-9)``, 1 when
+    both are empty; ``C-IoU = IoU · (1 − |N − N_GT| / (N + N_GT + 1e-9))`` with
+    ``N`` the vertices written in the first ring of each annotation, summed over
+    the image. Means over the images the script visits: those with at least one
+    prediction of every reference category (``getImgIds(catIds=…)`` of the
+    results). An image visited without reference annotation reuses, in the
+    script, the previous image's reference mask; here its reference is empty.
+``n_ratio``
+    Mean of ``N / N_GT`` over the same images, those with ``N_GT > 0`` (the
+    ``Mean N-Ratio`` that Pix2Poly's copy of PolyWorld's script prints,
+    yeshwanth95/Pix2Poly at d2e288b).
+``mta``
+    Mean max tangent angle error in degrees (frame-field learning's
+    ``eval_coco.py``, Lydorn/Polygonization-by-Frame-Field-Learning at 2dce7c1,
+    and HiSup's copy ``angle_eval.py``): per image and category, invalid rings
+    repaired (``buffer(0)``), the reference rings' union buffered by 1e-4, the
+    predictions' union, each predicted polygon of that union covered more than
+    half by the reference scored by :func:`geoeval.measures.tangent_angle.
+    max_tangent_angle`; the mean over all such polygons.
+``polis``
+    HiSup's ``PolisEval`` (Xu, Xu, Xue and Xia 2023; SarahwXU/HiSup at 88bd550):
+    per image, each reference annotation matched to the prediction whose
+    bounding box (of its first ring) overlaps its own most (IoU > 0.5, a
+    prediction may serve several); PoLiS of the two first rings with every
+    vertex counted and each side divided by ``2(q + 1)``; averaged per image,
+    then over the images with a nonzero average.
+
+Every value is ``None`` where its script would divide by zero (no image, no
+pair, no polygon).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import shapely
+
+from geoeval.challenges._pairs import group_pairs
+from geoeval.io._coco_rings import Rings
+from geoeval.io.boxes import BoxSet
+from geoeval.measures.polis import polis
+from geoeval.measures.tangent_angle import Targets, max_tangent_angle
+from geoeval.overlap import box_iou_xywh_pairs
+from geoeval.parallel import chunked
+
+#: The frame-field-learning evaluation's reference buffer, spacing, precision and stretch.
+MTA_GT_BUFFER = 1e-4
+MTA_MIN_PRECISION = 0.5
+#: HiSup's PoLiS matching threshold (bounding-box IoU, strict).
+POLIS_MIN_IOU = 0.5
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a CrowdAI-style evaluation: the COCO annotations (or results) and
+    their polygon rings, row for row."""
+
+    boxes: BoxSet
+    rings: Rings
+
+
+def read_sides(reference: Any, submission: Any) -> tuple[Side, Side]:
+    """The reference and the results (paths or loaded JSON) as two :class:`Side`.
+
+    Raises
+    ------
+    geoeval.io._coco_rings.NotPolygons
+        When a segmentation is run-length encoded (``index`` counts the
+        annotations of the reference, then the results).
+    InputError
+        Anything the COCO readers refuse, and malformed polygon rings.
+    """
+    from geoeval.io._coco_rings import NotPolygons, read_rings
+    from geoeval.io.boxes import read_coco
+
+    gt_data, gt_name = _loaded(reference)
+    dt_data, dt_name = _loaded(submission)
+    gt = read_coco(gt_data, side="reference", name=gt_name)
+    dt = read_coco(dt_data, side="submission", like=gt, name=dt_name)
+    anns = gt_data["annotations"]
+    images, cats = set(gt.image_ids.values()), set(gt.categories.values())
+    kept = np.fromiter((a["image_id"] in images and a["category_id"] in cats for a in anns),
+                       dtype=bool, count=len(anns))
+    assert int(kept.sum()) == len(gt), "the reader kept other annotations"
+    records = dt_data if isinstance(dt_data, list) else dt_data.get("annotations", [])
+    g_rings = read_rings(anns, gt_name, "annotations")
+    try:
+        d_rings = read_rings(records, dt_name, "results")
+    except NotPolygons as exc:
+        raise NotPolygons(len(anns) + exc.index) from None
+    return Side(gt, g_rings.subset(np.flatnonzero(kept))), Side(dt, d_rings)
+
+
+def _loaded(source: Any) -> tuple[Any, str]:
+    """Loaded JSON and the name messages give it."""
+    from geoeval.io.boxes import load_json
+
+    if isinstance(source, (dict, list)):
+        return source, "<memory>"
+    return load_json(source), str(source)
+
+
+def _mean(values: np.ndarray) -> float | None:
+    return float(np.mean(values)) if values.size else None
+
+
+# --- n_ratio (and the images of PolyWorld's loop) -------------------------------------
+
+def polyworld_images(gt: Side, dt: Side) -> np.ndarray:
+    """Image indices PolyWorld's loop visits, in image-id order: those with at least
+    one result of every reference category."""
+    n_img = len(gt.boxes.images)
+    cats = np.array(sorted(gt.boxes.categories.values()), dtype=np.int64)
+    has = np.zeros((n_img, cats.size), dtype=bool)
+    pos = np.searchsorted(cats, dt.boxes.class_ids)
+    known = (pos < cats.size) & (cats[np.minimum(pos, cats.size - 1)] == dt.boxes.class_ids)
+    has[dt.boxes.image_index[known], pos[known]] = True
+    return np.flatnonzero(has.all(axis=1))
+
+
+def vertex_counts(side: Side, n_images: int) -> np.ndarray:
+    """``N`` of each image: ``len(segmentation[0]) // 2`` summed over its annotations."""
+    return np.bincount(side.boxes.image_index, weights=side.rings.first_ring_sizes(),
+                       minlength=n_images)
+
+
+def n_ratio(gt: Side, dt: Side) -> float | None:
+    """Mean of ``N / N_GT`` over PolyWorld's images with ``N_GT > 0``."""
+    n_img = len(gt.boxes.images)
+    images = polyworld_images(gt, dt)
+    n, n_gt = vertex_counts(dt, n_img)[images], vertex_counts(gt, n_img)[images]
+    ok = n_gt > 0
+    return _mean(n[ok] / n_gt[ok])
+
+
+# --- PoLiS (HiSup) ---------------------------------------------------------------------
+
+def polis_hisup(gt: Side, dt: Side) -> tuple[float | None, int, int]:
+    """HiSup's ``PolisEval``: the mean PoLiS, the images averaged and the pairs scored."""
+    g_poly, d_poly = gt.rings.first_polygons(), dt.rings.first_polygons()
+    g_box, d_box = _xywh(g_poly), _xywh(d_poly)
+    d, g = group_pairs(dt.boxes.image_index, gt.boxes.image_index)
+    iou = box_iou_xywh_pairs(d_box[d], g_box[g], np.zeros(d.size, bool))
+    # per reference annotation, the first result (file order) with the largest IoU
+    order = np.lexsort((d, -iou, g))
+    first = order[np.r_[True, g[order][1:] != g[order][:-1]]] if order.size else order
+    matched = first[iou[first] > POLIS_MIN_IOU]
+    mg, md = g[matched], d[matched]  # sorted by reference annotation
+    values = polis(g_poly[mg], d_poly[md], corners=False, closing_vertex=True)
+    n_img = len(gt.boxes.images)
+    image = gt.boxes.image_index[mg]
+    total = np.bincount(image, weights=values, minlength=n_img)
+    count = np.bincount(image, minlength=n_img)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        avg = total / count
+    kept = (count > 0) & (avg != 0)  # the script skips an image whose average is 0
+    if not kept.any():
+        return None, 0, int(matched.size)
+    # summed in image order one after another, as the script's loop does
+    return float(np.cumsum(avg[kept])[-1] / kept.sum()), int(kept.sum()), int(matched.size)
+
+
+def _xywh(polys: np.ndarray) -> np.ndarray:
+    """``[x, y, w, h]`` of each polygon's vertices (HiSup's ``bounding_box``)."""
+    b = shapely.bounds(polys)
+    return np.column_stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]])
+
+
+# --- max tangent angle error (frame-field learning) -----------------------------------
+
+def mta_ffl(gt: Side, dt: Side) -> tuple[float | None, int]:
+    """Mean max tangent angle error (degrees) and the polygons it averages."""
+    cats = np.array(sorted(gt.boxes.categories.values()), dtype=np.int64)
+    K = max(cats.size, 1)
+
+    def groups(side: Side) -> tuple[np.ndarray, np.ndarray]:
+        pos = np.searchsorted(cats, side.boxes.class_ids)
+        ok = (pos < cats.size) & (cats[np.minimum(pos, cats.size - 1)] == side.boxes.class_ids)
+        key = side.boxes.image_index * K + np.minimum(pos, K - 1)
+        return ok, key
+
+    g_ok, g_key = groups(gt)
+    d_ok, d_key = groups(dt)
+    g_parts, g_group = _fixed(gt.rings, g_ok, g_key, MTA_GT_BUFFER)
+    d_parts, d_group = _fixed(dt.rings, d_ok, d_key, 0.0)
+    # groups with both sides, numbered 0..G-1 in key order
+    keys = np.intersect1d(g_group, d_group)
+    g_in, d_in = np.isin(g_group, keys), np.isin(d_group, keys)
+    g_parts, g_group = g_parts[g_in], np.searchsorted(keys, g_group[g_in])
+    d_parts, d_group = d_parts[d_in], np.searchsorted(keys, d_group[d_in])
+    if d_parts.size == 0:
+        return None, 0
+    # the script intersects with the collection of these polygons; their MultiPolygon
+    # gives the same area (to the last bits) seven times faster
+    reference = shapely.multipolygons(g_parts, indices=g_group)
+    inter = chunked(lambda a, b: shapely.area(shapely.intersection(a, b)),
+                    d_parts, reference[d_group])
+    covered = MTA_MIN_PRECISION < inter / shapely.area(d_parts)
+    d_parts, d_group = d_parts[covered], d_group[covered]
+    t_rings, t_part = shapely.get_rings(g_parts, return_index=True)
+    targets = Targets.from_rings(t_rings, np.searchsorted(g_group[t_part],
+                                                          np.arange(keys.size + 1)))
+    rings, r_part = shapely.get_rings(d_parts, return_index=True)
+    angle = max_tangent_angle(rings, r_part, d_parts.size, d_group[r_part], targets)
+    deg = angle[~np.isnan(angle)] * 180 / np.pi
+    return _mean(deg), int(deg.size)
+
+
+def _fixed(rings: Rings, ok: np.ndarray, key: np.ndarray,
+           buffer: float) -> tuple[np.ndarray, np.ndarray]:
+    """HiSup's ``fix_polygons`` of each group's rings: one polygon per ring (invalid
+    ones repaired by ``buffer(0)``), their union, buffered by ``buffer``, cut into its
+    polygons (empty ones dropped). Returns the polygons and their group keys, by key."""
+    ann = np.flatnonzero(ok)
+    ann = ann[np.argsort(key[ann], kind="stable")]
+    polys = rings.ring_polygons(rings.rings_of(ann))
+    valid = shapely.is_valid(polys)
+    if not valid.all():
+        polys[~valid] = shapely.buffer(polys[~valid], 0.0, quad_segs=16)
+    ring_key = np.repeat(key[ann], rings.n_rings[ann])
+    keys, start, count = np.unique(ring_key, return_index=True, return_counts=True)
+    union = np.empty(keys.size, dtype=object)
+    for k in np.unique(count):  # groups of k polygons, one union per row
+        rows = np.flatnonzero(count == k)
+        block = polys[start[rows][:, None] + np.arange(k)]
+        union[rows] = shapely.union_all(block, axis=1)
+    fixed = chunked(lambda u: shapely.buffer(u, buffer, quad_segs=16), union)
+    parts, owner = shapely.get_parts(fixed, return_index=True)
+    keep = ~shapely.is_empty(parts)
+    return parts[keep], keys[owner[keep]]
+
+
+def as_dict(values: dict[str, Any]) -> dict[str, Any]:
+    """JSON-ready copy (NaN → ``None``)."""
+    return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in values.items()}
