@@ -191,13 +191,23 @@ def polyworld_iou_ciou(gt: dict, dt: list) -> tuple[float, float]:
     return _printed(text, "Mean IoU:"), _printed(text, "Mean C-IoU:")
 
 
-def pix2poly_n_ratio(gt: dict, dt: list) -> float:
-    """Pix2Poly's copy of PolyWorld's script: its ``Mean N-Ratio``."""
+def pix2poly(gt: dict, dt: list) -> tuple[float, float, float]:
+    """Pix2Poly's copy of PolyWorld's script (it also takes references of several
+    rings, as their union): its ``Mean IoU``, ``Mean C-IoU`` and ``Mean N-Ratio``."""
     mod = _module("pix2poly")
     g, d = _write(gt, dt)
     with _shims() as out:
         mod.compute_IoU_cIoU(input_json=d, gti_annotations=g)
-    return _printed(out.getvalue(), "Mean N-Ratio:")
+    text = out.getvalue()
+    return (_printed(text, "Mean IoU:"), _printed(text, "Mean C-IoU:"),
+            _printed(text, "Mean N-Ratio:"))
+
+
+def defined_for_polyworld(dt: list, gt: dict) -> list:
+    """The results on images with a reference annotation: on the others PolyWorld's
+    script reuses the previous image's reference mask (or fails on the first)."""
+    with_gt = {a["image_id"] for a in gt["annotations"]}
+    return [d for d in dt if d["image_id"] in with_gt]
 
 
 def hisup_polis(gt: dict, dt: list) -> float:

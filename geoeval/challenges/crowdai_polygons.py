@@ -116,7 +116,7 @@ def _mean(values: np.ndarray) -> float | None:
     return float(np.mean(values)) if values.size else None
 
 
-# --- n_ratio (and the images of PolyWorld's loop) -------------------------------------
+# --- iou, ciou, n_ratio (PolyWorld's loop) -------------------------------------------
 
 def polyworld_images(gt: Side, dt: Side) -> np.ndarray:
     """Image indices PolyWorld's loop visits, in image-id order: those with at least
@@ -134,6 +134,67 @@ def vertex_counts(side: Side, n_images: int) -> np.ndarray:
     """``N`` of each image: ``len(segmentation[0]) // 2`` summed over its annotations."""
     return np.bincount(side.boxes.image_index, weights=side.rings.first_ring_sizes(),
                        minlength=n_images)
+
+
+def iou_ciou(gt: Side, dt: Side, gt_runs: tuple[np.ndarray, np.ndarray, np.ndarray],
+             dt_runs: tuple[np.ndarray, np.ndarray, np.ndarray]
+             ) -> tuple[float | None, float | None, int]:
+    """PolyWorld's mean IoU and C-IoU, and the images they average.
+
+    ``gt_runs`` and ``dt_runs`` are each side's masks as runs of pixels:
+    ``(annotation, start, end)``, ``[start, end)`` column-major pixel indices of the
+    annotation's image (COCO's rasterisation; runs of one annotation disjoint).
+    """
+    n_img = len(gt.boxes.images)
+    images = polyworld_images(gt, dt)
+    stride = _stride(gt, dt, gt_runs, dt_runs)
+    a = _image_union(gt.boxes.image_index[gt_runs[0]], gt_runs[1], gt_runs[2], stride)
+    b = _image_union(dt.boxes.image_index[dt_runs[0]], dt_runs[1], dt_runs[2], stride)
+    area_a = np.bincount(a[0] // stride, weights=a[1] - a[0], minlength=n_img)
+    area_b = np.bincount(b[0] // stride, weights=b[1] - b[0], minlength=n_img)
+    inter = _intersection(a, b, stride, n_img)
+    i, u = inter[images], (area_a + area_b - inter)[images]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        iou = np.where(u == 0, 1.0, i / (u + 1e-9))
+    n, n_gt = vertex_counts(dt, n_img)[images], vertex_counts(gt, n_img)[images]
+    ps = 1 - np.abs(n - n_gt) / (n + n_gt + 1e-9)
+    return _mean(iou), _mean(iou * ps), int(images.size)
+
+
+def _stride(gt: Side, dt: Side, *runs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> int:
+    """A pixel-index stride that keeps every image's runs apart."""
+    ends = [int(r[2].max()) for r in runs if r[2].size]
+    return max(ends, default=0) + 1
+
+
+def _image_union(image: np.ndarray, start: np.ndarray, end: np.ndarray,
+                 stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the runs of each image, as disjoint runs ``[s, e)`` of the index
+    ``image · stride + pixel``, sorted."""
+    s = image.astype(np.int64) * stride + start
+    e = image.astype(np.int64) * stride + end
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    if s.size == 0:
+        return s, e
+    reach = np.maximum.accumulate(e)
+    new = np.r_[True, s[1:] > reach[:-1]]
+    head = np.flatnonzero(new)
+    tail = np.r_[head[1:], s.size] - 1
+    return s[head], reach[tail]
+
+
+def _intersection(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray],
+                  stride: int, n_images: int) -> np.ndarray:
+    """Pixels of each image in both unions (each a sorted set of disjoint runs)."""
+    pos = np.concatenate([a[0], a[1], b[0], b[1]])
+    delta = np.concatenate([np.ones(a[0].size, np.int64), -np.ones(a[1].size, np.int64),
+                            np.ones(b[0].size, np.int64), -np.ones(b[1].size, np.int64)])
+    order = np.argsort(pos, kind="stable")
+    pos, cover = pos[order], np.cumsum(delta[order])
+    both = cover[:-1] == 2
+    length = (pos[1:] - pos[:-1])[both]
+    return np.bincount(pos[:-1][both] // stride, weights=length, minlength=n_images)
 
 
 def n_ratio(gt: Side, dt: Side) -> float | None:
