@@ -150,28 +150,81 @@ def _module(name: str) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location(f"oracle_{name}", file)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # a pool's workers find its functions by name
     with _shims():
         spec.loader.exec_module(mod)
     _cache[name] = mod
     return mod
 
 
-def _write(gt: dict, dt: list) -> tuple[str, str]:
+Json = Any  # a path to a JSON file, or its loaded content
+
+
+def _write(gt: Json, dt: Json) -> tuple[str, str]:
+    """Paths of the two files (written to a scratch folder if given loaded)."""
+    if isinstance(gt, (str, Path)) and isinstance(dt, (str, Path)):
+        return str(gt), str(dt)
     d = Path(tempfile.mkdtemp(dir=_folder))
-    (d / "gt.json").write_text(json.dumps(gt))
-    (d / "dt.json").write_text(json.dumps(dt))
+    (d / "gt.json").write_text(json.dumps(_load(gt)))
+    (d / "dt.json").write_text(json.dumps(_load(dt)))
     return str(d / "gt.json"), str(d / "dt.json")
 
 
-def _coco(gt: dict, dt: list) -> tuple[Any, Any]:
-    from pycocotools.coco import COCO
+def _load(x: Json) -> Any:
+    return json.loads(Path(x).read_text()) if isinstance(x, (str, Path)) else x
 
+
+def _coco(gt: Json, dt: Json, coco_class: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+    """pycocotools' (or another API's) COCO objects: the ground truth and ``loadRes``."""
+    if coco_class is None:
+        from pycocotools.coco import COCO as coco_class
     with contextlib.redirect_stdout(io.StringIO()):
-        coco_gt = COCO()
-        coco_gt.dataset = copy.deepcopy(gt)
-        coco_gt.createIndex()
-        coco_dt = coco_gt.loadRes(copy.deepcopy(dt))
+        if isinstance(gt, (str, Path)):
+            coco_gt = coco_class(str(gt), **kwargs)
+        else:
+            coco_gt = coco_class(**kwargs)
+            coco_gt.dataset = copy.deepcopy(gt)
+            coco_gt.createIndex()
+        coco_dt = coco_gt.loadRes(str(dt) if isinstance(dt, (str, Path)) else copy.deepcopy(dt))
     return coco_gt, coco_dt
+
+
+def pycocotools_segm(gt: Json, dt: Json) -> np.ndarray:
+    """pycocotools' ``COCOeval(iouType="segm")``: the twelve numbers."""
+    from pycocotools.cocoeval import COCOeval
+
+    coco_gt, coco_dt = _coco(gt, dt)
+    with contextlib.redirect_stdout(io.StringIO()):
+        ev = COCOeval(coco_gt, coco_dt, "segm")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    return np.asarray(ev.stats)
+
+
+def boundary_iou_api(gt: Json, dt: Json, dilation_ratio: float = 0.02) -> np.ndarray:
+    """boundary-iou-api's ``COCOeval(iouType="boundary")`` (needs OpenCV): the twelve
+    numbers."""
+    repo, commit = "bowenc0221+boundary-iou-api", "37d25586a677b043ed585f10e5c42d4e80176ea9"
+    root = _folder / "boundary-iou-api"
+    if not root.is_dir():
+        root.mkdir()
+        archive = subprocess.run(["git", "--git-dir", str(MIRRORS / repo / "repo"), "archive",
+                                  commit, "boundary_iou"], check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    sys.path.insert(0, str(root))
+    try:
+        from boundary_iou.coco_instance_api.coco import COCO as BCOCO
+        from boundary_iou.coco_instance_api.cocoeval import COCOeval as BCOCOeval
+    finally:
+        sys.path.remove(str(root))
+    coco_gt, coco_dt = _coco(gt, dt, BCOCO, get_boundary=True, dilation_ratio=dilation_ratio)
+    with contextlib.redirect_stdout(io.StringIO()):
+        ev = BCOCOeval(coco_gt, coco_dt, iouType="boundary", dilation_ratio=dilation_ratio)
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    return np.asarray(ev.stats)
 
 
 def _printed(text: str, label: str) -> float:
@@ -181,7 +234,7 @@ def _printed(text: str, label: str) -> float:
     return float(m.group(1))
 
 
-def polyworld_iou_ciou(gt: dict, dt: list) -> tuple[float, float]:
+def polyworld_iou_ciou(gt: Json, dt: Json) -> tuple[float, float]:
     """PolyWorld's ``compute_IoU_cIoU``: (mean IoU, mean C-IoU) as it prints them."""
     mod = _module("polyworld")
     g, d = _write(gt, dt)
@@ -191,7 +244,7 @@ def polyworld_iou_ciou(gt: dict, dt: list) -> tuple[float, float]:
     return _printed(text, "Mean IoU:"), _printed(text, "Mean C-IoU:")
 
 
-def pix2poly(gt: dict, dt: list) -> tuple[float, float, float]:
+def pix2poly(gt: Json, dt: Json) -> tuple[float, float, float]:
     """Pix2Poly's copy of PolyWorld's script (it also takes references of several
     rings, as their union): its ``Mean IoU``, ``Mean C-IoU`` and ``Mean N-Ratio``."""
     mod = _module("pix2poly")
@@ -210,7 +263,7 @@ def defined_for_polyworld(dt: list, gt: dict) -> list:
     return [d for d in dt if d["image_id"] in with_gt]
 
 
-def hisup_polis(gt: dict, dt: list) -> float:
+def hisup_polis(gt: Json, dt: Json) -> float:
     """HiSup's ``PolisEval(...).evaluate()``."""
     mod = _module("hisup_polis")
     coco_gt, coco_dt = _coco(gt, dt)
@@ -235,12 +288,23 @@ def defined_for_angles(gt: dict, dt: list) -> tuple[dict, list]:
     return gt, [d for d in dt if d["image_id"] in with_dt]
 
 
-def hisup_mta(gt: dict, dt: list) -> np.ndarray:
-    """HiSup's copy of the frame-field-learning ``ContourEval``: max angles in degrees."""
+def hisup_mta(gt: Json, dt: Json, processes: int | None = None) -> np.ndarray:
+    """HiSup's copy of the frame-field-learning ``ContourEval``: max angles in degrees
+    (with ``processes``, in a pool of that many, as HiSup's ``tools/evaluation.py``
+    runs it with 20)."""
     mod = _module("hisup_angle")
-    coco_gt, coco_dt = _coco(*defined_for_angles(gt, dt))
+    if isinstance(gt, (str, Path)):
+        coco_gt, coco_dt = _coco(gt, dt)
+    else:
+        coco_gt, coco_dt = _coco(*defined_for_angles(gt, dt))
     with _shims():
-        return np.asarray(mod.ContourEval(coco_gt, coco_dt).evaluate(pool=None), dtype=float)
+        if processes is None:
+            return np.asarray(mod.ContourEval(coco_gt, coco_dt).evaluate(pool=None), dtype=float)
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            return np.asarray(mod.ContourEval(coco_gt, coco_dt).evaluate(pool=pool),
+                              dtype=float)
 
 
 def ffl_mta(gt: dict, dt: list) -> np.ndarray:

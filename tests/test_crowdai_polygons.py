@@ -10,8 +10,8 @@ import pytest
 from geoeval.challenges import crowdai_polygons as cp
 from geoeval.errors import InputError
 from geoeval.io._coco_rings import NotPolygons
+from sample_data.crowdai_tiles import tiles
 from tests import crowdai_oracles as oracles
-from tests.crowdai_data import tiles
 
 ORACLES = oracles.available()
 needs_oracles = pytest.mark.skipif(ORACLES is not None, reason=str(ORACLES))

@@ -303,6 +303,55 @@ def _fixed(rings: Rings, ok: np.ndarray, key: np.ndarray,
     return parts[keep], keys[owner[keep]]
 
 
-def as_dict(values: dict[str, Any]) -> dict[str, Any]:
-    """JSON-ready copy (NaN → ``None``)."""
-    return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in values.items()}
+@dataclass(frozen=True)
+class PolygonMetrics:
+    """The polygon columns of the table (module docstring), ``None`` where undefined.
+
+    Attributes
+    ----------
+    iou, ciou : float or None
+        PolyWorld's mean IoU and C-IoU (fractions).
+    n_ratio : float or None
+        Mean predicted / reference vertices.
+    mta : float or None
+        Mean max tangent angle error, degrees.
+    polis : float or None
+        HiSup's mean PoLiS, pixels.
+    iou_images, polis_images, polis_pairs, mta_polygons : int
+        What each mean is over: images of PolyWorld's loop (IoU, C-IoU and,
+        those with a reference vertex, N-ratio), images and matched pairs of
+        PoLiS, predicted polygons of the max tangent angle error.
+    unavailable : str or None
+        Why every value is ``None`` (segmentations that are masks, not polygons).
+    """
+
+    iou: float | None = None
+    ciou: float | None = None
+    n_ratio: float | None = None
+    mta: float | None = None
+    polis: float | None = None
+    iou_images: int = 0
+    polis_images: int = 0
+    polis_pairs: int = 0
+    mta_polygons: int = 0
+    unavailable: str | None = None
+
+    def values(self) -> dict[str, float | None]:
+        """``iou, ciou, n_ratio, mta, polis``."""
+        return {"iou": self.iou, "ciou": self.ciou, "n_ratio": self.n_ratio, "mta": self.mta,
+                "polis": self.polis}
+
+    def counts(self) -> dict[str, int]:
+        return {"iou_images": self.iou_images, "polis_images": self.polis_images,
+                "polis_pairs": self.polis_pairs, "mta_polygons": self.mta_polygons}
+
+
+def polygon_metrics(gt: Side, dt: Side, gt_runs: tuple[np.ndarray, np.ndarray, np.ndarray],
+                    dt_runs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> PolygonMetrics:
+    """Every polygon column (see :func:`iou_ciou` for the runs)."""
+    iou, ciou, iou_images = iou_ciou(gt, dt, gt_runs, dt_runs)
+    polis_value, polis_images, pairs = polis_hisup(gt, dt)
+    mta, polygons = mta_ffl(gt, dt)
+    return PolygonMetrics(iou=iou, ciou=ciou, n_ratio=n_ratio(gt, dt), mta=mta,
+                          polis=polis_value, iou_images=iou_images, polis_images=polis_images,
+                          polis_pairs=pairs, mta_polygons=polygons)

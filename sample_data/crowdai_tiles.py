@@ -73,7 +73,7 @@ def _prediction(rng: np.random.Generator, ring: np.ndarray, noise: float) -> np.
 def tiles(n_images: int = 50, seed: int = 0, *, per_image: float = 4.0,
           p_empty: float = 0.08, p_unpredicted: float = 0.08, noise: float = 1.0,
           adversarial: bool = False, closed: float = 0.5, decimals: int = 2,
-          first_id: int = 0) -> tuple[dict, list]:
+          first_id: int = 0, min_per_image: int = 0) -> tuple[dict, list]:
     """A CrowdAI-style reference (dict) and results (list), seeded.
 
     Parameters
@@ -91,6 +91,8 @@ def tiles(n_images: int = 50, seed: int = 0, *, per_image: float = 4.0,
         huge (beyond the tile) objects, objects across the border, exact copies.
     closed : float
         Share of rings written closed (last vertex repeated), as CrowdAI does.
+    min_per_image : int
+        Buildings at least on a tile that is not empty.
     """
     rng = np.random.default_rng(seed)
     images, anns, dets = [], [], []
@@ -98,7 +100,7 @@ def tiles(n_images: int = 50, seed: int = 0, *, per_image: float = 4.0,
         image_id = first_id + i
         images.append({"id": image_id, "file_name": f"{image_id:012d}.jpg",
                        "width": SIZE, "height": SIZE})
-        n = 0 if rng.random() < p_empty else int(rng.poisson(per_image))
+        n = 0 if rng.random() < p_empty else max(int(rng.poisson(per_image)), min_per_image)
         unpredicted = rng.random() < p_unpredicted
         for _ in range(n):
             r = rng.random()
