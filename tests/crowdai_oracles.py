@@ -21,6 +21,7 @@ lydorn_utils  Lydorn/lydorn_utils (FFL's submodule)           2af4e3b     polygo
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import copy
 import importlib.util
@@ -112,12 +113,17 @@ def _shims():
     saved = {k: sys.modules.get(k) for k in stubs}
     sys.modules.update(stubs)
     BaseMultipartGeometry.__iter__ = lambda self: iter(self.geoms)
+    aliases = [a for a in ("float", "int", "bool") if a not in np.__dict__]
+    for a in aliases:  # numpy 1's aliases of the builtins (boundary-iou-api uses np.float)
+        setattr(np, a, getattr(builtins, a))
     try:
         with contextlib.redirect_stdout(io.StringIO()) as out, \
                 contextlib.redirect_stderr(io.StringIO()), np.errstate(all="ignore"):
             yield out
     finally:
         del BaseMultipartGeometry.__iter__
+        for a in aliases:
+            delattr(np, a)
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)
@@ -219,7 +225,7 @@ def boundary_iou_api(gt: Json, dt: Json, dilation_ratio: float = 0.02) -> np.nda
     finally:
         sys.path.remove(str(root))
     coco_gt, coco_dt = _coco(gt, dt, BCOCO, get_boundary=True, dilation_ratio=dilation_ratio)
-    with contextlib.redirect_stdout(io.StringIO()):
+    with _shims():
         ev = BCOCOeval(coco_gt, coco_dt, iouType="boundary", dilation_ratio=dilation_ratio)
         ev.evaluate()
         ev.accumulate()

@@ -296,7 +296,7 @@ def _fixed(rings: Rings, ok: np.ndarray, key: np.ndarray,
     for k in np.unique(count):  # groups of k polygons, one union per row
         rows = np.flatnonzero(count == k)
         block = polys[start[rows][:, None] + np.arange(k)]
-        union[rows] = shapely.union_all(block, axis=1)
+        union[rows] = chunked(lambda b: shapely.union_all(b, axis=1), block)
     fixed = chunked(lambda u: shapely.buffer(u, buffer, quad_segs=16), union)
     parts, owner = shapely.get_parts(fixed, return_index=True)
     keep = ~shapely.is_empty(parts)

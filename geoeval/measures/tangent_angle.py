@@ -231,30 +231,33 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets) -> np.ndarr
     np.minimum.at(upper, p_pt, _upper_bound(t.ring_bounds[p_ring], xy))
     keep = ring_lower <= upper[p_pt] * (1 + 1e-9)
     p_pt, p_ring, ring_lower = p_pt[keep], p_ring[keep], ring_lower[keep]
-    # runs of the candidate rings: a lone segment's distance, a longer run's bounds
+    # runs of the candidate rings: their envelopes' distances bound each segment's below;
+    # the segments of each point's nearest envelope bound the nearest distance above
     c_pair, c_run = _expand(np.arange(p_pt.size), t.run_start[p_ring], t.run_start[p_ring + 1])
     c_pt = p_pt[c_pair]
-    first = t.seg_start[c_run]
-    lone = t.seg_start[c_run + 1] - first == 1
-    xy = points[c_pt]
-    lone_dist = point_segment_distance(xy[lone], t.a[first[lone]], t.b[first[lone]])
-    np.minimum.at(upper, c_pt[lone], lone_dist)
-    runs = ~lone
-    cb = t.run_bounds[c_run[runs]]
-    np.minimum.at(upper, c_pt[runs], _upper_bound(cb, xy[runs]))
-    limit = upper * (1 + 1e-9)
-    near = np.flatnonzero(runs)[envelope_distance(cb, xy[runs]) <= limit[c_pt[runs]]]
-    s_pair, s_seg = _expand(c_pair[near], first[near], t.seg_start[c_run[near] + 1])
+    lower = envelope_distance(t.run_bounds[c_run], points[c_pt])
+    guess = _first_least(c_pt, lower)
+    g_run, g_seg = _expand(np.arange(guess.size), t.seg_start[c_run[guess]],
+                           t.seg_start[c_run[guess] + 1])
+    g_pt = c_pt[guess][g_run]
+    np.minimum.at(upper, g_pt, point_segment_distance(points[g_pt], t.a[g_seg], t.b[g_seg]))
+    near = np.flatnonzero(lower <= upper[c_pt] * (1 + 1e-9))
+    s_pair, s_seg = _expand(c_pair[near], t.seg_start[c_run[near]],
+                            t.seg_start[c_run[near] + 1])
     dist = point_segment_distance(points[p_pt[s_pair]], t.a[s_seg], t.b[s_seg])
-    # per (point, ring): the nearest distance and its first segment, among the lone
-    # segments and among the near runs' segments (each sorted by pair, then segment)
-    m1, k1 = _first_min(c_pair[lone], first[lone], lone_dist, p_pt.size)
-    m2, k2 = _first_min(s_pair, s_seg, dist, p_pt.size)
-    second = (m2 < m1) | ((m2 == m1) & (k2 < k1))
-    ring_min, ring_seg = np.where(second, m2, m1), np.where(second, k2, k1)
-    has = ring_seg >= 0
+    # per (point, ring): the nearest distance and its first segment
+    ring_min, ring_seg = _first_min(s_pair, s_seg, dist, p_pt.size)
+    has = ring_seg < np.iinfo(np.int64).max
     seg = _visit(p_pt[has], ring_lower[has], ring_min[has], ring_seg[has])
     return closest_point(points, t.a[seg], t.b[seg])
+
+
+def _first_least(key: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Index of the first least ``value`` of each run of equal ``key`` (sorted)."""
+    start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    least = np.repeat(np.minimum.reduceat(value, start), np.diff(np.r_[start, key.size]))
+    at = np.flatnonzero(value == least)
+    return at[np.r_[True, key[at][1:] != key[at][:-1]]]
 
 
 def _first_min(pair: np.ndarray, seg: np.ndarray, dist: np.ndarray,
