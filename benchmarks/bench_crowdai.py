@@ -39,9 +39,33 @@ from sample_data.crowdai_tiles import tiles  # noqa: E402
 
 _HEAD = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); "
          "from tests import crowdai_oracles as O\n")
+_PYCOCO = """
+import contextlib, io, json, sys
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
+with contextlib.redirect_stdout(io.StringIO()):
+    g = COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
+    e = COCOeval(g, d, "segm"); e.evaluate(); e.accumulate(); e.summarize()
+print(json.dumps([float(x) for x in e.stats]))
+"""
+# the authors' evaluator as they run it (OpenCV, the boundaries on every core); numpy 2
+# has no np.float, which its accumulate uses
+_BOUNDARY = """
+import contextlib, io, json, sys
+import numpy as np
+sys.path.insert(0, {checkout!r})
+np.float = float
+from boundary_iou.coco_instance_api.coco import COCO
+from boundary_iou.coco_instance_api.cocoeval import COCOeval
+with contextlib.redirect_stdout(io.StringIO()):
+    g = COCO(sys.argv[1], get_boundary=True, dilation_ratio=0.02); d = g.loadRes(sys.argv[2])
+    e = COCOeval(g, d, "boundary", dilation_ratio=0.02)
+    e.evaluate(); e.accumulate(); e.summarize()
+print(json.dumps([float(x) for x in e.stats]))
+"""
 STEPS = {
-    "pycocotools segm": "print(json.dumps(O.pycocotools_segm(sys.argv[1], sys.argv[2]).tolist()))",
-    "boundary-iou-api": "print(json.dumps(O.boundary_iou_api(sys.argv[1], sys.argv[2]).tolist()))",
+    "pycocotools segm": _PYCOCO,
+    "boundary-iou-api": _BOUNDARY,
     "PolyWorld IoU, C-IoU": "print(json.dumps(O.polyworld_iou_ciou(sys.argv[1], sys.argv[2])))",
     "HiSup/FFL MTA (pool of 20)":
         "print(json.dumps(float(O.hisup_mta(sys.argv[1], sys.argv[2], processes=20).mean())))",
@@ -79,8 +103,14 @@ def main() -> None:
         d.write_text(json.dumps(dt))
         geo_time, geo = run(_GEOEVAL, g, d)
         print(f"{'geoeval evaluate_crowdai':32s} {geo_time:8.2f} s")
+        from tests.coco_segm_data import boundary_iou_api
+
+        checkout = boundary_iou_api()
+        if checkout is None:
+            raise SystemExit("boundary-iou-api needs OpenCV and its mirror")
         total, ref = 0.0, {}
         for name, code in STEPS.items():
+            code = code.format(checkout=str(checkout)) if name == "boundary-iou-api" else code
             wall, ref[name] = run(_HEAD + code, g, d)
             total += wall
             print(f"{name:32s} {wall:8.2f} s")

@@ -21,7 +21,6 @@ lydorn_utils  Lydorn/lydorn_utils (FFL's submodule)           2af4e3b     polygo
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import copy
 import importlib.util
@@ -113,17 +112,12 @@ def _shims():
     saved = {k: sys.modules.get(k) for k in stubs}
     sys.modules.update(stubs)
     BaseMultipartGeometry.__iter__ = lambda self: iter(self.geoms)
-    aliases = [a for a in ("float", "int", "bool") if a not in np.__dict__]
-    for a in aliases:  # numpy 1's aliases of the builtins (boundary-iou-api uses np.float)
-        setattr(np, a, getattr(builtins, a))
     try:
         with contextlib.redirect_stdout(io.StringIO()) as out, \
                 contextlib.redirect_stderr(io.StringIO()), np.errstate(all="ignore"):
             yield out
     finally:
         del BaseMultipartGeometry.__iter__
-        for a in aliases:
-            delattr(np, a)
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)
@@ -193,44 +187,6 @@ def _coco(gt: Json, dt: Json, coco_class: Any = None, **kwargs: Any) -> tuple[An
             coco_gt.createIndex()
         coco_dt = coco_gt.loadRes(str(dt) if isinstance(dt, (str, Path)) else copy.deepcopy(dt))
     return coco_gt, coco_dt
-
-
-def pycocotools_segm(gt: Json, dt: Json) -> np.ndarray:
-    """pycocotools' ``COCOeval(iouType="segm")``: the twelve numbers."""
-    from pycocotools.cocoeval import COCOeval
-
-    coco_gt, coco_dt = _coco(gt, dt)
-    with contextlib.redirect_stdout(io.StringIO()):
-        ev = COCOeval(coco_gt, coco_dt, "segm")
-        ev.evaluate()
-        ev.accumulate()
-        ev.summarize()
-    return np.asarray(ev.stats)
-
-
-def boundary_iou_api(gt: Json, dt: Json, dilation_ratio: float = 0.02) -> np.ndarray:
-    """boundary-iou-api's ``COCOeval(iouType="boundary")`` (needs OpenCV): the twelve
-    numbers."""
-    repo, commit = "bowenc0221+boundary-iou-api", "37d25586a677b043ed585f10e5c42d4e80176ea9"
-    root = _folder / "boundary-iou-api"
-    if not root.is_dir():
-        root.mkdir()
-        archive = subprocess.run(["git", "--git-dir", str(MIRRORS / repo / "repo"), "archive",
-                                  commit, "boundary_iou"], check=True, capture_output=True)
-        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
-    sys.path.insert(0, str(root))
-    try:
-        from boundary_iou.coco_instance_api.coco import COCO as BCOCO
-        from boundary_iou.coco_instance_api.cocoeval import COCOeval as BCOCOeval
-    finally:
-        sys.path.remove(str(root))
-    coco_gt, coco_dt = _coco(gt, dt, BCOCO, get_boundary=True, dilation_ratio=dilation_ratio)
-    with _shims():
-        ev = BCOCOeval(coco_gt, coco_dt, iouType="boundary", dilation_ratio=dilation_ratio)
-        ev.evaluate()
-        ev.accumulate()
-        ev.summarize()
-    return np.asarray(ev.stats)
 
 
 def _printed(text: str, label: str) -> float:

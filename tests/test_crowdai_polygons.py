@@ -131,18 +131,26 @@ def test_mta_is_none_without_a_reference_or_a_covered_prediction():
 
 def test_rle_segmentation_is_not_polygons():
     gt, dt = data({0: [[square(0, 0, 10)]]}, {0: [[square(1, 0, 10)]]})
-    dt[0]["segmentation"] = {"size": [300, 300], "counts": "abc"}
+    dt[0]["segmentation"] = {"size": [300, 300], "counts": [0, 90000]}
     with pytest.raises(NotPolygons) as exc:
         sides(gt, dt)
-    assert exc.value.index == 1
+    assert (exc.value.index, exc.value.reason) == (1, "an RLE mask")
+
+
+def test_flat_ring_is_not_a_polygon():
+    # three points of which the last repeats the first: COCO rasterises it, a polygon
+    # it is not
+    gt, dt = data({0: [[square(0, 0, 10)]]}, {0: [[square(1, 0, 10)], [[0, 0, 1, 0, 0, 0]]]})
+    with pytest.raises(NotPolygons) as exc:
+        sides(gt, dt)
+    assert exc.value.index == 2 and "three distinct vertices" in exc.value.reason
 
 
 @pytest.mark.parametrize("seg, message", [
     ([[0, 0, 1, 0, 1]], "odd number of coordinates"),
-    ([[0, 0, 1, 0, 0, 0]], "2 vertices"),
-    ([[0, 0, 1, 0, 1, "1"]], "must be a list of numbers"),
-    ([], "non-empty list"),
-    ([[0, 0, 1, 0, 1, float("inf")]], "not finite"),
+    ([[0, 0, 1, 0, 1, "1"]], "finite numbers"),
+    ([], "holds no polygon"),
+    ([[0, 0, 1, 0, 1, float("inf")]], "finite numbers"),
 ])
 def test_bad_ring_is_named(seg, message):
     gt, dt = data({0: [[square(0, 0, 10)]]}, {0: [[square(1, 0, 10)], seg]})

@@ -133,21 +133,26 @@ def evaluate_crowdai(reference: str | Path | dict, submission: str | Path | list
     """
     from geoeval.challenges import crowdai_polygons as cp
     from geoeval.challenges.coco import evaluate_coco
-    from geoeval.io.boxes import read_coco_pair
+    from geoeval.io._coco_rings import NotPolygons
+    from geoeval.validate import check
 
-    gt, dt = read_coco_pair(reference, submission, masks=True)
+    check("dilation_ratio", dilation_ratio)
+    gt, dt, gt_records, dt_records = cp.read(reference, submission)
     segm = evaluate_coco(gt, dt, iou_type="segm")
     boundary = evaluate_coco(gt, dt, iou_type="boundary", dilation_ratio=dilation_ratio)
-    warnings = list(segm.warnings)
-    if gt.rings is None or dt.rings is None:
-        side = "reference" if gt.rings is None else "submission"
-        why = (f"the {side} holds RLE masks: IoU, C-IoU, N-ratio, MTA and PoLiS need "
-               "polygon segmentations")
+    warnings = [*gt.warnings, *dt.warnings, *segm.warnings]
+    try:
+        g, d = cp.sides(gt, dt, gt_records, dt_records)
+    except NotPolygons as exc:
+        side, k = (gt, exc.index) if exc.index < len(gt_records) else (
+            dt, exc.index - len(gt_records))
+        what = "annotations" if side is gt else "results"
+        why = (f"{side.path}: {what}[{k}] holds {exc.reason}: IoU, C-IoU, N ratio, MTA and "
+               "PoLiS need polygon segmentations")
         polygons = PolygonMetrics(unavailable=why)
-        warnings.append(f"{(gt if gt.rings is None else dt).path}: {why}")
+        warnings.append(why)
     else:
-        polygons = cp.polygon_metrics(cp.Side(gt, gt.rings), cp.Side(dt, dt.rings),
-                                      gt.masks.linear_runs(), dt.masks.linear_runs())
+        polygons = cp.polygon_metrics(g, d, gt.masks.linear_runs(), dt.masks.linear_runs())
     name = Path(str(submission)).name if isinstance(submission, (str, Path)) else "submission"
     return CrowdaiResult(segm=segm, boundary=boundary, polygons=polygons, name=name,
                          n_images=len(gt.images), n_reference=len(gt), n_submission=len(dt),

@@ -71,36 +71,44 @@ class Side:
     rings: Rings
 
 
-def read_sides(reference: Any, submission: Any) -> tuple[Side, Side]:
-    """The reference and the results (paths or loaded JSON) as two :class:`Side`.
-
-    Raises
-    ------
-    geoeval.io._coco_rings.NotPolygons
-        When a segmentation is run-length encoded (``index`` counts the
-        annotations of the reference, then the results).
-    InputError
-        Anything the COCO readers refuse, and malformed polygon rings.
-    """
-    from geoeval.io._coco_rings import NotPolygons, read_rings
+def read(reference: Any, submission: Any) -> tuple[BoxSet, BoxSet, list, list]:
+    """The reference and the results (paths or loaded JSON), each read once: as COCO
+    box sets with their masks, and their records (for the polygon rings)."""
     from geoeval.io.boxes import read_coco
 
     gt_data, gt_name = _loaded(reference)
     dt_data, dt_name = _loaded(submission)
-    gt = read_coco(gt_data, side="reference", name=gt_name)
-    dt = read_coco(dt_data, side="submission", like=gt, name=dt_name)
+    gt = read_coco(gt_data, side="reference", masks=True, name=gt_name)
+    dt = read_coco(dt_data, side="submission", like=gt, masks=True, name=dt_name)
     anns = gt_data["annotations"]
     images, cats = set(gt.image_ids.values()), set(gt.categories.values())
-    kept = np.fromiter((a["image_id"] in images and a["category_id"] in cats for a in anns),
-                       dtype=bool, count=len(anns))
-    assert int(kept.sum()) == len(gt), "the reader kept other annotations"
-    records = dt_data if isinstance(dt_data, list) else dt_data.get("annotations", [])
-    g_rings = read_rings(anns, gt_name, "annotations")
+    kept = [a for a in anns if a["image_id"] in images and a["category_id"] in cats]
+    assert len(kept) == len(gt), "the reader kept other annotations"
+    return gt, dt, kept, dt_data if isinstance(dt_data, list) else dt_data["annotations"]
+
+
+def sides(gt: BoxSet, dt: BoxSet, gt_records: list, dt_records: list) -> tuple[Side, Side]:
+    """The two :class:`Side` of box sets read with their records (:func:`read`).
+
+    Raises
+    ------
+    geoeval.io._coco_rings.NotPolygons
+        A segmentation that is not polygons (``index`` counts the reference's
+        annotations, then the results).
+    """
+    from geoeval.io._coco_rings import NotPolygons, read_rings
+
+    g_rings = read_rings(gt_records, gt.path, "annotations")
     try:
-        d_rings = read_rings(records, dt_name, "results")
+        d_rings = read_rings(dt_records, dt.path, "results")
     except NotPolygons as exc:
-        raise NotPolygons(len(anns) + exc.index) from None
-    return Side(gt, g_rings.subset(np.flatnonzero(kept))), Side(dt, d_rings)
+        raise NotPolygons(len(gt_records) + exc.index, exc.reason) from None
+    return Side(gt, g_rings), Side(dt, d_rings)
+
+
+def read_sides(reference: Any, submission: Any) -> tuple[Side, Side]:
+    """:func:`sides` of :func:`read`."""
+    return sides(*read(reference, submission))
 
 
 def _loaded(source: Any) -> tuple[Any, str]:

@@ -11,7 +11,8 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import REPORTING, Reporting, add_command, with_groups
+from geoeval.cli.options import REPORTING, Reporting, add_command, rule, with_groups
+from geoeval.measures.boundary_band import DILATION_RATIO
 
 
 @with_groups
@@ -22,7 +23,9 @@ def crowdai_command(
     submission: Annotated[Path, typer.Argument(
         help="Submission: COCO results JSON with polygon segmentations and scores.")],
     dilation_ratio: Annotated[float, typer.Option(
-        help="Boundary AP's band, as a fraction of the image diagonal.")] = 0.02,
+        callback=rule("dilation_ratio"),
+        help="Boundary AP's band width as a fraction of the image diagonal (at least one "
+             "pixel).")] = DILATION_RATIO,
     out: Reporting = REPORTING,
 ) -> None:
     """CrowdAI building polygons: mask AP/AR, Boundary AP, IoU, C-IoU, N ratio, MTA and

@@ -11,15 +11,11 @@ one pass per column, no Python object per vertex.
 
 from __future__ import annotations
 
-import itertools
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import shapely
-
-from geoeval.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -103,60 +99,51 @@ def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
 
 
 class NotPolygons(Exception):
-    """An annotation's segmentation is run-length encoded (a mask, not polygons)."""
+    """A segmentation the polygon measures cannot use: a mask (RLE) or a missing
+    segmentation instead of polygons, or a ring of fewer than three distinct vertices
+    (COCO accepts it; a polygon it is not). ``index`` is the record, ``reason`` says
+    what it holds."""
 
-    def __init__(self, index: int) -> None:
-        super().__init__(index)
+    def __init__(self, index: int, reason: str) -> None:
+        super().__init__(index, reason)
         self.index = index
+        self.reason = reason
 
 
 def read_rings(records: list[Any], path: str, what: str = "annotations") -> Rings:
     """The polygon rings of COCO ``records`` (annotations or results), in order.
 
+    The rings are read and checked by the COCO mask reader's own rules
+    (:func:`geoeval.io._coco_segm.polygon_rings`: even numbers of finite
+    coordinates, at least three points in the first ring, two in the others).
+
     Raises
     ------
     NotPolygons
-        When a segmentation is run-length encoded (a dict): the polygon measures
-        cannot use it (the caller says so).
+        A segmentation that is RLE or missing, or a ring without three distinct
+        vertices.
     InputError
-        A missing or malformed ``segmentation`` (not a list of rings; a ring not
-        a flat list of finite numbers, of odd length, or with fewer than three
-        vertices besides a repeated closing one), naming the record.
+        A malformed segmentation, naming the record.
     """
+    from geoeval.io._coco_segm import polygon_rings
+
     segs = [r.get("segmentation") if isinstance(r, dict) else None for r in records]
-    fast = _columns(segs)
-    if fast is not None:
-        return fast
-    for i, s in enumerate(segs):  # name the first bad record
-        _check(s, f"{path}: {what}[{i}]", i)
-    raise AssertionError("unreachable: a bad segmentation was not named")
-
-
-def _columns(segs: list[Any]) -> Rings | None:
-    """:func:`read_rings` when every segmentation is well formed, else ``None``."""
-    if not segs or not set(map(type, segs)) <= {list}:
-        return None if segs else Rings(np.zeros((0, 2)), np.zeros(1, np.int64),
-                                       np.zeros(1, np.int64))
-    per_ann = np.fromiter(map(len, segs), dtype=np.int64, count=len(segs))
-    rings = list(itertools.chain.from_iterable(segs))
-    if (per_ann == 0).any() or not set(map(type, rings)) <= {list}:
-        return None
-    lengths = np.fromiter(map(len, rings), dtype=np.int64, count=len(rings))
-    if (lengths % 2).any() or (lengths < 6).any():
-        return None
-    flat = itertools.chain.from_iterable(rings)
-    if not set(map(type, itertools.chain.from_iterable(rings))) <= {int, float}:
-        return None
-    try:
-        coords = np.fromiter(flat, dtype=float, count=int(lengths.sum())).reshape(-1, 2)
-    except OverflowError:
-        return None
-    if not np.isfinite(coords).all():
-        return None
-    ring_start = np.r_[0, np.cumsum(lengths // 2)].astype(np.int64)
-    if (_distinct_vertices(coords, ring_start) < 3).any():
-        return None
-    return Rings(coords, ring_start, np.r_[0, np.cumsum(per_ann)].astype(np.int64))
+    kinds = set(map(type, segs))
+    if not kinds <= {list}:
+        k = next(i for i, seg in enumerate(segs) if type(seg) is not list)
+        raise NotPolygons(k, "an RLE mask" if isinstance(segs[k], dict) else
+                          "no polygon segmentation")
+    if not segs:
+        return Rings(np.zeros((0, 2)), np.zeros(1, np.int64), np.zeros(1, np.int64))
+    coords, sizes, n_rings = polygon_rings(segs, lambda k: f"{path}: {what}[{k}]")
+    ring_start = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    first_ring = np.r_[0, np.cumsum(n_rings)].astype(np.int64)
+    xy = coords.reshape(-1, 2)
+    flat = np.flatnonzero(_distinct_vertices(xy, ring_start) < 3)
+    if flat.size:
+        k = int(np.searchsorted(first_ring, flat[0], side="right") - 1)
+        raise NotPolygons(k, "a ring of fewer than three distinct vertices")
+    return Rings(xy, ring_start, first_ring)
 
 
 def _distinct_vertices(coords: np.ndarray, ring_start: np.ndarray) -> np.ndarray:
@@ -164,38 +151,3 @@ def _distinct_vertices(coords: np.ndarray, ring_start: np.ndarray) -> np.ndarray
     sizes = np.diff(ring_start)
     first, last = coords[ring_start[:-1]], coords[ring_start[1:] - 1]
     return sizes - (first == last).all(axis=1)
-
-
-def _check(seg: Any, where: str, index: int) -> None:
-    """Raise the error :func:`_columns` stands for, if ``seg`` is bad."""
-    if isinstance(seg, dict):
-        raise NotPolygons(index)
-    if seg is None:
-        raise InputError("missing 'segmentation' (polygon rings)", where)
-    if not isinstance(seg, list) or not seg:
-        raise InputError("segmentation must be a non-empty list of polygon rings "
-                         f"[x1, y1, x2, y2, ...], got {_short(seg)}", where)
-    for k, ring in enumerate(seg):
-        if not isinstance(ring, list) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in ring):
-            raise InputError(f"segmentation ring {k} must be a list of numbers, "
-                             f"got {_short(ring)}", where)
-        if len(ring) % 2:
-            raise InputError(f"segmentation ring {k} has an odd number of coordinates "
-                             f"({len(ring)})", where)
-        try:
-            values = [float(v) for v in ring]
-        except OverflowError:
-            values = [math.inf]
-        if not all(math.isfinite(v) for v in values):
-            raise InputError(f"segmentation ring {k} holds a value that is not finite", where)
-        xy = np.asarray(values).reshape(-1, 2)
-        distinct = len(xy) - (len(xy) > 0 and bool((xy[0] == xy[-1]).all()))
-        if distinct < 3:
-            raise InputError(f"segmentation ring {k} has {distinct} vertices: a polygon "
-                             "needs at least 3", where)
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
