@@ -123,10 +123,10 @@ def counted(items: Iterable[Any], total: int, what: str) -> Iterator[Any]:
         report(what, done, total)
 
 
-def _bounds(n: int, n_jobs: int | None,
-            max_slice: int | None = None) -> tuple[int, np.ndarray | None]:
+def _bounds(n: int, n_jobs: int | None, max_slice: int | None = None,
+            min_slice: int | None = None) -> tuple[int, np.ndarray | None]:
     """Threads and slice bounds for ``n`` elements (``None``: one call, no slicing)."""
-    jobs = min(n_jobs or workers(), max(1, n // MIN_CHUNK))
+    jobs = min(n_jobs or workers(), max(1, n // (min_slice or MIN_CHUNK)))
     report = _REPORTER.get() is not None and n >= 2 * MIN_CHUNK
     cut = max_slice is not None and n > max_slice
     if jobs <= 1 and not report and not cut:
@@ -156,13 +156,15 @@ def workers() -> int:
 
 
 def chunked(func: Callable[..., np.ndarray], *arrays: Any, n_jobs: int | None = None,
-            max_slice: int | None = None) -> Any:
+            max_slice: int | None = None, min_slice: int | None = None) -> Any:
     """``func(*arrays)`` computed on slices of the arrays in threads, concatenated.
 
     ``func`` must map aligned arrays to one result per element (e.g.
     ``lambda a, b: shapely.area(shapely.intersection(a, b))``); the result equals
     the single call exactly. ``max_slice`` caps the elements of one call, for work
-    whose temporary arrays are many times its input (they then stay in cache).
+    whose temporary arrays are many times its input (they then stay in cache);
+    ``min_slice`` is the least worth a thread (default :data:`MIN_CHUNK`; lower it
+    for costly elements, such as overlays of polygons).
 
     Examples
     --------
@@ -172,7 +174,7 @@ def chunked(func: Callable[..., np.ndarray], *arrays: Any, n_jobs: int | None = 
     [0.0, 0.0, 2.0, 0.0, 0.0]
     """
     n = len(arrays[0])
-    jobs, bounds = _bounds(n, n_jobs, max_slice)
+    jobs, bounds = _bounds(n, n_jobs, max_slice, min_slice)
     if bounds is None:
         return func(*arrays)
 

@@ -96,3 +96,16 @@ def test_every_number_equal_to_its_script_on_generated_tiles():
     assert pm["polis"] == oracles.hisup_polis(gt, dt)
     assert pm["mta"] == float(oracles.hisup_mta(gt, dt).mean())
     assert pm["n_ratio"] == pytest.approx(oracles.pix2poly(gt, dt)[2], rel=1e-14)
+
+
+def test_the_docs_python_example_runs(monkeypatch, capsys):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "crowdai.md").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    assert blocks
+    monkeypatch.chdir(root)
+    for block in blocks:
+        exec(compile(block, "docs/crowdai.md", "exec"), {})
+    assert "MTA" in capsys.readouterr().out

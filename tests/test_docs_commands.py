@@ -86,7 +86,7 @@ def test_every_documented_command_is_run_or_marked_as_a_template():
 def test_the_docs_use_the_sample():
     names = " ".join(c for _, c in COMMANDS)
     for command in ("score", "rank", "boxes voc", "boxes coco", "boxes robin",
-                    "boxes robin-categories", "boxes neovision2"):
+                    "boxes robin-categories", "boxes neovision2", "boxes crowdai"):
         assert f"geoeval {command} " in names, command
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from geoeval.challenges.coco import IOU_THRESHOLDS, MAX_DETS, CocoResult
 from geoeval.challenges.crowdai_polygons import PolygonMetrics
 from geoeval.measures.boundary_band import DILATION_RATIO
+from geoeval.parallel import gc_paused
 
 #: The papers' AR50 and AR75: recall at one IoU threshold, all areas, 100 detections.
 RECALL_AT = {"AR50": 0.5, "AR75": 0.75}
@@ -108,6 +109,7 @@ def recall_at_iou(result: CocoResult) -> dict[str, float]:
     return out
 
 
+@gc_paused
 def evaluate_crowdai(reference: str | Path | dict, submission: str | Path | list, *,
                      dilation_ratio: float = DILATION_RATIO) -> CrowdaiResult:
     """The CrowdAI building-polygon table: mask AP, Boundary AP and the polygon metrics.
@@ -127,6 +129,9 @@ def evaluate_crowdai(reference: str | Path | dict, submission: str | Path | list
 
     Notes
     -----
+    Python's cyclic garbage collector is paused during the call: the loaded files
+    are millions of containers, which every collection would walk again while
+    hundreds of thousands of geometries are made (PoLiS took four times as long).
     The polygon metrics need polygons: when a segmentation is an RLE mask they are
     all ``None`` and a warning says why; the mask and boundary numbers are computed
     all the same.

@@ -60,6 +60,8 @@ MTA_GT_BUFFER = 1e-4
 MTA_MIN_PRECISION = 0.5
 #: HiSup's PoLiS matching threshold (bounding-box IoU, strict).
 POLIS_MIN_IOU = 0.5
+#: Polygon overlays (unions, buffers, intersections) worth a thread of their own.
+OVERLAYS = 500
 
 
 @dataclass(frozen=True)
@@ -275,7 +277,7 @@ def mta_ffl(gt: Side, dt: Side) -> tuple[float | None, int]:
     # gives the same area (to the last bits) seven times faster
     reference = shapely.multipolygons(g_parts, indices=g_group)
     inter = chunked(lambda a, b: shapely.area(shapely.intersection(a, b)),
-                    d_parts, reference[d_group])
+                    d_parts, reference[d_group], min_slice=OVERLAYS)
     covered = MTA_MIN_PRECISION < inter / shapely.area(d_parts)
     d_parts, d_group = d_parts[covered], d_group[covered]
     t_rings, t_part = shapely.get_rings(g_parts, return_index=True)
@@ -304,8 +306,10 @@ def _fixed(rings: Rings, ok: np.ndarray, key: np.ndarray,
     for k in np.unique(count):  # groups of k polygons, one union per row
         rows = np.flatnonzero(count == k)
         block = polys[start[rows][:, None] + np.arange(k)]
-        union[rows] = chunked(lambda b: shapely.union_all(b, axis=1), block)
-    fixed = chunked(lambda u: shapely.buffer(u, buffer, quad_segs=16), union)
+        union[rows] = chunked(lambda b: shapely.union_all(b, axis=1), block,
+                              min_slice=OVERLAYS)
+    fixed = chunked(lambda u: shapely.buffer(u, buffer, quad_segs=16), union,
+                    min_slice=OVERLAYS)
     parts, owner = shapely.get_parts(fixed, return_index=True)
     keep = ~shapely.is_empty(parts)
     return parts[keep], keys[owner[keep]]

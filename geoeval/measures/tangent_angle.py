@@ -195,7 +195,8 @@ def _expand(owner: np.ndarray, start: np.ndarray, stop: np.ndarray
     return np.repeat(owner, k), j
 
 
-def project(points: np.ndarray, group: np.ndarray, targets: Targets) -> np.ndarray:
+def project(points: np.ndarray, group: np.ndarray, targets: Targets,
+            contour: np.ndarray | None = None) -> np.ndarray:
     """Nearest point of the reference rings of each point's group, as GEOS gives it.
 
     ``shapely.shortest_line(Point(p), GeometryCollection(rings))``'s second point:
@@ -213,6 +214,9 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets) -> np.ndarr
     group : numpy.ndarray
         ``(S,)`` group of each point (each with at least one ring).
     targets : Targets
+    contour : numpy.ndarray, optional
+        ``(S,)`` non-decreasing: points of one contour (one group) lie close together,
+        so the rings that can be nearest to any of them are found once for all.
 
     Returns
     -------
@@ -224,7 +228,10 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets) -> np.ndarr
         return np.zeros((0, 2))
     t = targets
     # rings: GEOS's envelope distance (a lower bound) and an upper bound
-    p_pt, p_ring = _expand(np.arange(n), t.ring_start[group], t.ring_start[group + 1])
+    if contour is None:
+        p_pt, p_ring = _expand(np.arange(n), t.ring_start[group], t.ring_start[group + 1])
+    else:
+        p_pt, p_ring = _contour_rings(points, group, contour, t)
     xy = points[p_pt]
     ring_lower = envelope_distance(t.ring_bounds[p_ring], xy)
     upper = np.full(n, np.inf)
@@ -250,6 +257,39 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets) -> np.ndarr
     has = ring_seg < np.iinfo(np.int64).max
     seg = _visit(p_pt[has], ring_lower[has], ring_min[has], ring_seg[has])
     return closest_point(points, t.a[seg], t.b[seg])
+
+
+def _contour_rings(points: np.ndarray, group: np.ndarray, contour: np.ndarray,
+                   t: Targets) -> tuple[np.ndarray, np.ndarray]:
+    """``(point, ring)`` pairs of the rings that can be nearest to some point of each
+    contour: the rings of its group whose envelope is within an upper bound of every
+    point's nearest distance from the contour's points' envelope."""
+    start = np.flatnonzero(np.r_[True, contour[1:] != contour[:-1]])
+    lo, hi = np.minimum.reduceat(points, start), np.maximum.reduceat(points, start)
+    c_pair, c_ring = _expand(np.arange(start.size), t.ring_start[group[start]],
+                             t.ring_start[group[start] + 1])
+    rb, clo, chi = t.ring_bounds[c_ring], lo[c_pair], hi[c_pair]
+    dx = np.maximum(0.0, np.maximum(rb[:, 0] - chi[:, 0], clo[:, 0] - rb[:, 2]))
+    dy = np.maximum(0.0, np.maximum(rb[:, 1] - chi[:, 1], clo[:, 1] - rb[:, 3]))
+    lower = np.sqrt(dx * dx + dy * dy)
+    # the farthest point of the contours' envelope from each corner of the ring's, then
+    # the ring's nearest side (it touches every side of its envelope)
+    fx0 = np.maximum(np.abs(rb[:, 0] - clo[:, 0]), np.abs(rb[:, 0] - chi[:, 0])) ** 2
+    fx1 = np.maximum(np.abs(rb[:, 2] - clo[:, 0]), np.abs(rb[:, 2] - chi[:, 0])) ** 2
+    fy0 = np.maximum(np.abs(rb[:, 1] - clo[:, 1]), np.abs(rb[:, 1] - chi[:, 1])) ** 2
+    fy1 = np.maximum(np.abs(rb[:, 3] - clo[:, 1]), np.abs(rb[:, 3] - chi[:, 1])) ** 2
+    sides = np.minimum(np.minimum(np.maximum(fx0 + fy0, fx0 + fy1),
+                                  np.maximum(fx1 + fy0, fx1 + fy1)),
+                       np.minimum(np.maximum(fx0 + fy0, fx1 + fy0),
+                                  np.maximum(fx0 + fy1, fx1 + fy1)))
+    upper = np.full(start.size, np.inf)
+    np.minimum.at(upper, c_pair, np.sqrt(sides))
+    keep = lower <= upper[c_pair] * (1 + 1e-9)
+    c_pair, c_ring = c_pair[keep], c_ring[keep]
+    first = np.searchsorted(c_pair, np.arange(start.size + 1))
+    owner = np.repeat(np.arange(start.size), np.diff(np.r_[start, contour.size]))
+    p_pt, k = _expand(np.arange(contour.size), first[owner], first[owner + 1])
+    return p_pt, c_ring[k]
 
 
 def _first_least(key: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -322,8 +362,8 @@ def max_tangent_angle(rings: np.ndarray, ring_owner: np.ndarray, n_owners: int,
     from geoeval.parallel import chunked
 
     pts, pt_ring = sample_rings(rings, spacing)
-    proj = chunked(lambda p, g: project(p, g, targets), pts, ring_group[pt_ring],
-                   max_slice=SLICE)
+    proj = chunked(lambda p, g, c: project(p, g, targets, c), pts, ring_group[pt_ring],
+                   pt_ring, max_slice=SLICE)
     same = pt_ring[1:] == pt_ring[:-1]
     e, p = (pts[1:] - pts[:-1])[same], (proj[1:] - proj[:-1])[same]
     step_ring = pt_ring[1:][same]
