@@ -13,7 +13,8 @@ the files, as a user runs them one after another:
    processes as HiSup's ``tools/evaluation.py`` runs it;
 5. HiSup's ``PolisEval`` (PoLiS);
 
-and ``geoeval.evaluate_crowdai`` once, from the same files. The scripts come from
+and ``geoeval.evaluate_crowdai`` once, from the same files (wall and CPU time: on a
+shared machine the CPU time is the steadier figure). The scripts come from
 their repositories at the commits of ``tests/crowdai_oracles.py`` (bare mirrors
 under ``/work/.mirror``, or ``GEOEVAL_ORACLE_MIRRORS``). Prints each time, the
 sum and the ratio, and checks that every number agrees.
@@ -26,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -78,15 +81,19 @@ print(json.dumps(geoeval.evaluate_crowdai(sys.argv[1], sys.argv[2]).to_dict()))
 """
 
 
-def run(code: str, gt: Path, dt: Path) -> tuple[float, object]:
-    """Wall time of a fresh process running ``code`` on the two files, and its output."""
+def run(code: str, gt: Path, dt: Path) -> tuple[float, float, object]:
+    """Wall time and CPU time (user + system, its own processes included) of a fresh
+    process running ``code`` on the two files, and its output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code, str(gt), str(dt)], capture_output=True,
                           text=True)
     wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode:
         raise RuntimeError(done.stderr[-2000:])
-    return wall, json.loads(done.stdout.strip().splitlines()[-1])
+    return wall, cpu, json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -101,20 +108,23 @@ def main() -> None:
         g, d = Path(tmp) / "annotation.json", Path(tmp) / "results.json"
         g.write_text(json.dumps(gt))
         d.write_text(json.dumps(dt))
-        geo_time, geo = run(_GEOEVAL, g, d)
-        print(f"{'geoeval evaluate_crowdai':32s} {geo_time:8.2f} s")
+        geo_wall, geo_cpu, geo = run(_GEOEVAL, g, d)
+        print(f"{'':32s} {'wall':>8s}   {'CPU':>8s}")
+        print(f"{'geoeval evaluate_crowdai':32s} {geo_wall:8.2f} s {geo_cpu:8.2f} s")
         from tests.coco_segm_data import boundary_iou_api
 
         checkout = boundary_iou_api()
         if checkout is None:
             raise SystemExit("boundary-iou-api needs OpenCV and its mirror")
-        total, ref = 0.0, {}
+        wall_sum, cpu_sum, ref = 0.0, 0.0, {}
         for name, code in STEPS.items():
             code = code.format(checkout=str(checkout)) if name == "boundary-iou-api" else code
-            wall, ref[name] = run(_HEAD + code, g, d)
-            total += wall
-            print(f"{name:32s} {wall:8.2f} s")
-    print(f"{'the five scripts':32s} {total:8.2f} s   ratio {total / geo_time:.1f}x")
+            wall, cpu, ref[name] = run(_HEAD + code, g, d)
+            wall_sum, cpu_sum = wall_sum + wall, cpu_sum + cpu
+            print(f"{name:32s} {wall:8.2f} s {cpu:8.2f} s")
+    print(f"{'the five scripts':32s} {wall_sum:8.2f} s {cpu_sum:8.2f} s")
+    print(f"ratio: wall {wall_sum / geo_wall:.1f}x, CPU {cpu_sum / geo_cpu:.1f}x "
+          f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     check(geo, ref)
 
 

@@ -172,10 +172,8 @@ class Targets:
         # a run starts at a ring's first segment, at a long segment, after a long
         # segment, and every RUN segments of a run of short ones
         new = np.r_[True, (seg_ring[1:] != seg_ring[:-1]) | ~short[1:] | ~short[:-1]]
-        run_id = np.cumsum(new) - 1
-        pos = np.arange(seg.size) - np.flatnonzero(new)[run_id]
+        pos = np.arange(seg.size) - np.flatnonzero(new)[np.cumsum(new) - 1]
         new |= (pos % RUN == 0)
-        run_id = np.cumsum(new) - 1
         first = np.flatnonzero(new)
         n_run = first.size
         seg_start = np.r_[first, seg.size].astype(np.int64)
@@ -183,7 +181,6 @@ class Targets:
         lo, hi = np.minimum(a, b), np.maximum(a, b)
         rb = np.column_stack([np.minimum.reduceat(lo, first) if n_run else lo[:0],
                               np.maximum.reduceat(hi, first) if n_run else hi[:0]])
-        del run_id
         return cls(np.asarray(ring_start, np.int64), bounds, run_start, rb, seg_start, a, b)
 
 
