@@ -36,21 +36,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+import bench_coco_peers  # noqa: E402
 
 from sample_data.crowdai_tiles import tiles  # noqa: E402
 
 _HEAD = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); "
          "from tests import crowdai_oracles as O\n")
-_PYCOCO = """
-import contextlib, io, json, sys
-from pycocotools.coco import COCO
-from pycocotools.cocoeval import COCOeval
-with contextlib.redirect_stdout(io.StringIO()):
-    g = COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
-    e = COCOeval(g, d, "segm"); e.evaluate(); e.accumulate(); e.summarize()
-print(json.dumps([float(x) for x in e.stats]))
-"""
+_PYCOCO = bench_coco_peers._PYCOCO.replace('"bbox"', '"segm"')  # pycocotools as users run it
 # the authors' evaluator as they run it (OpenCV, the boundaries on every core); numpy 2
 # has no np.float, which its accumulate uses
 _BOUNDARY = """

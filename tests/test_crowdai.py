@@ -99,13 +99,7 @@ def test_every_number_equal_to_its_script_on_generated_tiles():
 
 
 def test_the_docs_python_example_runs(monkeypatch, capsys):
-    from pathlib import Path
+    from tests.docs_examples import run_python_examples
 
-    root = Path(__file__).resolve().parents[1]
-    text = (root / "docs" / "crowdai.md").read_text(encoding="utf-8")
-    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
-    assert blocks
-    monkeypatch.chdir(root)
-    for block in blocks:
-        exec(compile(block, "docs/crowdai.md", "exec"), {})
+    run_python_examples("crowdai.md", monkeypatch)
     assert "MTA" in capsys.readouterr().out

@@ -48,8 +48,7 @@ import numpy as np
 import shapely
 
 from geoeval.challenges._pairs import group_pairs
-from geoeval.io._coco_rings import Rings
-from geoeval.io.boxes import BoxSet
+from geoeval.io.boxes import BoxSet, Outlines
 from geoeval.measures.polis import polis
 from geoeval.measures.tangent_angle import Targets, max_tangent_angle
 from geoeval.overlap import box_iou_xywh_pairs
@@ -70,7 +69,7 @@ class Side:
     their polygon rings, row for row."""
 
     boxes: BoxSet
-    rings: Rings
+    rings: Outlines
 
 
 def read(reference: Any, submission: Any) -> tuple[BoxSet, BoxSet, list, list]:
@@ -142,8 +141,8 @@ def polyworld_images(gt: Side, dt: Side) -> np.ndarray:
 
 def vertex_counts(side: Side, n_images: int) -> np.ndarray:
     """``N`` of each image: ``len(segmentation[0]) // 2`` summed over its annotations."""
-    return np.bincount(side.boxes.image_index, weights=side.rings.first_ring_sizes(),
-                       minlength=n_images)
+    first = side.rings.ring_sizes[side.rings.object_offsets[:-1]]
+    return np.bincount(side.boxes.image_index, weights=first, minlength=n_images)
 
 
 def iou_ciou(gt: Side, dt: Side, gt_runs: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -220,7 +219,8 @@ def n_ratio(gt: Side, dt: Side) -> float | None:
 
 def polis_hisup(gt: Side, dt: Side) -> tuple[float | None, int, int]:
     """HiSup's ``PolisEval``: the mean PoLiS, the images averaged and the pairs scored."""
-    g_poly, d_poly = gt.rings.first_polygons(), dt.rings.first_polygons()
+    g_poly = gt.rings.ring_polygons(gt.rings.object_offsets[:-1])
+    d_poly = dt.rings.ring_polygons(dt.rings.object_offsets[:-1])
     g_box, d_box = _xywh(g_poly), _xywh(d_poly)
     d, g = group_pairs(dt.boxes.image_index, gt.boxes.image_index)
     iou = box_iou_xywh_pairs(d_box[d], g_box[g], np.zeros(d.size, bool))
@@ -289,7 +289,7 @@ def mta_ffl(gt: Side, dt: Side) -> tuple[float | None, int]:
     return _mean(deg), int(deg.size)
 
 
-def _fixed(rings: Rings, ok: np.ndarray, key: np.ndarray,
+def _fixed(rings: Outlines, ok: np.ndarray, key: np.ndarray,
            buffer: float) -> tuple[np.ndarray, np.ndarray]:
     """HiSup's ``fix_polygons`` of each group's rings: one polygon per ring (invalid
     ones repaired by ``buffer(0)``), their union, buffered by ``buffer``, cut into its
@@ -300,7 +300,7 @@ def _fixed(rings: Rings, ok: np.ndarray, key: np.ndarray,
     valid = shapely.is_valid(polys)
     if not valid.all():
         polys[~valid] = shapely.buffer(polys[~valid], 0.0, quad_segs=16)
-    ring_key = np.repeat(key[ann], rings.n_rings[ann])
+    ring_key = np.repeat(key[ann], np.diff(rings.object_offsets)[ann])
     keys, start, count = np.unique(ring_key, return_index=True, return_counts=True)
     union = np.empty(keys.size, dtype=object)
     for k in np.unique(count):  # groups of k polygons, one union per row
