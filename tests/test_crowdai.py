@@ -45,7 +45,7 @@ def test_recall_at_iou_is_frame_field_learnings_ar50_ar75():
     got = recall_at_iou(r)
     assert got["AR50"] == pytest.approx(float(np.mean(r.recall[0, :, 0, 2])), abs=0)
     assert got["AR75"] == pytest.approx(float(np.mean(r.recall[5, :, 0, 2])), abs=0)
-    assert got["AR50"] >= r.stats["AR100"] >= got["AR75"] - 1  # sanity, AR is the mean
+    assert got["AR50"] >= got["AR75"] and got["AR50"] >= r.stats["AR100"]
 
 
 def test_rle_submission_keeps_ap_and_nulls_polygon_metrics():

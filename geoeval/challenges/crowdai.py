@@ -30,7 +30,8 @@ import numpy as np
 from geoeval.challenges.coco import IOU_THRESHOLDS, MAX_DETS, CocoResult
 from geoeval.challenges.crowdai_polygons import PolygonMetrics
 from geoeval.measures.boundary_band import DILATION_RATIO
-from geoeval.parallel import gc_paused
+from geoeval.parallel import collector_paused
+from geoeval.reprs import number, warned
 
 #: The papers' AR50 and AR75: recall at one IoU threshold, all areas, 100 detections.
 RECALL_AT = {"AR50": 0.5, "AR75": 0.75}
@@ -62,19 +63,27 @@ class CrowdaiResult:
     n_submission: int = 0
     warnings: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        p = self.polygons
+        return (f"<CrowdaiResult {self.name}: {self.n_images} tiles, {self.n_reference} "
+                f"reference and {self.n_submission} submitted polygons; AP "
+                f"{number(self.stats['AP'])}, boundary AP {number(self.boundary_stats['AP'])}, "
+                f"IoU {number(p.iou)}, C-IoU {number(p.ciou)}, N ratio {number(p.n_ratio)}, "
+                f"MTA {number(p.mta)}, PoLiS {number(p.polis)}{warned(self.warnings)}>")
+
     @property
-    def stats(self) -> dict[str, float]:
-        """The twelve COCO mask numbers (-1 undefined)."""
+    def stats(self) -> dict[str, float | None]:
+        """The twelve COCO mask numbers (``None`` undefined)."""
         return self.segm.stats
 
     @property
-    def boundary_stats(self) -> dict[str, float]:
-        """The twelve Boundary IoU numbers (-1 undefined)."""
+    def boundary_stats(self) -> dict[str, float | None]:
+        """The twelve Boundary IoU numbers (``None`` undefined)."""
         return self.boundary.stats
 
     @property
-    def recall_at_iou(self) -> dict[str, float]:
-        """AR50 and AR75 of the mask evaluation (-1 undefined)."""
+    def recall_at_iou(self) -> dict[str, float | None]:
+        """AR50 and AR75 of the mask evaluation (``None`` undefined)."""
         return recall_at_iou(self.segm)
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,9 +93,9 @@ class CrowdaiResult:
             "n_images": self.n_images,
             "n_reference": self.n_reference,
             "n_submission": self.n_submission,
-            "stats": _json(self.segm.stats),
-            "recall_at_iou": _json(self.recall_at_iou),
-            "boundary_stats": _json(self.boundary.stats),
+            "stats": dict(self.segm.stats),
+            "recall_at_iou": self.recall_at_iou,
+            "boundary_stats": dict(self.boundary.stats),
             "dilation_ratio": self.boundary.dilation_ratio,
             "polygon_metrics": self.polygons.values(),
             "polygon_counts": self.polygons.counts(),
@@ -95,21 +104,17 @@ class CrowdaiResult:
         }
 
 
-def _json(stats: dict[str, float]) -> dict[str, float | None]:
-    return {k: None if v == -1 else float(v) for k, v in stats.items()}
-
-
-def recall_at_iou(result: CocoResult) -> dict[str, float]:
+def recall_at_iou(result: CocoResult) -> dict[str, float | None]:
     """Mean recall over the categories at IoU 0.50 and 0.75 (all areas, 100 detections),
-    as frame-field learning's ``summarize`` computes its AR50 and AR75; -1 undefined."""
-    out = {}
+    as frame-field learning's ``summarize`` computes its AR50 and AR75; ``None`` where
+    undefined (no reference object)."""
+    out: dict[str, float | None] = {}
     for name, t in RECALL_AT.items():
         r = result.recall[np.flatnonzero(IOU_THRESHOLDS == t), :, 0, MAX_DETS.index(100)]
-        out[name] = float(np.mean(r[r > -1])) if (r > -1).any() else -1.0
+        out[name] = float(np.mean(r[r > -1])) if (r > -1).any() else None
     return out
 
 
-@gc_paused
 def evaluate_crowdai(reference: str | Path | dict, submission: str | Path | list, *,
                      dilation_ratio: float = DILATION_RATIO) -> CrowdaiResult:
     """The CrowdAI building-polygon table: mask AP, Boundary AP and the polygon metrics.
@@ -136,12 +141,19 @@ def evaluate_crowdai(reference: str | Path | dict, submission: str | Path | list
     all ``None`` and a warning says why; the mask and boundary numbers are computed
     all the same.
     """
-    from geoeval.challenges import crowdai_polygons as cp
-    from geoeval.challenges.coco import evaluate_coco
-    from geoeval.io._coco_rings import NotPolygons
     from geoeval.validate import check
 
     check("dilation_ratio", dilation_ratio)
+    with collector_paused():
+        return _evaluate(reference, submission, dilation_ratio)
+
+
+def _evaluate(reference: str | Path | dict, submission: str | Path | list,
+              dilation_ratio: float) -> CrowdaiResult:
+    from geoeval.challenges import crowdai_polygons as cp
+    from geoeval.challenges.coco import evaluate_coco
+    from geoeval.io._coco_rings import NotPolygons
+
     gt, dt, gt_records, dt_records = cp.read(reference, submission)
     segm = evaluate_coco(gt, dt, iou_type="segm")
     boundary = evaluate_coco(gt, dt, iou_type="boundary", dilation_ratio=dilation_ratio)

@@ -53,6 +53,7 @@ from geoeval.measures.polis import polis
 from geoeval.measures.tangent_angle import Targets, max_tangent_angle
 from geoeval.overlap import box_iou_xywh_pairs
 from geoeval.parallel import chunked
+from geoeval.reprs import number
 
 #: The frame-field-learning evaluation's reference buffer, spacing, precision and stretch.
 MTA_GT_BUFFER = 1e-4
@@ -347,6 +348,14 @@ class PolygonMetrics:
     polis_pairs: int = 0
     mta_polygons: int = 0
     unavailable: str | None = None
+
+    def __repr__(self) -> str:
+        if self.unavailable:
+            return f"<PolygonMetrics: unavailable ({self.unavailable[:120]})>"
+        return (f"<PolygonMetrics: IoU {number(self.iou)}, C-IoU {number(self.ciou)}, N ratio "
+                f"{number(self.n_ratio)} over {self.iou_images} tiles; MTA {number(self.mta)} "
+                f"over {self.mta_polygons} polygons; PoLiS {number(self.polis)} over "
+                f"{self.polis_pairs} pairs>")
 
     def values(self) -> dict[str, float | None]:
         """``iou, ciou, n_ratio, mta, polis``."""

@@ -181,7 +181,7 @@ def crowdai_tables(result: Any) -> list[Any]:
     from rich import box
 
     def pct(v: float | None) -> str:
-        return "–" if v is None or v == -1 else f"{100 * v:.1f}"
+        return "–" if v is None else f"{100 * v:.1f}"
 
     s, r = result.stats, result.recall_at_iou
     first = _table(f"{result.name}: CrowdAI mapping challenge, {result.n_images} tiles, "
