@@ -63,12 +63,13 @@ _EXPORTS: dict[str, str] = {
     "VocResult": "geoeval.challenges.voc",
     "CocoResult": "geoeval.challenges.coco",
     "DotaResult": "geoeval.challenges.dota",
+    "CrowdaiResult": "geoeval.challenges.crowdai",
     "Outlines": "geoeval.io.boxes",
     "evaluate_boxes": "geoeval.challenges.registry",
 }
 # the box protocols' evaluators (evaluate_voc, evaluate_coco, evaluate_robin,
-# robin_categories, evaluate_neovision2, evaluate_dota, and any protocol registered
-# later) are named by their registry entries (geoeval.challenges.registry)
+# robin_categories, evaluate_neovision2, evaluate_dota, evaluate_crowdai, and any protocol
+# registered later) are named by their registry entries (geoeval.challenges.registry)
 
 __all__ = sorted([*_EXPORTS, *(p.api for p in map(_boxes.get, _boxes.names()) if p.api)])
 

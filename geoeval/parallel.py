@@ -123,15 +123,19 @@ def counted(items: Iterable[Any], total: int, what: str) -> Iterator[Any]:
         report(what, done, total)
 
 
-def _bounds(n: int, n_jobs: int | None) -> tuple[int, np.ndarray | None]:
+def _bounds(n: int, n_jobs: int | None, max_slice: int | None = None,
+            min_slice: int | None = None) -> tuple[int, np.ndarray | None]:
     """Threads and slice bounds for ``n`` elements (``None``: one call, no slicing)."""
-    jobs = min(n_jobs or workers(), max(1, n // MIN_CHUNK))
+    jobs = min(n_jobs or workers(), max(1, n // (min_slice or MIN_CHUNK)))
     report = _REPORTER.get() is not None and n >= 2 * MIN_CHUNK
-    if jobs <= 1 and not report:
+    cut = max_slice is not None and n > max_slice
+    if jobs <= 1 and not report and not cut:
         return 1, None
     parts = 2 * jobs  # 2 slices per thread
     if report:
         parts = max(parts, min(64, -(-n // REPORT_CHUNK)))
+    if cut:
+        parts = max(parts, -(-n // max_slice))
     return jobs, np.linspace(0, n, parts + 1).astype(np.int64)
 
 
@@ -151,12 +155,16 @@ def workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def chunked(func: Callable[..., np.ndarray], *arrays: Any, n_jobs: int | None = None) -> Any:
+def chunked(func: Callable[..., np.ndarray], *arrays: Any, n_jobs: int | None = None,
+            max_slice: int | None = None, min_slice: int | None = None) -> Any:
     """``func(*arrays)`` computed on slices of the arrays in threads, concatenated.
 
     ``func`` must map aligned arrays to one result per element (e.g.
     ``lambda a, b: shapely.area(shapely.intersection(a, b))``); the result equals
-    the single call exactly.
+    the single call exactly. ``max_slice`` caps the elements of one call, for work
+    whose temporary arrays are many times its input (they then stay in cache);
+    ``min_slice`` is the least worth a thread (default :data:`MIN_CHUNK`; lower it
+    for costly elements, such as overlays of polygons).
 
     Examples
     --------
@@ -166,7 +174,7 @@ def chunked(func: Callable[..., np.ndarray], *arrays: Any, n_jobs: int | None = 
     [0.0, 0.0, 2.0, 0.0, 0.0]
     """
     n = len(arrays[0])
-    jobs, bounds = _bounds(n, n_jobs)
+    jobs, bounds = _bounds(n, n_jobs, max_slice, min_slice)
     if bounds is None:
         return func(*arrays)
 

@@ -27,7 +27,11 @@ One scene set, written in each protocol's own format:
   (:func:`dota_scenes`): 10 aerial images of 1024 × 1024 with the 15 DOTA-v1.0
   classes as rotated rectangles (labelTxt: four corners, class, difficult flag,
   ``imagesource:``/``gsd:`` headers) and the detections as ``Task1_<class>.txt``
-  (four corners) and ``Task2_<class>.txt`` (horizontal boxes).
+  (four corners) and ``Task2_<class>.txt`` (horizontal boxes);
+* ``boxes/crowdai/annotation.json``, ``boxes/crowdai/results.json``: eight
+  CrowdAI Mapping Challenge-style tiles of 300 × 300 px (one category,
+  ``building``; polygon outlines) and a polygonal method's results
+  (:mod:`crowdai_tiles`: one tile without building, one without prediction).
 
 Ground truth: 40 images of 640 × 480 with 2–6 objects each (car, truck, person).
 Detections: each object found with probability 0.85, its box jittered by a few
@@ -142,6 +146,23 @@ def write_coco(folder: Path, gts: list, dets: list) -> None:
     (folder / "results.json").write_text(json.dumps(results, indent=1) + "\n")
 
 
+def write_crowdai(folder: Path) -> None:
+    """CrowdAI-style tiles: COCO ground truth and results with polygon segmentations,
+    one record per line."""
+    from crowdai_tiles import tiles
+
+    folder.mkdir(parents=True, exist_ok=True)
+    gt, dt = tiles(8, seed=1, per_image=5, p_empty=0.12, p_unpredicted=0.12, noise=0.8)
+
+    def lines(records: list) -> str:
+        return ",\n".join(json.dumps(r) for r in records)
+
+    (folder / "annotation.json").write_text(
+        f'{{"images": [\n{lines(gt["images"])}],\n"categories": {json.dumps(gt["categories"])},'
+        f'\n"annotations": [\n{lines(gt["annotations"])}]}}\n')
+    (folder / "results.json").write_text(f"[\n{lines(dt)}]\n")
+
+
 def _row(frame: int, box: tuple, label: str, conf: str = "") -> str:
     x1, y1, x2, y2 = box
     return f"{frame},{x1},{y1},{x2},{y1},{x2},{y2},{x1},{y2},{label},FALSE,FALSE,{conf},,1.0"
@@ -245,6 +266,7 @@ def main() -> None:
     write_neovision2(args.out / "neovision2", gts, dets)
     write_coco_segm(args.out / "coco_segm")
     write_dota(args.out / "dota", *dota_scenes())
+    write_crowdai(args.out / "crowdai")
     print(f"wrote {args.out}")
 
 

@@ -373,13 +373,7 @@ def test_masks_follow_subsets():
 
 
 def test_the_docs_python_example_runs(monkeypatch, capsys):
-    from pathlib import Path
+    from tests.docs_examples import run_python_examples
 
-    root = Path(__file__).resolve().parents[1]
-    text = (root / "docs" / "coco-masks.md").read_text(encoding="utf-8")
-    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
-    assert blocks
-    monkeypatch.chdir(root)
-    for block in blocks:
-        exec(compile(block, "docs/coco-masks.md", "exec"), {})
+    run_python_examples("coco-masks.md", monkeypatch)
     assert "mask AP" in capsys.readouterr().out

@@ -142,6 +142,10 @@ def test_box_results_are_short():
     masks = read_coco_pair(BOXES / "coco_segm" / "instances.json",
                            BOXES / "coco_segm" / "results.json", masks=True)[0].masks
     assert short(masks).startswith(f"<Masks of {len(masks)} objects")
+    crowdai = geoeval.evaluate_crowdai(BOXES / "crowdai" / "annotation.json",
+                                       BOXES / "crowdai" / "results.json")
+    assert f"MTA {number(crowdai.polygons.mta)}" in short(crowdai)
+    assert f"PoLiS {number(crowdai.polygons.polis)}" in short(crowdai.polygons)
     nv2 = geoeval.evaluate_neovision2(BOXES / "neovision2" / "truth",
                                       BOXES / "neovision2" / "results")
     assert f"weighted mean {number(nv2.weighted_mean)}" in short(nv2)

@@ -313,5 +313,26 @@ register(BoxProtocol(
     source="Xia et al. 2018, §5; Ding et al., DOTA_devkit (dota_evaluation_task1.py, "
            "dota_evaluation_task2.py, commit 9938855)"))
 
+register(BoxProtocol(
+    "crowdai", "geoeval.challenges.crowdai:evaluate_crowdai",
+    "geoeval.report.box_tables:crowdai_tables",
+    "CrowdAI building polygons: mask AP/AR, Boundary AP, IoU, C-IoU, N ratio, MTA and "
+    "PoLiS, each as the script the papers use.",
+    readers=("geoeval.io.boxes:read_coco",),
+    reference="Reference: COCO JSON with polygon segmentations and image sizes "
+              "(CrowdAI's annotation.json).",
+    submission="Submission: COCO results JSON with polygon segmentations and scores.",
+    parameters=(Option("dilation_ratio", 0.02, "Boundary AP's band width as a fraction of "
+                       "the image diagonal (at least one pixel).",
+                       rule=validate.RULES["dilation_ratio"]),),
+    api="evaluate_crowdai",
+    examples=(
+        "$ geoeval boxes crowdai sample_data/boxes/crowdai/annotation.json "
+        "sample_data/boxes/crowdai/results.json",
+        "$ geoeval boxes crowdai sample_data/boxes/crowdai/annotation.json "
+        "sample_data/boxes/crowdai/results.json --json crowdai.json"),
+    source="Girard et al. 2021 (frame-field learning), Zorzi et al. 2022 (PolyWorld), Xu "
+           "et al. 2023 (HiSup); their scripts at the commits of docs/crowdai.md"))
+
 #: The built-in protocols.
 BUILTIN: tuple[str, ...] = names()

@@ -66,7 +66,7 @@ def _parse_json(raw: bytes, p: Path) -> Any:
 
 def read_coco(
     source: str | Path | dict | list, *, side: str | None = None, like: BoxSet | None = None,
-    masks: bool = False,
+    masks: bool = False, name: str | None = None,
 ) -> BoxSet:
     """Read COCO ground truth (a dict) or results (a list) from a path or a loaded object.
 
@@ -83,6 +83,9 @@ def read_coco(
     masks : bool
         Also read each record's ``segmentation`` into :attr:`BoxSet.masks`
         (:mod:`geoeval.io._coco_segm`), for mask and boundary evaluation.
+    name : str, optional
+        What messages call already-loaded content (the file it came from);
+        default ``<memory>``.
 
     Returns
     -------
@@ -104,7 +107,7 @@ def read_coco(
     A ground-truth annotation without ``area`` gets its mask's area.
     """
     if isinstance(source, (dict, list)):
-        return _coco_data(source, "<memory>", side, like, masks)
+        return _coco_data(source, name or "<memory>", side, like, masks)
     path = str(source)
     cols = _arrow_columns(source) if side != "reference" and not masks else None
     if cols is not None:

@@ -141,6 +141,14 @@ def _kind(seg: Any) -> int:
 
 def _polygons(segs: list, h: np.ndarray, w: np.ndarray, where: Any) -> Masks:
     """Masks of polygon segmentations; the checks of the module docstring."""
+    coords, sizes, n_rings = polygon_rings(segs, where)
+    return polygon_masks(coords, sizes, np.repeat(np.arange(len(segs)), n_rings), h, w)
+
+
+def polygon_rings(segs: list, where: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rings of polygon segmentations as written, checked (module docstring): every
+    coordinate ``x0, y0, x1, y1, …`` of every ring concatenated (float64), the vertices
+    of each ring and the rings of each segmentation. ``where(k)`` names record ``k``."""
     n_rings = np.fromiter(map(len, segs), dtype=np.int64, count=len(segs))
     rings = list(itertools.chain.from_iterable(segs))
     if set(map(type, rings)) <= {list}:
@@ -156,8 +164,7 @@ def _polygons(segs: list, h: np.ndarray, w: np.ndarray, where: Any) -> Masks:
                 coords = None
             if coords is not None and np.isfinite(coords).all() and (
                     np.abs(coords) <= COORD_LIMIT).all():
-                return polygon_masks(coords, sizes // 2, np.repeat(np.arange(len(segs)), n_rings),
-                                     h, w)
+                return coords, sizes // 2, n_rings
     for k, seg in enumerate(segs):  # name the first bad one
         _check_polygons(seg, where(k))
     raise AssertionError("a polygon check failed without naming a record")

@@ -25,8 +25,10 @@ class Outlines:
     ----------
     coords : numpy.ndarray
         ``(V, 2)`` float64 ``x, y`` of every vertex, ring after ring, each ring
-        open (its first vertex not repeated) and in the order the input gives
-        (clockwise, counter-clockwise or self-intersecting: kept as written).
+        as the input gives it (clockwise, counter-clockwise or self-intersecting;
+        open, or closed by repeating its first vertex as COCO polygons may be:
+        kept as written, the vertex counts of the building-polygon measures depend
+        on it).
     ring_offsets : numpy.ndarray
         ``(R + 1,)`` int64: ring ``r`` is ``coords[ring_offsets[r]:ring_offsets[r + 1]]``.
     object_offsets : numpy.ndarray
@@ -110,6 +112,25 @@ class Outlines:
         return Outlines(self.coords[verts], np.r_[0, np.cumsum(ring_sizes)].astype(np.int64),
                         np.r_[0, np.cumsum(n_rings)].astype(np.int64))
 
+    def rings_of(self, objects: np.ndarray) -> np.ndarray:
+        """Indices of the rings of ``objects`` (integer array), in that order."""
+        objects = np.asarray(objects, dtype=np.int64)
+        return _ranges(self.object_offsets[objects], self.object_offsets[objects + 1])
+
+    def ring_polygons(self, rings: np.ndarray | None = None) -> np.ndarray:
+        """One shapely Polygon per ring (every ring, or those at ``rings``), closed where
+        the ring is written open, as ``shapely.Polygon(ring)`` makes it."""
+        import shapely
+
+        r = np.arange(self.ring_sizes.size) if rings is None else np.asarray(rings, np.int64)
+        if r.size == 0:
+            return np.zeros(0, dtype=object)
+        sizes = self.ring_sizes[r]
+        verts = _ranges(self.ring_offsets[r], self.ring_offsets[r + 1])
+        rings_ = shapely.linearrings(self.coords[verts],
+                                     indices=np.repeat(np.arange(r.size), sizes))
+        return shapely.polygons(rings_)
+
     def geometry(self) -> np.ndarray:
         """A shapely array, one (multi)polygon per object, built vectorised (on request).
 
@@ -121,9 +142,7 @@ class Outlines:
         n = len(self)
         if n == 0:
             return np.zeros(0, dtype=object)
-        ring_of_vertex = np.repeat(np.arange(self.ring_sizes.size), self.ring_sizes)
-        rings = shapely.linearrings(self.coords, indices=ring_of_vertex)
-        polys = shapely.polygons(rings)
+        polys = self.ring_polygons()
         if self.ring_offsets.size - 1 == n:
             return polys
         n_rings = np.diff(self.object_offsets)

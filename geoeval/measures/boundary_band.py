@@ -74,6 +74,16 @@ def band_labels(labels: np.ndarray, d: int, background: int) -> np.ndarray:
     return np.where(kept, labels.dtype.type(background), labels)
 
 
+def _binary_band(inside: np.ndarray, d: int) -> np.ndarray:
+    """:func:`band_labels` of a 0/1 image whose objects never touch: the pixels of
+    an object with a background pixel in their ``(2d+1)²`` square (outside the
+    array is background)."""
+    from scipy.ndimage import minimum_filter
+
+    kept = minimum_filter(inside, size=2 * int(d) + 1, mode="constant", cval=0)
+    return (inside != 0) & (kept == 0)
+
+
 def raster_boundary_iou(ref_grid: Any, sub_grid: Any, ref_labels: np.ndarray,
                         sub_labels: np.ndarray, d: int, *,
                         strip_rows: int = 1024) -> np.ndarray:
@@ -201,7 +211,9 @@ def _canvas_bands(masks: Masks, obj: np.ndarray, box: np.ndarray, members: np.nd
 
     widths = box[members, 2]
     height = int(box[members, 3].max())
-    offset = np.r_[0, np.cumsum(widths)]
+    # one empty canvas row after each object: its band then needs only "is this pixel
+    # the object's", not which object (a neighbour is as much background as the gap)
+    offset = np.r_[0, np.cumsum(widths + 1)]
     rows = int(offset[-1])
     local = np.full(len(masks), -1, dtype=np.int64)
     local[members] = np.arange(members.size)
@@ -214,10 +226,9 @@ def _canvas_bands(masks: Masks, obj: np.ndarray, box: np.ndarray, members: np.nd
     step = np.zeros((rows, height + 1), dtype=np.int8)
     step[row, a] = 1
     step[row, b] = -1
-    inside = np.cumsum(step[:, :height], axis=1, dtype=np.int8).astype(bool)
-    row_obj = np.repeat(np.arange(members.size), widths)
-    labels = np.where(inside, (row_obj + 1)[:, None].astype(np.int32), np.int32(0))
-    band = band_labels(labels, d, 0) != 0
+    inside = np.cumsum(step[:, :height], axis=1, dtype=np.int8)
+    row_obj = np.repeat(np.arange(members.size), widths + 1)
+    band = _binary_band(inside.view(np.uint8), d)
     edge = np.diff(band.astype(np.int8), axis=1, prepend=0, append=0)
     r0, c0 = np.nonzero(edge == 1)
     r1, c1 = np.nonzero(edge == -1)  # row-major: the ends pair with the starts in order

@@ -11,6 +11,13 @@ are dropped first (``shapely.simplify`` with tolerance 0), so a polygon's
 vertices are its corners whichever way it was drawn. Columnar: every vertex of
 every pair in one ``shapely.distance`` call (per thread of
 :func:`geoeval.parallel.chunked`), summed per pair with ``np.bincount``.
+
+The implementation the building-extraction papers run (``PolisEval`` of HiSup,
+Xu et al. 2023, after spgriffin/polis) differs in two ways, both available as
+parameters: every vertex as written counts (``corners=False``), and each side's
+sum is divided by ``2(q + 1)`` instead of ``2q`` (``closing_vertex=True``: the
+ring's closing vertex is left out of the sum but counted in the denominator).
+See :mod:`geoeval.challenges.crowdai_polygons`.
 """
 
 from __future__ import annotations
@@ -19,13 +26,17 @@ import numpy as np
 import shapely
 
 
-def vertices(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Corner coordinates of every geometry and the geometry each belongs to.
+def vertices(geoms: np.ndarray, corners: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Vertex coordinates of every geometry and the geometry each belongs to.
 
-    Collinear vertices are dropped, and each ring's closing vertex is counted
-    once (exterior and interior rings of every part of a MultiPolygon).
+    Each ring's closing vertex is counted once (exterior and interior rings of
+    every part of a MultiPolygon); with ``corners`` (default) collinear vertices
+    are dropped first, otherwise every vertex as written counts (repeated ones
+    too).
     """
-    geoms = shapely.simplify(np.asarray(geoms, dtype=object), 0.0)
+    geoms = np.asarray(geoms, dtype=object)
+    if corners:
+        geoms = shapely.simplify(geoms, 0.0)
     parts, part_owner = shapely.get_parts(geoms, return_index=True)
     rings, ring_part = shapely.get_rings(parts, return_index=True)
     coords, coord_ring = shapely.get_coordinates(rings, return_index=True)
@@ -35,32 +46,59 @@ def vertices(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return coords[~closing], owner[~closing]
 
 
-def polis(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def polis(a: np.ndarray, b: np.ndarray, *, corners: bool = True,
+          closing_vertex: bool = False) -> np.ndarray:
     """PoLiS distance of each pair ``(a[k], b[k])`` (CRS units); NaN where one is empty.
 
     Parameters
     ----------
     a, b : numpy.ndarray of shapely (Multi)Polygons, same length
+    corners : bool
+        Drop collinear vertices first (default); ``False`` counts every vertex
+        as written.
+    closing_vertex : bool
+        Divide each side's sum by ``2(q + 1)`` instead of ``2q``, as HiSup's
+        ``PolisEval`` does (its divisor is the length of the closed coordinate
+        sequence); the sums are added in vertex order, as there.
 
     Returns
     -------
     numpy.ndarray of float
+
+    Examples
+    --------
+    >>> import shapely
+    >>> a, b = shapely.box(0, 0, 2, 2), shapely.box(0, 0, 2, 3)
+    >>> polis(np.array([a]), np.array([b])).tolist()   # (0 + 0 + 0 + 0)/8 + (0 + 0 + 1 + 1)/8
+    [0.25]
+    >>> polis(np.array([a]), np.array([b]), corners=False, closing_vertex=True).tolist()
+    [0.2]
     """
+    from functools import partial
+
     from geoeval.parallel import chunked
 
-    return chunked(_polis, np.asarray(a, dtype=object), np.asarray(b, dtype=object))
+    return chunked(partial(_polis, corners=corners, closing_vertex=closing_vertex),
+                   np.asarray(a, dtype=object), np.asarray(b, dtype=object))
 
 
-def _polis(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _polis(a: np.ndarray, b: np.ndarray, corners: bool = True,
+           closing_vertex: bool = False) -> np.ndarray:
     n = a.shape[0]
-    return 0.5 * _one_way(a, b, n) + 0.5 * _one_way(b, a, n)
-
-
-def _one_way(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
-    """Mean distance of the vertices of ``a[k]`` to the boundary of ``b[k]``."""
-    coords, owner = vertices(a)
-    dist = shapely.distance(shapely.points(coords), shapely.boundary(b)[owner])
-    q = np.bincount(owner, minlength=n)
-    total = np.bincount(owner, weights=dist, minlength=n)
+    ta, qa = _one_way(a, b, n, corners)
+    tb, qb = _one_way(b, a, n, corners)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(q > 0, total / np.maximum(q, 1), np.nan)
+        if closing_vertex:
+            out = ta / (2.0 * (qa + 1)) + tb / (2.0 * (qb + 1))
+        else:
+            out = 0.5 * (ta / qa) + 0.5 * (tb / qb)
+    return np.where((qa > 0) & (qb > 0), out, np.nan)
+
+
+def _one_way(a: np.ndarray, b: np.ndarray, n: int,
+             corners: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Summed distance of the vertices of ``a[k]`` to the boundary of ``b[k]``
+    (in vertex order), and their number."""
+    coords, owner = vertices(a, corners)
+    dist = shapely.distance(shapely.points(coords), shapely.boundary(b)[owner])
+    return np.bincount(owner, weights=dist, minlength=n), np.bincount(owner, minlength=n)

@@ -172,3 +172,41 @@ def _short_path(path: str) -> str:
     """A run's folder or file for a table cell: its last two parts (``…/det/run2``)."""
     parts = str(path).replace("\\", "/").rstrip("/").split("/")
     return "/".join(parts[-2:]) if len(parts) > 2 else str(path)
+
+
+def crowdai_tables(result: Any) -> list[Any]:
+    """The building-polygon table as the papers lay it out: mask AP and AR (in %), then
+    Boundary AP, IoU and C-IoU (in %), N-ratio, max tangent angle error (degrees) and
+    PoLiS (pixels), one row for the submission."""
+    from rich import box
+
+    def pct(v: float | None) -> str:
+        return "–" if v is None else f"{100 * v:.1f}"
+
+    s, r = result.stats, result.recall_at_iou
+    first = _table(f"{result.name}: CrowdAI mapping challenge, {result.n_images} tiles, "
+                   "mask AP and AR (%)",
+                   ("AP", "AP50", "AP75", "APS", "APM", "APL",
+                    "AR", "AR50", "AR75", "ARS", "ARM", "ARL"))
+    first.box, first.padding = box.SIMPLE_HEAD, (0, 0)
+    for column in first.columns:
+        column.justify, column.min_width = "right", 5
+    first.add_row(*(pct(v) for v in (s["AP"], s["AP50"], s["AP75"], s["APs"], s["APm"],
+                                     s["APl"], s["AR100"], r["AR50"], r["AR75"], s["ARs"],
+                                     s["ARm"], s["ARl"])))
+    p = result.polygons
+    second = _table(f"{result.name}: boundary and polygon quality",
+                    ("method", "AP boundary", "IoU", "C-IoU", "N ratio", "MTA", "PoLiS"))
+    second.box = box.SIMPLE_HEAD
+    second.add_row(result.name, pct(result.boundary_stats["AP"]), pct(p.iou), pct(p.ciou),
+                   cell(p.n_ratio, 2), "–" if p.mta is None else f"{p.mta:.1f}°",
+                   cell(p.polis, 3))
+    out = [first, second]
+    if p.unavailable:
+        out.append(_line(f"IoU, C-IoU, N ratio, MTA, PoLiS: {p.unavailable}."))
+    out.append(_line(
+        f"AR is AR100; AR50, AR75 at IoU .5, .75 (frame-field learning's eval_coco). IoU, "
+        f"C-IoU, N ratio over {p.iou_images} tiles with predictions (PolyWorld); MTA over "
+        f"{p.mta_polygons} predicted polygons (frame-field learning); PoLiS over "
+        f"{p.polis_pairs} pairs in {p.polis_images} tiles (HiSup). docs/crowdai.md."))
+    return out

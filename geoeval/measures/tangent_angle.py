@@ -1,0 +1,377 @@
+"""Max tangent angle error of a polygon against reference contours (Girard, Smirnov,
+Solomon and Tarabalka 2021, "Polygonal Building Extraction by Frame Field Learning",
+CVPR, §4.3, "Mean max tangent angle error"; the authors' ``compute_contour_measure``
+in lydorn_utils' ``polygon_utils.py``).
+
+Each contour (ring) of a predicted polygon is sampled every ``spacing`` units
+(each edge of length ``L`` cut into ``max(1, round(L / spacing))`` equal steps),
+every sample is projected on its nearest point of the reference contours, and
+each step of the sampled contour is compared with the step between the two
+projections: ``|cos θ| = |e · p| / (|e| |p|)``. Steps of zero length on either
+side, and steps stretched by the projection by a factor ``≥ max_stretch`` (or
+``≤ 1 / max_stretch``) are left out. The polygon's value is
+``arccos(min |cos θ|)`` over all its contours: its worst tangent angle.
+
+Computed as the authors' code computes it, so that the numbers are the same:
+the samples as ``numpy.linspace`` places them, rounding half to even; the
+projection as GEOS's ``nearest_points`` of the sample against the collection
+of reference rings (first nearest ring in order, first nearest segment in
+it), for which only the one ring GEOS would choose is handed to GEOS (chosen
+with exact envelope bounds, GEOS's own distances where two rings compete);
+norms and products in the same order. One difference: a ``|cos θ|`` that
+rounding puts above 1 is taken as 1 (the authors' code gives NaN).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+
+#: The authors' parameters (``sampling_spacing=2.0``, ``max_stretch=2`` in their evaluation).
+SPACING = 2.0
+MAX_STRETCH = 2.0
+
+
+def sample_rings(rings: np.ndarray, spacing: float = SPACING) -> tuple[np.ndarray, np.ndarray]:
+    """Points along each ring (closed coordinate sequence), every ``spacing``.
+
+    Edge ``k`` from ``a`` to ``b`` gives ``numpy.linspace(a, b, n)`` with
+    ``n = max(1, round(|a − b| / spacing)) + 1``, without its first point after
+    the ring's first edge, so the closing vertex ends the sequence.
+
+    Returns
+    -------
+    points : numpy.ndarray
+        ``(S, 2)`` sample coordinates, ring after ring.
+    owner : numpy.ndarray
+        ``(S,)`` index of each sample's ring.
+
+    Examples
+    --------
+    >>> import shapely
+    >>> pts, owner = sample_rings(np.array([shapely.LinearRing([(0, 0), (4, 0), (4, 1)])]))
+    >>> pts.tolist()  # doctest: +NORMALIZE_WHITESPACE
+    [[0.0, 0.0], [2.0, 0.0], [4.0, 0.0], [4.0, 1.0], [2.0, 0.5], [0.0, 0.0]]
+    """
+    coords, ring = shapely.get_coordinates(np.asarray(rings, dtype=object), return_index=True)
+    if coords.shape[0] < 2:
+        return np.zeros((0, 2)), np.zeros(0, np.int64)
+    edge = np.flatnonzero(ring[1:] == ring[:-1])
+    a, b = coords[edge], coords[edge + 1]
+    first = np.r_[True, ring[edge[1:]] != ring[edge[:-1]]]
+    d = a - b
+    length = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1])
+    num = np.maximum(1, np.rint(length / spacing).astype(np.int64)) + 1
+    count = np.where(first, num, num - 1)
+    e = np.repeat(np.arange(edge.size), count)
+    t = (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+         + np.where(first, 0, 1)[e]).astype(float)
+    div = (num - 1).astype(float)[e]
+    delta = (b - a)[e]
+    step = delta / div[:, None]
+    pts = np.where(step == 0, (t / div)[:, None] * delta, t[:, None] * step) + a[e]
+    last = t == div
+    pts[last] = b[e[last]]
+    return pts, ring[edge][e]
+
+
+def envelope_distance(bounds: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    """GEOS ``Envelope::distance`` between envelopes ``bounds`` (``minx, miny, maxx,
+    maxy``) and the points ``xy``, with its floating-point operations."""
+    x, y = xy[:, 0], xy[:, 1]
+    dx = np.maximum(0.0, np.maximum(bounds[:, 2], x) - np.minimum(bounds[:, 0], x)
+                    - (bounds[:, 2] - bounds[:, 0]) - (x - x))
+    dy = np.maximum(0.0, np.maximum(bounds[:, 3], y) - np.minimum(bounds[:, 1], y)
+                    - (bounds[:, 3] - bounds[:, 1]) - (y - y))
+    return np.sqrt(dx * dx + dy * dy)
+
+
+def _upper_bound(bounds: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    """An upper bound of the distance from ``xy`` to a ring with envelope ``bounds``:
+    the ring touches every side of its envelope, so it has a point no farther than
+    the farther corner of the nearest side."""
+    x0, x1 = (bounds[:, 0] - xy[:, 0]) ** 2, (bounds[:, 2] - xy[:, 0]) ** 2
+    y0, y1 = (bounds[:, 1] - xy[:, 1]) ** 2, (bounds[:, 3] - xy[:, 1]) ** 2
+    near_x = np.minimum(np.maximum(x0 + y0, x0 + y1), np.maximum(x1 + y0, x1 + y1))
+    near_y = np.minimum(np.maximum(x0 + y0, x1 + y0), np.maximum(x0 + y1, x1 + y1))
+    return np.sqrt(np.minimum(near_x, near_y))
+
+
+#: A segment shorter than this share of its ring's envelope diagonal is "short": runs of
+#: short segments (the arcs a round buffer leaves at corners) are bounded together, at
+#: most :data:`RUN` at a time; every other segment is a run of its own.
+SHORT = 0.01
+RUN = 32
+#: Samples projected at once (the temporaries are some 30 times as many values).
+SLICE = 8192
+
+
+def point_segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """GEOS ``Distance::pointToSegment`` of points ``p`` to segments ``a``–``b``, with its
+    floating-point operations in its order (so the same bits)."""
+    bx, by = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
+    px, py = p[:, 0] - a[:, 0], p[:, 1] - a[:, 1]
+    len2 = bx * bx + by * by
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = (px * bx + py * by) / len2
+        s = ((a[:, 1] - p[:, 1]) * bx - (a[:, 0] - p[:, 0]) * by) / len2
+        inner = np.abs(s) * np.sqrt(len2)
+    qx, qy = p[:, 0] - b[:, 0], p[:, 1] - b[:, 1]
+    to_a, to_b = np.sqrt(px * px + py * py), np.sqrt(qx * qx + qy * qy)
+    point = (a[:, 0] == b[:, 0]) & (a[:, 1] == b[:, 1])
+    return np.where(point | (r <= 0.0), to_a, np.where(r >= 1.0, to_b, inner))
+
+
+def closest_point(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """GEOS ``LineSegment::closestPoint`` of points ``p`` on segments ``a``–``b``."""
+    dx, dy = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = ((p[:, 0] - a[:, 0]) * dx + (p[:, 1] - a[:, 1]) * dy) / (dx * dx + dy * dy)
+    at_a = (p[:, 0] == a[:, 0]) & (p[:, 1] == a[:, 1])
+    at_b = (p[:, 0] == b[:, 0]) & (p[:, 1] == b[:, 1])
+    r = np.where(at_a, 0.0, np.where(at_b, 1.0, np.where((dx == 0) & (dy == 0), 0.0, r)))
+    inside = (r > 0) & (r < 1)
+    on = np.column_stack([a[:, 0] + r * dx, a[:, 1] + r * dy])
+    pa, pb = p - a, p - b
+    nearer_a = np.sqrt(pa[:, 0] * pa[:, 0] + pa[:, 1] * pa[:, 1]) < np.sqrt(
+        pb[:, 0] * pb[:, 0] + pb[:, 1] * pb[:, 1])
+    end = np.where(nearer_a[:, None], a, b)
+    return np.where(inside[:, None], on, end)
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Reference rings by group, their segments cut into runs.
+
+    Group ``g``'s rings are ``ring_start[g]:ring_start[g + 1]``, in the order of the
+    reference collection; ring ``r``'s runs ``run_start[r]:run_start[r + 1]``; run
+    ``c``'s segments ``seg_start[c]:seg_start[c + 1]``, segment ``k`` from ``a[k]`` to
+    ``b[k]``. A run is one segment, or consecutive short ones (see :data:`SHORT`).
+    """
+
+    ring_start: np.ndarray
+    ring_bounds: np.ndarray
+    run_start: np.ndarray
+    run_bounds: np.ndarray
+    seg_start: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+
+    @classmethod
+    def from_rings(cls, rings: np.ndarray, ring_start: np.ndarray) -> Targets:
+        coords, ring = shapely.get_coordinates(rings, return_index=True)
+        seg = np.flatnonzero(ring[1:] == ring[:-1])
+        seg_ring = ring[seg]
+        a, b = coords[seg], coords[seg + 1]
+        bounds = shapely.bounds(rings)
+        diag = np.hypot(bounds[:, 2] - bounds[:, 0], bounds[:, 3] - bounds[:, 1])
+        d = b - a
+        short = np.hypot(d[:, 0], d[:, 1]) < SHORT * diag[seg_ring]
+        # a run starts at a ring's first segment, at a long segment, after a long
+        # segment, and every RUN segments of a run of short ones
+        new = np.r_[True, (seg_ring[1:] != seg_ring[:-1]) | ~short[1:] | ~short[:-1]]
+        pos = np.arange(seg.size) - np.flatnonzero(new)[np.cumsum(new) - 1]
+        new |= (pos % RUN == 0)
+        first = np.flatnonzero(new)
+        n_run = first.size
+        seg_start = np.r_[first, seg.size].astype(np.int64)
+        run_start = np.searchsorted(seg_ring[first], np.arange(rings.size + 1)).astype(np.int64)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        rb = np.column_stack([np.minimum.reduceat(lo, first) if n_run else lo[:0],
+                              np.maximum.reduceat(hi, first) if n_run else hi[:0]])
+        return cls(np.asarray(ring_start, np.int64), bounds, run_start, rb, seg_start, a, b)
+
+
+def _expand(owner: np.ndarray, start: np.ndarray, stop: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``(owner[i], j)`` for ``j`` in ``start[i]:stop[i]``, in order."""
+    k = stop - start
+    j = np.repeat(start, k) + (np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k))
+    return np.repeat(owner, k), j
+
+
+def project(points: np.ndarray, group: np.ndarray, targets: Targets,
+            contour: np.ndarray | None = None) -> np.ndarray:
+    """Nearest point of the reference rings of each point's group, as GEOS gives it.
+
+    ``shapely.shortest_line(Point(p), GeometryCollection(rings))``'s second point:
+    GEOS visits the rings in order, skips a ring whose envelope is farther than the
+    nearest distance found so far, and keeps the first segment strictly nearer than
+    that (``DistanceOp``). Here only the rings and the runs of segments that can be
+    nearest are looked at (their envelopes against an upper bound of the distance,
+    with a margin of 1e-9 relative), with GEOS's own arithmetic for the distances
+    and the closest point, and its visiting order.
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        ``(S, 2)`` coordinates.
+    group : numpy.ndarray
+        ``(S,)`` group of each point (each with at least one ring).
+    targets : Targets
+    contour : numpy.ndarray, optional
+        ``(S,)`` non-decreasing: points of one contour (one group) lie close together,
+        so the rings that can be nearest to any of them are found once for all.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(S, 2)`` nearest points.
+    """
+    n = points.shape[0]
+    if n == 0:
+        return np.zeros((0, 2))
+    t = targets
+    # rings: GEOS's envelope distance (a lower bound) and an upper bound
+    if contour is None:
+        p_pt, p_ring = _expand(np.arange(n), t.ring_start[group], t.ring_start[group + 1])
+    else:
+        p_pt, p_ring = _contour_rings(points, group, contour, t)
+    xy = points[p_pt]
+    ring_lower = envelope_distance(t.ring_bounds[p_ring], xy)
+    upper = np.full(n, np.inf)
+    np.minimum.at(upper, p_pt, _upper_bound(t.ring_bounds[p_ring], xy))
+    keep = ring_lower <= upper[p_pt] * (1 + 1e-9)
+    p_pt, p_ring, ring_lower = p_pt[keep], p_ring[keep], ring_lower[keep]
+    # runs of the candidate rings: their envelopes' distances bound each segment's below;
+    # the segments of each point's nearest envelope bound the nearest distance above
+    c_pair, c_run = _expand(np.arange(p_pt.size), t.run_start[p_ring], t.run_start[p_ring + 1])
+    c_pt = p_pt[c_pair]
+    lower = envelope_distance(t.run_bounds[c_run], points[c_pt])
+    guess = _first_least(c_pt, lower)
+    g_run, g_seg = _expand(np.arange(guess.size), t.seg_start[c_run[guess]],
+                           t.seg_start[c_run[guess] + 1])
+    g_pt = c_pt[guess][g_run]
+    np.minimum.at(upper, g_pt, point_segment_distance(points[g_pt], t.a[g_seg], t.b[g_seg]))
+    near = np.flatnonzero(lower <= upper[c_pt] * (1 + 1e-9))
+    s_pair, s_seg = _expand(c_pair[near], t.seg_start[c_run[near]],
+                            t.seg_start[c_run[near] + 1])
+    dist = point_segment_distance(points[p_pt[s_pair]], t.a[s_seg], t.b[s_seg])
+    # per (point, ring): the nearest distance and its first segment
+    ring_min, ring_seg = _first_min(s_pair, s_seg, dist, p_pt.size)
+    has = ring_seg < np.iinfo(np.int64).max
+    seg = _visit(p_pt[has], ring_lower[has], ring_min[has], ring_seg[has])
+    return closest_point(points, t.a[seg], t.b[seg])
+
+
+def _contour_rings(points: np.ndarray, group: np.ndarray, contour: np.ndarray,
+                   t: Targets) -> tuple[np.ndarray, np.ndarray]:
+    """``(point, ring)`` pairs of the rings that can be nearest to some point of each
+    contour: the rings of its group whose envelope is within an upper bound of every
+    point's nearest distance from the contour's points' envelope."""
+    start = np.flatnonzero(np.r_[True, contour[1:] != contour[:-1]])
+    lo, hi = np.minimum.reduceat(points, start), np.maximum.reduceat(points, start)
+    c_pair, c_ring = _expand(np.arange(start.size), t.ring_start[group[start]],
+                             t.ring_start[group[start] + 1])
+    rb, clo, chi = t.ring_bounds[c_ring], lo[c_pair], hi[c_pair]
+    dx = np.maximum(0.0, np.maximum(rb[:, 0] - chi[:, 0], clo[:, 0] - rb[:, 2]))
+    dy = np.maximum(0.0, np.maximum(rb[:, 1] - chi[:, 1], clo[:, 1] - rb[:, 3]))
+    lower = np.sqrt(dx * dx + dy * dy)
+    # the farthest point of the contours' envelope from each corner of the ring's, then
+    # the ring's nearest side (it touches every side of its envelope)
+    fx0 = np.maximum(np.abs(rb[:, 0] - clo[:, 0]), np.abs(rb[:, 0] - chi[:, 0])) ** 2
+    fx1 = np.maximum(np.abs(rb[:, 2] - clo[:, 0]), np.abs(rb[:, 2] - chi[:, 0])) ** 2
+    fy0 = np.maximum(np.abs(rb[:, 1] - clo[:, 1]), np.abs(rb[:, 1] - chi[:, 1])) ** 2
+    fy1 = np.maximum(np.abs(rb[:, 3] - clo[:, 1]), np.abs(rb[:, 3] - chi[:, 1])) ** 2
+    sides = np.minimum(np.minimum(np.maximum(fx0 + fy0, fx0 + fy1),
+                                  np.maximum(fx1 + fy0, fx1 + fy1)),
+                       np.minimum(np.maximum(fx0 + fy0, fx1 + fy0),
+                                  np.maximum(fx0 + fy1, fx1 + fy1)))
+    upper = np.full(start.size, np.inf)
+    np.minimum.at(upper, c_pair, np.sqrt(sides))
+    keep = lower <= upper[c_pair] * (1 + 1e-9)
+    c_pair, c_ring = c_pair[keep], c_ring[keep]
+    first = np.searchsorted(c_pair, np.arange(start.size + 1))
+    owner = np.repeat(np.arange(start.size), np.diff(np.r_[start, contour.size]))
+    p_pt, k = _expand(np.arange(contour.size), first[owner], first[owner + 1])
+    return p_pt, c_ring[k]
+
+
+def _first_least(key: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Index of the first least ``value`` of each run of equal ``key`` (sorted)."""
+    start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    least = np.repeat(np.minimum.reduceat(value, start), np.diff(np.r_[start, key.size]))
+    at = np.flatnonzero(value == least)
+    return at[np.r_[True, key[at][1:] != key[at][:-1]]]
+
+
+def _first_min(pair: np.ndarray, seg: np.ndarray, dist: np.ndarray,
+               n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair (``pair`` sorted): the least distance and the first segment with it
+    (``inf`` and a segment past every other where the pair has none)."""
+    best = np.full(n, np.inf)
+    which = np.full(n, np.iinfo(np.int64).max)
+    if pair.size == 0:
+        return best, which
+    start = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
+    low = np.minimum.reduceat(dist, start)
+    owner = pair[start]
+    best[owner] = low
+    at = np.flatnonzero(dist == best[pair])
+    firsts = at[np.r_[True, pair[at][1:] != pair[at][:-1]]]
+    which[pair[firsts]] = seg[firsts]
+    return best, which
+
+
+def _visit(pt: np.ndarray, lower: np.ndarray, dist: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """GEOS's choice among each point's rings (sorted by point, then ring order): a
+    ring skipped when its envelope is farther than the nearest distance so far, its
+    nearest segment taken when strictly nearer. Returns the segment of each point."""
+    start = np.r_[0, np.flatnonzero(pt[1:] != pt[:-1]) + 1]
+    size = np.diff(np.r_[start, pt.size])
+    best, choice = dist[start].copy(), seg[start].copy()
+    for j in range(1, int(size.max())):
+        has = size > j
+        at = start[has] + j
+        take = (lower[at] <= best[has]) & (dist[at] < best[has])
+        idx = np.flatnonzero(has)[take]
+        best[idx], choice[idx] = dist[at[take]], seg[at[take]]
+    return choice
+
+
+def max_tangent_angle(rings: np.ndarray, ring_owner: np.ndarray, n_owners: int,
+                      ring_group: np.ndarray, targets: Targets,
+                      spacing: float = SPACING, max_stretch: float = MAX_STRETCH
+                      ) -> np.ndarray:
+    """Max tangent angle error (radians) of each polygon; NaN where no step counts.
+
+    Parameters
+    ----------
+    rings : numpy.ndarray
+        Contours of the polygons (exterior, then interiors, polygon after polygon).
+    ring_owner : numpy.ndarray
+        Polygon of each contour (``0 … n_owners − 1``).
+    n_owners : int
+    ring_group : numpy.ndarray
+        Group of each contour (its reference rings are group ``g``'s of ``targets``).
+    targets : Targets
+        Reference rings, by group (see :func:`project`).
+    spacing, max_stretch : float
+        The authors' 2.0 and 2.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_owners,)`` angles in radians.
+    """
+    from geoeval.parallel import chunked
+
+    pts, pt_ring = sample_rings(rings, spacing)
+    proj = chunked(lambda p, g, c: project(p, g, targets, c), pts, ring_group[pt_ring],
+                   pt_ring, max_slice=SLICE)
+    same = pt_ring[1:] == pt_ring[:-1]
+    e, p = (pts[1:] - pts[:-1])[same], (proj[1:] - proj[:-1])[same]
+    step_ring = pt_ring[1:][same]
+    ne = np.sqrt(e[:, 0] * e[:, 0] + e[:, 1] * e[:, 1])
+    npj = np.sqrt(p[:, 0] * p[:, 0] + p[:, 1] * p[:, 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        keep = 0 < ne * npj
+        stretch = ne / npj
+        keep &= (1 / max_stretch < stretch) & (stretch < max_stretch)
+        cos = np.abs((e[:, 0] * p[:, 0] + e[:, 1] * p[:, 1]) / (ne * npj))
+    worst = np.full(n_owners, np.inf)
+    np.minimum.at(worst, ring_owner[step_ring[keep]], cos[keep])
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isinf(worst), np.nan, np.arccos(np.minimum(worst, 1.0)))
