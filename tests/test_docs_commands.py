@@ -44,18 +44,19 @@ def documented_commands() -> list[tuple[str, str, bool]]:
 
 
 def help_examples() -> list[tuple[str, str, bool]]:
-    """The *Examples* of ``geoeval score --help`` and ``geoeval rank --help`` (the
-    ``$ geoeval …`` lines of the command modules' docstrings, continuation lines
-    already joined by Python): they must run on the sample too."""
-    from geoeval.cli import rank, score
+    """The *Examples* of every command's ``--help-all`` at 80 columns, as a shell reads
+    them pasted (`` \\`` continuation lines joined): those on the sample run here,
+    the others (templates) are parsed by tests/test_help.py."""
+    from geoeval.cli.help import help_text, joined, leaves
+    from geoeval.cli.main import command
 
     found = []
-    for module in (score, rank):
-        for line in (module.__doc__ or "").splitlines():
-            line = line.strip()
-            if line.startswith("$ geoeval "):
-                command = " ".join(re.sub(r"\s+#.*$", "", line[2:]).split())
-                found.append((f"{Path(module.__file__).name}: {command}", command, False))
+    for path, _ in leaves(command):
+        text = help_text(command, path, full=True)
+        section = text.split("\nExamples:\n", 1)[1] if "\nExamples:\n" in text else ""
+        for example in joined(section.splitlines()):
+            found.append((f"{' '.join(path)} --help-all: {example}", example,
+                          "sample_data/" not in example))
     return found
 
 

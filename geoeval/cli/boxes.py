@@ -76,7 +76,10 @@ def _command_and_doc(protocol: registry.BoxProtocol) -> tuple[Callable[..., Any]
 
 def boxes_group() -> typer.Typer:
     """The ``boxes`` command group, one command per registered protocol."""
+    from geoeval.cli.help import HelpGroup
+
     app = typer.Typer(name="boxes", no_args_is_help=True, context_settings=CONTEXT,
+                      cls=HelpGroup, rich_markup_mode=None,
                       help="Box-based challenges: "
                            + ", ".join(registry.names()) + ".")
     for name in registry.names():

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from geoeval.cli import help as sections
 from geoeval.cli.options import IMAGE_SIZE, IOU, REPORTING, Reporting, with_groups
 
 
@@ -54,29 +55,37 @@ def voc_command(
              "/ --sub-coords, text files of both sides are then read as relative.")] = None,
     ref_format: Annotated[FileFormat | None, typer.Option(
         "--ref-format", "--gt-format",
-        help="Reference format (default: from the files).")] = None,
+        help="Reference format (default: from the files).",
+        rich_help_panel=sections.FORMATS)] = None,
     sub_format: Annotated[FileFormat | None, typer.Option(
         "--sub-format", "--det-format",
-        help="Submission format (default: from the files).")] = None,
+        help="Submission format (default: from the files).",
+        rich_help_panel=sections.FORMATS)] = None,
     ref_box_format: Annotated[BoxFormat | None, typer.Option(
         "--ref-box-format", "--gt-box-format",
-        help="Reference text files: xyrb or xywh (default: --box-format).")] = None,
+        help="Reference text files: xyrb or xywh (default: --box-format).",
+        rich_help_panel=sections.FORMATS)] = None,
     sub_box_format: Annotated[BoxFormat | None, typer.Option(
         "--sub-box-format", "--det-box-format",
-        help="Submission text files: xyrb or xywh (default: --box-format).")] = None,
+        help="Submission text files: xyrb or xywh (default: --box-format).",
+        rich_help_panel=sections.FORMATS)] = None,
     ref_coords: Annotated[Coords | None, typer.Option(
         "--ref-coords", "--gt-coords",
         help="Reference text coordinates: abs, or rel (centre x, centre y, width, height "
-             "relative to the image size, as Padilla et al.'s -gtcoords rel).")] = None,
+             "relative to the image size, as Padilla et al.'s -gtcoords rel).",
+        rich_help_panel=sections.FORMATS)] = None,
     sub_coords: Annotated[Coords | None, typer.Option(
         "--sub-coords", "--det-coords",
-        help="Submission text coordinates: abs or rel (see --ref-coords).")] = None,
+        help="Submission text coordinates: abs or rel (see --ref-coords).",
+        rich_help_panel=sections.FORMATS)] = None,
     ref_image_size: Annotated[str | None, typer.Option(
         "--ref-image-size", "--gt-image-size", callback=IMAGE_SIZE,
-        help="W,H of the reference images (default: --image-size).")] = None,
+        help="W,H of the reference images (default: --image-size).",
+        rich_help_panel=sections.FORMATS)] = None,
     sub_image_size: Annotated[str | None, typer.Option(
         "--sub-image-size", "--det-image-size", callback=IMAGE_SIZE,
-        help="W,H of the submission images (default: --image-size, else the reference's).")
+        help="W,H of the submission images (default: --image-size, else the reference's).",
+        rich_help_panel=sections.FORMATS)
     ] = None,
     class_names: Annotated[Path | None, typer.Option(
         help="YOLO: file of class names, one per line.")] = None,

@@ -15,7 +15,6 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -54,66 +53,8 @@ def _root(
 guard_all(app)  # every command: outputs checked first, written all or nothing
 
 
-def _plain_flags(command: object) -> object:
-    """``--help`` shows flags bare (``--quiet``), not ``--quiet <bool>``: every flag of
-    ``command`` and of its subcommands, ``--help`` included, gets an empty metavar;
-    arguments are named in capitals in the usage line (``REFERENCE SUBMISSION``)."""
-
-    def walk(cmd: object) -> None:
-        for param in getattr(cmd, "params", ()):
-            if getattr(param, "is_flag", False):
-                param.metavar = ""
-            if getattr(param, "param_type_name", "") == "argument":
-                # usage as click writes it (REFERENCE SUBMISSION, [PATHS]...), where this
-                # typer writes {reference} {submission}
-                name = param.metavar or param.name.upper()
-                usage = name if param.required else f"[{name}]"
-                if param.nargs != 1 and param.metavar is None:
-                    usage += "..."
-                param._usage_display_name = lambda usage=usage: usage
-        aliased = [p for p in getattr(cmd, "params", ())
-                   if getattr(p, "param_type_name", "") == "option"
-                   and sum(o.startswith("--") for o in p.opts) > 1]
-        if aliased:
-            _second_names_hidden(cmd, aliased)
-        get_help = cmd.get_help_option  # type: ignore[attr-defined]
-
-        def help_option(ctx: object) -> object:
-            option = get_help(ctx)
-            if option is not None:
-                option.metavar = ""
-            return option
-
-        cmd.get_help_option = help_option  # type: ignore[attr-defined]
-        for sub in getattr(cmd, "commands", {}).values():
-            walk(sub)
-
-    walk(command)
-    return command
-
-
-def _second_names_hidden(command: Any, params: list[Any]) -> None:
-    """Options' second long names (``--gt-format`` beside ``--ref-format``) parse and
-    name themselves in errors as before, but are left out of ``command``'s help,
-    whose name column would cut them at 80 columns (the help says they exist)."""
-    shown = {id(p): [o for o in p.opts if not o.startswith("--")]
-             + [next(o for o in p.opts if o.startswith("--"))] for p in params}
-    format_help = command.format_help
-
-    def help_without_second_names(ctx: Any, formatter: Any) -> Any:
-        full = {id(p): p.opts for p in params}
-        for p in params:
-            p.opts = shown[id(p)]
-        try:
-            return format_help(ctx, formatter)
-        finally:
-            for p in params:
-                p.opts = full[id(p)]
-
-    command.format_help = help_without_second_names
-
-
-command = _plain_flags(typer.main.get_command(app))
+#: The click command (help laid out by geoeval.cli.help).
+command = typer.main.get_command(app)
 
 
 def _click_exception(exc: BaseException) -> bool:

@@ -21,6 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from geoeval import validate
+from geoeval.cli import help as sections
 
 
 def checked(check: Callable[..., Any], **bounds: Any) -> Callable[[Any, Any, Any], Any]:
@@ -123,7 +124,7 @@ MinOverlapOpt = Annotated[float | None, typer.Option(
          f"{rule_text('min_overlap')}.", callback=rule("min_overlap"))]
 ResolutionOpt = Annotated[float | None, typer.Option(
     help="Grid step (CRS units) for the Mallows score of two vector layers.",
-    callback=POSITIVE)]
+    callback=POSITIVE, rich_help_panel=sections.MALLOWS)]
 BandOpt = Annotated[int, typer.Option(help="Raster band holding the labels.", callback=COUNT)]
 BackgroundOpt = Annotated[int, typer.Option(help="Raster background label.")]
 LayerOpt = Annotated[str | None, typer.Option(help="Vector layer (both inputs).")]
@@ -142,10 +143,12 @@ EvalCrsOpt = Annotated[str | None, typer.Option(
     "reference's; a geographic or Mercator one is replaced by a local equal-area "
     "projection, with a warning), e.g. EPSG:32631.")]
 BreakdownOpt = Annotated[bool, typer.Option(
-    "--breakdown", help="Error breakdown: what fixing misses, false alarms, merges, splits "
-                        "or localisation would gain (TIDE-style; docs/breakdown.md).")]
+    "--breakdown", help="Error breakdown: what fixing each kind of error would gain "
+                        "(TIDE-style; docs/breakdown.md).",
+    rich_help_panel=sections.OUTPUTS)]
 BreakdownFigureOpt = Annotated[Path | None, typer.Option(
-    help="Save the error breakdown as a bar chart (.png or .svg); implies --breakdown.")]
+    help="Save the error breakdown as a bar chart (.png or .svg); implies --breakdown.",
+    rich_help_panel=sections.MORE_OUTPUTS)]
 
 
 def _measures(ctx: Any, param: Any, value: Any) -> Any:
@@ -164,21 +167,23 @@ def _measures(ctx: Any, param: Any, value: Any) -> Any:
 # geometry measures (geoeval.measures.geometry)
 MeasuresOpt = Annotated[str | None, typer.Option(
     "--measures", help="Geometry measures, comma-separated: pq, clinton, polis, boundary-iou "
-                       "or all (see geometry-measures.md in docs).", callback=_measures)]
+                       "or all (see geometry-measures.md in docs).", callback=_measures,
+    rich_help_panel=sections.GEOMETRY)]
 BoundaryWidthOpt = Annotated[float | None, typer.Option(
     help="Boundary IoU band width in CRS units (default: 2 % of each reference object's "
-         "bounding-box diagonal, at least one pixel).", callback=POSITIVE)]
+         "bounding-box diagonal, at least one pixel).", callback=POSITIVE,
+    rich_help_panel=sections.GEOMETRY)]
 BoundaryBandOpt = Annotated[BoundaryBand, typer.Option(
     "--boundary-iou-band", help="Boundary IoU band: 'distance' (exact band of the polygons) "
     "or 'raster' (erosion by a 3 x 3 square as in Cheng et al.'s code, to reproduce "
-    "published numbers; two label rasters on one grid).")]
+    "published numbers; two label rasters on one grid).", rich_help_panel=sections.GEOMETRY)]
 BOUNDARY_BAND_DEFAULT = BoundaryBand(DEFAULTS["boundary_band"])
 # --- options every command has ------------------------------------------------------
 JsonOpt = Annotated[Path | None, typer.Option(
-    "--json", help="Write the JSON report here ('-': standard output, then no table).")]
+    "--json", help="Write the JSON report ('-': standard output, no table).")]
 HtmlOpt = Annotated[Path | None, typer.Option(
-    "--html", help="Write the report as one self-contained HTML page (.html; '-': "
-                   "standard output): docs/html-report.md.")]
+    "--html", help="Write the report as one self-contained HTML page ('-': standard "
+                   "output; docs/html-report.md).", rich_help_panel=sections.OUTPUTS)]
 
 
 def command_line() -> str:
@@ -195,7 +200,7 @@ def command_line() -> str:
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
 StrictOpt = Annotated[bool, typer.Option(
-    "--strict", help="Warnings are errors (exit 2, nothing written): for pipelines.")]
+    "--strict", help="Warnings are errors (exit 2, nothing written).")]
 
 
 def warn(warnings: Any, *, strict: bool = False, prefix: str = "") -> None:
@@ -254,14 +259,35 @@ class Group:
     A command's parameter whose default is a ``Group`` stands, in its help and on
     its command line, for the group's options, in its place; the command receives
     ``build(**those options)``. :func:`add_command` expands them
-    (:func:`with_groups`). ``parameters`` defaults to ``build``'s own.
+    (:func:`with_groups`). ``parameters`` defaults to ``build``'s own. ``section``:
+    the help's section (:mod:`geoeval.cli.help`) of those without one of their own.
     """
 
     def __init__(self, build: Callable[..., Any],
-                 parameters: list[inspect.Parameter] | None = None) -> None:
+                 parameters: list[inspect.Parameter] | None = None,
+                 section: str | None = None) -> None:
         self.build = build
-        self.parameters = (list(inspect.signature(build, eval_str=True).parameters.values())
-                           if parameters is None else parameters)
+        self.parameters = [in_section(p, section) for p in (
+            list(inspect.signature(build, eval_str=True).parameters.values())
+            if parameters is None else parameters)]
+
+
+def in_section(parameter: inspect.Parameter, section: str | None) -> inspect.Parameter:
+    """``parameter`` (an ``Annotated[..., typer.Option(...)]`` one) in the help's
+    ``section`` (its ``rich_help_panel``) unless it names one itself."""
+    import copy
+    import typing
+
+    args = typing.get_args(parameter.annotation)
+    if section is None or not args:
+        return parameter
+    info = []
+    for a in args[1:]:
+        if isinstance(a, typer.models.OptionInfo) and a.rich_help_panel is None:
+            a = copy.copy(a)
+            a.rich_help_panel = section
+        info.append(a)
+    return parameter.replace(annotation=Annotated[(args[0], *info)])
 
 
 def with_groups(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -333,24 +359,29 @@ def _reporting(json_path: JsonOpt = None, quiet: QuietOpt = False,
 
 
 #: ``--json``, ``--quiet``, ``--strict``: ``out: Reporting = REPORTING`` in a command.
-REPORTING = Group(_reporting)
+REPORTING = Group(_reporting, section=sections.OUTPUTS)
 
 
 def add_command(app: typer.Typer, name: str, command: Callable[..., Any],
                 module_doc: str | None) -> None:
     """Register ``command`` as ``name`` on ``app`` (the one way every command is
-    added): its :class:`Group` options expanded, its help with the *Examples* of
-    ``module_doc``, and ``-h`` as ``--help``."""
+    added): its :class:`Group` options expanded, its help laid out by
+    :mod:`geoeval.cli.help` with the *Examples* of ``module_doc``, and ``-h`` as
+    ``--help``."""
+    from geoeval.cli.help import HelpCommand
+
     prefix = " ".join(p for p in ("geoeval", _group_name(app), name) if p)
-    app.command(name, context_settings=CONTEXT)(
-        with_examples(with_groups(command), module_doc, prefix))
+    app.command(name, cls=HelpCommand, context_settings=CONTEXT,
+                epilog=examples(module_doc, prefix))(with_groups(command))
 
 
 def command_group(name: str, help: str, modules: Iterable[str], **settings: Any) -> typer.Typer:
     """A Typer app (the main one or a group such as ``boxes``) whose commands are
     added by each module of ``modules``' ``register(app)``."""
+    from geoeval.cli.help import HelpGroup
+
     app = typer.Typer(name=name, help=help, no_args_is_help=True, context_settings=CONTEXT,
-                      **settings)
+                      cls=HelpGroup, rich_markup_mode=None, **settings)
     for module in modules:
         importlib.import_module(module).register(app)
     return app
@@ -364,12 +395,14 @@ def _group_name(app: typer.Typer) -> str:
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 80}
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", help="Processes for the Mallows score (default: every core).",
-    callback=COUNT)]
+    callback=COUNT, rich_help_panel=sections.ENGINE)]
 EngineOpt = Annotated[EngineChoice, typer.Option(
     help="Run the overlap and the Mallows score here (local) or on a Dask cluster (dask): "
-         "a local one of --jobs worker processes, or the one at --scheduler.")]
+         "a local one of --jobs worker processes, or the one at --scheduler.",
+    rich_help_panel=sections.ENGINE)]
 SchedulerOpt = Annotated[str | None, typer.Option(
-    help="With --engine dask: address of a running Dask scheduler, e.g. tcp://host:8786.")]
+    help="With --engine dask: address of a running Dask scheduler, e.g. tcp://host:8786.",
+    rich_help_panel=sections.ENGINE)]
 
 # strata and bootstrap (geoeval.scoring.strata, geoeval.scoring.bootstrap)
 SizeBinsOpt = Annotated[str | None, typer.Option(
@@ -386,7 +419,8 @@ BootstrapOpt = Annotated[int | None, typer.Option(
 ConfidenceOpt = Annotated[float, typer.Option(
     help="Coverage of the bootstrap intervals, 0 < c < 1.", callback=ALPHA)]
 BootSeedOpt = Annotated[int, typer.Option(
-    "--seed", help="Seed of the bootstrap draws (same seed, same intervals).", callback=SEED)]
+    "--seed", help="Seed of the bootstrap draws (same seed, same intervals).", callback=SEED,
+    rich_help_panel=sections.BOOTSTRAP)]
 BlockSizeOpt = Annotated[float | None, typer.Option(
     help="Bootstrap block side in CRS units (default: a tenth of the reference bounds).",
     callback=POSITIVE)]
@@ -555,7 +589,7 @@ def _readers(band: BandOpt = DEFAULTS["band"], background: BackgroundOpt = DEFAU
 
 
 #: The reader options of ``score`` and ``rank`` (``readers: dict = READERS``).
-READERS = Group(_readers)
+READERS = Group(_readers, section=sections.INPUTS)
 
 
 def _matcher_options(hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
@@ -566,7 +600,7 @@ def _matcher_options(hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
 
 
 #: The matchers' parameters, as :func:`geoeval.scoring.score` keywords.
-MATCHER_OPTIONS = Group(_matcher_options)
+MATCHER_OPTIONS = Group(_matcher_options, section=sections.MATCHERS)
 
 
 def _strata(size_bins: SizeBinsOpt = DEFAULTS["size_bins"], zones: ZonesOpt = DEFAULTS["zones"],
@@ -575,7 +609,7 @@ def _strata(size_bins: SizeBinsOpt = DEFAULTS["size_bins"], zones: ZonesOpt = DE
 
 
 #: ``--size-bins``, ``--zones``, ``--zone-field`` as :func:`geoeval.scoring.score` keywords.
-STRATA = Group(_strata)
+STRATA = Group(_strata, section=sections.STRATA)
 
 
 def _bootstrap(bootstrap: BootstrapOpt = DEFAULTS["bootstrap"],
@@ -586,7 +620,7 @@ def _bootstrap(bootstrap: BootstrapOpt = DEFAULTS["bootstrap"],
 
 #: The spatial block bootstrap's options (``--seed`` is each command's own: ``rank``'s
 #: seeds the Markov chain), as :func:`geoeval.scoring.score` / :func:`geoeval.rank` keywords.
-BOOTSTRAP = Group(_bootstrap)
+BOOTSTRAP = Group(_bootstrap, section=sections.BOOTSTRAP)
 
 
 # Output options of every command: parameter name -> (flag, "file" | "folder", suffixes).
@@ -686,11 +720,10 @@ def guard_all(app: typer.Typer) -> None:
             guard_all(group.typer_instance)
 
 
-def with_examples(command: Callable[..., Any], module_doc: str | None,
-                  prefix: str) -> Callable[..., Any]:
-    """Append an *Examples* section to ``command``'s help, rio style: the
-    ``$ geoeval …`` lines of the command module's docstring that start with
-    ``prefix`` (continuation lines joined), one per line."""
+def examples(module_doc: str | None, prefix: str) -> str | None:
+    """A command's *Examples*, rio style: the ``$ geoeval …`` lines of its module's
+    docstring that start with ``prefix`` (continuation lines joined), one per line
+    (its help's epilog, laid out by :meth:`geoeval.cli.help.HelpCommand.format_epilog`)."""
     lines, current = [], ""
     for raw in (module_doc or "").splitlines():
         text = raw.strip()
@@ -704,9 +737,4 @@ def with_examples(command: Callable[..., Any], module_doc: str | None,
             if not text.endswith("\\"):
                 lines.append(current)
                 current = ""
-    if lines:
-        body = "\n".join("  " + " ".join(line.split("#")[0].split()) for line in lines)
-        # dedented first: the examples' lines start at column 0
-        command.__doc__ = (inspect.cleandoc(command.__doc__ or "") + "\n\n\b\nExamples:\n"
-                           + body + "\n")
-    return command
+    return "\n".join("$ " + " ".join(line.split()) for line in lines) or None

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 
 import typer
 
+from geoeval.cli import help as sections
 from geoeval.cli.options import (
     BOOTSTRAP,
     DEFAULTS,
@@ -79,7 +80,7 @@ METHOD = inspect.Parameter("method", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                            annotation=Annotated[str, typer.Option(help="auto | exact | mcmc.")])
 ORDER = Group(lambda **options: options,
               [METHOD, *(ruled(kind, name, text, RANK_DEFAULTS[name])
-                         for name, kind, text in ORDER_OPTIONS)])
+                         for name, kind, text in ORDER_OPTIONS)], section=sections.ORDER)
 
 
 @with_groups
@@ -102,7 +103,8 @@ def rank_command(
     tie_break: Annotated[str, typer.Option(
         help="Column breaking remaining ties (higher first).")] = "accuracy",
     figure: Annotated[Path | None, typer.Option(
-        help="Hasse diagram + rank-frequency heat map (.png or .svg).")] = None,
+        help="Hasse diagram + rank-frequency heat map (.png or .svg).",
+        rich_help_panel=sections.OUTPUTS)] = None,
     html: HtmlOpt = None,
     strata: dict = STRATA,
     options: dict = ORDER,

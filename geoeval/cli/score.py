@@ -9,9 +9,8 @@ $ geoeval score sample_data/reference.gpkg \
       sample_data/submissions/s5_merged.shp --id-field id -m mom --json report.json
 $ geoeval score sample_data/reference.tif \
       sample_data/submissions/s9_blobby.shp -m iou --gpkg out.gpkg --figure map.png
-$ geoeval score sample_data/reference.gpkg \
-      sample_data/submissions/s9_blobby.shp --id-field id --class-field class \
-      -m bgm --csv-dir tables/
+$ geoeval score sample_data/reference.tif sample_data/submissions/s8_shifted.tif \
+      -m iou --html report.html
 $ geoeval score sample_data/reference.tif \
       sample_data/submissions/s4_fragmented.tif -m hoover --breakdown \
       --breakdown-figure err.png
@@ -19,10 +18,12 @@ $ geoeval score sample_data/reference.tif sample_data/submissions/s2_misses.tif 
       -m bgm --zones sample_data/zones.gpkg --zone-field NAME
 $ geoeval score sample_data/reference.tif sample_data/submissions/s2_misses.tif \
       -m bgm --size-bins coco --bootstrap 200
-$ geoeval score sample_data/reference.tif sample_data/submissions/s8_shifted.tif \
-      -m iou --html report.html
+$ geoeval score sample_data/reference.gpkg \
+      sample_data/submissions/s9_blobby.shp --id-field id --class-field class \
+      -m bgm --csv-dir tables/
+$ geoeval score ref_scenes/ sub_scenes/ --scene-dir scenes/ --json pooled.json
 
-Folders of scenes, paired by name: ``geoeval score REF_DIR/ SUB_DIR/ --scene-dir scenes/``.
+The last one is a template: two folders of scenes, paired by name.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Annotated, Any
 
 import typer
 
+from geoeval.cli import help as sections
 from geoeval.cli.options import (
     BOOTSTRAP,
     BOUNDARY_BAND_DEFAULT,
@@ -67,43 +69,51 @@ from geoeval.cli.options import (
 def score_command(
     reference: Annotated[Path, typer.Argument(
         metavar="REFERENCE", show_default=False,
-        help="Reference: labelled raster or vector layer, a folder of scenes, or a "
-             "quoted pattern of tiles read as one layer ('tiles/*.gpkg').")],
+        help="Labelled raster or vector layer, folder of scenes, or quoted pattern of "
+             "tiles read as one layer ('tiles/*.gpkg').")],
     submission: Annotated[Path, typer.Argument(
         metavar="SUBMISSION", show_default=False,
-        help="Submission: labelled raster or vector layer, a folder of scenes, or a "
-             "quoted pattern of tiles read as one layer ('tiles/*.gpkg').")],
+        help="The same, for the detector's output.")],
     matcher: Annotated[list[MatcherChoice] | None, typer.Option(
         "--matcher", "-m", metavar="NAME",
         help="Matcher to run: bgm, hoover, mom, iou or all (the default); repeat the "
              "option for several.")] = None,
     thresholds: dict = MATCHER_OPTIONS,
     mallows: Annotated[bool, typer.Option(
-        "--mallows", help="Mallows score for the other matchers' instances too.")
+        "--mallows", help="Mallows score for the other matchers' instances too.",
+        rich_help_panel=sections.MALLOWS)
     ] = DEFAULTS["mallows"],
     resolution: ResolutionOpt = DEFAULTS["resolution"],
     approximate: Annotated[bool | None, typer.Option(
         "--approximate/--exact",
         help="Mallows: pool large instances into blocks / never. Default: exact up to "
-             "the announced size, pooled and flagged beyond.")] = DEFAULTS["approximate"],
+             "the announced size, pooled and flagged beyond.",
+        rich_help_panel=sections.MALLOWS)] = DEFAULTS["approximate"],
     readers: dict = READERS,
     class_field: Annotated[str | None, typer.Option(
-        help="Vector field with object classes: also score each class on its own.")] = None,
+        help="Vector field of classes: also score each class alone.",
+        rich_help_panel=sections.OPTIONS)] = None,
     strata: dict = STRATA,
     bootstrap: dict = BOOTSTRAP,
     seed: BootSeedOpt = DEFAULTS["seed"],
+    out: Reporting = REPORTING,
     gpkg: Annotated[Path | None, typer.Option(
-        help="Write a styled GeoPackage (layers reference, submission, instances, summary).")
+        help="Write a styled GeoPackage (layers reference, submission, instances, summary).",
+        rich_help_panel=sections.OUTPUTS)
     ] = None,
     gpkg_matcher: Annotated[OneMatcher | None, typer.Option(
         metavar="NAME",
-        help="Matcher shown in the GeoPackage, CSV tables and figure (default mom).")] = None,
+        help="Matcher shown in the GeoPackage, CSV tables and figure (default mom).",
+        rich_help_panel=sections.MORE_OUTPUTS)] = None,
     csv_dir: Annotated[Path | None, typer.Option(
-        help="Write the per-object tables as CSV files into this folder.")] = None,
+        help="Write the per-object tables as CSV files there.",
+        rich_help_panel=sections.OUTPUTS)] = None,
     parquet_dir: Annotated[Path | None, typer.Option(
-        help="Write the GeoPackage's layers as GeoParquet files into this folder.")] = None,
+        help="Write the GeoPackage's layers as GeoParquet files into this folder.",
+        rich_help_panel=sections.MORE_OUTPUTS)] = None,
     figure: Annotated[Path | None, typer.Option(
-        help="Save a status map and score chart (.png or .svg).")] = None,
+        help="Save a status map and score chart (.png or .svg).",
+        rich_help_panel=sections.OUTPUTS)] = None,
     html: HtmlOpt = None,
     breakdown: BreakdownOpt = DEFAULTS["breakdown"],
     breakdown_figure: BreakdownFigureOpt = None,
@@ -112,22 +122,25 @@ def score_command(
     boundary_band: BoundaryBandOpt = BOUNDARY_BAND_DEFAULT,
     pairs: Annotated[Path | None, typer.Option(
         help="Folders: CSV list of pairs (columns: reference, submission and "
-             "optionally scene).")] = None,
+             "optionally scene).",
+        rich_help_panel=sections.FOLDERS)] = None,
     scene_dir: Annotated[Path | None, typer.Option(
-        help="Folders: write each scene's JSON report and GeoPackage here.")] = None,
+        help="Folders: write each scene's JSON report and GeoPackage here.",
+        rich_help_panel=sections.FOLDERS)] = None,
     jobs: JobsOpt = DEFAULTS["n_jobs"],
     engine: EngineOpt = DEFAULTS["engine"],
     scheduler: SchedulerOpt = DEFAULTS["scheduler"],
     memory_limit: Annotated[str | None, typer.Option(
         help="With --engine dask and no --scheduler: memory limit of each local worker "
-             "(e.g. 6GB).")] = None,
+             "(e.g. 6GB).",
+        rich_help_panel=sections.ENGINE)] = None,
     objects: Annotated[Path | None, typer.Option(
         "--objects", help="Write every object's result as a partitioned GeoParquet dataset "
-                          "into this new folder (the Dask workers write it by partitions).")
+                          "into this new folder (the Dask workers write it by partitions).",
+        rich_help_panel=sections.MORE_OUTPUTS)
     ] = None,
-    out: Reporting = REPORTING,
 ) -> None:
-    """Score SUBMISSION against REFERENCE (counts, precision, recall, F1, accuracy).
+    """Score SUBMISSION against REFERENCE: counts, precision, recall, F1, accuracy.
 
     With two folders, every scene is scored (files paired by name, or --pairs)
     and the counts are pooled over scenes as SpaceNet does.
