@@ -24,11 +24,14 @@ out of the help (the command's text says the second names exist).
 from __future__ import annotations
 
 import copy
+import inspect
 import re
 import shlex
+import typing
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from typer import echo
 from typer.core import TyperCommand, TyperGroup
 
@@ -343,6 +346,41 @@ def joined(lines: Iterable[str]) -> Iterator[str]:
         if not text.endswith("\\"):
             yield " ".join(current.split())
             current = ""
+
+
+def in_section(parameter: inspect.Parameter, section: str | None) -> inspect.Parameter:
+    """``parameter`` (an ``Annotated[..., typer.Option(...)]`` one) in the help's
+    ``section`` (its ``rich_help_panel``) unless it names one itself."""
+    args = typing.get_args(parameter.annotation)
+    if section is None or not args:
+        return parameter
+    info = []
+    for a in args[1:]:
+        if isinstance(a, typer.models.OptionInfo) and a.rich_help_panel is None:
+            a = copy.copy(a)
+            a.rich_help_panel = section
+        info.append(a)
+    return parameter.replace(annotation=Annotated[(args[0], *info)])
+
+
+def examples(module_doc: str | None, prefix: str) -> str | None:
+    """A command's *Examples*, rio style: the ``$ geoeval …`` lines of its module's
+    docstring that start with ``prefix`` (continuation lines joined), one per line
+    (its help's epilog, laid out by :meth:`HelpCommand.format_epilog`)."""
+    lines, current = [], ""
+    for raw in (module_doc or "").splitlines():
+        text = raw.strip()
+        if current:
+            current += " " + text.rstrip("\\").strip()
+            if not text.endswith("\\"):
+                lines.append(current)
+                current = ""
+        elif text.startswith("$ " + prefix + " ") or text == "$ " + prefix:
+            current = text[2:].rstrip("\\").strip()
+            if not text.endswith("\\"):
+                lines.append(current)
+                current = ""
+    return "\n".join("$ " + " ".join(line.split()) for line in lines) or None
 
 
 def help_text(command: Any, path: Iterable[str] = (), *, full: bool = False,

@@ -267,27 +267,9 @@ class Group:
                  parameters: list[inspect.Parameter] | None = None,
                  section: str | None = None) -> None:
         self.build = build
-        self.parameters = [in_section(p, section) for p in (
+        self.parameters = [sections.in_section(p, section) for p in (
             list(inspect.signature(build, eval_str=True).parameters.values())
             if parameters is None else parameters)]
-
-
-def in_section(parameter: inspect.Parameter, section: str | None) -> inspect.Parameter:
-    """``parameter`` (an ``Annotated[..., typer.Option(...)]`` one) in the help's
-    ``section`` (its ``rich_help_panel``) unless it names one itself."""
-    import copy
-    import typing
-
-    args = typing.get_args(parameter.annotation)
-    if section is None or not args:
-        return parameter
-    info = []
-    for a in args[1:]:
-        if isinstance(a, typer.models.OptionInfo) and a.rich_help_panel is None:
-            a = copy.copy(a)
-            a.rich_help_panel = section
-        info.append(a)
-    return parameter.replace(annotation=Annotated[(args[0], *info)])
 
 
 def with_groups(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -372,7 +354,7 @@ def add_command(app: typer.Typer, name: str, command: Callable[..., Any],
 
     prefix = " ".join(p for p in ("geoeval", _group_name(app), name) if p)
     app.command(name, cls=HelpCommand, context_settings=CONTEXT,
-                epilog=examples(module_doc, prefix))(with_groups(command))
+                epilog=sections.examples(module_doc, prefix))(with_groups(command))
 
 
 def command_group(name: str, help: str, modules: Iterable[str], **settings: Any) -> typer.Typer:
@@ -718,23 +700,3 @@ def guard_all(app: typer.Typer) -> None:
     for group in app.registered_groups:
         if group.typer_instance is not None:
             guard_all(group.typer_instance)
-
-
-def examples(module_doc: str | None, prefix: str) -> str | None:
-    """A command's *Examples*, rio style: the ``$ geoeval …`` lines of its module's
-    docstring that start with ``prefix`` (continuation lines joined), one per line
-    (its help's epilog, laid out by :meth:`geoeval.cli.help.HelpCommand.format_epilog`)."""
-    lines, current = [], ""
-    for raw in (module_doc or "").splitlines():
-        text = raw.strip()
-        if current:
-            current += " " + text.rstrip("\\").strip()
-            if not text.endswith("\\"):
-                lines.append(current)
-                current = ""
-        elif text.startswith("$ " + prefix + " ") or text == "$ " + prefix:
-            current = text[2:].rstrip("\\").strip()
-            if not text.endswith("\\"):
-                lines.append(current)
-                current = ""
-    return "\n".join("$ " + " ".join(line.split()) for line in lines) or None
