@@ -32,10 +32,19 @@ COMMANDS = [(path, cmd) for path, cmd in cli_help.leaves(command)
             if not hasattr(cmd, "commands")]
 
 
-def printed(path, flag, capsys, monkeypatch) -> str:
+def printed(path, flag, capsys, monkeypatch, most: int | None = None) -> str:
+    """``geoeval PATH FLAG`` at 80 columns, not a tty; at most ``most`` lines, none
+    wider than 80 or ending in a space."""
     monkeypatch.setenv("COLUMNS", "80")
     assert main([*path, flag]) == 0
-    return capsys.readouterr().out
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    if most is not None:
+        assert len(lines) <= most, f"{len(lines)} lines"
+    assert max(len(line) for line in lines) <= 80
+    assert [line for line in lines if line != line.rstrip()] == []
+    assert cli_help._HYPHEN not in text
+    return text
 
 
 def option_names(cmd) -> list[str]:
@@ -50,12 +59,7 @@ def mentions(text: str, name: str) -> bool:
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: " ".join(p) or "geoeval")
 def test_h_fits_two_screens_and_names_every_option(path, capsys, monkeypatch):
-    text = printed(path, "-h", capsys, monkeypatch)
-    lines = text.splitlines()
-    assert len(lines) <= H_LINES, f"{len(lines)} lines"
-    assert max(len(line) for line in lines) <= 80
-    assert [line for line in lines if line != line.rstrip()] == []
-    assert cli_help._HYPHEN not in text
+    text = printed(path, "-h", capsys, monkeypatch, most=H_LINES)
     cmd = dict(cli_help.leaves(command))[path]
     for name in option_names(cmd):
         assert mentions(text, name), name
@@ -65,11 +69,8 @@ def test_h_fits_two_screens_and_names_every_option(path, capsys, monkeypatch):
 
 @pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=" ".join)
 def test_help_all_shows_every_option_in_full(path, capsys, monkeypatch):
-    text = printed(path, "--help-all", capsys, monkeypatch)
+    text = printed(path, "--help-all", capsys, monkeypatch, most=ALL_LINES)
     lines = text.splitlines()
-    assert len(lines) <= ALL_LINES, f"{len(lines)} lines"
-    assert max(len(line) for line in lines) <= 80
-    assert [line for line in lines if line != line.rstrip()] == []
     assert "More options" not in text and "more: geoeval" not in text
     cmd = dict(cli_help.leaves(command))[path]
     starts = {line.split()[0].rstrip(",") for line in lines if line.startswith("  -")}
