@@ -354,3 +354,16 @@ def test_recorded_causes_name_real_cells():
         assert m == "*" or m in PAPER
         assert g == "*" or g in tb.COLUMNS
         assert p == "*" or any(p in cols for cols in tb.COLUMNS.values())
+
+
+def test_geoeval_audit_stays_callable_once_its_package_is_imported():
+    """``import geoeval.audit.shapes`` binds ``geoeval.audit`` to the package (Python's
+    import system does): calling it still runs the audit (docs/audit.md does both)."""
+    import importlib
+
+    import geoeval
+
+    importlib.import_module("geoeval.audit.shapes")
+    assert isinstance(geoeval.audit, type(importlib))
+    with pytest.raises(ValueError, match="nope"):
+        geoeval.audit(["pas"], ["nope"], quick=True)

@@ -8,6 +8,21 @@ checks Hemery et al.'s properties; :mod:`geoeval.audit.tables` renders Tables 3â
 
 from __future__ import annotations
 
+import sys
+import types
+
 from geoeval.audit.protocol import AuditResult, Curve, audit
 
 __all__ = ["AuditResult", "Curve", "audit"]
+
+
+class _CallableModule(types.ModuleType):
+    """``geoeval.audit`` is both this package and its function: importing the package
+    (``import geoeval.audit.shapes``) binds ``geoeval.audit`` to the module, which then
+    still runs :func:`audit` when called."""
+
+    def __call__(self, *args, **kwargs):  # noqa: D102
+        return audit(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
