@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from geoeval.errors import CRSMismatchError, InputError, first_line
+from geoeval.errors import CRSMismatchError, FieldError, InputError, first_line
 from geoeval.grid import same_crs
 from geoeval.objects import ObjectSet
 
@@ -164,6 +164,16 @@ def read(
                      path)
 
 
+def read_side(path: str | Path | Any, side: str, **options: Any) -> ObjectSet:
+    """:func:`read` of one side of a pair (``side``: ``"reference"`` or
+    ``"submission"``), whose field errors name that side
+    (:meth:`geoeval.errors.FieldError.on`)."""
+    try:
+        return read(path, **options)
+    except FieldError as exc:
+        raise exc.on(side) from None
+
+
 _RASTER_OPTIONS = {"input_type", "band", "background", "max_memory"}
 
 
@@ -250,8 +260,8 @@ def read_pair_counted(
         ref, sub, counts = read_raster_pair(reference, submission,  # type: ignore[arg-type]
                                             reference_options=ro, submission_options=so)
     else:
-        ref = read(reference, **ref_opts)
-        sub = read(submission, **sub_opts)
+        ref = read_side(reference, "reference", **ref_opts)
+        sub = read_side(submission, "submission", **sub_opts)
         counts = None
     warnings: list[str] = [*ref.warnings, *sub.warnings]  # the readers' (skipped features…)
     if (ref.crs is None) != (sub.crs is None):

@@ -93,7 +93,8 @@ def score(
     from geoeval import parallel
 
     # the engine is open while reading too: a raster's windowed scan runs on it
-    with _engine(opened, options, progress) as eng, parallel.remote(eng.mapper):
+    with _engine(opened, options, progress) as eng, parallel.remote(eng.mapper), \
+            options.sides_named():
         choice = dispatch(ref_side, sub_side, options, dask=eng.client is not None,
                           objects=objects is not None)
         if choice.route is Route.PARTITIONS:
@@ -145,10 +146,11 @@ def read_reference(reference: str | Path | ObjectSet,
     submissions against it (pass the result as ``reference`` to :func:`score`)."""
     if isinstance(reference, ObjectSet):
         return reference
-    from geoeval.io import read
+    from geoeval.io import read_side
 
     options = _built(options, keywords)
-    return read(reference, **side(reference, options.reference).reader)
+    with options.sides_named():
+        return read_side(reference, "reference", **side(reference, options.reference).reader)
 
 
 def check_options(*, gpkg_matcher: str | None = None, **keywords: Any) -> None:
