@@ -9,7 +9,6 @@ two rasters), so that overlaps
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -291,7 +290,7 @@ def read_pair_counted(
         _check_grid_extents(ref, sub)
         sub = _resample(sub, ref, warnings, "grid")
     if sub.grid is None and ref.crs is not None:
-        sub = replace(sub, crs=ref.crs)
+        sub = sub.in_crs(ref.crs)
     if not two_grids:  # two rasters were checked before resampling
         _check_extents(ref, sub)
     return ref, sub, warnings, counts

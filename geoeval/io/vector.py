@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -600,4 +599,4 @@ def reproject(objects: ObjectSet, crs: Any) -> ObjectSet:
 
     series = gpd.GeoSeries(objects.polygons, crs=objects.crs).to_crs(crs)
     geoms = np.asarray(series.values, dtype=object)
-    return replace(objects, areas=shapely.area(geoms).astype(float), crs=crs, geometry=geoms)
+    return objects.in_crs(crs, areas=shapely.area(geoms).astype(float), geometry=geoms)

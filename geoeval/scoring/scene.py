@@ -195,8 +195,7 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
                    warnings: Sequence[str], pair_counts: Any, engine: Engine | None,
                    progress: Callable[[str], None] | None) -> ScoreResult:
     """:func:`score_objects` with its options built."""
-    from geoeval.io import crs_name
-    from geoeval.io.evaluation_crs import to_evaluation_crs
+    from geoeval.io.evaluation_crs import evaluation_record, to_evaluation_crs
 
     matchers = options.matchers
     reference, submission, crs_info, crs_warnings = to_evaluation_crs(
@@ -221,8 +220,7 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
                 warnings.append(auto_resolution_warning(chosen))
         params = options.report_parameters(
             crs_info if crs_info is not None else
-            None if reference.crs is None else {"crs": crs_name(reference.crs),
-                                                "rule": "the reference's CRS"}, chosen)
+            None if reference.crs is None else evaluation_record(reference.crs), chosen)
         can_mallows = bool(want_mallows) and (
             reference.grid is not None or submission.grid is not None or resolution is not None)
         # new Mallows scores of classes and strata: the scene's settings, this process
