@@ -9,6 +9,8 @@ exit code 2; anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class GeoevalError(Exception):
     """Base class of every error geoeval raises on purpose.
@@ -24,6 +26,61 @@ class GeoevalError(Exception):
 
 class InputError(GeoevalError, ValueError):
     """A file or argument cannot be used as given (the message names it)."""
+
+
+class FieldError(InputError):
+    """A reader option names a field the input lacks, or one whose values cannot
+    serve (``keyword``: ``"id_field"`` or ``"class_field"``).
+
+    The message names the option and ``field``, then ``problem`` and ``detail``
+    (``--id-field 'oid' is not a field (fields: uid)``). A reader raises it knowing
+    only its file; whoever knows which side the file is calls :meth:`on`, so that
+    the message names the side, and the option as it was given: that side's own
+    (``--ref-id-field``) or the one for both inputs (``--id-field``, then with the
+    per-side options a missing field would call for).
+    """
+
+    #: Options that also exist for one side alone: keyword -> (reference's, submission's).
+    SIDE_FLAGS = {"id_field": ("--ref-id-field", "--sub-id-field")}
+
+    def __init__(self, keyword: str, field: str, problem: str, path: object | None = None,
+                 *, detail: str = "", side: str | None = None, own: bool = False) -> None:
+        self.keyword, self.field, self.problem, self.detail = keyword, field, problem, detail
+        self.side, self.own = side, own
+        super().__init__(self._text(), path)
+
+    def _text(self) -> str:
+        flag = "--" + self.keyword.replace("_", "-")
+        per_side = self.SIDE_FLAGS.get(self.keyword)
+        if self.own and per_side is not None and self.side in ("reference", "submission"):
+            flag = per_side[self.side == "submission"]
+        text = f"{flag} {self.field!r} {self.problem}"
+        if self.side is not None:
+            text += (" of" if self.missing else " in") + f" the {self.side}"
+        text += self.detail
+        if self.side is not None and not self.own and per_side is not None and self.missing:
+            text += f"; {' / '.join(per_side)} name one side's field"
+        return text
+
+    @property
+    def missing(self) -> bool:
+        """The input has no such field (``is not a field``, ``is not a column``)."""
+        return self.problem.startswith("is not a ")
+
+    def on(self, side: str, own: bool = False) -> FieldError:
+        """The same error about the ``side`` (``"reference"``, ``"submission"``),
+        with the option that side was given on its own (``own``) or for both."""
+        return FieldError(self.keyword, self.field, self.problem, self.path,
+                          detail=self.detail, side=side, own=own)
+
+    def __reduce__(self) -> Any:  # crosses from a Dask worker to the client whole
+        return (_field_error, (self.keyword, self.field, self.problem, self.path,
+                               self.detail, self.side, self.own))
+
+
+def _field_error(keyword: str, field: str, problem: str, path: object | None, detail: str,
+                 side: str | None, own: bool) -> FieldError:
+    return FieldError(keyword, field, problem, path, detail=detail, side=side, own=own)
 
 
 class CRSMismatchError(InputError):

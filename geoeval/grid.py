@@ -7,6 +7,7 @@ an affine transform, no files. Readers (:mod:`geoeval.io.raster`) build a
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -230,6 +231,62 @@ def same_crs(a: Any, b: Any) -> bool:
     return (ca.type_name == cb.type_name == eng and ca.name == cb.name
             and [(x.direction, x.unit_name) for x in ca.axis_info]
             == [(x.direction, x.unit_name) for x in cb.axis_info])
+
+
+def authority_code(crs: Any) -> str | None:
+    """The authority code naming ``crs`` (``EPSG:32651``; PROJ's identification,
+    :meth:`pyproj.CRS.to_authority`), ``None`` when none does (or no CRS).
+
+    Identifying a CRS that carries no code (a local projection built from the data)
+    searches PROJ's database, about 0.3 s: each definition is searched once a process.
+    """
+    if crs is None:
+        return None
+    from pyproj import CRS
+
+    try:
+        wkt = CRS.from_user_input(crs).to_wkt()
+    except Exception:
+        return None
+    return _authority(wkt)
+
+
+@functools.lru_cache(maxsize=64)
+def _authority(wkt: str) -> str | None:
+    from pyproj import CRS
+
+    code = CRS.from_wkt(wkt).to_authority()
+    return f"{code[0]}:{code[1]}" if code else None
+
+
+def crs_code(crs: Any) -> str | None:
+    """The short name a report records for a CRS: its authority code (``EPSG:4326``),
+    else its own name (``site grid``), else its PROJ string; ``None`` for no CRS.
+    Never its whole definition (a projection's PROJJSON is about 2 KB).
+
+    Examples
+    --------
+    >>> crs_code("EPSG:3857"), crs_code('LOCAL_CS["site grid",UNIT["metre",1]]'), crs_code(None)
+    ('EPSG:3857', 'site grid', None)
+    """
+    if crs is None:
+        return None
+    code = authority_code(crs)
+    if code is not None:
+        return code
+    import warnings
+
+    from pyproj import CRS
+
+    try:
+        c = CRS.from_user_input(crs)
+    except Exception:
+        return " ".join(str(crs).split())[:80]
+    if c.name and c.name != "unknown":
+        return str(c.name)
+    with warnings.catch_warnings():  # "you will likely lose ...": a name, not a definition
+        warnings.simplefilter("ignore")
+        return c.to_proj4() or str(c.name)
 
 
 # Above this many distinct values per pixel, np.unique is used instead of bincount.

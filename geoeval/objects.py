@@ -9,7 +9,7 @@ vectorising along pixel edges, only when a stage needs it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -50,6 +50,11 @@ class ObjectSet:
     repaired, skipped : int
         Invalid geometries repaired with ``make_valid`` / features skipped
         (empty or non-polygonal) by the reader.
+    read_crs : Any
+        The CRS the input was read in, when the objects have been brought into
+        another since (reprojected, resampled, or given the reference's equal CRS);
+        ``None`` when :attr:`crs` is it. :attr:`input_crs` is the one the report
+        records.
     """
 
     ids: np.ndarray
@@ -65,10 +70,21 @@ class ObjectSet:
     repaired: int = 0
     skipped: int = 0
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    read_crs: Any = None
 
     def __repr__(self) -> str:
         what = "label grid" if self.grid is not None else "geometries"
         return f"<ObjectSet {len(self)} objects ({self.input_type}, {what}) from {self.path}>"
+
+    @property
+    def input_crs(self) -> Any:
+        """The CRS of the input as it was read (:attr:`crs` unless it changed since)."""
+        return self.crs if self.read_crs is None else self.read_crs
+
+    def in_crs(self, crs: Any, **changes: Any) -> ObjectSet:
+        """These objects in ``crs`` (with ``changes``: their new geometry, areas …),
+        remembering the CRS they were read in."""
+        return replace(self, crs=crs, read_crs=self.input_crs, **changes)
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])

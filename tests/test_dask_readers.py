@@ -123,8 +123,25 @@ def test_tiles_errors_name_the_file(tmp_path):
     gpd.GeoDataFrame(geometry=ref[:2], crs="EPSG:3857").to_file(tmp_path / "t" / "t9.gpkg")
     with pytest.raises(InputError, match=r"t9\.gpkg: is in another CRS"):
         plan_pieces(tmp_path / "t" / "*.gpkg")
-    with pytest.raises(InputError, match=r"t0\.gpkg: --id-field 'nope' is not a field"):
+    with pytest.raises(InputError, match=r"t0\.gpkg: --id-field 'nope' is not a field \(f"):
         plan_pieces(tmp_path / "t" / "t[01].gpkg", id_field="nope")
+
+
+def test_a_field_error_crosses_from_a_worker_whole():
+    """A FieldError raised on a worker (a tile planned there) reaches the client as
+    itself, so that the client can still name the side and the option as given."""
+    import pickle
+
+    from geoeval.errors import FieldError
+
+    error = FieldError("id_field", "bid", "is not a field", "t0.gpkg", detail=" (fields: a)")
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is FieldError and str(back) == str(error)
+    assert str(back.on("submission", own=True)) == (
+        "t0.gpkg: --sub-id-field 'bid' is not a field of the submission (fields: a)")
+    assert str(pickle.loads(pickle.dumps(back.on("reference")))) == (
+        "t0.gpkg: --id-field 'bid' is not a field of the reference (fields: a); "
+        "--ref-id-field / --sub-id-field name one side's field")
 
 
 def test_bounds_from_a_bbox_covering_column(tmp_path):
@@ -277,8 +294,20 @@ def test_tiles_scored_on_the_cluster_as_locally(cluster, tmp_path, monkeypatch):
         geoeval.score(pattern, subs, engine="dask", scheduler=cluster.scheduler_address,
                       **options)
     assert str(dask_error.value) == str(local_error.value)
-    assert "--id-field 'bid' is not unique: 1 value(s) repeat (e.g. " in str(dask_error.value)
+    assert "--ref-id-field 'bid' is not unique in the reference: 1 value(s) repeat (e.g. " \
+        in str(dask_error.value)
     assert str(dask_error.value).startswith(pattern)
+    # a field the submission's tiles lack: the side and its own option named, both engines
+    missing = dict(options, submission_options={"id_field": "nope"})
+    with pytest.raises(InputError) as local_error:
+        geoeval.score(refs, subs, **missing)
+    with monkeypatch.context() as m, pytest.raises(InputError) as dask_error:
+        refuse_feature_reads(m)
+        geoeval.score(refs, subs, engine="dask", scheduler=cluster.scheduler_address,
+                      **missing)
+    assert str(dask_error.value) == str(local_error.value) == (
+        f"{tmp_path / 'sub' / 't0.fgb'}: --sub-id-field 'nope' is not a field of the "
+        "submission (fields: none)")
 
 
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -199,3 +199,60 @@ def test_the_sample_gives_one_report_whatever_the_engine(tmp_path, monkeypatch, 
     assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "local.json").read_bytes()
     assert "matched reference" in local and "partitions" not in dask
     assert dask == local
+
+
+@pytest.mark.slow
+def test_input_crss_named_and_one_report_whatever_the_engine(tmp_path, monkeypatch):
+    """Issue 35 item 7 on both engines. A geographic reference (EPSG:4326) against a Web
+    Mercator submission (EPSG:3857): the Dask engine reads them in the client and both
+    evaluate in the local equal-area projection; two GeoParquet layers in a CRS with no
+    authority code (a transverse Mercator from a PROJ string) go by partitions. Each
+    report names each input's own CRS and the evaluation CRS once, byte for byte the
+    same from both engines."""
+    from pathlib import Path
+
+    import geopandas as gpd
+    from pyproj import CRS
+
+    import geoeval
+    from geoeval.cli.main import main
+    from geoeval.engine import distributed as dist
+    from geoeval.scoring.summary import ScoreSummary
+
+    sample = Path(__file__).resolve().parents[1] / "sample_data"
+    ref = gpd.read_file(sample / "reference.gpkg", layer="buildings")
+    sub = gpd.read_file(sample / "submissions" / "s7_dilated.gpkg")
+    x0, y0, x1, y1 = ref.total_bounds
+    window = (slice(x0, (x0 + x1) / 2), slice(y0, (y0 + y1) / 2))  # a quarter of the scene
+    ref, sub = ref.cx[window], sub.cx[window]
+    ref.to_crs(4326).to_file(tmp_path / "ref_4326.gpkg")
+    sub.to_crs(3857).to_file(tmp_path / "sub_3857.gpkg")
+    tm = "+proj=tmerc +lat_0=13 +lon_0=123.6 +k=1 +x_0=50000 +y_0=0 +datum=WGS84 +units=m"
+    ref.to_crs(tm).to_parquet(tmp_path / "ref_tm.parquet")
+    sub.to_crs(tm).to_parquet(tmp_path / "sub_tm.parquet")
+    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 200)
+    args = ["score", str(tmp_path / "ref_4326.gpkg"), str(tmp_path / "sub_3857.gpkg"),
+            "-m", "bgm", "-m", "iou", "--id-field", "id", "-q"]
+    assert main([*args, "--json", str(tmp_path / "local.json")]) == 0
+    options = dict(matchers=["bgm", "hoover"], id_field="id")
+    local_tm = geoeval.score(tmp_path / "ref_tm.parquet", tmp_path / "sub_tm.parquet",
+                             **options)
+    with local_cluster() as c:
+        assert main([*args, "--engine", "dask", "--scheduler", c.scheduler_address,
+                     "--json", str(tmp_path / "dask.json")]) == 0
+        dask_tm = geoeval.score(tmp_path / "ref_tm.parquet", tmp_path / "sub_tm.parquet",
+                                engine="dask", scheduler=c.scheduler_address, **options)
+    assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+    report = json.loads((tmp_path / "local.json").read_text())
+    assert (report["reference"]["crs"], report["submission"]["crs"]) == ("EPSG:4326",
+                                                                         "EPSG:3857")
+    ev = report["parameters"]["evaluation_crs"]
+    assert ev["crs"].startswith("geoeval local equal-area") and ev["wkt"].startswith("PROJCRS")
+    # by partitions: the PROJ string names the CRS (its name is "unknown"), the WKT
+    # defines it once
+    assert isinstance(dask_tm, ScoreSummary) and dask_tm.partitions["partitions"] > 1
+    assert dask_tm.to_json() == local_tm.to_json()
+    d = local_tm.to_dict()
+    ev = d["parameters"]["evaluation_crs"]
+    assert d["reference"]["crs"] == d["submission"]["crs"] == ev["crs"]
+    assert ev["crs"].startswith("+proj=tmerc") and CRS.from_wkt(ev["wkt"]) == CRS(tm)

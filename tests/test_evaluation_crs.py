@@ -113,3 +113,70 @@ def test_unsuitable():
     assert unsuitable("EPSG:3395").startswith("Mercator")  # world Mercator
     assert unsuitable("EPSG:32631") is None and unsuitable("EPSG:2154") is None  # UTM, LCC
     assert unsuitable(None) is None
+
+
+def test_the_report_names_each_inputs_own_crs_and_the_evaluation_crs_once(tmp_path):
+    """Issue 35 item 7: a geographic reference against a Web Mercator submission. The
+    report's ``reference.crs`` and ``submission.crs`` are each file's own CRS by its
+    authority code (they were the local projection's 2 KB PROJJSON, the submission's
+    EPSG:3857 recorded nowhere); ``parameters.evaluation_crs`` names the projection
+    once, with the WKT that rebuilds it (it has no authority code)."""
+    import json
+
+    import geopandas as gpd
+    from pyproj import CRS
+
+    ref, sub = squares(45.0)
+    gpd.GeoDataFrame(geometry=ref, crs="EPSG:4326").to_file(tmp_path / "ref.gpkg")
+    gpd.GeoDataFrame(geometry=sub, crs="EPSG:4326").to_crs(3857).to_file(tmp_path / "sub.gpkg")
+    res = geoeval.score(tmp_path / "ref.gpkg", tmp_path / "sub.gpkg", matchers=["bgm"],
+                        json=tmp_path / "r.json")
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["reference"]["crs"] == "EPSG:4326"
+    assert report["submission"]["crs"] == "EPSG:3857"
+    assert all(len(json.dumps(report[k])) < 200 for k in ("reference", "submission"))
+    ev = report["parameters"]["evaluation_crs"]
+    assert set(ev) == {"crs", "rule", "wkt"}
+    proj = local_equal_area("EPSG:4326", tuple(shapely.total_bounds(ref)))
+    assert ev["crs"] == proj.name and ev["crs"].startswith("geoeval local equal-area")
+    assert CRS.from_wkt(ev["wkt"]) == proj == CRS.from_user_input(res.reference.crs)
+    # the objects were evaluated there: the areas are the ellipsoid's
+    np.testing.assert_allclose(res.reference.areas, [geodesic_area(g) for g in ref], rtol=1e-6)
+    # a CRS with an authority code is named by it alone, once
+    chosen = geoeval.score(tmp_path / "ref.gpkg", tmp_path / "sub.gpkg", matchers=["bgm"],
+                           evaluation_crs="EPSG:32632").to_dict()
+    assert chosen["parameters"]["evaluation_crs"] == {
+        "crs": "EPSG:32632", "rule": "given (evaluation_crs)", "wkt": None}
+    assert (chosen["reference"]["crs"], chosen["submission"]["crs"]) == ("EPSG:4326",
+                                                                          "EPSG:3857")
+
+
+def test_a_resampled_raster_and_a_reprojected_layer_keep_their_own_crs():
+    """The submission's own CRS, whatever brought it onto the reference: a label raster
+    in the neighbouring UTM zone (resampled onto the reference grid) and a layer with no
+    authority code (named by its CRS's name: never its definition)."""
+    import rasterio.warp
+    from rasterio.transform import from_origin
+
+    labels = np.zeros((40, 40), np.int32)
+    labels[5:15, 5:15], labels[20:35, 22:30] = 1, 2
+    t = from_origin(500_000, 4_500_040, 1, 1)
+    t2, width, height = rasterio.warp.calculate_default_transform(
+        "EPSG:32631", "EPSG:32630", 40, 40, *rasterio.transform.array_bounds(40, 40, t))
+    moved = np.zeros((height, width), np.int32)
+    rasterio.warp.reproject(labels, moved, src_transform=t, src_crs="EPSG:32631",
+                            dst_transform=t2, dst_crs="EPSG:32630",
+                            resampling=rasterio.warp.Resampling.nearest)
+    res = geoeval.score((labels, t, "EPSG:32631"), (moved, t2, "EPSG:32630"), matchers=["bgm"])
+    d = res.to_dict()
+    assert (d["reference"]["crs"], d["submission"]["crs"]) == ("EPSG:32631", "EPSG:32630")
+    assert d["parameters"]["evaluation_crs"] == {"crs": "EPSG:32631",
+                                                 "rule": "the reference's CRS", "wkt": None}
+    assert res.results["bgm"].matching.n_instances == 2
+    site = 'LOCAL_CS["site grid",UNIT["metre",1]]'
+    boxes = [shapely.box(0, 0, 10, 10)]
+    d = geoeval.score(ObjectSet.from_geometries(boxes, crs=site),
+                      ObjectSet.from_geometries(boxes, crs=site), matchers=["bgm"]).to_dict()
+    assert d["reference"]["crs"] == d["submission"]["crs"] == "site grid"
+    ev = d["parameters"]["evaluation_crs"]
+    assert ev["crs"] == "site grid" and ev["wkt"].startswith("ENGCRS[\"site grid\"")

@@ -427,6 +427,40 @@ def test_qgis_process_score_files_equals_the_cli(qgis, tmp_path):
 
 
 @pytest.mark.slow
+def test_qgis_process_per_side_id_fields(qgis, tmp_path):
+    """REF_ID_FIELD / SUB_ID_FIELD are --ref-id-field / --sub-id-field: each layer's ids
+    from its own field, as the CLI gives them; a field the submission lacks is one
+    line naming the side and the option."""
+    import geopandas as gpd
+
+    ref = SAMPLE / "reference.gpkg"
+    sub = tmp_path / "dets.gpkg"
+    frame = gpd.read_file(SAMPLE / "submissions" / "s3_false_alarms.gpkg")
+    frame.rename(columns={"id": "det_id"}).assign(det_id=frame["id"] + 100_000).to_file(sub)
+    out = tmp_path / "out"
+    proc = _qgis_process(
+        qgis, "run", "geoeval:score", "--", f"REFERENCE={ref}", f"SUBMISSION={sub}",
+        "MATCHERS=bgm", "REF_ID_FIELD=id", "SUB_ID_FIELD=det_id", f"JSON={out}/d.json",
+        f"GPKG={out}/d.gpkg")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    got = json.loads((out / "d.json").read_text())
+    want = _cli_json(tmp_path, "score", str(ref), str(sub), "-m", "bgm", "--ref-id-field",
+                     "id", "--sub-id-field", "det_id")
+    assert got["results"] == want["results"]
+    first = got["results"]["bgm"]["instances"][0]
+    assert first["submission"][0] >= 100_000 and first["reference"][0] < 100_000
+    proc = _qgis_process(
+        qgis, "run", "geoeval:score", "--", f"REFERENCE={ref}", f"SUBMISSION={sub}",
+        "MATCHERS=bgm", "ID_FIELD=det_id", f"JSON={out}/bad.json", f"GPKG={out}/bad.gpkg")
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in text
+    assert any("--id-field 'det_id' is not a field of the reference (fields: id, class); "
+               "--ref-id-field / --sub-id-field name one side's field" in line
+               for line in text.splitlines()), text[-2000:]
+    assert not (out / "bad.json").exists()
+
+
+@pytest.mark.slow
 def test_qgis_process_bad_parameter_is_one_line_and_fails(qgis, tmp_path):
     ref, sub = SAMPLE / "reference.tif", SAMPLE / "submissions" / "s1_near_perfect.tif"
     proc = _qgis_process(qgis, "run", "geoeval:score", "--", f"REFERENCE={ref}",

@@ -316,9 +316,10 @@ def test_hasse_graphml_round_trip(scores_csv: Path, tmp_path: Path) -> None:
 
 def test_rank_vector_contest_reader_options_read_reference_once(tmp_path: Path, monkeypatch,
                                                                  capsys) -> None:
-    """`rank` takes score's reader options (--ref-layer, --id-field, --resolution …),
+    """`rank` takes score's reader options (--ref-layer, --ref-id-field, --resolution …),
     reads the reference once, and its indicators are those `score` gives each
-    submission on its own."""
+    submission on its own. An id field of the reference alone is --ref-id-field:
+    --id-field (both sides) is refused naming the submission without it."""
     import geopandas as gpd
     from shapely import box
 
@@ -342,13 +343,19 @@ def test_rank_vector_contest_reader_options_read_reference_once(tmp_path: Path, 
     out = tmp_path / "r.json"
     args = ["rank", str(tmp_path / "ref.gpkg"), *paths, "--ref-layer", "truth",
             "--sub-layer", "det", "--resolution", "0.5", "--json", str(out), "-q"]
-    assert main(args) == 0
+    assert main([*args, "--id-field", "fid_"]) == 2
+    assert capsys.readouterr().err == (
+        f"geoeval: error: {paths[0]}: --id-field 'fid_' is not a field of the submission "
+        "(fields: none); --ref-id-field / --sub-id-field name one side's field\n")
+    assert not out.exists()
+    calls.clear()
+    assert main([*args, "--ref-id-field", "fid_"]) == 0
     assert calls.count(str(tmp_path / "ref.gpkg")) == 1
     assert capsys.readouterr().out == ""  # --quiet: no table
     d = json.loads(out.read_text())
     for name, path in zip(subs, paths, strict=True):
         one = geoeval.score(tmp_path / "ref.gpkg", path, matchers=["mom"], resolution=0.5,
-                            reference_options={"layer": "truth"},
+                            reference_options={"layer": "truth", "id_field": "fid_"},
                             submission_options={"layer": "det"}).results["mom"]
         assert d["submissions"][name] == {"precision": one.precision, "recall": one.recall,
                                           "accuracy": one.accuracy}

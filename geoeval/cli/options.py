@@ -130,7 +130,11 @@ BackgroundOpt = Annotated[int, typer.Option(help="Raster background label.")]
 LayerOpt = Annotated[str | None, typer.Option(help="Vector layer (both inputs).")]
 RefLayerOpt = Annotated[str | None, typer.Option(help="Reference layer.")]
 SubLayerOpt = Annotated[str | None, typer.Option(help="Submission layer.")]
-IdFieldOpt = Annotated[str | None, typer.Option(help="Vector field with object ids.")]
+IdFieldOpt = Annotated[str | None, typer.Option(
+    help="Vector field with object ids (both inputs).")]
+RefIdFieldOpt = Annotated[str | None, typer.Option(help="Reference field with object ids.")]
+SubIdFieldOpt = Annotated[str | None, typer.Option(
+    help="Submission field with object ids.")]
 CrsOpt = Annotated[str | None, typer.Option(
     help="CRS of inputs that have none (Shapefile without .prj, raster without "
          "georeferencing), e.g. EPSG:32651.")]
@@ -554,20 +558,21 @@ class Progress:
 
 def _readers(band: BandOpt = DEFAULTS["band"], background: BackgroundOpt = DEFAULTS["background"],
              layer: LayerOpt = None, ref_layer: RefLayerOpt = None, sub_layer: SubLayerOpt = None,
-             id_field: IdFieldOpt = DEFAULTS["id_field"], crs: CrsOpt = DEFAULTS["crs"],
+             id_field: IdFieldOpt = DEFAULTS["id_field"], ref_id_field: RefIdFieldOpt = None,
+             sub_id_field: SubIdFieldOpt = None, crs: CrsOpt = DEFAULTS["crs"],
              ref_crs: RefCrsOpt = None, sub_crs: SubCrsOpt = None,
              eval_crs: EvalCrsOpt = DEFAULTS["evaluation_crs"]) -> dict[str, Any]:
     """The shared reader options as :func:`geoeval.scoring.score` keywords (the
     ``--ref-*``/``--sub-*`` ones as each side's own options)."""
 
-    def side(layer_name: str | None, side_crs: str | None) -> dict[str, Any] | None:
-        own = {k: v for k, v in (("layer", layer_name), ("crs", side_crs)) if v is not None}
+    def side(**given: Any) -> dict[str, Any] | None:
+        own = {k: v for k, v in given.items() if v is not None}
         return own or None
 
     return {"band": band, "background": background, "layer": layer, "id_field": id_field,
             "crs": crs, "evaluation_crs": eval_crs,
-            "reference_options": side(ref_layer, ref_crs),
-            "submission_options": side(sub_layer, sub_crs)}
+            "reference_options": side(layer=ref_layer, id_field=ref_id_field, crs=ref_crs),
+            "submission_options": side(layer=sub_layer, id_field=sub_id_field, crs=sub_crs)}
 
 
 #: The reader options of ``score`` and ``rank`` (``readers: dict = READERS``).

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.arrays import SizedByArrays
-from geoeval.errors import InputError
+from geoeval.errors import FieldError, InputError
 from geoeval.measures.mallows import add_mallows_sums, mallows_sums
 from geoeval.parallel import gc_paused
 from geoeval.sums import ZERO, exact_sum
@@ -271,19 +271,19 @@ def _check_ids(client: Any, keyed: list[Any], features: int, source: Any,
 
 
 def _ids_error(source: Any, id_field: str, features: int, empty: int,
-               found: list[tuple[int, Any, int]]) -> InputError | None:
+               found: list[tuple[int, Any, int]]) -> FieldError | None:
     """The in-memory reader's error for empty or repeated ids
     (:func:`geoeval.io.vector.objects_from_frame`), from the buckets' summaries."""
     if empty:
-        return InputError(f"--id-field {id_field!r} has empty values "
-                          f"({empty} of {features} features)", source)
+        return FieldError("id_field", id_field, "has empty values", source,
+                          detail=f" ({empty} of {features} features)")
     repeats = [f for f in found if f[0]]
     if not repeats:
         return None
     first = min(repeats, key=lambda f: f[1])
-    return InputError(f"--id-field {id_field!r} is not unique: "
-                      f"{sum(f[0] for f in repeats)} value(s) repeat "
-                      f"(e.g. {first[1]!s} appears {first[2]} times)", source)
+    return FieldError("id_field", id_field, "is not unique", source, detail=(
+        f": {sum(f[0] for f in repeats)} value(s) repeat "
+        f"(e.g. {first[1]!s} appears {first[2]} times)"))
 
 
 @gc_paused
@@ -761,16 +761,30 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     from geoeval.io.pieces import plan_layer, read_piece
 
     def on_workers(function: Callable[..., Any], items: list[Any]) -> list[Any]:
-        return client.gather(client.map(function, items, pure=False))
+        """``function`` of every item on the workers; on failures the first item's
+        error in item order (the local reader's), whichever failed first."""
+        from distributed import wait
+
+        futures = client.map(function, items, pure=False)
+        wait(futures)
+        for future in futures:
+            if future.status == "error":
+                future.result()  # raises its error
+        return client.gather(futures)
 
     plans, meta = [], []
-    for src, opts in ((reference, reference_options), (submission, submission_options)):
-        pieces, crs, bounds = plan_layer(src, layer=opts.get("layer"),
-                                         id_field=opts.get("id_field"), mapper=on_workers)
+    for side, src, opts in (("reference", reference, reference_options),
+                            ("submission", submission, submission_options)):
+        try:
+            pieces, crs, bounds = plan_layer(src, layer=opts.get("layer"),
+                                             id_field=opts.get("id_field"), mapper=on_workers)
+            if opts.get("class_field") is not None:
+                check_field(pieces, opts["class_field"], src)
+        except FieldError as exc:
+            raise exc.on(side) from None
         if opts.get("class_field") is not None:
             from dataclasses import replace
 
-            check_field(pieces, opts["class_field"], src)
             pieces = [replace(q, class_field=opts["class_field"]) for q in pieces]
         plans.append((pieces, crs))
         meta.append(bounds)
@@ -834,7 +848,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                                sum(i.get("empty_ids", 0) for i in infos[side]),
                                client.gather(futs))
             if error is not None:
-                raise error
+                raise error.on(("reference", "submission")[side])
     del checks
     keys = np.concatenate([s[0] for s in samples]) if samples else np.zeros(0, np.int64)
     weights = np.concatenate([s[1] for s in samples]) if samples else np.zeros(0)

@@ -9,11 +9,10 @@ two rasters), so that overlaps
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from geoeval.errors import CRSMismatchError, InputError, first_line
+from geoeval.errors import CRSMismatchError, FieldError, InputError, first_line
 from geoeval.grid import same_crs
 from geoeval.objects import ObjectSet
 
@@ -164,6 +163,16 @@ def read(
                      path)
 
 
+def read_side(path: str | Path | Any, side: str, **options: Any) -> ObjectSet:
+    """:func:`read` of one side of a pair (``side``: ``"reference"`` or
+    ``"submission"``), whose field errors name that side
+    (:meth:`geoeval.errors.FieldError.on`)."""
+    try:
+        return read(path, **options)
+    except FieldError as exc:
+        raise exc.on(side) from None
+
+
 _RASTER_OPTIONS = {"input_type", "band", "background", "max_memory"}
 
 
@@ -250,8 +259,8 @@ def read_pair_counted(
         ref, sub, counts = read_raster_pair(reference, submission,  # type: ignore[arg-type]
                                             reference_options=ro, submission_options=so)
     else:
-        ref = read(reference, **ref_opts)
-        sub = read(submission, **sub_opts)
+        ref = read_side(reference, "reference", **ref_opts)
+        sub = read_side(submission, "submission", **sub_opts)
         counts = None
     warnings: list[str] = [*ref.warnings, *sub.warnings]  # the readers' (skipped features…)
     if (ref.crs is None) != (sub.crs is None):
@@ -281,7 +290,7 @@ def read_pair_counted(
         _check_grid_extents(ref, sub)
         sub = _resample(sub, ref, warnings, "grid")
     if sub.grid is None and ref.crs is not None:
-        sub = replace(sub, crs=ref.crs)
+        sub = sub.in_crs(ref.crs)
     if not two_grids:  # two rasters were checked before resampling
         _check_extents(ref, sub)
     return ref, sub, warnings, counts

@@ -22,11 +22,10 @@ areas are four times too large. So:
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from geoeval.errors import InputError
-from geoeval.grid import same_crs
+from geoeval.grid import authority_code, crs_code, same_crs
 from geoeval.io import crs_name, extent
 from geoeval.objects import ObjectSet
 
@@ -110,6 +109,29 @@ def _bounds(ref: ObjectSet, sub: ObjectSet) -> tuple[float, float, float, float]
     return extent(ref) or extent(sub)
 
 
+#: ``parameters.evaluation_crs.rule`` when the inputs stay in the reference's CRS.
+REFERENCE_RULE = "the reference's CRS"
+
+
+def evaluation_record(crs: Any, rule: str = REFERENCE_RULE) -> dict[str, Any]:
+    """The report's ``parameters.evaluation_crs``: the CRS areas and distances were
+    computed in, once. ``crs``: its short name (:func:`geoeval.grid.crs_code`, the
+    form of ``reference.crs`` and ``submission.crs``); ``rule``: why that CRS;
+    ``wkt``: its definition (WKT2) only where no authority code names it (the local
+    equal-area projection, an engineering CRS), else ``None``.
+
+    Examples
+    --------
+    >>> evaluation_record("EPSG:32651")
+    {'crs': 'EPSG:32651', 'rule': "the reference's CRS", 'wkt': None}
+    >>> r = evaluation_record(local_equal_area("EPSG:4326", (2.3, 48.8, 2.4, 48.9)), "local")
+    >>> r["crs"], r["wkt"][:7]
+    ('geoeval local equal-area (Lambert azimuthal, centre 48.85000 N, 2.35000 E)', 'PROJCRS')
+    """
+    wkt = None if authority_code(crs) is not None else _crs(crs).to_wkt()
+    return {"crs": crs_code(crs), "rule": rule, "wkt": wkt}
+
+
 def to_evaluation_crs(
     reference: ObjectSet, submission: ObjectSet, evaluation_crs: Any = None,
 ) -> tuple[ObjectSet, ObjectSet, dict[str, Any] | None, list[str]]:
@@ -128,8 +150,8 @@ def to_evaluation_crs(
     -------
     reference, submission : ObjectSet
     info : dict or None
-        ``crs`` (name), ``wkt``, ``rule`` and ``input_crs`` when the sides were
-        reprojected; ``None`` when they stay in their CRS.
+        :func:`evaluation_record` of the CRS when the sides were reprojected;
+        ``None`` when they stay in their CRS.
     warnings : list of str
 
     Raises
@@ -188,9 +210,8 @@ def to_evaluation_crs(
     from geoeval.io.vector import reproject
 
     ref = reproject(reference, target)
-    sub = replace(reproject(submission, target), crs=ref.crs)
-    info = {"crs": crs_name(target), "wkt": target.to_wkt(), "rule": rule,
-            "input_crs": crs_name(reference.crs)}
+    sub = reproject(submission, target).in_crs(ref.crs)
+    info = evaluation_record(target, rule)
     warning = (f"areas and distances are computed in {crs_name(target)}, not in the "
                f"inputs' {crs_name(reference.crs)}"
                + (f" ({why})" if requested is None else "")

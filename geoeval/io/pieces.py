@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.errors import InputError, first_line
+from geoeval.errors import FieldError, InputError, first_line
 from geoeval.parallel import gc_paused
 
 #: Features per piece (a row group larger than this is one piece on its own).
@@ -222,8 +222,9 @@ def _parquet_plan(p: Path, id_field: str | None, size: int) -> tuple[list[Piece]
             crs = _geo_crs(geo, f)
             names = meta.schema.to_arrow_schema().names
             if id_field is not None and id_field not in names:
-                raise InputError(f"--id-field {id_field!r} is not a field (fields: "
-                                 f"{', '.join(names)})", f)
+                primary = json.loads(geo).get("primary_column")  # listed as the reader does
+                raise FieldError("id_field", id_field, "is not a field", f, detail=(
+                    f" (fields: {', '.join(n for n in names if n != primary) or 'none'})"))
         start, rows = 0, 0
         for g in range(meta.num_row_groups):
             n = meta.row_group(g).num_rows
@@ -357,8 +358,8 @@ def _ogr_plan(p: Path, layer: str | int | None, id_field: str | None,
     if info.get("geometry_type") is None:
         raise InputError("has no geometry column: nothing to evaluate", p)
     if id_field is not None and id_field not in list(info["fields"]):
-        raise InputError(f"--id-field {id_field!r} is not a field (fields: "
-                         f"{', '.join(map(str, info['fields']))})", p)
+        raise FieldError("id_field", id_field, "is not a field", p,
+                         detail=f" (fields: {', '.join(map(str, info['fields'])) or 'none'})")
     n = int(info["features"])
     pieces = [Piece(str(p), "ogr", s, min(size, n - s), s, layer, id_field, str(p),
                     rows=min(size, n - s)) for s in range(0, n, size)]

@@ -504,4 +504,5 @@ def resample_to_grid(objects: ObjectSet, target: LabelGrid) -> ObjectSet:
         grid=out.grid,
         path=objects.path,
         input_type=objects.input_type,
+        read_crs=objects.input_crs,
     )

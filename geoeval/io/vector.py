@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from geoeval.errors import InputError, first_line
+from geoeval.errors import FieldError, InputError, first_line
 from geoeval.objects import ObjectSet
 from geoeval.parallel import chunked
 
@@ -180,26 +179,26 @@ def objects_from_frame(
 
     if hasattr(frame, "to_frame") and not hasattr(frame, "columns"):  # a GeoSeries
         frame = frame.to_frame("geometry").set_geometry("geometry")
-    for option, field in (("--id-field", id_field), ("--class-field", class_field)):
+    for keyword, field in (("id_field", id_field), ("class_field", class_field)):
         if field is not None and field not in frame.columns:
-            raise InputError(f"{option} {field!r} is not a column (columns: "
-                             f"{', '.join(map(str, frame.columns))})", path)
+            raise FieldError(keyword, field, "is not a column", path, detail=(
+                f" (columns: {', '.join(map(str, frame.columns))})"))
     geoms = np.asarray(frame.geometry.values, dtype=object)
     kept, keep, notes, repaired, kept_area = _polygonal_objects(geoms)
     n_features = geoms.size
     if id_field is not None:
         column = frame[id_field]
         if column.isna().any():
-            raise InputError(f"--id-field {id_field!r} has empty values "
-                             f"({int(column.isna().sum())} of {n_features} features)", path)
+            raise FieldError("id_field", id_field, "has empty values", path,
+                             detail=f" ({int(column.isna().sum())} of {n_features} features)")
         ids = column.to_numpy()
         values, counts = np.unique(ids.astype(str) if ids.dtype == object else ids,
                                    return_counts=True)
         if (counts > 1).any():
             dup = values[counts > 1]
-            raise InputError(f"--id-field {id_field!r} is not unique: {dup.size} value(s) "
-                             f"repeat (e.g. {dup[0]!s} appears {counts[counts > 1][0]} times)",
-                             path)
+            raise FieldError("id_field", id_field, "is not unique", path, detail=(
+                f": {dup.size} value(s) repeat (e.g. {dup[0]!s} appears "
+                f"{counts[counts > 1][0]} times)"))
         ids = ids[keep]
     else:
         ids = frame.index.to_numpy()[keep]
@@ -418,10 +417,10 @@ def _choose_layer(p: Path, layers: list[str], layer: str | int | None) -> str | 
 
 def _check_fields(p: Path, fields: list[str], id_field: str | None,
                   class_field: str | None) -> None:
-    for name, field in (("--id-field", id_field), ("--class-field", class_field)):
+    for keyword, field in (("id_field", id_field), ("class_field", class_field)):
         if field is not None and field not in fields:
-            listed = ", ".join(fields) or "none"
-            raise InputError(f"{name} {field!r} is not a field (fields: {listed})", p)
+            raise FieldError(keyword, field, "is not a field", p,
+                             detail=f" (fields: {', '.join(fields) or 'none'})")
 
 
 def _no_geometry(p: Path, layer: str | int | None = None) -> InputError:
@@ -600,4 +599,4 @@ def reproject(objects: ObjectSet, crs: Any) -> ObjectSet:
 
     series = gpd.GeoSeries(objects.polygons, crs=objects.crs).to_crs(crs)
     geoms = np.asarray(series.values, dtype=object)
-    return replace(objects, areas=shapely.area(geoms).astype(float), crs=crs, geometry=geoms)
+    return objects.in_crs(crs, areas=shapely.area(geoms).astype(float), geometry=geoms)

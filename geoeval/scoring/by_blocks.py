@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from geoeval.grid import crs_code
 from geoeval.scoring.summary import (
     OverlapSummary,
     ScoreSummary,
     SideSummary,
     added_sums,
-    crs_text,
     empty_sides,
     ilp_components,
     matcher_summary,
@@ -41,7 +41,7 @@ def score_mosaic_files(client: Any, plan: Plan, reference_side: Any, submission_
     blocks (:mod:`geoeval.engine.mosaic`) with the
     :class:`~geoeval.scoring.options.ScoreOptions` ``options``."""
     from geoeval.engine.mosaic import score_mosaic
-    from geoeval.io import crs_name
+    from geoeval.io.evaluation_crs import evaluation_record
     from geoeval.measures.mallows import pooling_warning
     from geoeval.sums import ExactSum
 
@@ -53,7 +53,7 @@ def score_mosaic_files(client: Any, plan: Plan, reference_side: Any, submission_
                        lists=options.lists)
     t = plan.transform
     union = ExactSum(int(res.union_pixels), abs(t.a * t.e - t.b * t.d))  # pixels, then area
-    sides = [SideSummary(str(path), "raster", n, crs_text(plan.crs))
+    sides = [SideSummary(str(path), "raster", n, crs_code(plan.crs))
              for path, n in ((reference, res.n_reference), (submission, res.n_submission))]
     warnings = empty_sides(*sides)
     results = {}
@@ -70,7 +70,7 @@ def score_mosaic_files(client: Any, plan: Plan, reference_side: Any, submission_
                              ilp_components({n: res.matchers[n]["solver"] for n in matchers}),
                              float(union))
     parameters = options.report_parameters(
-        None if plan.crs is None else {"crs": crs_name(plan.crs), "rule": "the reference's CRS"})
+        None if plan.crs is None else evaluation_record(plan.crs))
     return ScoreSummary(sides[0], sides[1], overlap, results, parameters, tuple(warnings),
                         partitions={"blocks": res.blocks, "cut_objects": res.cut_objects,
                                     "boundary_objects": res.boundary_objects})

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from geoeval.grid import crs_code
 from geoeval.scoring.summary import (
     OverlapSummary,
     ScoreSummary,
     SideSummary,
     added_sums,
-    crs_text,
     empty_sides,
     ilp_components,
     matcher_summary,
@@ -39,7 +39,7 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
     (:mod:`geoeval.scoring.partition_sums`).
     """
     from geoeval.engine.distributed import score_layers
-    from geoeval.io import crs_name
+    from geoeval.io.evaluation_crs import evaluation_record
     from geoeval.io.vector import reader_notes
 
     reference, submission = reference_side.source, submission_side.source
@@ -70,7 +70,7 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
     sides = []
     for path, n, cnt, crs in ((reference, res.n_reference, res.counts[0], res.crs[0]),
                               (submission, res.n_submission, res.counts[1], res.crs[1])):
-        sides.append(SideSummary(str(path), "vector", n, crs_text(crs), cnt["repaired"],
+        sides.append(SideSummary(str(path), "vector", n, crs_code(crs), cnt["repaired"],
                                  cnt["features"] - n))
         warnings += [f"{path}: {note}" for note in reader_notes(cnt)]
     warnings += empty_sides(*sides)
@@ -80,8 +80,7 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
 
         warnings.append(auto_resolution_warning(chosen))
     parameters = options.report_parameters(
-        None if res.crs[0] is None else {"crs": crs_name(res.crs[0]),
-                                         "rule": "the reference's CRS"}, chosen)
+        None if res.crs[0] is None else evaluation_record(res.crs[0]), chosen)
     results = {}
     for name in matchers:
         m = res.matchers[name]

@@ -16,13 +16,14 @@ accepted, checked by its rule, and reported in the registry's order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from geoeval import validate
-from geoeval.errors import InputError
+from geoeval.errors import FieldError, InputError
 from geoeval.matching import MATCHERS, registry
 from geoeval.objects import ObjectSet
 
@@ -218,6 +219,19 @@ class ScoreOptions:
                 params["mallows"].update(resolution=chosen_resolution,
                                          resolution_rule=AUTO_RESOLUTION_RULE)
         return params
+
+    @contextmanager
+    def sides_named(self) -> Iterator[None]:
+        """A field error of an input read inside names the option as it was given:
+        that side's own (``reference_options``, ``--ref-id-field``) or the one for both
+        (:meth:`geoeval.errors.FieldError.on`; the readers name the side)."""
+        try:
+            yield
+        except FieldError as exc:
+            if exc.side not in ("reference", "submission"):
+                raise
+            own = exc.keyword in getattr(self, exc.side).given
+            raise exc.on(exc.side, own=own) from None
 
     def but(self, **changes: Any) -> ScoreOptions:
         """A copy with ``changes`` (fields of this class, already checked values)."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.grid import crs_code
 from geoeval.matching import Matching, registry
 from geoeval.matching.lists import MatchLists
 from geoeval.measures import counts
@@ -26,7 +27,6 @@ from geoeval.scoring.summary import (
     OverlapSummary,
     ScoreSummary,
     SideSummary,
-    crs_text,
     empty_sides,
     ilp_components,
     matcher_summary,
@@ -168,9 +168,11 @@ class ScoreResult:
 
 
 def describe(objects: ObjectSet) -> SideSummary:
-    """The report's description of an input read into ``objects``."""
-    return SideSummary(objects.path, objects.input_type, len(objects), crs_text(objects.crs),
-                       objects.repaired, objects.skipped)
+    """The report's description of an input read into ``objects``, in the input's own
+    CRS (:attr:`~geoeval.objects.ObjectSet.input_crs`; the evaluation CRS is the
+    parameters')."""
+    return SideSummary(objects.path, objects.input_type, len(objects),
+                       crs_code(objects.input_crs), objects.repaired, objects.skipped)
 
 
 def measure(name: str, m: Matching, ov: Overlap, mal: Any = None) -> MatcherResult:

@@ -93,7 +93,8 @@ def score(
     from geoeval import parallel
 
     # the engine is open while reading too: a raster's windowed scan runs on it
-    with _engine(opened, options, progress) as eng, parallel.remote(eng.mapper):
+    with _engine(opened, options, progress) as eng, parallel.remote(eng.mapper), \
+            options.sides_named():
         choice = dispatch(ref_side, sub_side, options, dask=eng.client is not None,
                           objects=objects is not None)
         if choice.route is Route.PARTITIONS:
@@ -145,10 +146,11 @@ def read_reference(reference: str | Path | ObjectSet,
     submissions against it (pass the result as ``reference`` to :func:`score`)."""
     if isinstance(reference, ObjectSet):
         return reference
-    from geoeval.io import read
+    from geoeval.io import read_side
 
     options = _built(options, keywords)
-    return read(reference, **side(reference, options.reference).reader)
+    with options.sides_named():
+        return read_side(reference, "reference", **side(reference, options.reference).reader)
 
 
 def check_options(*, gpkg_matcher: str | None = None, **keywords: Any) -> None:
@@ -193,8 +195,7 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
                    warnings: Sequence[str], pair_counts: Any, engine: Engine | None,
                    progress: Callable[[str], None] | None) -> ScoreResult:
     """:func:`score_objects` with its options built."""
-    from geoeval.io import crs_name
-    from geoeval.io.evaluation_crs import to_evaluation_crs
+    from geoeval.io.evaluation_crs import evaluation_record, to_evaluation_crs
 
     matchers = options.matchers
     reference, submission, crs_info, crs_warnings = to_evaluation_crs(
@@ -219,8 +220,7 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
                 warnings.append(auto_resolution_warning(chosen))
         params = options.report_parameters(
             crs_info if crs_info is not None else
-            None if reference.crs is None else {"crs": crs_name(reference.crs),
-                                                "rule": "the reference's CRS"}, chosen)
+            None if reference.crs is None else evaluation_record(reference.crs), chosen)
         can_mallows = bool(want_mallows) and (
             reference.grid is not None or submission.grid is not None or resolution is not None)
         # new Mallows scores of classes and strata: the scene's settings, this process

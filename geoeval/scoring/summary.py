@@ -29,14 +29,16 @@ from geoeval.matching.lists import MatchLists
 from geoeval.matching.result import KINDS
 from geoeval.measures import counts
 
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3
 #: The kinds of instance every report counts (others only when present).
 _KINDS = ("one-to-one", "one-to-many", "many-to-one")
 
 
 @dataclass(frozen=True)
 class SideSummary:
-    """The report's ``reference`` / ``submission`` object."""
+    """The report's ``reference`` / ``submission`` object; ``crs`` is the input's own
+    CRS by its short name (:func:`geoeval.grid.crs_code`): the evaluation CRS is the
+    report's ``parameters.evaluation_crs``."""
 
     path: str
     input_type: str
@@ -48,13 +50,6 @@ class SideSummary:
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "input_type": self.input_type, "objects": self.objects,
                 "crs": self.crs, "repaired": self.repaired, "skipped": self.skipped}
-
-
-def crs_text(crs: Any) -> str | None:
-    """A CRS as the report writes it (its ``to_string()``)."""
-    if crs is None:
-        return None
-    return crs.to_string() if hasattr(crs, "to_string") else str(crs)
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,13 @@ _READERS = (
            "Label of raster pixels that belong to no object."),
     Option("ID_FIELD", "--id-field", "string", None, "Field with object ids",
            "Vector field with object ids (both inputs); default: the feature ids."),
+    Option("REF_ID_FIELD", "--ref-id-field", "string", None, "Reference field with object ids",
+           "Field with the reference's object ids, when it differs from the submission's "
+           "(instead of the field for both inputs)."),
+    Option("SUB_ID_FIELD", "--sub-id-field", "string", None,
+           "Submission field with object ids",
+           "Field with the submission's object ids (every submission's, for a ranking), "
+           "when it differs from the reference's."),
     Option("EVAL_CRS", "--eval-crs", "crs", None, "CRS for areas and distances",
            "Projected CRS to compute areas and distances in. Default: the reference's; a "
            "geographic or Mercator one is replaced by a local equal-area projection, with a "

@@ -21,7 +21,8 @@ from .algorithms import RankAlgorithm, ScoreAlgorithm
 COMMAND_SETTING = "GEOEVAL_COMMAND"
 ICON = os.path.join(os.path.dirname(__file__), "icon.svg")
 NOT_FOUND = ("geoeval command not found: install geoeval in its own environment "
-             "(python -m venv geoeval-env; geoeval-env/bin/pip install geoeval) and set "
+             "(python -m venv geoeval-env; geoeval-env/bin/pip install followed by a checkout "
+             "of geoeval or a wheel built from one) and set "
              "Settings > Options > Processing > Providers > geoeval > geoeval command to its "
              "geoeval script (or put geoeval on PATH)")
 

@@ -197,6 +197,39 @@ def _missing_id_field(suffix: str) -> Builder:
     return build
 
 
+def _shared_id_field_not_on_the_reference(suffix: str) -> Builder:
+    def build(tmp):  # --id-field names the submission's field: the reference has none
+        p = write(tmp / f"sub{suffix}", [INSIDE_A], det=[7])
+        return p, ["--id-field", "det"], [
+            "ref.gpkg: --id-field 'det' is not a field of the reference (fields: oid, kind); "
+            "--ref-id-field / --sub-id-field name one side's field"]
+    return build
+
+
+def _sub_id_field_missing(suffix: str) -> Builder:
+    def build(tmp):
+        p = write(tmp / f"sub{suffix}", [INSIDE_A], uid=[1], label=["house"])
+        return p, ["--ref-id-field", "oid", "--sub-id-field", "det"], [
+            f"{p.name}: --sub-id-field 'det' is not a field of the submission "
+            "(fields: uid, label)"]
+    return build
+
+
+def _ref_id_field_missing(tmp):
+    p = write(tmp / "sub.gpkg", [INSIDE_A], det=[7])
+    return p, ["--ref-id-field", "det", "--sub-id-field", "det"], [
+        "ref.gpkg: --ref-id-field 'det' is not a field of the reference (fields: oid, kind)"]
+
+
+def _sub_id_field_repeats(suffix: str) -> Builder:
+    def build(tmp):
+        p = write(tmp / f"sub{suffix}", [INSIDE_A, TOUCHES_A], det=[7, 7])
+        return p, ["--sub-id-field", "det"], [
+            f"{p.name}: --sub-id-field 'det' is not unique in the submission: 1 value(s) "
+            "repeat (e.g. 7 appears 2 times)"]
+    return build
+
+
 def _missing_class_field(suffix: str) -> Builder:
     def build(tmp):  # passed as the reference (a submission may lack the class field)
         p = write(tmp / f"sub{suffix}", [INSIDE_A], oid=[1], uid=[5])
@@ -326,6 +359,12 @@ REFUSED: dict[str, Builder] = {
     "empty id values": _null_ids,
     **{f"missing --id-field {s}": _missing_id_field(s)
        for s in (".gpkg", ".shp", ".parquet", ".csv")},
+    **{f"--id-field only on the submission {s}": _shared_id_field_not_on_the_reference(s)
+       for s in (".gpkg", ".parquet")},
+    **{f"missing --sub-id-field {s}": _sub_id_field_missing(s)
+       for s in (".gpkg", ".shp", ".parquet", ".csv")},
+    "missing --ref-id-field": _ref_id_field_missing,
+    **{f"repeated --sub-id-field {s}": _sub_id_field_repeats(s) for s in (".gpkg", ".parquet")},
     **{f"missing --class-field {s}": _missing_class_field(s)
        for s in (".gpkg", ".shp", ".parquet", ".csv")},
     "two layers, none chosen": _multi_layer_no_choice,
@@ -561,6 +600,21 @@ def test_a_pattern_of_tiles_is_one_layer(tmp_path, ref):
                                                                            ([2], [2])]
 
 
+def test_each_side_its_own_id_field(tmp_path, ref):
+    """--ref-id-field / --sub-id-field: each side's ids from its own field (the
+    reference's oid, the submission's det), in the instances and the id lists; a side's
+    own field wins over --id-field for both."""
+    sub = write(tmp_path / "sub.gpkg", [INSIDE_A, TOUCHES_A, box(4, 0, 6, 1)],
+                det=[70, 71, 72])
+    rep = score_json(tmp_path, ref, sub, "--ref-id-field", "oid", "--sub-id-field", "det")
+    r = rep["results"]["bgm"]
+    assert [(i["reference"], i["submission"]) for i in r["instances"]] == [([1], [70]),
+                                                                           ([2], [72])]
+    assert r["false_alarm_ids"] == [71] and r["missed_ids"] == []
+    both = score_json(tmp_path, ref, sub, "--id-field", "oid", "--sub-id-field", "det")
+    assert both["results"] == rep["results"]
+
+
 def test_pattern_errors_are_one_line(tmp_path, ref):
     out = tmp_path / "out.json"
     run = run_cli("score", ref, tmp_path / "none" / "*.gpkg", "-m", "bgm", "-q", "--json",
@@ -572,8 +626,8 @@ def test_pattern_errors_are_one_line(tmp_path, ref):
     write(tiles / "t1.gpkg", [B], oid=[1])
     run = run_cli("score", ref, tiles / "*.gpkg", "--id-field", "oid", "-m", "bgm", "-q",
                   "--json", out, inputs=[ref, tiles])
-    assert_error(run, "tiles/*.gpkg", "--id-field 'oid' is not unique: 1 value(s) repeat "
-                 "(e.g. 1 appears 2 times)", absent=[out], max_lines=1)
+    assert_error(run, "tiles/*.gpkg", "--id-field 'oid' is not unique in the submission: "
+                 "1 value(s) repeat (e.g. 1 appears 2 times)", absent=[out], max_lines=1)
     write(tiles / "t2.gpkg", [B], crs="EPSG:3857", oid=[3])
     run = run_cli("score", ref, tiles / "t[02].gpkg", "-m", "bgm", "-q", "--json", out,
                   inputs=[ref, tiles])
