@@ -77,21 +77,25 @@ SCRIPT = os.environ.get("GEOEVAL_TEST_CLI", "") == "script"
 
 def run_cli(*args: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str]] = (),
             cwd: str | os.PathLike[str] | None = None, timeout: float = 300,
-            script: bool = False) -> Run:
+            script: bool = False, columns: int | None = None) -> Run:
     """Run ``geoeval ARGS``; ``inputs`` (files or folders) must be unchanged afterwards.
 
-    In this process unless ``script`` (or :data:`SCRIPT`): then the console script."""
+    In this process unless ``script`` (or :data:`SCRIPT`): then the console script.
+    ``columns`` sets ``COLUMNS`` for the run (by default: as set, else 100)."""
     argv = [str(a) for a in args]
     before = tree_hashes(inputs)
-    run = (_run_script if script or SCRIPT else _run_here)(argv, cwd, timeout)
+    run = (_run_script if script or SCRIPT else _run_here)(argv, cwd, timeout, columns)
     after = tree_hashes(inputs)
     assert after == before, f"an input changed:\n{run}"
     return run
 
 
-def _run_script(argv: list[str], cwd: str | os.PathLike[str] | None, timeout: float) -> Run:
+def _run_script(argv: list[str], cwd: str | os.PathLike[str] | None, timeout: float,
+                columns: int | None = None) -> Run:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env.setdefault("COLUMNS", "100")
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
     proc = subprocess.run(GEOEVAL + argv, capture_output=True, text=True, timeout=timeout,
                           cwd=cwd, env=env, stdin=subprocess.DEVNULL)
     return Run(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
@@ -109,7 +113,8 @@ def _chdir(folder: str | os.PathLike[str] | None):
         os.chdir(before)
 
 
-def _run_here(argv: list[str], cwd: str | os.PathLike[str] | None, timeout: float) -> Run:
+def _run_here(argv: list[str], cwd: str | os.PathLike[str] | None, timeout: float,
+              columns: int | None = None) -> Run:
     """``main(argv)`` as the console script runs it (``sys.exit(main())``): its exit
     code, what it printed, and an exception it let escape printed as the traceback
     Python prints (exit 1), so that "no traceback" is checked the same way."""
@@ -118,6 +123,8 @@ def _run_here(argv: list[str], cwd: str | os.PathLike[str] | None, timeout: floa
     out, err = io.StringIO(), io.StringIO()
     saved = {k: os.environ.get(k) for k in ("COLUMNS",)}
     os.environ.setdefault("COLUMNS", "100")
+    if columns is not None:
+        os.environ["COLUMNS"] = str(columns)
     saved_argv, sys.argv = sys.argv, [GEOEVAL[0], *argv]  # click names the program by it
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _chdir(cwd):
