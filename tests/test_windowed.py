@@ -358,3 +358,25 @@ def test_one_pass_pair_reading(tmp_path, one_block_windows):
     (tmp_path / "t.tif").write_bytes(data[: len(data) * 2 // 3])
     with pytest.raises(InputError, match="t.tif"):
         read_pair(r, str(tmp_path / "t.tif"))
+
+
+def test_a_file_read_again_is_the_file_on_disk_now(tmp_path, monkeypatch):
+    """Open handles are reused only for the same file, unchanged: the same relative name
+    in another folder, or a raster written anew at the same path (a notebook regenerating
+    its predictions), is read afresh, never the pixels of the one read before."""
+    one = np.zeros((30, 30), np.int32)
+    one[2:12, 2:12], one[15:25, 15:25] = 1, 2
+    other = np.zeros((40, 40), np.int32)
+    other[2:6, 2:6] = 7
+    for folder, labels in (("a", one), ("b", other)):
+        (tmp_path / folder).mkdir()
+        write(tmp_path / folder / "ref.tif", labels)
+    monkeypatch.chdir(tmp_path / "a")
+    assert read_raster("ref.tif").ids.tolist() == [1, 2]
+    monkeypatch.chdir(tmp_path / "b")
+    assert read_raster("ref.tif").ids.tolist() == [7]
+    again = other.copy()
+    again[30:35, 30:35] = 9
+    write(tmp_path / "b" / "ref.tif", again)  # same path, same size on disk
+    res = read_raster("ref.tif")
+    assert res.ids.tolist() == [7, 9] and res.areas[1] / res.areas[0] == 25 / 16

@@ -22,6 +22,7 @@ compact, so runs are far fewer than pixels).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -122,15 +123,32 @@ _LOCAL = threading.local()
 
 
 def _dataset(path: str) -> Any:
-    """An open rasterio dataset for ``path``, one per thread (handles are not thread-safe)."""
+    """An open rasterio dataset for ``path``, one per thread (handles are not thread-safe).
+
+    A handle is reused only for the same file as when it was opened: the key is the
+    absolute path, and the file's identity and version (device, inode, size, modification
+    time) must still match. A relative name read again from another folder, or a file
+    written anew at the same path (a notebook regenerating ``predictions.tif``), opens the
+    file afresh instead of reading the old one's pixels."""
     import rasterio
 
     cache = getattr(_LOCAL, "datasets", None)
     if cache is None:
         cache = _LOCAL.datasets = {}
-    ds = cache.get(path)
-    if ds is None or ds.closed:
-        ds = cache[path] = rasterio.open(path)
+    try:
+        st = os.stat(path)
+    except OSError:  # a GDAL virtual path (/vsicurl/…): no file to check
+        where, version = path, None
+    else:
+        where = os.path.abspath(path)
+        version = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    held = cache.get(where)
+    if held is not None and held[0] == version and not held[1].closed:
+        return held[1]
+    if held is not None:
+        held[1].close()
+    ds = rasterio.open(path)
+    cache[where] = (version, ds)
     return ds
 
 
