@@ -5,9 +5,6 @@ and the CLI through the console script."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from fractions import Fraction as F
 
 import numpy as np
@@ -21,6 +18,7 @@ from geoeval.io.raster import objects_from_labels
 from geoeval.matching.result import Instance, Matching, instance_kind
 from geoeval.measures.breakdown import ERROR_TYPES, error_breakdown, fix
 from geoeval.scoring import score_objects
+from tests.corpus.conftest import run_cli
 
 
 def hand_scene(matcher: str = "mom") -> tuple[Matching, np.ndarray]:
@@ -248,8 +246,6 @@ def write_labels(path, labels):
 
 
 def test_cli_breakdown(tmp_path):
-    exe = shutil.which("geoeval")
-    assert exe, "the geoeval console script is not installed"
     ref = squares([(1, 1), (1, 10), (12, 4), (12, 14)])
     sub = np.zeros_like(ref)
     sub[1:5, 1:5] = 1          # R1 found exactly
@@ -260,11 +256,9 @@ def test_cli_breakdown(tmp_path):
     sub[20:23, 20:23] = 5      # a false alarm
     write_labels(tmp_path / "ref.tif", ref)
     write_labels(tmp_path / "sub.tif", sub)
-    run = subprocess.run([exe, "score", "ref.tif", "sub.tif", "--matcher", "mom", "--breakdown",
-                          "--json", "r.json", "--breakdown-figure", "b.png"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "COLUMNS": "80"})
-    assert run.returncode == 0, run.stderr
+    run = run_cli("score", "ref.tif", "sub.tif", "--matcher", "mom", "--breakdown",
+                  "--json", "r.json", "--breakdown-figure", "b.png", cwd=tmp_path, columns=80)
+    assert run.code == 0, run.stderr
     assert "what fixing each error type would gain" in run.stdout
     assert max(len(line) for line in run.stdout.splitlines()) <= 80
     for row in ("misses", "false alarms", "merges (under)", "splits (over)", "localisation",
@@ -282,9 +276,8 @@ def test_cli_breakdown(tmp_path):
     assert b["errors"]["split"]["fixed"]["precision"] == pytest.approx(3 / 4)
     assert b["errors"]["all"]["fixed"] == {k: 1.0 for k in b["now"]}
     assert (tmp_path / "b.png").stat().st_size > 10_000
-    bad = subprocess.run([exe, "score", "ref.tif", "sub.tif", "--breakdown-figure", "b.txt"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    bad = run_cli("score", "ref.tif", "sub.tif", "--breakdown-figure", "b.txt", cwd=tmp_path)
+    assert bad.code == 2 and "Traceback" not in bad.stderr
 
 
 def test_api_figure_and_refusals(tmp_path):

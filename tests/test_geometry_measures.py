@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -28,6 +26,7 @@ from geoeval.measures.polis import polis
 from geoeval.objects import ObjectSet
 from geoeval.overlap import compute_overlap
 from geoeval.scoring import score_objects
+from tests.corpus.conftest import run_cli
 
 
 def objs(geoms):
@@ -300,8 +299,6 @@ def test_cli_measures(tmp_path):
     import rasterio
     from affine import Affine
 
-    exe = shutil.which("geoeval")
-    assert exe
     ref = np.zeros((30, 30), np.int32)
     sub = np.zeros_like(ref)
     ref[2:12, 2:12] = 1
@@ -312,23 +309,20 @@ def test_cli_measures(tmp_path):
                            count=1, dtype="int32", crs="EPSG:32631",
                            transform=Affine(1, 0, 500000, 0, -1, 5000000)) as dst:
             dst.write(arr, 1)
-    run = subprocess.run([exe, "score", "ref.tif", "sub.tif", "-m", "iou", "--measures",
+    run = run_cli("score", "ref.tif", "sub.tif", "-m", "iou", "--measures",
                           "pq,clinton,polis,boundary-iou", "--boundary-width", "1",
-                          "--json", "r.json"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=120, env={**os.environ, "COLUMNS": "80"})
-    assert run.returncode == 0, run.stderr
+                          "--json", "r.json", cwd=tmp_path, columns=80)
+    assert run.code == 0, run.stderr
     assert "geometry measures" in run.stdout
     assert max(len(line) for line in run.stdout.splitlines()) <= 80
     g = json.loads((tmp_path / "r.json").read_text())["geometry"]
     assert g["pq"]["pq"] == pytest.approx((2 / 3) / (1 + 0.5))
     assert g["polis"]["iou"]["values"] == [pytest.approx(1.0)]
     assert g["boundary_iou"]["matchers"]["iou"]["values"] == [pytest.approx(2 / 7)]
-    bad = subprocess.run([exe, "score", "ref.tif", "sub.tif", "--measures", "nope"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    bad = run_cli("score", "ref.tif", "sub.tif", "--measures", "nope", cwd=tmp_path)
+    assert bad.code == 2 and "Traceback" not in bad.stderr
     for side in ("r", "s"):
         (tmp_path / side).mkdir()
         shutil.copy(tmp_path / f"{'ref' if side == 'r' else 'sub'}.tif", tmp_path / side / "a.tif")
-    folders = subprocess.run([exe, "score", "r", "s", "--measures", "pq"], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=120)
-    assert folders.returncode == 2 and "--measures takes one scene" in folders.stderr
+    folders = run_cli("score", "r", "s", "--measures", "pq", cwd=tmp_path)
+    assert folders.code == 2 and "--measures takes one scene" in folders.stderr

@@ -361,12 +361,22 @@ def test_max_weight_matching_equals_brute_force(n_rows, n_cols, seed, ties, card
     w = rng.integers(1, 4, rows.size).astype(float) if ties else rng.random(rows.size) + 0.01
     got = max_weight_matching(rows, cols, w, n_rows, n_cols, cardinality_first=card)
     assert np.unique(rows[got]).size == got.size == np.unique(cols[got]).size
-    best = (0, 0.0, 0)
-    for k in range(1, min(n_rows, n_cols) + 1):
-        for sub in itertools.combinations(range(rows.size), k):
-            s = list(sub)
-            if np.unique(rows[s]).size == k == np.unique(cols[s]).size:
-                value = (k, w[s].sum()) if card else (0, w[s].sum())
-                best = max(best, (*value, k), key=lambda v: (v[0], round(v[1], 9)))
+    # every matching, row by row, over the sets of columns used so far (exhaustive; the
+    # best (pairs, weight) per set of used columns; weights of a cell summed once)
+    weight = {(i, j): w[k] for k, (i, j) in enumerate(cells)}
+    key = (lambda v: (v[0], round(v[1], 9))) if card else (lambda v: round(v[1], 9))
+    states = {0: (0, 0.0)}
+    for i in range(n_rows):
+        nxt = dict(states)
+        for used, (k, total) in states.items():
+            for j in range(n_cols):
+                if (i, j) in weight and not used >> j & 1:
+                    cand = (k + 1, total + weight[i, j])
+                    old = nxt.get(used | 1 << j)
+                    if old is None or key(cand) > key(old):
+                        nxt[used | 1 << j] = cand
+        states = nxt
+    top = max(states.values(), key=key)
+    best = (top[0] if card else 0, top[1])
     value = (got.size, w[got].sum()) if card else (0, w[got].sum())
     assert value[0] == best[0] and np.isclose(value[1], best[1])
