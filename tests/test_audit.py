@@ -185,6 +185,7 @@ def test_quick_audit_end_to_end(small_audit):
     assert d["max_score"] == 22 and d["metrics"]["pas"]["final_score"] >= 18
 
 
+@pytest.mark.slow  # CPU budget of the README's command; CI runs it
 def test_figures_written(small_audit, tmp_path):
     pytest.importorskip("matplotlib")
     from geoeval.report.audit_figures import write_figures

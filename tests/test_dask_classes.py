@@ -40,7 +40,7 @@ def classed_scene(seed: int = 4, n: int = 100):
     return ref, sub, rc, sc
 
 
-@pytest.mark.parametrize("from_field", [True, False])
+@pytest.mark.parametrize("from_field", [pytest.param(True, marks=pytest.mark.slow), False])
 def test_per_class_by_partitions_as_local(from_field):
     """The ``per_class`` object, the class strata (with their bootstrap intervals) and
     each matcher's class confusion (counts exact, floats to 1e-12, MOM with its Mallows

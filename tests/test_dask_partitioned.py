@@ -204,6 +204,7 @@ def assert_close(got, want, where=""):
         assert got == want and type(got) is type(want), where
 
 
+@pytest.mark.slow  # CPU budget of the README's command; CI runs it
 def test_strata_breakdown_and_bootstrap_by_partitions_as_local():
     """Size and zone strata (each with its bootstrap), the error breakdown and the
     scene's bootstrap computed as partial sums in the partition and boundary tasks, added

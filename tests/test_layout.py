@@ -99,6 +99,7 @@ def test_score_output_fits(scored, width):
     assert "Try next:" in text and "(co-occurrence)" not in text and "(rtree)" not in text
 
 
+@pytest.mark.slow  # CPU budget of the README's command; CI runs it
 def test_console_script_piped_at_80_columns_cuts_no_number(tmp_path):
     exe = shutil.which("geoeval")
     assert exe

@@ -249,6 +249,7 @@ SUBMISSIONS = sorted(
 )
 
 
+@pytest.mark.slow  # CPU budget of the README's command; CI runs it
 @pytest.mark.skipif(
     len(SUBMISSIONS) != 9, reason="sample contest (sample_data/submissions, 9 files) not present"
 )
