@@ -395,7 +395,7 @@ def test_exactly_twenty_percent_inside_a_region_is_kept_for_every_shape():
     intersection from the IoU (``IoU·(|A|+|B|)/(1+IoU)``) gives
     0.20000000000000004 on about one in seven of them.
     """
-    from geoeval.challenges.neovision2 import _inside_fraction
+    from geoeval.challenges.neovision2_prepare import inside_fraction as _inside_fraction
     from geoeval.overlap import box_area, box_iou_pairs
 
     dets, regions = [], []

@@ -18,19 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.arrays import unique
 from geoeval.challenges._box_groups import (
-    group_codes,
     overlapping_pairs,
-    pair_intersection,
 )
+from geoeval.challenges.neovision2_prepare import Prepared, prepare
 from geoeval.encoding import number
 from geoeval.errors import InputError
 from geoeval.io.neovision2 import (
-    ROLE_DCF,
-    ROLE_DCO,
-    ROLE_DCR,
-    ROLE_OBJECT,
     Neovision2Boxes,
     read_neovision2,
 )
@@ -295,7 +289,7 @@ def evaluate_neovision2(
         reference, dont_care=True)
     det = submission if isinstance(submission, Neovision2Boxes) else read_neovision2(
         submission, dont_care=False)
-    data = _prepare(gt, det, dcr_threshold)
+    data = prepare(gt, det, dcr_threshold)
     thresholds = tuple(float(t) for t in thresholds)
     domain_names = data.domain_names
     per_domain = len(domain_names) > 1 or domain_names[0] is not None
@@ -327,181 +321,6 @@ def evaluate_neovision2(
         warnings=tuple(data.warnings),
         sequences=sequences,
     )
-
-
-# --- preparation: pairing sequences, don't-care frames and regions ------------
-
-
-@dataclass
-class _Data:
-    classes: list[str]
-    domain_names: list[str | None]
-    sequence_names: list[str]
-    seq_domain: np.ndarray  # domain index of each sequence
-    frames_per_seq: np.ndarray
-    # ground truth objects and don't-care objects
-    g_frame: np.ndarray
-    g_class: np.ndarray  # class index, -1 for class-less don't-care objects
-    g_boxes: np.ndarray
-    g_care: np.ndarray  # True: a real object; False: a don't-care object
-    g_seq: np.ndarray
-    # detections kept after don't-care frames and regions
-    d_frame: np.ndarray
-    d_class: np.ndarray
-    d_boxes: np.ndarray
-    d_conf: np.ndarray
-    d_seq: np.ndarray
-    dont_care: dict[str, int]
-    warnings: list[str]
-
-
-def _prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) -> _Data:
-    warnings: list[str] = list(gt.warnings) + list(det.warnings)
-    # pair the sequences of the detections with those of the ground truth
-    if len(gt.sequences) == 1 and len(det.sequences) == 1:
-        det_seq = np.zeros(len(det), dtype=np.int64)
-    else:
-        index = {k: i for i, k in enumerate(gt.sequences)}
-        unknown = [k for k in det.sequences if k not in index]
-        if unknown:
-            f = det.files[det.sequences.index(unknown[0])]
-            raise InputError(f"sequence {unknown[0]!r} has no ground-truth file in {gt.path}", f)
-        det_seq = np.array([index[k] for k in det.sequences], dtype=np.int64)[det.sequence]
-        absent = sorted(set(gt.sequences) - set(det.sequences))
-        if absent:
-            warnings.append(f"{len(absent)} ground-truth sequence(s) without detections "
-                            f"(scored as all missed): {', '.join(absent[:5])}")
-    n_seq = len(gt.sequences)
-    domain_names = sorted(set(gt.domains), key=lambda d: (d is None, d or ""))
-    seq_domain = np.array([domain_names.index(d) for d in gt.domains], dtype=np.int64)
-
-    # frame codes shared by both sides; don't-care frames
-    seq_all = np.concatenate([gt.sequence, det_seq])
-    frame_all = np.concatenate([gt.frame, det.frame])
-    fcode, _ = group_codes(seq_all, frame_all)
-    g_fc, d_fc = fcode[: len(gt)], fcode[len(gt):]
-    dcf = unique(g_fc[gt.role == ROLE_DCF])
-    g_in = ~np.isin(g_fc, dcf)
-    d_in = ~np.isin(d_fc, dcf)
-    # evaluated frames per sequence: 0 .. last frame seen, minus don't-care frames
-    last = np.full(n_seq, -1, dtype=np.int64)
-    np.maximum.at(last, seq_all, frame_all)
-    dcf_seq = np.zeros(n_seq, dtype=np.int64)
-    if dcf.size:
-        first_row = np.unique(g_fc[gt.role == ROLE_DCF], return_index=True)[1]
-        np.add.at(dcf_seq, gt.sequence[gt.role == ROLE_DCF][first_row], 1)
-    frames_seq = np.maximum(last + 1 - dcf_seq, 0)
-
-    # don't-care regions (§3.7): drop detections with > dcr_threshold of their
-    # area inside; a ground-truth object inside by the same rule is eliminated:
-    # it becomes a don't-care object of its class (never missed, and a detection
-    # matched to it is neither TP nor FP, as for the DCOs of §3.7)
-    is_dcr = (gt.role == ROLE_DCR) & g_in
-    frac = _inside_fraction(d_fc, det.boxes, g_fc[is_dcr], gt.boxes[is_dcr])
-    d_keep = d_in & ~_inside_above(frac, dcr_threshold)
-    obj = (gt.role == ROLE_OBJECT) & g_in
-    g_frac = np.zeros(len(gt))
-    g_frac[obj] = _inside_fraction(g_fc[obj], gt.boxes[obj], g_fc[is_dcr], gt.boxes[is_dcr])
-    obj_in_dcr = obj & _inside_above(g_frac, dcr_threshold)
-    labelled = obj.copy()
-    obj &= ~obj_in_dcr
-
-    # classes: of ground-truth objects first, then of detections
-    dco = (gt.role == ROLE_DCO) & g_in
-    g_labels = gt.label[labelled | (dco & ~gt.all_classes)].astype(str)
-    d_labels = det.label[d_keep].astype(str)
-    class_arr = np.union1d(g_labels, d_labels).astype(str)
-    classes = class_arr.tolist()
-    extra = np.setdiff1d(d_labels, gt.label[labelled].astype(str)).tolist()
-    if extra:
-        warnings.append(f"detection class(es) absent from the ground truth: {', '.join(extra)}")
-
-    g_sel = labelled | dco
-    g_class = _class_index(class_arr, gt.label[g_sel].astype(str))
-    g_class[gt.all_classes[g_sel]] = -1
-    conf = det.confidence[d_keep]
-    n_no_conf = int(np.isnan(conf).sum())
-    if n_no_conf:
-        warnings.append(f"{n_no_conf} detection(s) without confidence: kept at every "
-                        "ROC threshold")
-    dont_care = {
-        "frames": int(dcf.size),
-        "regions": int(is_dcr.sum()),
-        "objects": int(dco.sum()),
-        "detections_in_frames": int((~d_in).sum()),
-        "detections_in_regions": int((d_in & ~d_keep).sum()),
-        "objects_in_regions": int(obj_in_dcr.sum()),
-    }
-    return _Data(
-        classes=classes,
-        domain_names=domain_names,
-        sequence_names=list(gt.sequences),
-        seq_domain=seq_domain,
-        frames_per_seq=frames_seq.astype(np.int64),
-        g_frame=g_fc[g_sel],
-        g_class=g_class,
-        g_boxes=gt.boxes[g_sel],
-        g_care=obj[g_sel],
-        g_seq=gt.sequence[g_sel].astype(np.int64),
-        d_frame=d_fc[d_keep],
-        d_class=_class_index(class_arr, d_labels),
-        d_boxes=det.boxes[d_keep],
-        d_conf=np.where(np.isnan(conf), np.inf, conf),
-        d_seq=det_seq[d_keep].astype(np.int64),
-        dont_care=dont_care,
-        warnings=warnings,
-    )
-
-
-def _class_index(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Index of each label in the sorted ``classes``, -1 where absent."""
-    if classes.size == 0:
-        return np.full(labels.size, -1, dtype=np.int64)
-    k = np.minimum(np.searchsorted(classes, labels), classes.size - 1)
-    return np.where(classes[k] == labels, k, -1).astype(np.int64)
-
-
-def _inside_above(frac: np.ndarray, threshold: float) -> np.ndarray:
-    """A box's inside fraction is more than ``threshold`` (§3.7: "more than 20 %"),
-    by geoeval's rule for ratios of float areas (:func:`geoeval.thresholds.above`)."""
-    return above(frac, np.ones_like(frac), threshold)
-
-
-def _inside_fraction(
-    d_frame: np.ndarray, d_boxes: np.ndarray, r_frame: np.ndarray, r_boxes: np.ndarray
-) -> np.ndarray:
-    """Fraction of each box's area inside the union of its frame's regions.
-
-    ``|box ∩ ∪ regions| / |box|``: one division of two areas, the
-    intersections computed directly (:func:`pair_intersection`), so a box with
-    exactly 20 % inside gives exactly ``0.2``. A zero-area box touching a
-    region counts as wholly inside.
-    """
-    from geoeval.overlap import box_area
-
-    frac = np.zeros(d_frame.size)
-    if r_frame.size == 0 or d_frame.size == 0:
-        return frac
-    i, j = overlapping_pairs(d_frame, d_boxes, r_frame, r_boxes)
-    if i.size == 0:
-        return frac
-    inter = np.zeros(d_frame.size)
-    np.add.at(inter, i, pair_intersection(d_boxes, r_boxes, i, j))
-    # several regions over one detection may overlap each other: exact union there
-    n_hit = np.bincount(i, minlength=d_frame.size)
-    multi = np.flatnonzero(n_hit > 1)
-    if multi.size:
-        import shapely
-
-        starts = np.searchsorted(i, multi)
-        for d, s in zip(multi, starts, strict=True):  # only detections under ≥ 2 regions
-            regions = shapely.union_all(shapely.box(*r_boxes[j[s:s + n_hit[d]]].T))
-            inter[d] = shapely.area(shapely.intersection(shapely.box(*d_boxes[d]), regions))
-    area = box_area(d_boxes)
-    touched = n_hit > 0
-    frac[touched & (area > 0)] = inter[touched & (area > 0)] / area[touched & (area > 0)]
-    frac[touched & (area == 0)] = 1.0
-    return frac
 
 
 # --- matching -----------------------------------------------------------------
@@ -598,7 +417,7 @@ def _merge(
 
 
 def _score_counts(
-    data: _Data, min_conf: float | None, iou_threshold: float, merge_threshold: float,
+    data: Prepared, min_conf: float | None, iou_threshold: float, merge_threshold: float,
     cand: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray]:
     """Counts per (sequence, class) and per sequence (detection only) at one threshold."""
@@ -625,7 +444,7 @@ def _score_counts(
     return counts, det_only
 
 
-def _frame_sequence(data: _Data, frames: np.ndarray) -> np.ndarray:
+def _frame_sequence(data: Prepared, frames: np.ndarray) -> np.ndarray:
     """Sequence of each frame code (a frame code belongs to one sequence)."""
     lut = np.zeros(int(max(data.g_frame.max(initial=-1), data.d_frame.max(initial=-1))) + 1,
                    dtype=np.int64)
@@ -635,7 +454,7 @@ def _frame_sequence(data: _Data, frames: np.ndarray) -> np.ndarray:
 
 
 def _class_candidates(
-    data: _Data, iou_threshold: float
+    data: Prepared, iou_threshold: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Candidate pairs per (frame, class), with class-less don't-care objects expanded."""
     n_cls = len(data.classes)
@@ -726,7 +545,7 @@ def _roc(
 
 
 def _scores(
-    data: _Data, domain: int | None, cost_miss: float, cost_fp: float,
+    data: Prepared, domain: int | None, cost_miss: float, cost_fp: float,
     thresholds: tuple[float, ...],
     roc_max_fppf: float | None, cache: dict[str, Any],
 ) -> Neovision2Scores:
@@ -757,7 +576,7 @@ def _scores(
 
 
 def _sequence_table(
-    data: _Data, cache: dict[str, Any], cost_miss: float, cost_fp: float
+    data: Prepared, cache: dict[str, Any], cost_miss: float, cost_fp: float
 ) -> dict[str, dict[str, Any]]:
     """NMOTDA of every sequence: per class and detection only (``None`` without ground truth)."""
     n_seq, n_cls = len(data.sequence_names), len(data.classes)
@@ -777,7 +596,7 @@ def _sequence_table(
 
 
 def _all_counts(
-    data: _Data, iou_threshold: float, merge_threshold: float, thresholds: tuple[float, ...]
+    data: Prepared, iou_threshold: float, merge_threshold: float, thresholds: tuple[float, ...]
 ) -> dict[str, Any]:
     """Counts of every (sequence, class) cell: all detections, then each ROC threshold."""
     cand = _class_candidates(data, iou_threshold)

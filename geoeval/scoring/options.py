@@ -5,8 +5,8 @@
 :class:`ScoreOptions` that every later step reads whole: the dispatch
 (:mod:`geoeval.scoring.dispatch`), the readers (each side's
 :class:`ReaderOptions`), the matchers (:meth:`ScoreOptions.arguments`), the
-measures, strata, bootstrap and engines. No layer regroups it, none reads
-``locals()``. :func:`side` decides once what each input is (its kind) and which
+measures, strata, bootstrap and engines. No layer regroups it or rebuilds it
+from its own arguments. :func:`side` decides once what each input is (its kind) and which
 reader options apply to it.
 
 A matcher's own parameters are registry entries
