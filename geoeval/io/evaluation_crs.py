@@ -14,7 +14,8 @@ areas are four times too large. So:
   a city-sized scene are true to a few parts per million. Both sides are
   reprojected; the report says so (``parameters.evaluation_crs``) and warns;
 * ``evaluation_crs=`` (``--eval-crs``) chooses the CRS instead; a geographic
-  one is refused;
+  one is refused. A CRS the user chose is recorded in the report, not warned
+  about (``--strict`` passes);
 * a labelled raster in such a CRS cannot be reprojected without resampling
   (which would change the objects): it is refused, with the ``gdalwarp``
   command and the UTM zone that would do it.
@@ -153,6 +154,8 @@ def to_evaluation_crs(
         :func:`evaluation_record` of the CRS when the sides were reprojected;
         ``None`` when they stay in their CRS.
     warnings : list of str
+        The CRS geoeval chose (the reference's was unsuitable); none for a CRS the
+        caller chose.
 
     Raises
     ------
@@ -212,8 +215,9 @@ def to_evaluation_crs(
     ref = reproject(reference, target)
     sub = reproject(submission, target).in_crs(ref.crs)
     info = evaluation_record(target, rule)
+    if requested is not None:  # the user's choice, recorded in the report: no warning
+        return ref, sub, info, []
     warning = (f"areas and distances are computed in {crs_name(target)}, not in the "
-               f"inputs' {crs_name(reference.crs)}"
-               + (f" ({why})" if requested is None else "")
-               + "; set evaluation_crs= (--eval-crs) to choose the CRS")
+               f"inputs' {crs_name(reference.crs)} ({why}); set evaluation_crs= "
+               "(--eval-crs) to choose the CRS")
     return ref, sub, info, [warning]

@@ -148,3 +148,25 @@ def test_raster_without_crs_against_layer_with_one(tmp_path, lacking):
     args = (plain, other) if lacking == "reference" else (other, plain)
     run = run_cli("score", *args, inputs=[plain, other])
     assert_error(run, "plain.tif", "other.gpkg", "no CRS", max_lines=1)
+
+
+def test_eval_crs_given_is_not_a_warning(tmp_path):
+    """A geographic reference with an explicit --eval-crs: the user chose the CRS, so
+    --strict passes (the report records it); without --eval-crs geoeval chooses a
+    local equal-area projection and says so (a warning, an error under --strict)."""
+    squares = [shapely.box(7.44, 46.94, 7.4402, 46.9402),
+               shapely.box(7.445, 46.94, 7.4452, 46.9402)]
+    ref = layer(tmp_path / "ref.gpkg", "EPSG:4326", squares)
+    sub = layer(tmp_path / "sub.gpkg", "EPSG:4326", squares)
+    out = tmp_path / "out.json"
+    run = run_cli("score", ref, sub, "-m", "bgm", "--eval-crs", "EPSG:2056", "--strict",
+                  "--json", out, inputs=[ref, sub])
+    assert_ok(run)
+    assert "warning" not in run.stderr
+    d = json.loads(out.read_text())
+    assert d["parameters"]["evaluation_crs"]["crs"].startswith("EPSG:2056")
+    assert d["parameters"]["evaluation_crs"]["rule"] == "given (evaluation_crs)"
+    out.unlink()
+    run = run_cli("score", ref, sub, "-m", "bgm", "--strict", "--json", out,
+                  inputs=[ref, sub])
+    assert_error(run, "--strict", "computed in", "local equal-area", absent=[out])
