@@ -317,10 +317,33 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     (QGIS's embedded Python would pick up the venv's interpreter and fail)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTHON", "VIRTUAL_ENV", "GEOEVAL_"))}
-    # GDAL_PAM_ENABLED=NO: QGIS's GDAL writes no .aux.xml beside the sample's rasters
+    # GDAL as QGIS users have it (PAM on): the plugin itself must leave no .aux.xml
+    # beside the sample's rasters (inputs_untouched)
     env.update(QT_QPA_PLATFORM="offscreen", HOME=str(home), XDG_RUNTIME_DIR=str(home),
-               PATH="/usr/bin:/bin", GDAL_PAM_ENABLED="NO", **extra)
+               PATH="/usr/bin:/bin", **extra)
     return env
+
+
+def _files(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``folder``: size and modification time (ns)."""
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(autouse=True)
+def inputs_untouched(request):
+    """After every QGIS test, the sample's folder (every test's inputs) holds the same
+    files, unchanged: no ``.aux.xml`` (QGIS computes statistics when it loads a raster
+    layer, and GDAL keeps them beside the file) nor any other new file."""
+    if request.node.get_closest_marker("slow") is None:
+        yield
+        return
+    before = _files(SAMPLE)
+    yield
+    after = _files(SAMPLE)
+    for name in set(after) - set(before):  # one failure only: the next test starts clean
+        (SAMPLE / name).unlink()
+    assert after == before, "a QGIS run wrote beside its inputs"
 
 
 @pytest.fixture(scope="module")
@@ -347,10 +370,11 @@ def qgis(tmp_path_factory):
     return home, env
 
 
-def _qgis_process(qgis, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+def _qgis_process(qgis, *args: str, timeout: float = 600,
+                  cwd: Path | None = None) -> subprocess.CompletedProcess:
     home, env = qgis
     return subprocess.run([QGIS_PROCESS, *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, cwd=home)
+                          timeout=timeout, cwd=cwd or home)
 
 
 def _check(qgis, mode: str, out: Path, *args: str) -> dict:
@@ -500,18 +524,22 @@ def test_without_geoeval_a_run_says_what_to_install(qgis, tmp_path):
 
 @pytest.mark.slow
 def test_qgis_process_rank_equals_the_cli(qgis, tmp_path):
-    ref = SAMPLE / "reference.tif"
-    subs = [SAMPLE / "submissions" / n for n in
+    """Relative raster and vector paths, as docs/qgis.md writes them (run from the
+    repository's folder): the submissions are linked under their names in the run's
+    folder, which must not make a relative path relative to that folder."""
+    ref = Path("sample_data") / "reference.tif"
+    subs = [Path("sample_data") / "submissions" / n for n in
             ("s1_near_perfect.tif", "s2_misses.tif", "s7_dilated.gpkg")]
     out = tmp_path / "out"
     out.mkdir()  # QGIS writes a table into an existing folder
     proc = _qgis_process(qgis, "run", "geoeval:rank", "--", f"REFERENCE={ref}",
                          *[f"SUBMISSIONS={s}" for s in subs], "MATCHER=bgm",
                          f"JSON={out}/rank.json", f"OUTPUT={out}/rank.csv",
-                         f"HTML={out}/rank.html")
+                         f"HTML={out}/rank.html", cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     got = json.loads((out / "rank.json").read_text())
-    want = _cli_json(tmp_path, "rank", str(ref), *map(str, subs), "--matcher", "bgm")
+    want = _cli_json(tmp_path, "rank", str(ROOT / ref), *(str(ROOT / s) for s in subs),
+                     "--matcher", "bgm")
     assert got == want
     import csv
 

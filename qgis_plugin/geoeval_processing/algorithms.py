@@ -45,7 +45,7 @@ from qgis.core import (
 from qgis.PyQt.QtCore import QCoreApplication, QVariant
 
 from . import cli
-from .layers import as_input, safe_name
+from .layers import as_input, no_sidecar_files, reopen_without_statistics, safe_name
 
 #: The status layers of ``--gpkg``: output name, GeoPackage layer, description.
 STATUS_LAYERS = (
@@ -174,6 +174,37 @@ class GeoevalAlgorithm(QgsProcessingAlgorithm):
         except cli.GeoevalError as exc:
             raise QgsProcessingException(str(exc)) from None
 
+    def checkParameterValues(self, parameters, context):  # noqa: N802
+        """Processing's checks, after the rasters given as file paths are reopened
+        without statistics files (:func:`.layers.reopen_without_statistics`):
+        Processing (``qgis_process``, a path typed in the dialog) loads such a layer
+        before any of our code runs, and GDAL would write the statistics QGIS computed
+        for it into an ``.aux.xml`` beside the user's raster when it is closed."""
+        for p in self.parameterDefinitions():
+            if isinstance(p, (QgsProcessingParameterMapLayer, QgsProcessingParameterVectorLayer,
+                              QgsProcessingParameterMultipleLayers)):
+                value = parameters.get(p.name())
+                for item in value if isinstance(value, (list, tuple)) else [value]:
+                    if isinstance(item, str):
+                        reopen_without_statistics(item, context)
+        with no_sidecar_files():
+            return super().checkParameterValues(parameters, context)
+
+    def prepareAlgorithm(self, parameters, context, feedback) -> bool:  # noqa: N802
+        """The inputs as files (:meth:`prepare_inputs`), layers opened without
+        statistics files beside the user's rasters; the run's folder removed on failure."""
+        self.make_folder()
+        try:
+            with no_sidecar_files():
+                self.prepare_inputs(parameters, context)
+        except Exception:
+            self.cleanup()
+            raise
+        return True
+
+    def prepare_inputs(self, parameters, context) -> None:
+        """Fill :attr:`inputs` from the layer parameters (each algorithm its own)."""
+
     def canExecute(self):
         provider = self.provider()
         if provider is None or provider.command() is None:
@@ -285,23 +316,17 @@ class ScoreAlgorithm(GeoevalAlgorithm):
         for name, _, description in STATUS_LAYERS:
             self.addOutput(QgsProcessingOutputVectorLayer(name, tr(description)))
 
-    def prepareAlgorithm(self, parameters, context, feedback) -> bool:
-        self.make_folder()
-        try:
-            for name in ("REFERENCE", "SUBMISSION"):
-                layer = self.parameterAsLayer(parameters, name, context)
-                selected = _selected(parameters, name, self.parameterAsBoolean(
-                    parameters, f"{name}_SELECTED", context))
-                self.inputs[name] = self.layer_input(layer, name, context, selected=selected,
-                                                     subfolder=name.lower())
-            zones = self.parameterAsVectorLayer(parameters, "ZONES", context)
-            if zones is not None:
-                self.inputs["ZONES"] = self.layer_input(zones, "ZONES", context,
-                                                        always_export=True, subfolder="zones")
-        except Exception:
-            self.cleanup()
-            raise
-        return True
+    def prepare_inputs(self, parameters, context) -> None:
+        for name in ("REFERENCE", "SUBMISSION"):
+            layer = self.parameterAsLayer(parameters, name, context)
+            selected = _selected(parameters, name, self.parameterAsBoolean(
+                parameters, f"{name}_SELECTED", context))
+            self.inputs[name] = self.layer_input(layer, name, context, selected=selected,
+                                                 subfolder=name.lower())
+        zones = self.parameterAsVectorLayer(parameters, "ZONES", context)
+        if zones is not None:
+            self.inputs["ZONES"] = self.layer_input(zones, "ZONES", context,
+                                                    always_export=True, subfolder="zones")
 
     def processAlgorithm(self, parameters, context, feedback) -> dict[str, Any]:
         try:
@@ -368,7 +393,8 @@ class ScoreAlgorithm(GeoevalAlgorithm):
         return results
 
     def _layer_name(self, parameters, name, context) -> str:
-        layer = self.parameterAsLayer(parameters, name, context)
+        with no_sidecar_files():
+            layer = self.parameterAsLayer(parameters, name, context)
         return layer.name() if layer is not None else name.lower()
 
     @staticmethod
@@ -436,37 +462,31 @@ class RankAlgorithm(GeoevalAlgorithm):
             "FIGURE", tr("Hasse diagram and rank frequencies"), tr("PNG files (*.png)"), None,
             True, False))
 
-    def prepareAlgorithm(self, parameters, context, feedback) -> bool:
-        self.make_folder()
-        try:
-            ref = self.parameterAsLayer(parameters, "REFERENCE", context)
-            self.inputs["REFERENCE"] = self.layer_input(
-                ref, "REFERENCE", context, selected=_selected(
-                    parameters, "REFERENCE", self.parameterAsBoolean(
-                        parameters, "REFERENCE_SELECTED", context)), subfolder="reference")
-            subs = self.parameterAsLayerList(parameters, "SUBMISSIONS", context)
-            if len(subs) < 2:
-                raise QgsProcessingException("SUBMISSIONS: give at least two submission layers")
-            selected = self.parameterAsBoolean(parameters, "SUBMISSIONS_SELECTED", context)
-            taken: set[str] = set()
-            items = []
-            for layer in subs:
-                name = safe_name(layer.name())
-                k = 2
-                while name.lower() in taken:
-                    name, k = f"{safe_name(layer.name())}_{k}", k + 1
-                taken.add(name.lower())
-                os.makedirs(os.path.join(self.folder, "submissions"), exist_ok=True)
-                items.append(as_input(
-                    layer, "SUBMISSIONS", os.path.join(self.folder, "submissions"), context,
-                    selected_only=selected and isinstance(layer, QgsVectorLayer),
-                    always_export=True, name=name))
-                self.rename[items[-1].path] = layer.name()
-            self.inputs["SUBMISSIONS"] = items
-        except Exception:
-            self.cleanup()
-            raise
-        return True
+    def prepare_inputs(self, parameters, context) -> None:
+        ref = self.parameterAsLayer(parameters, "REFERENCE", context)
+        self.inputs["REFERENCE"] = self.layer_input(
+            ref, "REFERENCE", context, selected=_selected(
+                parameters, "REFERENCE", self.parameterAsBoolean(
+                    parameters, "REFERENCE_SELECTED", context)), subfolder="reference")
+        subs = self.parameterAsLayerList(parameters, "SUBMISSIONS", context)
+        if len(subs) < 2:
+            raise QgsProcessingException("SUBMISSIONS: give at least two submission layers")
+        selected = self.parameterAsBoolean(parameters, "SUBMISSIONS_SELECTED", context)
+        taken: set[str] = set()
+        items = []
+        for layer in subs:
+            name = safe_name(layer.name())
+            k = 2
+            while name.lower() in taken:
+                name, k = f"{safe_name(layer.name())}_{k}", k + 1
+            taken.add(name.lower())
+            os.makedirs(os.path.join(self.folder, "submissions"), exist_ok=True)
+            items.append(as_input(
+                layer, "SUBMISSIONS", os.path.join(self.folder, "submissions"), context,
+                selected_only=selected and isinstance(layer, QgsVectorLayer),
+                always_export=True, name=name))
+            self.rename[items[-1].path] = layer.name()
+        self.inputs["SUBMISSIONS"] = items
 
     def processAlgorithm(self, parameters, context, feedback) -> dict[str, Any]:
         try:
