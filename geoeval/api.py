@@ -286,8 +286,10 @@ def python_call(function: str, args: Sequence[Any], kwargs: dict[str, Any]) -> s
 def _stem(path: Any, default: str | None, *, suffix: bool = False) -> str | None:
     if not isinstance(path, str | Path):
         return default
+    from geoeval.errors import printable
+
     p = Path(path)
-    return p.name if suffix else p.stem
+    return printable(p.name if suffix else p.stem)
 
 
 def _strata_given(options: dict[str, Any]) -> bool:

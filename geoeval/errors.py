@@ -19,9 +19,9 @@ class GeoevalError(Exception):
     """
 
     def __init__(self, message: str, path: object | None = None) -> None:
-        self.path = None if path is None else str(path)
-        self.message = message
-        super().__init__(f"{self.path}: {message}" if self.path else message)
+        self.path = None if path is None else printable(path)
+        self.message = printable(message)
+        super().__init__(f"{self.path}: {self.message}" if self.path else self.message)
 
 
 class InputError(GeoevalError, ValueError):
@@ -128,3 +128,28 @@ def first_line(exc: BaseException) -> str:
     """The first line of an exception's message (for one-line errors)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def printable(text: object) -> str:
+    """``text`` as valid UTF-8: the bytes of a file name that are not UTF-8 (which
+    Python keeps as lone surrogates, PEP 383) written ``\\xNN``, as Python writes
+    bytes. A name from any file system can then be printed, and written into a
+    report, a GeoPackage or a page.
+
+    Examples
+    --------
+    >>> import os
+    >>> printable(os.fsdecode(b"r\\xe9f.tif"))
+    'r\\\\xe9f.tif'
+    """
+    text = str(text)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # surrogates of another origin
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")

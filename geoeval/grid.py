@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.arrays import lookup, unique
+from geoeval.errors import first_line
 
 
 class LabelGrid:
@@ -202,6 +203,21 @@ def label_index(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
         if found.all():
             return pos
     return np.searchsorted(ids, values)
+
+
+def crs_name(crs: Any) -> str:
+    """A short, one-line name of a CRS: ``EPSG:32651 (WGS 84 / UTM zone 51N)`` (also
+    importable from :mod:`geoeval.io`, where messages name CRSs)."""
+    try:
+        from pyproj import CRS
+
+        c = CRS.from_user_input(crs)
+    except Exception:
+        return first_line(Exception(str(crs)))[:80]
+    code = c.to_authority()
+    if code:
+        return f"{code[0]}:{code[1]} ({c.name})"
+    return f"'{c.name}' ({c.type_name.lower()})"
 
 
 def same_crs(a: Any, b: Any) -> bool:

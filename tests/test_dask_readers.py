@@ -23,7 +23,8 @@ from dask_cluster import local_cluster
 from geoeval.engine import distributed as dist
 from geoeval.errors import InputError
 from geoeval.io import pieces as io_pieces
-from geoeval.io.pieces import is_tile_pattern, layer_bounds, plan_pieces, read_piece
+from geoeval.io.layer_files import is_tile_pattern
+from geoeval.io.pieces import layer_bounds, plan_pieces, read_piece
 
 CRS = "EPSG:32631"
 
@@ -121,7 +122,7 @@ def test_tiles_errors_name_the_file(tmp_path):
     ref, _ = city(2, 16)
     write_tiles(tmp_path / "t", ref, "gpkg", tiles=2)
     gpd.GeoDataFrame(geometry=ref[:2], crs="EPSG:3857").to_file(tmp_path / "t" / "t9.gpkg")
-    with pytest.raises(InputError, match=r"t9\.gpkg: is in another CRS"):
+    with pytest.raises(InputError, match=r"t9\.gpkg: is in EPSG:3857 .*, another CRS"):
         plan_pieces(tmp_path / "t" / "*.gpkg")
     with pytest.raises(InputError, match=r"t0\.gpkg: --id-field 'nope' is not a field \(f"):
         plan_pieces(tmp_path / "t" / "t[01].gpkg", id_field="nope")

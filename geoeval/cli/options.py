@@ -198,8 +198,10 @@ def command_line() -> str:
 
     ctx = click.get_current_context(silent=True)
     obj = ctx.find_root().obj if ctx is not None else None
+    from geoeval.errors import printable
+
     argv = obj.get("argv") if isinstance(obj, dict) else None
-    return shlex.join(["geoeval", *(sys.argv[1:] if argv is None else argv)])
+    return printable(shlex.join(["geoeval", *(sys.argv[1:] if argv is None else argv)]))
 
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]

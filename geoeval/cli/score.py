@@ -229,7 +229,7 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
 def _is_folder(path: Path) -> bool:
     """A folder of scenes (a FileGDB ``.gdb`` folder and a GeoParquet dataset are one
     vector data source each)."""
-    from geoeval.io.pieces import is_parquet_dataset
+    from geoeval.io.layer_files import is_parquet_dataset
 
     return path.is_dir() and path.suffix.lower() != ".gdb" and not is_parquet_dataset(path)
 

@@ -1007,7 +1007,10 @@ def check_field(pieces: list[Any], name: str, source: Any) -> None:
     else:
         import pyogrio
 
-        fields = [str(f) for f in pyogrio.read_info(q.path, layer=q.layer)["fields"]]
+        from geoeval.io.paths import local_path
+
+        fields = [str(f) for f in pyogrio.read_info(local_path(q.path),
+                                                    layer=q.layer)["fields"]]
     try:
         _check_fields(Path(q.path), fields, None, name)
     except InputError as exc:

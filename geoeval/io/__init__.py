@@ -9,11 +9,12 @@ two rasters), so that overlaps
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from geoeval.errors import CRSMismatchError, FieldError, InputError, first_line
-from geoeval.grid import same_crs
+from geoeval.errors import CRSMismatchError, FieldError, InputError, first_line, printable
+from geoeval.grid import crs_name, same_crs
 from geoeval.objects import ObjectSet
 
 # Extensions read as vector layers; everything else is tried as a raster first.
@@ -25,7 +26,7 @@ VECTOR_SUFFIXES = {
 
 def detect_input_type(path: str | Path) -> str:
     """``raster`` or ``vector``, from the file name (and content when unclear)."""
-    from geoeval.io.pieces import is_tile_pattern
+    from geoeval.io.layer_files import is_tile_pattern
 
     p = Path(path)
     if is_tile_pattern(path):  # a layer of tiles: vector files only
@@ -142,6 +143,25 @@ def read(
     if in_memory_type(path) is not None:
         return _read_in_memory(path, band=band, background=background, id_field=id_field,
                                class_field=class_field, crs=crs)
+    return _printable(_read_file(path, input_type=input_type, band=band,
+                                 background=background, layer=layer, id_field=id_field,
+                                 class_field=class_field, crs=crs, max_memory=max_memory))
+
+
+def _printable(objects: ObjectSet) -> ObjectSet:
+    """The objects with their file's name and the reader's warnings as valid UTF-8
+    (:func:`geoeval.errors.printable`): both go into reports and onto the terminal."""
+    path = None if objects.path is None else printable(objects.path)
+    notes = tuple(printable(w) for w in objects.warnings)
+    if path == objects.path and notes == tuple(objects.warnings):
+        return objects
+    return replace(objects, path=path, warnings=notes)
+
+
+def _read_file(path: str | Path, *, input_type: str | None, band: int, background: int,
+               layer: str | int | None, id_field: str | None, class_field: str | None,
+               crs: Any, max_memory: int | None) -> ObjectSet:
+    """:func:`read` of a file (or a pattern of tiles, a dataset folder)."""
     input_type = input_type or detect_input_type(path)
     if input_type == "raster":
         from geoeval.io.raster import read_raster
@@ -149,7 +169,8 @@ def read(
         return read_raster(path, band=band, background=background, max_memory=max_memory,
                            assumed_crs=crs)
     if input_type == "vector":
-        from geoeval.io.pieces import is_parquet_dataset, is_tile_pattern, read_dataset
+        from geoeval.io.layer_files import is_parquet_dataset, is_tile_pattern
+        from geoeval.io.pieces import read_dataset
         from geoeval.io.vector import read_vector
 
         if is_tile_pattern(path):  # files matching a pattern: one layer of tiles
@@ -258,6 +279,7 @@ def read_pair_counted(
         so = {k: v for k, v in sub_opts.items() if k in keep and v is not None}
         ref, sub, counts = read_raster_pair(reference, submission,  # type: ignore[arg-type]
                                             reference_options=ro, submission_options=so)
+        ref, sub = _printable(ref), _printable(sub)
     else:
         ref = read_side(reference, "reference", **ref_opts)
         sub = read_side(submission, "submission", **sub_opts)
@@ -294,20 +316,6 @@ def read_pair_counted(
     if not two_grids:  # two rasters were checked before resampling
         _check_extents(ref, sub)
     return ref, sub, warnings, counts
-
-
-def crs_name(crs: Any) -> str:
-    """A short, one-line name of a CRS: ``EPSG:32651 (WGS 84 / UTM zone 51N)``."""
-    try:
-        from pyproj import CRS
-
-        c = CRS.from_user_input(crs)
-    except Exception:
-        return first_line(Exception(str(crs)))[:80]
-    code = c.to_authority()
-    if code:
-        return f"{code[0]}:{code[1]} ({c.name})"
-    return f"'{c.name}' ({c.type_name.lower()})"
 
 
 def _check_transformable(sub: ObjectSet, ref: ObjectSet) -> None:

@@ -12,15 +12,8 @@ file order, so the position of an object in the whole layer is its position in
 its piece plus the objects kept by the pieces before it: the position the
 in-memory reader gives it.
 
-A GeoParquet **dataset** is a folder of ``.parquet`` files read as one layer
-in the order of their sorted names (:func:`is_parquet_dataset`).
-
-A **layer of tiles** is a file name pattern (``tiles/*.gpkg``, ``tiles/*.fgb``,
-``"tiles/*"``; the characters ``*``, ``?`` and ``[``) naming no existing file:
-the files it matches, in the order of their sorted names, are one layer, each
-file cut into pieces by its own kind (:func:`is_tile_pattern`). A folder given
-as it is stays a folder of scenes (paired by name with another folder); a
-pattern is how one says "these files are one layer". Without ``--id-field`` an
+A GeoParquet dataset folder and a layer of tiles (:mod:`geoeval.io.layer_files`)
+are cut file by file, each file by its own kind. Without ``--id-field`` an
 object's id is its row number in the whole layer (features of every tile
 counted in order), as for a GeoParquet dataset: the files' own feature ids
 repeat from tile to tile.
@@ -38,63 +31,21 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import FieldError, InputError, first_line
+from geoeval.io.layer_files import (
+    dataset_files,
+    geo_crs,
+    is_parquet_dataset,
+    is_tile_pattern,
+    one_crs,
+    parse_crs,
+    tile_files,
+)
+from geoeval.io.paths import local_path
 from geoeval.parallel import gc_paused
 
 #: Features per piece (a row group larger than this is one piece on its own).
 PIECE_FEATURES = 200_000
 _PARQUET = (".parquet", ".geoparquet")
-
-
-_GLOB = ("*", "?", "[")
-
-
-def is_tile_pattern(path: Any) -> bool:
-    """A file name pattern (``*``, ``?``, ``[``) naming no existing file or folder: a
-    layer of tiles (the files it matches, as one layer)."""
-    if not isinstance(path, (str, Path)):
-        return False
-    text = str(path)
-    return any(c in text for c in _GLOB) and not Path(text).exists()
-
-
-def tile_files(pattern: str | Path) -> list[Path]:
-    """The files a tile pattern matches, sorted by name.
-
-    Raises
-    ------
-    InputError
-        The pattern matches no file.
-    """
-    import glob
-
-    files = sorted(Path(f) for f in glob.glob(str(pattern)) if Path(f).is_file()
-                   and not Path(f).name.startswith(("_", ".")))
-    if not files:
-        raise InputError("matches no file (a pattern of tiles: give the files of one layer, "
-                         "e.g. 'tiles/*.gpkg', quoted in the shell)", pattern)
-    return files
-
-
-def is_parquet_dataset(path: str | Path) -> bool:
-    """A folder holding GeoParquet files (``*.parquet``/``*.geoparquet``), read as one
-    layer: its name ends in ``.parquet`` or it holds a ``_metadata`` file, or every
-    file in it is a Parquet file."""
-    p = Path(path)
-    if not p.is_dir():
-        return False
-    files = _dataset_files(p)
-    if not files:
-        return False
-    if p.suffix.lower() in _PARQUET or (p / "_metadata").is_file():
-        return True
-    others = [q for q in p.iterdir() if q.is_file() and not q.name.startswith(("_", "."))
-              and q.suffix.lower() not in _PARQUET]
-    return not others and not any(q.is_dir() for q in p.iterdir())
-
-
-def _dataset_files(p: Path) -> list[Path]:
-    return sorted(q for q in p.iterdir() if q.is_file() and q.suffix.lower() in _PARQUET
-                  and not q.name.startswith(("_", ".")))
 
 
 @dataclass(frozen=True)
@@ -141,8 +92,8 @@ class Piece:
 
 
 def plan_pieces(path: str | Path, *, layer: str | int | None = None,
-                id_field: str | None = None,
-                features: int | None = None) -> tuple[list[Piece], Any]:
+                id_field: str | None = None, features: int | None = None,
+                crs: Any = None) -> tuple[list[Piece], Any]:
     """The pieces of a layer and its CRS, from its metadata alone.
 
     Parameters
@@ -154,6 +105,8 @@ def plan_pieces(path: str | Path, *, layer: str | int | None = None,
         As for :func:`geoeval.io.vector.read_vector`.
     features : int, optional
         Features per piece (default :data:`PIECE_FEATURES`).
+    crs : optional
+        The CRS of the files that have none (``--crs``; a Shapefile without ``.prj``).
 
     Returns
     -------
@@ -163,15 +116,16 @@ def plan_pieces(path: str | Path, *, layer: str | int | None = None,
     Raises
     ------
     InputError
-        The file cannot be opened, has no geometry, or lacks ``id_field``; tiles
-        in different CRSs.
+        The file cannot be opened, has no geometry, or lacks ``id_field``; the
+        files of a layer (tiles, the files of a GeoParquet dataset) in different
+        CRSs, or some without one (:func:`~geoeval.io.layer_files.one_crs`).
     """
     p = Path(path)
     size = int(features or PIECE_FEATURES)
     if is_tile_pattern(path):
-        return _tile_pieces(str(path), layer, id_field, size, bounds=False)[:2]
+        return _tile_pieces(str(path), layer, id_field, size, bounds=False, crs=crs)[:2]
     if p.is_dir() and is_parquet_dataset(p) or p.suffix.lower() in _PARQUET:
-        return _parquet_pieces(p, id_field, size)
+        return _parquet_pieces(p, id_field, size, crs)
     return _ogr_pieces(p, layer, id_field, size)
 
 
@@ -193,33 +147,40 @@ def layer_crs(path: str | Path, layer: str | int | None = None) -> Any:
     """A layer's CRS from its metadata (a layer of tiles: its first tile's; the
     planning checks that the others share it)."""
     if is_tile_pattern(path):
-        return _crs(plan_tile(tile_files(path)[0], layer, bounds=False).crs)
+        first = tile_files(path)[0]
+        return one_crs(str(path), [first], [plan_tile(first, layer, bounds=False).crs],
+                       "tile")
     return plan_pieces(path, layer=layer)[1]
 
 
-def _parquet_pieces(p: Path, id_field: str | None, size: int) -> tuple[list[Piece], Any]:
-    pieces, crs = _parquet_plan(p, id_field, size)
-    return pieces, _crs(crs)
+def _parquet_pieces(p: Path, id_field: str | None, size: int,
+                    crs: Any = None) -> tuple[list[Piece], Any]:
+    pieces, text = _parquet_plan(p, id_field, size, crs)
+    return pieces, one_crs(str(p), [p], [text], "file", crs)
 
 
-def _parquet_plan(p: Path, id_field: str | None, size: int) -> tuple[list[Piece], str | None]:
+def _parquet_plan(p: Path, id_field: str | None, size: int,
+                  assumed: Any = None) -> tuple[list[Piece], str | None]:
+    """The pieces of a GeoParquet file or dataset folder and its CRS as text (every
+    file's the same: :func:`~geoeval.io.layer_files.one_crs`; ``assumed`` for the files
+    without one)."""
     import pyarrow.parquet as pq
 
-    files = _dataset_files(p) if p.is_dir() else [p]
+    files = dataset_files(p) if p.is_dir() else [p]
     pieces: list[Piece] = []
     row = 0
-    crs = None
+    texts: list[str | None] = []
     for k, f in enumerate(files):
         try:
-            meta = pq.ParquetFile(f).metadata
+            meta = pq.ParquetFile(local_path(f)).metadata
         except Exception:
             raise InputError("is not a Parquet file (unreadable or corrupt footer)", f) from None
         geo = (meta.schema.to_arrow_schema().metadata or {}).get(b"geo")
         if geo is None:
             raise InputError("has no geometry column (no GeoParquet 'geo' metadata): "
                              "nothing to evaluate", f)
+        texts.append(geo_crs(geo, f))
         if k == 0:
-            crs = _geo_crs(geo, f)
             names = meta.schema.to_arrow_schema().names
             if id_field is not None and id_field not in names:
                 primary = json.loads(geo).get("primary_column")  # listed as the reader does
@@ -238,20 +199,23 @@ def _parquet_plan(p: Path, id_field: str | None, size: int) -> tuple[list[Piece]
             pieces.append(Piece(str(f), "parquet", start, meta.num_row_groups - start, row,
                                 None, id_field, str(p), rows=rows))
             row += rows
-    return pieces, crs
+    if len(files) > 1:
+        one_crs(str(p), files, texts, "file", assumed)
+    return pieces, texts[0] if texts else None
 
 
 def _tile_pieces(pattern: str, layer: str | int | None, id_field: str | None,
                  size: int, mapper: Callable[..., list[Any]] | None = None,
-                 bounds: bool = True) -> tuple[list[Piece], Any, tuple[float, ...] | None]:
+                 bounds: bool = True, crs: Any = None
+                 ) -> tuple[list[Piece], Any, tuple[float, ...] | None]:
     """Each tile planned by its kind (:func:`plan_tile`, by ``mapper(function, files)``
     when given, e.g. on a cluster's workers; else here), then joined
-    (:func:`join_tiles`)."""
+    (:func:`join_tiles`; ``crs`` for the tiles without one)."""
     files = tile_files(pattern)
     plan = functools.partial(plan_tile, layer=layer, id_field=id_field, size=size,
-                             bounds=bounds)
+                             bounds=bounds, crs=crs)
     plans = mapper(plan, files) if mapper is not None else [plan(f) for f in files]
-    return join_tiles(pattern, files, plans, id_field)
+    return join_tiles(pattern, files, plans, id_field, crs)
 
 
 @dataclass(frozen=True)
@@ -264,40 +228,32 @@ class TilePlan:
 
 
 def plan_tile(path: str | Path, layer: str | int | None = None, id_field: str | None = None,
-              size: int | None = None, bounds: bool = True) -> TilePlan:
+              size: int | None = None, bounds: bool = True, crs: Any = None) -> TilePlan:
     """One tile of a layer of tiles planned from its metadata (runs where it is
     mapped: on a worker for the Dask engine): its pieces, its CRS as text (parsed
     once, in the client), its bounds (:func:`layer_bounds`; not read unless
-    ``bounds``)."""
+    ``bounds``). ``crs``: for the files of a GeoParquet dataset tile without one."""
     f = Path(path)
     size = int(size or PIECE_FEATURES)
-    if f.suffix.lower() in _PARQUET:
-        pieces, crs = _parquet_plan(f, id_field, size)
+    if f.suffix.lower() in _PARQUET or f.is_dir() and is_parquet_dataset(f):
+        pieces, crs = _parquet_plan(f, id_field, size, crs)
     else:
         pieces, crs = _ogr_plan(f, layer, id_field, size)
     return TilePlan(pieces, crs, layer_bounds(f, layer) if bounds else None)
 
 
-def join_tiles(pattern: str, files: list[Path], plans: list[TilePlan], id_field: str | None
-               ) -> tuple[list[Piece], Any, tuple[float, ...] | None]:
+def join_tiles(pattern: str, files: list[Path], plans: list[TilePlan], id_field: str | None,
+               crs: Any = None) -> tuple[list[Piece], Any, tuple[float, ...] | None]:
     """The tiles' pieces as one layer: rows numbered across the tiles in file order,
-    one CRS (else an :class:`InputError` naming the first tile in another), the
-    bounds of all tiles (``None`` when one has none)."""
+    one CRS (:func:`~geoeval.io.layer_files.one_crs`: else an :class:`InputError`
+    naming the tile; ``crs`` for the tiles without one), the bounds of all tiles
+    (``None`` when one has none)."""
     from dataclasses import replace
-
-    from geoeval.grid import same_crs
 
     pieces: list[Piece] = []
     row = 0
-    first = _crs(plans[0].crs) if plans else None
-    for f, plan in zip(files, plans, strict=True):
-        if plan.crs != plans[0].crs:
-            own = _crs(plan.crs)
-            if (first is None) != (own is None) or (first is not None
-                                                    and not same_crs(first, own)):
-                raise InputError(f"is in another CRS than the first tile of {pattern} "
-                                 f"({own} against {first}): the tiles of a layer share "
-                                 "one CRS", f)
+    first = one_crs(pattern, files, [plan.crs for plan in plans], "tile", crs)
+    for plan in plans:
         pieces += [replace(q, first_row=row + q.first_row, source=pattern,
                            row_ids=id_field is None) for q in plan.pieces]
         row += sum(q.rows for q in plan.pieces)
@@ -309,36 +265,10 @@ def join_tiles(pattern: str, files: list[Path], plans: list[TilePlan], id_field:
                            float(b[:, 2].max()), float(b[:, 3].max()))
 
 
-def _geo_crs(geo: bytes, f: Path) -> str | None:
-    """The CRS of GeoParquet ``geo`` metadata as text (:func:`_crs` parses it)."""
-    try:
-        meta = json.loads(geo)
-        column = meta["columns"][meta["primary_column"]]
-    except Exception:
-        raise InputError("has unreadable GeoParquet 'geo' metadata", f) from None
-    if "crs" not in column:  # GeoParquet: a missing crs means OGC:CRS84
-        return "OGC:CRS84"
-    crs = column["crs"]
-    return None if crs is None else (crs if isinstance(crs, str)
-                                     else json.dumps(crs, sort_keys=True))
-
-
-@functools.lru_cache(maxsize=64)
-def _crs(text: str | None) -> Any:
-    """A CRS parsed once per text (PROJJSON, WKT, ``EPSG:n``; ``None`` for none): parsing
-    a PROJJSON takes about 50 ms, and a layer of tiles repeats the same one in every
-    file."""
-    from pyproj import CRS
-
-    if text is None:
-        return None
-    return CRS.from_user_input(json.loads(text) if text.startswith("{") else text)
-
-
 def _ogr_pieces(p: Path, layer: str | int | None, id_field: str | None,
                 size: int) -> tuple[list[Piece], Any]:
     pieces, crs = _ogr_plan(p, layer, id_field, size)
-    return pieces, _crs(crs)
+    return pieces, parse_crs(crs)
 
 
 def _ogr_plan(p: Path, layer: str | int | None, id_field: str | None,
@@ -352,7 +282,7 @@ def _ogr_plan(p: Path, layer: str | int | None, id_field: str | None,
         raise InputError("holds no vector layer", p)
     layer = _choose_layer(p, layers, layer)
     try:
-        info = pyogrio.read_info(p, layer=layer, force_feature_count=True)
+        info = pyogrio.read_info(local_path(p), layer=layer, force_feature_count=True)
     except Exception as exc:
         raise InputError(f"cannot open as a vector layer ({first_line(exc)})", p) from None
     if info.get("geometry_type") is None:
@@ -382,9 +312,9 @@ def layer_bounds(path: str | Path, layer: str | int | None = None
         import pyarrow.parquet as pq
 
         boxes = []
-        for f in (_dataset_files(p) if p.is_dir() else [p]):
+        for f in (dataset_files(p) if p.is_dir() else [p]):
             try:
-                meta = pq.ParquetFile(f).metadata
+                meta = pq.ParquetFile(local_path(f)).metadata
                 geo = json.loads(meta.schema.to_arrow_schema().metadata[b"geo"])
                 column = geo["columns"][geo["primary_column"]]
                 box = column.get("bbox") or covering_bounds(meta, column)
@@ -401,7 +331,7 @@ def layer_bounds(path: str | Path, layer: str | int | None = None
     try:
         import pyogrio
 
-        box = pyogrio.read_info(p, layer=layer).get("total_bounds")
+        box = pyogrio.read_info(local_path(p), layer=layer).get("total_bounds")
     except Exception:
         return None
     if box is None or not np.isfinite(np.asarray(box, float)).all():
@@ -554,7 +484,7 @@ def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarra
     import pyarrow.parquet as pq
     import shapely
 
-    f = pq.ParquetFile(piece.path)
+    f = pq.ParquetFile(local_path(piece.path))
     schema = f.schema_arrow
     geo = json.loads(schema.metadata[b"geo"])
     primary = geo["primary_column"]
@@ -598,7 +528,7 @@ def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame = pyogrio.read_dataframe(
-            piece.path, layer=piece.layer, skip_features=piece.start,
+            local_path(piece.path), layer=piece.layer, skip_features=piece.start,
             max_features=piece.count, fid_as_index=True,
             columns=list(dict.fromkeys(f for f in (piece.id_field, piece.class_field) if f)))
     geoms = np.asarray(frame.geometry.values, dtype=object)
@@ -624,19 +554,15 @@ def read_dataset(path: str | Path, *, id_field: str | None = None,
     if class_field is not None:
         what = "a layer of tiles" if is_tile_pattern(path) else "a GeoParquet dataset folder"
         raise InputError(f"--class-field is not read from {what} yet (give one file)", path)
-    frame, layer_crs = _dataset_frame(path, id_field, layer)
-    if layer_crs is None and crs is not None:
-        from pyproj import CRS
-
-        layer_crs = CRS.from_user_input(crs)
+    frame, layer_crs = _dataset_frame(path, id_field, layer, crs)
     return objects_from_frame(frame, id_field=id_field, crs=layer_crs, path=str(path))
 
 
 def _dataset_frame(path: str | Path, id_field: str | None,
-                   layer: str | int | None = None) -> tuple[Any, Any]:
+                   layer: str | int | None = None, assumed: Any = None) -> tuple[Any, Any]:
     import geopandas as gpd
 
-    pieces, crs = plan_pieces(path, id_field=id_field, layer=layer)
+    pieces, crs = plan_pieces(path, id_field=id_field, layer=layer, crs=assumed)
     geoms, ids = [], []
     for piece in pieces:
         g, i, _ = (_read_parquet_piece(piece) if piece.kind == "parquet"

@@ -333,8 +333,10 @@ def open_source(path: str | Path, *, band: int = 1, background: int = 0) -> tupl
     from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
     from rasterio.errors import RasterioError
 
-    try:
-        src = rasterio.open(path)
+    from geoeval.io.paths import local_path
+
+    try:  # a Path: rasterio would parse a string as a URL (';', '#', '!')
+        src = rasterio.open(Path(local_path(path)))
     except (RasterioError, CPLE_BaseError) as exc:
         raise InputError(f"cannot open as a raster ({first_line(exc)})", path) from None
     with src:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import FieldError, InputError, first_line
+from geoeval.io.paths import local_path
 from geoeval.objects import ObjectSet
 from geoeval.parallel import chunked
 
@@ -60,7 +61,7 @@ def list_layers(path: str | Path) -> list[str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return [str(row[0]) for row in pyogrio.list_layers(path)]
+            return [str(row[0]) for row in pyogrio.list_layers(local_path(p))]
     except Exception as exc:  # pyogrio raises several error types for unreadable files
         raise InputError(_open_failure(p, exc), path) from None
 
@@ -154,7 +155,7 @@ def _polygon_layers(p: Path) -> list[str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            listed = pyogrio.list_layers(p)
+            listed = pyogrio.list_layers(local_path(p))
     except Exception:  # already opened once; a listing failure only shortens the message
         return []
     return [str(name) for name, kind in listed
@@ -400,7 +401,12 @@ def _open_failure(p: Path, exc: BaseException) -> str:
         return "is not a vector data source OGR can read (unknown format, or a corrupt file)"
     if p.is_dir():
         return "is a folder that holds no vector data source OGR can read"
-    return f"cannot open as a vector layer ({text.replace(str(p), p.name)})"
+    return f"cannot open as a vector layer ({_named(text, p)})"
+
+
+def _named(text: str, p: Path) -> str:
+    """A library's message with the file's name in place of the name GDAL was given."""
+    return text.replace(local_path(p), p.name).replace(str(p), p.name)
 
 
 def _choose_layer(p: Path, layers: list[str], layer: str | int | None) -> str | int | None:
@@ -440,7 +446,7 @@ def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            info = pyogrio.read_info(p, layer=layer, encoding=encoding, **options)
+            info = pyogrio.read_info(local_path(p), layer=layer, encoding=encoding, **options)
         except Exception as exc:
             raise InputError(_open_failure(p, exc), p) from None
         _check_fields(p, [str(f) for f in info["fields"]], id_field, class_field)
@@ -455,8 +461,7 @@ def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str
                              f"{exc.object[exc.start:exc.start + 1]!r} in field(s) "
                              f"{', '.join(wanted)}; re-save the layer as UTF-8", p) from None
         except Exception as exc:
-            raise InputError(f"cannot read the layer ({first_line(exc).replace(str(p), p.name)})",
-                             p) from None
+            raise InputError(f"cannot read the layer ({_named(first_line(exc), p)})", p) from None
     if not hasattr(frame, "geometry"):
         raise _no_geometry(p, layer)
     return frame, [first_line(w.message) for w in caught
@@ -478,7 +483,7 @@ def _ogr_frame(p: Path, layer: str | int | None, wanted: list[str], encoding: st
     kwargs = dict(layer=layer, columns=wanted, encoding=encoding, return_fids=True,
                   datetime_as_string=True, **options)
     try:
-        meta, table = pyogrio.raw.read_arrow(p, **kwargs)
+        meta, table = pyogrio.raw.read_arrow(local_path(p), **kwargs)
         names = [str(c) for c in meta["fields"]]
         fids = table.column(meta["fid_column"]).to_numpy()
         fields = [table.column(name).to_pandas().to_numpy() for name in names]
@@ -487,7 +492,7 @@ def _ogr_frame(p: Path, layer: str | int | None, wanted: list[str], encoding: st
                if geometry in table.column_names else None)
         del table
     except Exception:  # e.g. text that is not valid in its encoding: the feature reader
-        meta, fids, wkb, fields = pyogrio.raw.read(p, **kwargs)  # says which, or reads it
+        meta, fids, wkb, fields = pyogrio.raw.read(local_path(p), **kwargs)  # says which
         names = [str(c) for c in meta["fields"]]
     data = pd.DataFrame(dict(zip(names, fields, strict=True)), columns=names,
                         index=pd.Index(fids, name="fid"))
@@ -507,7 +512,7 @@ def _read_parquet(p: Path, wanted: list[str], id_field: str | None,
         raise InputError("reading GeoParquet needs the pyarrow package (pip install pyarrow)",
                          p) from None
     try:
-        schema = pq.read_schema(p)
+        schema = pq.read_schema(local_path(p))
     except Exception:
         raise InputError("is not a Parquet file (unreadable or corrupt footer)", p) from None
     geo = (schema.metadata or {}).get(b"geo")
@@ -524,7 +529,7 @@ def _read_parquet(p: Path, wanted: list[str], id_field: str | None,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            frame = gpd.read_parquet(p, columns=[*wanted, primary])
+            frame = gpd.read_parquet(local_path(p), columns=[*wanted, primary])
         except Exception as exc:
             raise InputError(f"cannot read as GeoParquet ({first_line(exc)})", p) from None
     return frame, [first_line(w.message) for w in caught

@@ -147,7 +147,11 @@ def _dataset(path: str) -> Any:
         return held[1]
     if held is not None:
         held[1].close()
-    ds = rasterio.open(path)
+    from pathlib import Path
+
+    from geoeval.io.paths import local_path
+
+    ds = rasterio.open(Path(local_path(path)))
     cache[where] = (version, ds)
     return ds
 

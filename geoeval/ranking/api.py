@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geoeval.encoding import number
-from geoeval.errors import InputError
+from geoeval.errors import InputError, printable
 from geoeval.ranking.crf import DEFAULT_MAX_ROUNDS, FALLBACK, CRFRound, final_order, iterate_crf
 from geoeval.ranking.extensions import (
     DEFAULT_BATCHES,
@@ -572,4 +572,4 @@ def submission_names(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
         depth += 1
     if len(set(names)) != len(names):
         raise InputError(f"the same submission is given twice: {names}")
-    return names
+    return [printable(n) for n in names]  # names go into reports: valid UTF-8

@@ -126,7 +126,8 @@ def _client(reason: Reason, *detail: str, kind: str | None = None) -> Choice:
 
 def _partitions(reference: Side, submission: Side, options: ScoreOptions) -> Choice:
     """Two vector layers by partitions, unless an input or option needs the client."""
-    from geoeval.io.pieces import is_parquet_dataset, is_tile_pattern, layer_crs
+    from geoeval.io.layer_files import is_parquet_dataset, is_tile_pattern
+    from geoeval.io.pieces import layer_crs
 
     for s in (reference, submission):
         p = Path(s.source)

@@ -464,8 +464,10 @@ def _has_field(source: Any, kind: str, keywords: dict[str, Any]) -> bool:
         return True
     import pyogrio
 
+    from geoeval.io.paths import local_path
+
     try:
-        fields_ = pyogrio.read_info(source, layer=keywords.get("layer"))["fields"]
+        fields_ = pyogrio.read_info(local_path(source), layer=keywords.get("layer"))["fields"]
     except Exception:
         return True
     return name in list(fields_)

@@ -165,7 +165,9 @@ def read_zones(zones: str | Path | Any, zone_field: str | None, crs: Any) -> tup
         if not Path(where).exists():
             raise InputError("zones file (--zones) not found", where)
         try:
-            frame = gpd.read_file(where)
+            from geoeval.io.paths import local_path
+
+            frame = gpd.read_file(local_path(where))
         except Exception as exc:  # pyogrio's errors name no option
             raise InputError(f"cannot read the zones (--zones): {exc}", where) from None
     if zone_field is not None and zone_field not in frame.columns:

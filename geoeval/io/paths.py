@@ -1,0 +1,108 @@
+"""A path is a path: the names geoeval gives GDAL for a user's local files.
+
+GDAL reads more than a file name in the text it is given: a driver prefix
+(``GTIFF_RAW:ref.tif``, ``GTIFF_DIR:1:sub.tif``, ``GPKG:a.gpkg:layer``) opens
+*another* file, through that driver, and ``/vsi…`` names a virtual file system.
+The Python libraries between us and GDAL read even more: pyogrio parses every
+name as a URL (Python's ``urllib.parse``), so a ``;`` ends the path, tabs and
+newlines are dropped and a ``!`` separates an archive from a member; a name
+that is not valid UTF-8 (a byte of another encoding, kept by Python as a lone
+surrogate) cannot be passed at all.
+
+:func:`local_path` gives the name to hand over for a local file or folder: its
+absolute path, which no driver prefix can claim, or, when a library would still
+change that on its way to GDAL, a symbolic link with a plain name to it (and to
+its sidecar files: same name, other extensions, e.g. a Shapefile's ``.shx``,
+``.dbf``, ``.prj``) in a private folder of this process, removed when the
+process exits. Messages always name the user's path.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+from geoeval.errors import InputError
+
+_LOCK = threading.Lock()
+_FOLDER: list[str] = []  # the private folder of links, made on first use
+
+
+def _changed_on_the_way(name: str) -> bool:
+    """Whether pyogrio or GDAL would not take ``name`` (absolute) as the file it names."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # not valid UTF-8: cannot be passed to GDAL
+        return True
+    if name.startswith("/vsi") or any(c in name for c in "\t\n\r"):
+        return True
+    try:
+        from pyogrio.util import vsi_path
+    except ImportError:  # pragma: no cover - pyogrio is a dependency
+        return any(c in name for c in ";!#?")
+    return vsi_path(name) != name
+
+
+def local_path(path: str | os.PathLike[str]) -> str:
+    """The name to give GDAL (through rasterio or pyogrio) for the local file or
+    folder ``path``: its absolute path, or a link to it with a plain name (see
+    the module).
+
+    Raises
+    ------
+    InputError
+        The name needs a link and the system allows none (naming the file).
+    """
+    absolute = os.path.abspath(os.fspath(path))
+    if not _changed_on_the_way(absolute):
+        return absolute
+    return _link(absolute, path)
+
+
+def _link(absolute: str, given: str | os.PathLike[str]) -> str:
+    p = Path(absolute)
+    key = hashlib.sha256(os.fsencode(absolute)).hexdigest()[:16]
+    stem = p.name.split(".", 1)[0]
+    rest = p.name[len(stem):]  # ".shp", ".gpkg", ".tar.gz": the extension(s)
+    plain = "".join(c for c in rest if c.isascii() and (c.isalnum() or c in "._-"))
+    with _LOCK:
+        folder = os.path.join(_folder(), key)
+        target = os.path.join(folder, "layer" + plain)
+        if os.path.lexists(target):
+            return target
+        os.makedirs(folder, exist_ok=True)
+        try:
+            os.symlink(absolute, target)
+            if p.parent.is_dir():  # sidecars: the same name with other extensions
+                for other in p.parent.iterdir():
+                    if other.name != p.name and other.name.startswith(stem + "."):
+                        alias = "layer" + "".join(
+                            c for c in other.name[len(stem):]
+                            if c.isascii() and (c.isalnum() or c in "._-"))
+                        if not os.path.lexists(os.path.join(folder, alias)):
+                            os.symlink(str(other), os.path.join(folder, alias))
+        except OSError as exc:
+            raise InputError("this file name cannot be passed to GDAL as it is (it holds "
+                             "';', '!', a tab or newline, or bytes that are not UTF-8) and "
+                             f"no link to it can be made ({exc.strerror or exc}); rename "
+                             "the file", given) from None
+    return target
+
+
+def _folder() -> str:
+    """This process's private folder of links (removed at exit)."""
+    if not _FOLDER or not os.path.isdir(_FOLDER[0]):
+        _FOLDER[:] = [tempfile.mkdtemp(prefix="geoeval-names-")]
+        atexit.register(shutil.rmtree, _FOLDER[0], True)
+    return _FOLDER[0]
+
+
+def shown(text: str, name: str, path: str | os.PathLike[str]) -> str:
+    """A library's message about ``name`` (from :func:`local_path`) with the user's
+    ``path`` in its place."""
+    return text.replace(name, os.fspath(path)) if name else text
