@@ -118,6 +118,30 @@ def _input_files(path: str | os.PathLike[str]) -> set[str]:
     return out
 
 
+#: The longest file name, in bytes, of the common file systems (NAME_MAX).
+NAME_MAX = 255
+
+
+def temp_prefix(target: Path, room: int) -> str:
+    """``.NAME.``: the start of a temporary name beside ``target`` that ``room`` more
+    bytes will end (``mkstemp``'s random part and suffix, a tag).
+
+    The target's name in plain characters (a library between us and the file may
+    read ``;``, ``!`` or a tab in a name as syntax: pyogrio cut ``g;x.gpkg`` at the
+    ``;``), cut so that the whole name stays within :data:`NAME_MAX` bytes, with
+    room for what a writer adds beside it (SQLite's ``-journal``, ``-wal``): a legal
+    250-byte output name must not fail for its temporary name.
+    """
+    return f".{_plain(target.name)[:max(1, NAME_MAX - _BESIDE - room - 2)]}."
+
+
+_BESIDE = len("-journal")  # the longest name a writer appends to its file's
+
+
+def _plain(name: str) -> str:
+    return "".join(c if c.isascii() and (c.isalnum() or c in "._+-") else "_" for c in name)
+
+
 def _probe_folder(folder: Path, target: Path, what: str) -> None:
     """Raise :class:`OutputError` unless a file can be created in ``folder``."""
     try:
@@ -383,10 +407,11 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             raise OutputError(f"folder {str(folder)!r} does not exist", target)
     # a special target is staged in the temporary folder and copied out in the end
     where = None if special else folder
-    prefix = "geoeval-" if special else f".{target.name}."
     try:
         with cancel.deferred():  # made and registered, or neither
-            fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=target.suffix, dir=where)
+            suffix = _plain(target.suffix)
+            prefix = "geoeval-" if special else temp_prefix(target, 8 + len(suffix))
+            fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=where)
             cancel.track(tmp)
     except OSError as exc:
         raise OutputError(f"cannot write in folder {str(where or tempfile.gettempdir())!r} "

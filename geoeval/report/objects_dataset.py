@@ -37,7 +37,7 @@ import numpy as np
 
 from geoeval import cancel
 from geoeval.errors import OutputError
-from geoeval.outputs import move_folder
+from geoeval.outputs import move_folder, temp_prefix
 
 #: Rows (objects) per part written by the local engine.
 PART_ROWS = 1_000_000
@@ -140,7 +140,8 @@ def open_dataset(folder: str | os.PathLike[str], matchers: tuple[str, ...], id_k
                  crs: Any) -> ObjectsWriter:
     """A writer whose parts go into a staging folder beside ``folder``."""
     target = Path(folder).absolute()
-    staging = target.with_name(f".{target.name}.geoeval-partial")
+    tag = "geoeval-partial"
+    staging = target.with_name(temp_prefix(target, len(tag)) + tag)
     if staging.exists():
         shutil.rmtree(staging)
     with cancel.deferred():  # made and registered, or neither
