@@ -9,7 +9,11 @@ exit code 2; anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class GeoevalError(Exception):
@@ -20,7 +24,7 @@ class GeoevalError(Exception):
 
     def __init__(self, message: str, path: object | None = None) -> None:
         self.path = None if path is None else printable(path)
-        self.message = printable(message)
+        self.message = cut(printable(message), MESSAGE_CHARS)
         super().__init__(f"{self.path}: {self.message}" if self.path else self.message)
 
 
@@ -122,6 +126,55 @@ def emit(result: object, stacklevel: int = 3) -> None:
 
     for text in result_warnings(result):
         warnings.warn(text, GeoevalWarning, stacklevel=stacklevel)
+
+
+#: The longest message an error carries (a few lines of a terminal); a longer one, e.g.
+#: holding a 52 MB number from a file, is cut in its middle.
+MESSAGE_CHARS = 600
+#: The longest reason quoted from a library (GDAL, a parser) inside a message.
+REASON_CHARS = 200
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` of at most ``limit`` characters: its start and end kept, the middle
+    replaced by `` … (N characters) … ``.
+
+    Examples
+    --------
+    >>> cut("a" * 10, 20)
+    'aaaaaaaaaa'
+    >>> cut("x" * 1000, 60)
+    'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx … (963 characters) … xxxxxx'
+    """
+    if len(text) <= limit:
+        return text
+    tail = max(limit // 10, 0)
+    note = " … ({} characters) … "
+    head = max(limit - tail - len(note.format(len(text))), 1)
+    return text[:head] + note.format(len(text) - head - tail) + (text[-tail:] if tail else "")
+
+
+def sendable(func: F) -> F:
+    """``func`` (a task a Dask worker runs) raising its :class:`GeoevalError` without
+    the library error it replaced, so that the error reaches the client as itself.
+
+    ``raise InputError(...) from None`` hides the library's error but keeps it as
+    ``__context__``, and the error is pickled with it to cross to the client; GDAL's
+    errors (rasterio's and pyogrio's ``CPLE_*``) cannot be unpickled, and Dask then
+    sends a plain ``Exception`` holding the text of ours: a traceback instead of
+    the one-line message.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except GeoevalError as exc:
+            error = exc
+        error.__context__ = error.__cause__ = None  # raised outside the handler: stays None
+        raise error
+
+    return wrapper  # type: ignore[return-value]
 
 
 def first_line(exc: BaseException) -> str:

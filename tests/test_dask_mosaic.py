@@ -262,8 +262,8 @@ def test_every_object_solved_once_in_process(tmp_path):
 
 @pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)
 def test_a_corrupt_tile_names_the_block_and_the_files(cluster, tmp_path):
-    """A tile that fails to decompress on a worker: one InputError naming the block (its
-    rows and columns) and both files."""
+    """A tile that fails to decompress on a worker: the local engine's one InputError,
+    naming the file and the window read (its rows and columns) with GDAL's reason."""
     import geoeval
     from geoeval.errors import InputError
 
@@ -280,8 +280,12 @@ def test_a_corrupt_tile_names_the_block_and_the_files(cluster, tmp_path):
         geoeval.score(r, s, engine="dask", scheduler=cluster.scheduler_address,
                       matchers=["iou"])
     text = str(err.value)
-    assert "scanning failed on block 5 (rows 32..63, columns 32..63)" in text, text
-    assert r in text and s in text and "\n" not in text
+    assert text.startswith(f"{s}: cannot read band 1 ("), text
+    assert "X offset 3, Y offset 2" in text  # GDAL's reason names the tile
+    assert "is the file truncated" in text and "\n" not in text
+    with pytest.raises(InputError) as local:  # the same words
+        geoeval.score(r, s, matchers=["iou"])
+    assert str(local.value) == text
 
 
 @pytest.mark.slow  # a Dask LocalCluster (CI runs it: pytest -m slow)

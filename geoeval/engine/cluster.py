@@ -1,8 +1,16 @@
-"""Start or reach a Dask cluster for one run (``distributed``)."""
+"""Start or reach a Dask cluster for one run (``distributed``).
+
+The cluster's logging (the workers' ``distributed.worker - ERROR - Compute Failed``
+blocks, a closing worker's ``CommClosedError``) stays off the terminal: a failed
+task reaches the user as geoeval's own one line. ``GEOEVAL_WORKER_LOGS=LEVEL``
+(``debug``, ``info``, ``warning``, ``error``) lets it through from that level.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -11,6 +19,29 @@ from geoeval.errors import InputError
 
 #: Seconds to wait for a scheduler given by address before giving up.
 CONNECT_TIMEOUT = 5
+
+
+#: The environment variable that lets the cluster's logging reach the terminal.
+LOGS_VARIABLE = "GEOEVAL_WORKER_LOGS"
+
+
+def log_level() -> int:
+    """The level from which the cluster's logging reaches the terminal: above every
+    level unless :data:`LOGS_VARIABLE` names one.
+
+    Raises
+    ------
+    InputError
+        The variable holds something else than a level's name.
+    """
+    text = os.environ.get(LOGS_VARIABLE, "").strip()
+    if not text:
+        return logging.CRITICAL + 10
+    level = logging.getLevelName(text.upper())
+    if not isinstance(level, int):
+        raise InputError(f"{LOGS_VARIABLE}={text!r} is not a logging level (debug, info, "
+                         "warning, error)")
+    return level
 
 
 @contextmanager
@@ -35,6 +66,7 @@ def dask_client(scheduler: str | None = None, n_jobs: int | None = None,
     except ImportError as exc:  # pragma: no cover - they are dependencies
         raise InputError("engine 'dask' needs dask and distributed "
                          f"installed ({exc})") from None
+    level = log_level()
     if scheduler is None:
         import warnings
 
@@ -50,16 +82,17 @@ def dask_client(scheduler: str | None = None, n_jobs: int | None = None,
                     warnings.simplefilter("ignore", UserWarning)
                     cluster = distributed.LocalCluster(
                         n_workers=n_jobs or workers(), threads_per_worker=1, processes=True,
-                        dashboard_address=None, silence_logs=logging.ERROR,
+                        dashboard_address=None, silence_logs=level,
                         memory_limit=memory_limit if memory_limit is not None else "auto")
-                with distributed.Client(cluster) as client:
+                with _quiet(level), distributed.Client(cluster) as client:
                     yield client
             except KeyboardInterrupt:  # Ctrl-C, SIGTERM: its workers end now, not drained
                 _kill_workers(cluster)
                 raise
             finally:
                 if cluster is not None:
-                    cluster.close()
+                    with _quiet(level):
+                        cluster.close()
         return
     if not isinstance(scheduler, str) or not scheduler.strip():
         raise InputError(f"--scheduler (scheduler=) takes an address such as "
@@ -71,7 +104,8 @@ def dask_client(scheduler: str | None = None, n_jobs: int | None = None,
         raise InputError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there "
                          f"within {CONNECT_TIMEOUT} s ({reason})") from None
     try:
-        yield client
+        with _quiet(level):
+            yield client
     finally:
         client.close()
 
@@ -89,3 +123,13 @@ def _kill_workers(cluster: Any) -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+@contextlib.contextmanager
+def _quiet(level: int) -> Iterator[None]:
+    """This process's ``distributed`` logging (the client; a LocalCluster's scheduler)
+    shown from ``level`` on."""
+    from distributed.utils import silence_logging_cmgr
+
+    with silence_logging_cmgr(level):
+        yield

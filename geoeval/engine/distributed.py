@@ -762,14 +762,16 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
 
     def on_workers(function: Callable[..., Any], items: list[Any]) -> list[Any]:
         """``function`` of every item on the workers; on failures the first item's
-        error in item order (the local reader's), whichever failed first."""
+        error in item order (the local reader's), whichever failed first, as one line
+        naming the tile when it is not geoeval's own (:func:`_gather`)."""
         from distributed import wait
 
         futures = client.map(function, items, pure=False)
         wait(futures)
-        for future in futures:
-            if future.status == "error":
-                future.result()  # raises its error
+        failed = [k for k, future in enumerate(futures) if future.status == "error"]
+        if failed:
+            k = failed[0]
+            _gather(client, [futures[k]], [items[k]], "planning", None, label="tiles")
         return client.gather(futures)
 
     plans, meta = [], []
@@ -816,8 +818,13 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                                 "lines", "zero")}
         for info in side_infos:
             for k, v in info["counts"].items():
-                total[k] += v
+                total[k] = total.get(k, 0) + v
         counts.append(total)
+    from geoeval.io.vector import check_polygonal
+
+    for src, opts, total in zip((reference, submission),
+                                (reference_options, submission_options), counts, strict=True):
+        check_polygonal(total, src, opts.get("layer"))  # the local engine's rule
     ns = [np.array([i["n"] for i in side], np.int64) for side in infos]
     n_ref, n_sub = int(ns[0].sum()), int(ns[1].sum())
     offsets = [np.r_[0, np.cumsum(n)[:-1]].astype(int).tolist() for n in ns]

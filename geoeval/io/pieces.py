@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.errors import FieldError, InputError, first_line
+from geoeval.errors import FieldError, InputError, first_line, sendable
 from geoeval.io.layer_files import (
     dataset_files,
     geo_crs,
@@ -227,6 +227,7 @@ class TilePlan:
     bounds: tuple[float, float, float, float] | None
 
 
+@sendable
 def plan_tile(path: str | Path, layer: str | int | None = None, id_field: str | None = None,
               size: int | None = None, bounds: bool = True, crs: Any = None) -> TilePlan:
     """One tile of a layer of tiles planned from its metadata (runs where it is
@@ -433,6 +434,7 @@ class PieceData:
                 float(b[:, 3].max()))
 
 
+@sendable
 @gc_paused
 def read_piece(piece: Piece) -> PieceData:
     """Read one piece (runs on a worker) with the reader's rules.
@@ -455,8 +457,11 @@ def read_piece(piece: Piece) -> PieceData:
         where = "" if bad is None else f": row group {bad[0]} ({first_line(bad[1])})"
         raise InputError(f"cannot read {what} {piece.start}..{piece.start + piece.count - 1}"
                          f"{where or f' ({first_line(exc)})'}", piece.path) from None
-    kept, keep, counts, area = polygonal_counts(geoms)
     ids = np.asarray(ids)
+    try:
+        kept, keep, counts, area = polygonal_counts(geoms, ids)
+    except InputError as exc:  # a feature that cannot be measured: the file named
+        raise InputError(exc.message, piece.path) from None
     all_ids, empty = None, 0
     if piece.id_field is not None:
         import pandas as pd
@@ -555,7 +560,8 @@ def read_dataset(path: str | Path, *, id_field: str | None = None,
         what = "a layer of tiles" if is_tile_pattern(path) else "a GeoParquet dataset folder"
         raise InputError(f"--class-field is not read from {what} yet (give one file)", path)
     frame, layer_crs = _dataset_frame(path, id_field, layer, crs)
-    return objects_from_frame(frame, id_field=id_field, crs=layer_crs, path=str(path))
+    return objects_from_frame(frame, id_field=id_field, crs=layer_crs, path=str(path),
+                              polygons_only=True, layer=layer)
 
 
 def _dataset_frame(path: str | Path, id_field: str | None,

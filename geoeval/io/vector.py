@@ -113,37 +113,49 @@ def read_vector(
     else:
         frame, caught = _read_ogr(p, layer, wanted, id_field, class_field)
 
-    _check_polygons(p, frame, layer, layers)
     return objects_from_frame(frame, id_field=id_field, class_field=class_field,
                               crs=frame.crs if frame.crs is not None else _assumed_crs(p, crs),
-                              path=str(path), caught=caught)
+                              path=str(path), caught=caught, polygons_only=True, layer=layer)
 
 
-def _check_polygons(p: Path, frame: Any, layer: Any, layers: list[str]) -> None:
-    """Refuse a layer whose features all have a geometry but none a polygon: every one
-    would be skipped, and it is almost always the wrong layer. The message names the
-    layer, its geometry types and the file's layers of polygons."""
-    import shapely
+#: Shapely's type ids of the geometries that are no polygons, and their names.
+_NOT_POLYGONS = {0: "Point", 1: "LineString", 2: "LinearRing", 4: "MultiPoint",
+                 5: "MultiLineString"}
 
-    geoms = np.asarray(frame.geometry.values, dtype=object)
-    type_id = shapely.get_type_id(geoms)
-    present = type_id >= 0
-    present[present] = ~shapely.is_empty(geoms[present])
-    if not present.any() or np.isin(type_id[present], (*_POLYGONAL, _COLLECTION)).any():
+
+def check_polygonal(counts: dict[str, int], path: str | Path,
+                    layer: str | int | None = None) -> None:
+    """The one rule, for every engine, on the reader's counts
+    (:func:`polygonal_counts`, of a layer or summed over its pieces): a layer whose
+    features all have a geometry but none a polygon is refused. Every one would be
+    skipped, and it is almost always the wrong layer. The message names the layer,
+    its geometry types and the file's layers of polygons.
+
+    Raises
+    ------
+    InputError
+        ``layer 'centres' holds no polygons (2,310 Point): geoeval scores polygon
+        objects; its layers of polygons: outlines (choose one with --layer, …)``.
+    """
+    present = counts["features"] - counts["missing"] - counts["empty"]
+    kinds = [(name, counts.get(name, 0)) for name in _NOT_POLYGONS.values()]
+    if present <= 0 or sum(n for _, n in kinds) < present:
         return
-    kinds, counts = np.unique(shapely.get_type_id(geoms[present]), return_counts=True)
-    names = {0: "Point", 1: "LineString", 2: "LinearRing", 4: "MultiPoint",
-             5: "MultiLineString"}
-    types = ", ".join(f"{c:,} {names.get(int(k), str(k))}" for k, c in zip(kinds, counts,
-                                                                           strict=True))
-    name = (layers[int(layer)] if isinstance(layer, (int, np.integer))
-            else layers[0] if layer is None else str(layer))
-    polygon_layers = [other for other in _polygon_layers(p) if other != name]
+    types = ", ".join(f"{n:,} {name}" for name, n in kinds if n)
+    p = Path(path)
+    source = p.is_file() or p.suffix.lower() == ".gdb"  # not tiles, not a dataset folder
+    layers = list_layers(p) if source else []
+    name = (layers[int(layer)] if isinstance(layer, (int, np.integer)) and layers
+            else layers[0] if layer is None and layers else layer)
+    polygon_layers = [other for other in _polygon_layers(p) if other != name] \
+        if source else []
     where = (f"its layers of polygons: {', '.join(polygon_layers)} (choose one with --layer, "
              "or --ref-layer / --sub-layer)" if polygon_layers
-             else "the file has no layer of polygons")
-    raise InputError(f"layer {name!r} holds no polygons ({types}): geoeval scores polygon "
-                     f"objects; {where}", p)
+             else "the file has no layer of polygons" if source
+             else "its files hold no polygons")
+    what = f"layer {name!r}" if name is not None else "the layer"
+    raise InputError(f"{what} holds no polygons ({types}): geoeval scores polygon "
+                     f"objects; {where}", path)
 
 
 def _polygon_layers(p: Path) -> list[str]:
@@ -170,12 +182,15 @@ def objects_from_frame(
     crs: Any = None,
     path: str = "<GeoDataFrame>",
     caught: Sequence[str] = (),
+    polygons_only: bool = False,
+    layer: str | int | None = None,
 ) -> ObjectSet:
     """An :class:`~geoeval.objects.ObjectSet` from a GeoDataFrame (or GeoSeries)
     already in memory, with the file reader's rules: invalid geometries repaired,
     non-polygonal and empty ones skipped (counted, with a warning), ids unique.
 
-    ``crs`` is used when the frame has none.
+    ``crs`` is used when the frame has none. ``polygons_only`` (a file's layer ``layer``
+    of ``path``): refused when it holds no polygon at all (:func:`check_polygonal`).
     """
 
     if hasattr(frame, "to_frame") and not hasattr(frame, "columns"):  # a GeoSeries
@@ -185,7 +200,13 @@ def objects_from_frame(
             raise FieldError(keyword, field, "is not a column", path, detail=(
                 f" (columns: {', '.join(map(str, frame.columns))})"))
     geoms = np.asarray(frame.geometry.values, dtype=object)
-    kept, keep, notes, repaired, kept_area = _polygonal_objects(geoms)
+    try:
+        kept, keep, found, kept_area = polygonal_counts(geoms, frame.index)
+    except InputError as exc:  # a feature that cannot be measured: the file named
+        raise InputError(exc.message, path) from None
+    if polygons_only:
+        check_polygonal(found, path, layer)
+    notes, repaired = reader_notes(found), found["repaired"]
     n_features = geoms.size
     if id_field is not None:
         column = frame[id_field]
@@ -221,24 +242,22 @@ def objects_from_frame(
     )
 
 
-def _polygonal_objects(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str], int,
-                                                    np.ndarray]:
-    """The polygonal object of every feature that has one, columnar.
+def polygonal_counts(geoms: np.ndarray, names: Any = None
+                     ) -> tuple[np.ndarray, np.ndarray, dict[str, int], np.ndarray]:
+    """The polygonal object of every feature that has one, columnar: the kept
+    (Multi)Polygons, the boolean mask of kept features, the counts (``features``,
+    ``repaired``, ``collections``, the skipped ``missing``, ``empty``, ``lines``,
+    ``zero``, and the features of each type that is no polygon by its name,
+    ``Point``, ``LineString``, …), the kept areas. Counts of pieces of a layer add
+    up to the counts of the layer (:func:`reader_notes`, :func:`check_polygonal`).
 
-    Returns the kept (Multi)Polygons, the boolean mask of kept features, the
-    warnings (repairs, collections reduced, skips by reason), the number of
-    kept geometries that were repaired and the kept geometries' areas.
+    Raises
+    ------
+    InputError
+        A feature has a coordinate that is not a finite number (NaN, infinity):
+        it has no area and cannot be repaired; the message names it by ``names``
+        (the features' ids; default their positions), the caller adds the file.
     """
-    kept, keep, counts, area = polygonal_counts(geoms)
-    return kept, keep, reader_notes(counts), counts["repaired"], area
-
-
-def polygonal_counts(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, int],
-                                                  np.ndarray]:
-    """:func:`_polygonal_objects` with the counts instead of their words: kept
-    geometries, kept mask, counts (``features``, ``repaired``, ``collections`` and
-    the skipped ``missing``, ``empty``, ``lines``, ``zero``), kept areas. Counts of
-    pieces of a layer add up to the counts of the layer (:func:`reader_notes`)."""
     import shapely
 
     geoms = geoms.copy()
@@ -247,6 +266,7 @@ def polygonal_counts(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[st
     empty = ~missing & shapely.is_empty(geoms)
     invalid = ~missing & ~empty & ~chunked(shapely.is_valid, geoms)  # every core
     if invalid.any():
+        _check_finite(geoms, invalid, names)
         geoms[invalid] = shapely.make_valid(geoms[invalid])
     now = shapely.get_type_id(geoms) if invalid.any() else type_id
     collection = ~missing & ~empty & (now == _COLLECTION)
@@ -263,12 +283,35 @@ def polygonal_counts(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[st
     gave_polygons[gave_polygons] = ~shapely.is_empty(geoms[gave_polygons])
     lines = ~missing & ~empty & ~keep & ~was_polygonal & ~gave_polygons
     zero = ~keep & ~missing & ~empty & ~lines
-    counts = {"features": int(geoms.size),
+    other = ~missing & ~empty & np.isin(type_id, list(_NOT_POLYGONS))
+    kinds, n_kind = np.unique(type_id[other], return_counts=True)
+    counts = {**{_NOT_POLYGONS[int(k)]: int(n) for k, n in zip(kinds, n_kind, strict=True)},
+              "features": int(geoms.size),
               "repaired": int(np.count_nonzero(invalid & keep)),
               "collections": int(np.count_nonzero((type_id == _COLLECTION) & keep)),
               "missing": int(np.count_nonzero(missing)), "empty": int(np.count_nonzero(empty)),
               "lines": int(np.count_nonzero(lines)), "zero": int(np.count_nonzero(zero))}
     return geoms[keep], keep, counts, area[keep]
+
+
+def _check_finite(geoms: np.ndarray, invalid: np.ndarray, names: Any) -> None:
+    """Refuse a NaN or infinite coordinate (GEOS reports such a geometry invalid, and
+    ``make_valid`` then fails); only the invalid geometries are looked at."""
+    import shapely
+
+    where = np.flatnonzero(invalid)
+    coords, index = shapely.get_coordinates(geoms[where], return_index=True)
+    bad = ~np.isfinite(coords).all(axis=1)
+    if not bad.any():
+        return
+    k = int(where[index[np.argmax(bad)]])
+    n = int(np.count_nonzero(np.bincount(index[bad], minlength=where.size)))
+    name = names[k] if names is not None else k
+    value = coords[np.argmax(bad)]
+    more = f" (and {n - 1} more feature(s))" if n > 1 else ""
+    raise InputError(f"feature {name} has a coordinate that is not a finite number "
+                     f"({value[0]:g}, {value[1]:g}){more}: its shape has no area to measure; "
+                     "fix or remove it")
 
 
 def reader_notes(counts: dict[str, int]) -> list[str]:

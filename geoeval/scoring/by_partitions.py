@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from geoeval.errors import printable
 from geoeval.grid import crs_code
 from geoeval.scoring.summary import (
     OverlapSummary,
@@ -70,9 +71,10 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
     sides = []
     for path, n, cnt, crs in ((reference, res.n_reference, res.counts[0], res.crs[0]),
                               (submission, res.n_submission, res.counts[1], res.crs[1])):
-        sides.append(SideSummary(str(path), "vector", n, crs_code(crs), cnt["repaired"],
+        name = printable(path)  # a name that is not UTF-8 written \xNN, as the reader does
+        sides.append(SideSummary(name, "vector", n, crs_code(crs), cnt["repaired"],
                                  cnt["features"] - n))
-        warnings += [f"{path}: {note}" for note in reader_notes(cnt)]
+        warnings += [f"{name}: {note}" for note in reader_notes(cnt)]
     warnings += empty_sides(*sides)
     chosen = res.mallows_resolution if want_mallows and resolution is None else None
     if chosen is not None:
