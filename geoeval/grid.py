@@ -352,7 +352,9 @@ def vectorize_grid(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
 
     Pieces of one label become one MultiPolygon. Areas equal pixel counts times
     the pixel area exactly (up to floating point). A windowed grid is vectorised
-    window by window; the pieces of an object cut by window edges are dissolved
+    window by window, skipping the windows its source knows to be empty (the
+    unwritten blocks of a sparse GeoTIFF), each window cut to the rows and columns
+    holding an object; the pieces of an object cut by window edges are dissolved
     into one geometry (``shapely.buffer(·, 0)`` over all such objects at once,
     exact on pixel-edge coordinates).
     """
@@ -369,10 +371,16 @@ def vectorize_grid(grid: LabelGrid, ids: np.ndarray) -> np.ndarray:
     else:
         import rasterio
 
-        # each block is read once: a small GDAL block cache (as in io.windowed.scan)
+        # each block is read once: a small GDAL block cache (as in io.windowed.scan);
+        # a window whose blocks are all absent from the file (a sparse GeoTIFF) holds
+        # no object and is not read
+        wins = windows(grid.shape, grid.source.block_shape)
+        written = getattr(grid.source, "written", None)
+        if written is not None:
+            wins = [w for w in map(written, wins) if w is not None]
         with rasterio.Env(GDAL_CACHEMAX=64):
-            parts = [_window_pieces(grid, ids, win)
-                     for win in windows(grid.shape, grid.source.block_shape)]
+            parts = [_window_pieces(grid, ids, win) for win in wins]
+        parts = parts or [(np.zeros(0, dtype=object), np.zeros(0, np.int64))]
         pieces_arr = np.concatenate([p for p, _ in parts])
         owner_arr = np.concatenate([o for _, o in parts])
         win_of = np.concatenate([np.full(o.size, k) for k, (_, o) in enumerate(parts)])
@@ -404,12 +412,32 @@ def _window_pieces(grid: LabelGrid, ids: np.ndarray,
 
     labels = grid.read(window)
     mask = labels != grid.background
+    # only the rows and columns that hold an object: rasterio.features.shapes walks
+    # every pixel it is given (a window of a sparse raster is mostly background)
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if rows.size == 0:
+        return np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64)
+    r0, r1, c0, c1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+    labels, mask = labels[r0:r1, c0:c1], mask[r0:r1, c0:c1]
     # rasterio.features.shapes needs a 32-bit type: vectorise object positions + 1.
     index = np.zeros(labels.shape, dtype=np.int32)
     index[mask] = label_index(ids, labels[mask]).astype(np.int32) + 1
-    transform = grid.transform @ Affine.translation(window[2], window[0])
+    # traced in the grid's pixel coordinates (whole numbers, exact whatever the window
+    # or the cut), then placed by the grid's transform as GDAL places pixel corners
+    # (x = c + a·col + b·row): an edge shared by two objects, or by two windows' pieces
+    # of one object, gets the same coordinates from both sides
+    pixels = Affine.translation(window[2] + c0, window[0] + r0)
     pieces, owner = [], []
-    for geom, value in shapes(index, mask=mask, transform=transform, connectivity=4):
+    for geom, value in shapes(index, mask=mask, transform=pixels, connectivity=4):
         pieces.append(shape(geom))
         owner.append(int(value) - 1)
-    return np.asarray(pieces, dtype=object), np.asarray(owner, dtype=np.int64)
+    t = grid.transform
+
+    def place(xy: np.ndarray) -> np.ndarray:
+        col, row = xy[:, 0], xy[:, 1]
+        return np.column_stack([(t.c + t.a * col) + t.b * row, (t.f + t.d * col) + t.e * row])
+
+    import shapely
+
+    placed = shapely.transform(np.asarray(pieces, dtype=object), place)
+    return np.asarray(placed, dtype=object), np.asarray(owner, dtype=np.int64)

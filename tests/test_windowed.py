@@ -380,3 +380,52 @@ def test_a_file_read_again_is_the_file_on_disk_now(tmp_path, monkeypatch):
     write(tmp_path / "b" / "ref.tif", again)  # same path, same size on disk
     res = read_raster("ref.tif")
     assert res.ids.tolist() == [7, 9] and res.areas[1] / res.areas[0] == 25 / 16
+
+
+def test_a_sparse_raster_against_polygons_reads_only_its_written_blocks(tmp_path):
+    """A 100 000² sparse GeoTIFF against a vector layer: the raster's objects are traced
+    from the windows that hold written file blocks only, each cut to them (the whole
+    grid, 10¹⁰ pixels, was read and traced before: minutes). Same numbers as against
+    the same objects as a raster; pixels read counted."""
+    import shapely
+
+    from geoeval.io.windowed import RasterSource
+
+    n, tile, side = 100_000, 512, 20
+    places = [(10, 10), (50_000, 50_000), (n - 30, n - 40), (tile - 5, 70_000)]
+    transform = rasterio.transform.from_origin(500000, n * 0.5, 0.5, 0.5)
+    paths = []
+    for name, shift in (("ref.tif", 0), ("sub.tif", 3)):
+        with rasterio.open(tmp_path / name, "w", driver="GTiff", width=n, height=n, count=1,
+                           dtype="uint32", crs=CRS, transform=transform, tiled=True,
+                           blockxsize=tile, blockysize=tile, compress="deflate",
+                           sparse_ok=True) as dst:
+            for k, (r, c) in enumerate(places):
+                dst.write(np.full((side, side), k + 1, np.uint32), 1,
+                          window=rasterio.windows.Window(c + shift, r, side, side))
+        paths.append(tmp_path / name)
+    corners = [(transform @ (c + 3, r), transform @ (c + 3 + side, r + side))
+               for r, c in places]
+    import geopandas as gpd
+
+    gpd.GeoDataFrame({"n": range(4)}, geometry=[shapely.box(x0, y1, x1, y0) for (x0, y0),
+                                                (x1, y1) in corners],
+                     crs=CRS).to_file(tmp_path / "sub.gpkg")
+    read = []
+    original = RasterSource.read
+
+    def counted(self, window, dataset=None, out=None):
+        read.append((window[1] - window[0]) * (window[3] - window[2]))
+        return original(self, window, dataset, out)
+
+    RasterSource.read = counted
+    try:
+        vector = geoeval.score(paths[0], tmp_path / "sub.gpkg", matchers=["bgm"], n_jobs=1)
+    finally:
+        RasterSource.read = original
+    raster = geoeval.score(paths[0], paths[1], matchers=["bgm"])
+    # the scan and the tracing each read the 5 written blocks (one object straddles two)
+    assert sum(read) <= 2 * 5 * tile * tile, sum(read)
+    a, b = vector.results["bgm"], raster.results["bgm"]
+    assert (a.f1, a.matching.missed.size) == (b.f1, b.matching.missed.size) == (1.0, 0)
+    assert a.accuracy == pytest.approx(b.accuracy, rel=1e-12)

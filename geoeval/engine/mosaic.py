@@ -73,6 +73,9 @@ BOUNDARY_GROUP_OBJECTS = 20_000
 LABELS_PER_BUCKET = 2_000_000
 
 Block = tuple[int, int, int, int]  # row0, row1, col0, col1 (ends exclusive)
+#: What one task scans: a rectangle, or rectangles that are consecutive in row-major
+#: order (the written parts of a sparse mosaic, :func:`written_blocks`).
+Blocks = Block | tuple[Block, ...]
 
 
 def plan_blocks(shape: tuple[int, int], block_shape: tuple[int, int],
@@ -98,14 +101,37 @@ def plan_blocks(shape: tuple[int, int], block_shape: tuple[int, int],
             for r in range(0, h, rstep) for c in range(0, w, cstep)]
 
 
+def written_blocks(sources: Sequence[RasterSource], blocks: list[Block],
+                   groups: int) -> list[Blocks]:
+    """``blocks`` cut to the file blocks the sources have written
+    (:func:`geoeval.io.windowed.written_windows`; the others read as background and
+    are left out: no task for the empty rest of a huge sparse mosaic), then, when
+    they cover less than half of the grid and more of them remain than ``groups``,
+    dealt in row-major order into ``groups``
+    runs of about equal pixel counts, each run one task (a task per written file
+    block would be thousands of tiny tasks). The runs keep the row-major order,
+    which the ownership rule needs.
+    """
+    from geoeval.io.windowed import written_windows
+
+    spans = written_windows(sources, blocks)
+    pixels = np.array([(r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in spans], float)
+    planned = sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in blocks)
+    if len(spans) <= groups or pixels.sum() > planned / 2:  # not a sparse mosaic
+        return list(spans)
+    cuts = np.searchsorted(np.cumsum(pixels), pixels.sum() * np.arange(1, groups) / groups)
+    return [tuple(tuple(int(v) for v in rect) for rect in run)
+            for run in np.split(np.array(spans, dtype=np.int64), cuts) if len(run)]
+
+
 # --- tasks that run on the workers -----------------------------------------------------
 
 @gc_paused
-def scan_block(sources: Sequence[RasterSource], block: Block, boxes: bool,
+def scan_block(sources: Sequence[RasterSource], block: Blocks, boxes: bool,
                window_pixels: int | None = None) -> Scan:
     """One block's counts (runs on a worker): :func:`~geoeval.io.windowed.scan_window` over
-    its windows (whole file blocks), merged. Per-label counts of both sides, their boxes
-    when ``boxes``, the label pairs and the union pixels."""
+    its windows (whole file blocks; of each of its rectangles), merged. Per-label counts
+    of both sides, their boxes when ``boxes``, the label pairs and the union pixels."""
     import rasterio
 
     from geoeval.grid import windows
@@ -117,9 +143,10 @@ def scan_block(sources: Sequence[RasterSource], block: Block, boxes: bool,
         scan_window,
     )
 
-    r0, r1, c0, c1 = block
-    wins = [(a + r0, b + r0, c + c0, d + c0) for a, b, c, d in
-            windows((r1 - r0, c1 - c0), sources[0].block_shape, window_pixels)]
+    rects = [block] if isinstance(block[0], int | np.integer) else block
+    wins = [(a + r0, b + r0, c + c0, d + c0) for r0, r1, c0, c1 in rects
+            for a, b, c, d in windows((int(r1 - r0), int(c1 - c0)), sources[0].block_shape,
+                                      window_pixels)]
     if not wins:
         return _empty_scan(sources, boxes)
     try:
@@ -419,6 +446,15 @@ class MosaicScore:
     lists: dict[str, Any] | None = None
 
 
+def _where(block: Blocks) -> str:
+    """Rows and columns of a block (of its rectangles' extent), for messages."""
+    b = np.array([block] if isinstance(block[0], int | np.integer) else block).reshape(-1, 4)
+    r0, r1, c0, c1 = int(b[:, 0].min()), int(b[:, 1].max()), int(b[:, 2].min()), \
+        int(b[:, 3].max())
+    pieces = "" if len(b) == 1 else f"{len(b)} pieces in "
+    return f"{pieces}rows {r0}..{r1 - 1}, columns {c0}..{c1 - 1}"
+
+
 def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transform: Any,
                  crs: Any, *, matchers: Sequence[str], params: dict[str, dict[str, Any]],
                  mallows: Sequence[str] = (), approximate: bool | None = None,
@@ -459,10 +495,11 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     if block_pixels is None:  # about four blocks a worker on a small grid
         block_pixels = min(BLOCK_PIXELS, max(ref.shape[0] * ref.shape[1] // (4 * workers),
                                              MIN_BLOCK_PIXELS))
-    blocks = plan_blocks(ref.shape, ref.block_shape, block_pixels)
+    blocks = written_blocks((ref, sub), plan_blocks(ref.shape, ref.block_shape, block_pixels),
+                            4 * workers)
     k = len(blocks)
-    names = [f"block {i} (rows {r0}..{r1 - 1}, columns {c0}..{c1 - 1}) of {ref.path} and "
-             f"{sub.path}" for i, (r0, r1, c0, c1) in enumerate(blocks)]
+    names = [f"block {i} ({_where(b)}) of {ref.path} and {sub.path}"
+             for i, b in enumerate(blocks)]
     meter = _Meter(progress, k, k, False)  # blocks scanned, blocks solved, the boundary
     need_boxes = bool(mallows)
     config = Config((ref, sub), tuple(transform)[:6], crs, tuple(matchers), params,

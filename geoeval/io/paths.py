@@ -33,19 +33,21 @@ _LOCK = threading.Lock()
 _FOLDER: list[str] = []  # the private folder of links, made on first use
 
 
+#: What pyogrio's URL parsing (``urllib.parse``) takes out of a local path: ``;`` ends
+#: it, ``!`` separates an archive from a member, tabs and newlines are dropped.
+_URL_SYNTAX = (";", "!", "\t", "\n", "\r")
+
+
 def _changed_on_the_way(name: str) -> bool:
-    """Whether pyogrio or GDAL would not take ``name`` (absolute) as the file it names."""
+    """Whether pyogrio or GDAL would not take ``name`` (absolute) as the file it names
+    (pyogrio's own rule, ``pyogrio.util.vsi_path``, without importing pyogrio: that
+    imports pandas and geopandas, which a raster run never needs)."""
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:  # not valid UTF-8: cannot be passed to GDAL
         return True
-    if name.startswith("/vsi") or any(c in name for c in "\t\n\r"):
-        return True
-    try:
-        from pyogrio.util import vsi_path
-    except ImportError:  # pragma: no cover - pyogrio is a dependency
-        return any(c in name for c in ";!#?")
-    return vsi_path(name) != name
+    return (name.startswith("/vsi") or any(c in name for c in _URL_SYNTAX)
+            or name.lower().endswith(".zip"))
 
 
 def local_path(path: str | os.PathLike[str]) -> str:

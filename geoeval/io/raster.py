@@ -136,10 +136,9 @@ def check_memory(
 # --- reading ---------------------------------------------------------------------
 
 def _gdal_reason(exc: BaseException) -> str:
-    """GDAL's own words for a rasterio error (rasterio often says 'see previous')."""
-    cause = exc.__cause__ or exc.__context__
-    text = first_line(cause) if cause is not None else first_line(exc)
-    return text
+    from geoeval.io.windowed import gdal_reason
+
+    return gdal_reason(exc)
 
 
 def _band_dtype(name: str, band: int, path: str | Path) -> np.dtype:
@@ -329,14 +328,21 @@ def open_source(path: str | Path, *, band: int = 1, background: int = 0) -> tupl
     InputError
         As :func:`read_raster`, for everything known before reading pixels.
     """
+    import warnings
+
     import rasterio
     from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
     from rasterio.errors import RasterioError
 
     from geoeval.io.paths import local_path
+    from geoeval.io.windowed import quiet_gdal
 
     try:  # a Path: rasterio would parse a string as a URL (';', '#', '!')
-        src = rasterio.open(Path(local_path(path)))
+        # NotGeoreferencedWarning ("has no CRS" is ours to say) and GDAL's complaints
+        # (a truncated file's tags) kept off the terminal: to rasterio's logger
+        with warnings.catch_warnings(), quiet_gdal():
+            warnings.simplefilter("ignore")
+            src = rasterio.open(Path(local_path(path)))
     except (RasterioError, CPLE_BaseError) as exc:
         raise InputError(f"cannot open as a raster ({first_line(exc)})", path) from None
     with src:
@@ -373,8 +379,13 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
     # unwritten blocks of a sparse GeoTIFF read as the nodata value, else 0
     sparse_bg = src.driver == "GTiff" and (
         value is not None or gdal_mask or (nodata is None and background == 0))
+    try:
+        st = os.stat(path)
+        version: tuple[int, ...] = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:  # not a file of its own (e.g. a dataset open in memory)
+        version = ()
     return RasterSource(
-        sparse_background=bool(sparse_bg),
+        sparse_background=bool(sparse_bg), version=version,
         path=str(path), band=int(band), background=int(background), dtype=dtype.name,
         nodata=value, gdal_mask=gdal_mask, shape=(int(src.height), int(src.width)),
         block_shape=tuple(int(v) for v in src.block_shapes[band - 1]),  # type: ignore[arg-type]

@@ -22,9 +22,11 @@ compact, so runs are far fewer than pixels).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +35,7 @@ import numpy as np
 from geoeval import parallel
 from geoeval.arrays import SizedByArrays
 from geoeval.cancel import threads
+from geoeval.errors import InputError, first_line, sendable
 from geoeval.grid import windows
 
 #: GDAL block cache (MB) while scanning: blocks are read once, caching them only costs memory.
@@ -69,6 +72,9 @@ class RasterSource:
         The file is a GeoTIFF whose unwritten (sparse) blocks read as background
         (they read as the nodata value, else 0): windows made only of such blocks
         are skipped without being read.
+    version : tuple of int
+        The file's modification time (ns), size and inode when it was opened: which
+        of its blocks are written is remembered per version (:func:`_written_blocks`).
     """
 
     path: str
@@ -80,20 +86,35 @@ class RasterSource:
     shape: tuple[int, int]
     block_shape: tuple[int, int]
     sparse_background: bool = False
+    version: tuple[int, ...] = ()
 
     def is_empty(self, window: Window, dataset: Any = None) -> bool:
         """True when every block of ``window`` is absent from the file (sparse GeoTIFF)
         and so holds only background; never reads a pixel."""
+        return self.written(window, dataset) is None
+
+    def written(self, window: Window, dataset: Any = None) -> Window | None:
+        """The part of ``window`` that can hold an object: the span of its blocks
+        present in the file (GDAL's ``BLOCK_OFFSET_x_y`` of a sparse GeoTIFF: an
+        unwritten block reads as background), ``None`` when there is none; the whole
+        window for other sources. Never reads a pixel."""
         if not self.sparse_background:
-            return False
-        ds = dataset if dataset is not None else _dataset(self.path)
+            return window
         r0, r1, c0, c1 = window
         bh, bw = self.block_shape
+        j0, j1 = c0 // bw, -(-c1 // bw)
+        rows, cols = [], []
         for i in range(r0 // bh, -(-r1 // bh)):
-            for j in range(c0 // bw, -(-c1 // bw)):
-                if ds.get_tag_item(f"BLOCK_OFFSET_{j}_{i}", "TIFF", bidx=self.band):
-                    return False
-        return True
+            present = np.flatnonzero(_written_blocks(self.path, self.band, i,
+                                                     -(-self.shape[1] // bw),
+                                                     self.version)[j0:j1])
+            if present.size:
+                rows.append(i)
+                cols += [int(present[0]) + j0, int(present[-1]) + j0]
+        if not rows:
+            return None
+        return (max(r0, min(rows) * bh), min(r1, (max(rows) + 1) * bh),
+                max(c0, min(cols) * bw), min(c1, (max(cols) + 1) * bw))
 
     def label_boxes(self) -> tuple[np.ndarray, np.ndarray]:
         """Every label of the band and its bounding box ``(row0, row1, col0, col1)``
@@ -106,17 +127,56 @@ class RasterSource:
              out: np.ndarray | None = None) -> np.ndarray:
         """Labels of ``window`` (row0, row1, col0, col1), nodata mapped to background;
         into ``out`` (C-contiguous, the window's shape and the band's dtype) when given."""
+        from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
+        from rasterio.errors import RasterioError
         from rasterio.windows import Window as RioWindow
 
         r0, r1, c0, c1 = window
         ds = dataset if dataset is not None else _dataset(self.path)
         w = RioWindow(c0, r0, c1 - c0, r1 - r0)
-        labels = ds.read(self.band, window=w, out=out)
-        if self.gdal_mask:
-            labels[ds.read_masks(self.band, window=w) == 0] = self.background
+        try:
+            labels = ds.read(self.band, window=w, out=out)
+            mask = ds.read_masks(self.band, window=w) if self.gdal_mask else None
+        except (RasterioError, CPLE_BaseError) as exc:
+            # the local engine's words, whichever window (GDAL's reason names the block)
+            raise InputError(f"cannot read band {self.band} ({gdal_reason(exc)}); is the file "
+                             "truncated or a source of it missing?", self.path) from None
+        if mask is not None:
+            labels[mask == 0] = self.background
         elif self.nodata is not None and self.nodata != self.background:
             labels[labels == labels.dtype.type(self.nodata)] = self.background
         return labels
+
+
+def gdal_reason(exc: BaseException) -> str:
+    """GDAL's own words for a rasterio error (rasterio often says 'see previous'), one
+    line cut to :data:`geoeval.errors.REASON_CHARS` characters."""
+    from geoeval.errors import REASON_CHARS, cut
+
+    cause = exc.__cause__ or exc.__context__
+    return cut(first_line(cause if cause is not None else exc), REASON_CHARS)
+
+
+@contextlib.contextmanager
+def quiet_gdal() -> Iterator[None]:
+    """GDAL's messages kept off the terminal in this thread; its errors are still
+    raised by rasterio, and put in our words.
+
+    rasterio sends GDAL's messages to its logger only in the thread that started
+    its first GDAL environment; in a thread of a pool or of a Dask worker, GDAL
+    printed them itself (a truncated sparse GeoTIFF's tile index: a thousand
+    ``ERROR 1: _TIFFPartialReadStripArray`` lines, 85 KB, before our one line).
+    """
+    try:
+        from rasterio._env import catch_errors  # rasterio's handler, for this thread
+    except ImportError:  # pragma: no cover - another rasterio: its environment
+        import rasterio
+
+        with rasterio.Env():
+            yield
+        return
+    with catch_errors():
+        yield
 
 
 _LOCAL = threading.local()
@@ -130,6 +190,8 @@ def _dataset(path: str) -> Any:
     time) must still match. A relative name read again from another folder, or a file
     written anew at the same path (a notebook regenerating ``predictions.tif``), opens the
     file afresh instead of reading the old one's pixels."""
+    import warnings
+
     import rasterio
 
     cache = getattr(_LOCAL, "datasets", None)
@@ -151,7 +213,10 @@ def _dataset(path: str) -> Any:
 
     from geoeval.io.paths import local_path
 
-    ds = rasterio.open(Path(local_path(path)))
+    # NotGeoreferencedWarning and GDAL's complaints: the reader's to say (once)
+    with warnings.catch_warnings(), quiet_gdal():
+        warnings.simplefilter("ignore")
+        ds = rasterio.open(Path(local_path(path)))
     cache[where] = (version, ds)
     return ds
 
@@ -462,6 +527,21 @@ def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
     return Scan(ids, counts, found, pa, pb, pc, union)
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _written_blocks(path: str, band: int, row: int, n_cols: int,
+                    version: tuple[int, ...]) -> np.ndarray:
+    """Which blocks of block row ``row`` are present in the file (GDAL's
+    ``BLOCK_OFFSET_x_y``; empty for an unwritten block of a sparse GeoTIFF), asked
+    once per row, file version and process: the scan and the vectorising ask for
+    the same rows. GDAL's complaints (a truncated file's tile index, a thousand
+    lines) kept off the terminal (:func:`quiet_gdal`)."""
+    with quiet_gdal():
+        ds = _dataset(path)
+        return np.array([bool(ds.get_tag_item(f"BLOCK_OFFSET_{j}_{row}", "TIFF", bidx=band))
+                         for j in range(n_cols)], dtype=bool)
+
+
+@sendable
 def scan_window(sources: Sequence[RasterSource], window: Window,
                 per_label: bool = True, boxes: bool = True, reuse: bool = False) -> Scan:
     """Counts of one window of one or two raster sources (pure; picklable in and out).
@@ -482,8 +562,9 @@ def scan_window(sources: Sequence[RasterSource], window: Window,
     """
     if all(s.is_empty(window) for s in sources):
         return _empty_scan(sources, boxes)
-    labels = [s.read(window, out=_window_buffer(k, s, window) if reuse else None)
-              for k, s in enumerate(sources)]
+    with quiet_gdal():
+        labels = [s.read(window, out=_window_buffer(k, s, window) if reuse else None)
+                  for k, s in enumerate(sources)]
     return scan_labels(labels, [s.background for s in sources], (window[0], window[2]),
                        per_label, boxes)
 
@@ -558,7 +639,8 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
     """
     import rasterio
 
-    wins = windows(sources[0].shape, sources[0].block_shape, target)
+    wins = written_windows(sources, windows(sources[0].shape, sources[0].block_shape,
+                                            target))
     if not wins:
         return _empty_scan(sources, boxes)
     mapper = parallel.remote_mapper()
@@ -581,6 +663,22 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
             return _merge_stream(pool.map(
                 lambda w: scan_window(sources, w, per_label, boxes, reuse=True), wins),
                 total=len(wins))
+
+
+def written_windows(sources: Sequence[RasterSource], wins: list[Window]) -> list[Window]:
+    """``wins`` cut to the blocks some source has in its file (:meth:`RasterSource.written`;
+    windows of unwritten blocks only are background and left out): of a sparse GeoTIFF
+    only the blocks that hold data are read."""
+    if not any(s.sparse_background for s in sources):
+        return wins
+    out = []
+    for w in wins:
+        spans = [s.written(w) for s in sources]
+        if any(x is not None for x in spans):
+            b = np.array([x for x in spans if x is not None])
+            out.append((int(b[:, 0].min()), int(b[:, 1].max()), int(b[:, 2].min()),
+                        int(b[:, 3].max())))
+    return out
 
 
 def _merge_stream(results: Iterable[Scan], total: int | None = None,
