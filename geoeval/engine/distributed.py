@@ -1000,6 +1000,7 @@ def check_field(pieces: list[Any], name: str, source: Any) -> None:
         return
     from pathlib import Path
 
+    from geoeval.io.paths import local_path
     from geoeval.io.vector import _check_fields
 
     q = pieces[0]
@@ -1008,13 +1009,11 @@ def check_field(pieces: list[Any], name: str, source: Any) -> None:
 
         import pyarrow.parquet as pq
 
-        schema = pq.read_schema(q.path)
+        schema = pq.read_schema(local_path(q.path))
         primary = json.loads((schema.metadata or {}).get(b"geo", b"{}")).get("primary_column")
         fields = [n for n in schema.names if n != primary]
     else:
         import pyogrio
-
-        from geoeval.io.paths import local_path
 
         fields = [str(f) for f in pyogrio.read_info(local_path(q.path),
                                                     layer=q.layer)["fields"]]
