@@ -14,10 +14,12 @@ Each run a fresh process, in this order, ``--rounds`` times in turns:
   window by window: before, every window of the grid was read and traced);
 * ``dask``: ``geoeval score ref.tif sub.tif -m bgm --engine dask`` (a LocalCluster of
   two workers; the mosaic path makes tasks only for the blocks holding written
-  tiles: before, 15 129 blocks).
+  tiles: before, 15 129 blocks);
+* ``dask-tiny``: the same on two 64 × 64 rasters: what starting and stopping the
+  cluster costs on this machine.
 
-Times and the ratios ``vector / raster`` and ``dask / raster`` of the same round are
-printed; F1 and the missed count must agree.
+Times and the ratios ``vector / raster``, ``dask / raster`` and ``(dask - dask-tiny) /
+raster`` of the same round are printed; F1 and the missed count must agree.
 
     python benchmarks/bench_sparse.py [--size 1000000] [--tile 1024] [--objects 300]
 """
@@ -64,6 +66,10 @@ def generate(folder: Path, n: int, tile: int, k: int, seed: int = 1) -> None:
                     polygons.append(shapely.box(x0, y1, x1, y0))
     gpd.GeoDataFrame({"n": np.arange(k)}, geometry=polygons,
                      crs="EPSG:32631").to_file(folder / "sub.gpkg")
+    tiny = dict(profile, width=64, height=64, bigtiff="NO")
+    for name in ("tiny_ref.tif", "tiny_sub.tif"):
+        with rasterio.open(folder / name, "w", **tiny) as dst:
+            dst.write(np.full((SIDE, SIDE), 1, np.uint32), 1, window=Window(8, 8, SIDE, SIDE))
 
 
 def main() -> None:
@@ -76,28 +82,32 @@ def main() -> None:
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="bench_sparse_"))
     folder.mkdir(parents=True, exist_ok=True)
-    if not (folder / "sub.gpkg").exists():
+    if not (folder / "tiny_sub.tif").exists():
         generate(folder, args.size, args.tile, args.objects)
     size = sum((folder / f).stat().st_size for f in ("ref.tif", "sub.tif"))
     print(f"{args.size:,}² pixels, tiles {args.tile}², {args.objects} objects a side, "
           f"{size / 1e6:.1f} MB for both rasters", flush=True)
     geoeval = str(Path(sys.executable).with_name("geoeval"))
-    runs = {"raster": ["sub.tif"], "vector": ["sub.gpkg"],
-            "dask": ["sub.tif", "--engine", "dask"]}
+    runs = {"raster": ["ref.tif", "sub.tif"], "vector": ["ref.tif", "sub.gpkg"],
+            "dask": ["ref.tif", "sub.tif", "--engine", "dask"],
+            "dask-tiny": ["tiny_ref.tif", "tiny_sub.tif", "--engine", "dask"]}
     for k in range(args.rounds):
         times, found = {}, {}
-        for name, rest in runs.items():
+        for name, (ref, sub, *rest) in runs.items():
             out = folder / f"{name}.json"
-            wall, gb, _ = run([geoeval, "score", str(folder / "ref.tif"),
-                               str(folder / rest[0]), *rest[1:], "-m", "bgm", "-q",
-                               "--json", str(out)])
+            wall, gb, _ = run([geoeval, "score", str(folder / ref), str(folder / sub), *rest,
+                               "-m", "bgm", "-q", "--json", str(out)])
             r = json.loads(out.read_text())["results"]["bgm"]
-            times[name], found[name] = wall, (r["f1"], r["missed"], r["false_alarms"])
-            print(f"  round {k + 1} {name:6s} {wall:7.2f} s  {gb:.2f} GB  F1 {r['f1']}",
+            times[name] = wall
+            if name != "dask-tiny":
+                found[name] = (r["f1"], r["missed"], r["false_alarms"])
+            print(f"  round {k + 1} {name:9s} {wall:7.2f} s  {gb:.2f} GB  F1 {r['f1']}",
                   flush=True)
         assert len(set(found.values())) == 1, found
-        print(f"  round {k + 1}: vector / raster {times['vector'] / times['raster']:.2f}, "
-              f"dask / raster {times['dask'] / times['raster']:.2f}", flush=True)
+        t = times
+        print(f"  round {k + 1}: vector / raster {t['vector'] / t['raster']:.2f}, "
+              f"dask / raster {t['dask'] / t['raster']:.2f}, (dask - dask-tiny) / raster "
+              f"{(t['dask'] - t['dask-tiny']) / t['raster']:.2f}", flush=True)
 
 
 if __name__ == "__main__":
