@@ -195,3 +195,34 @@ def test_rank_and_score_share_the_bootstrap_defaults():
 
     for name in ("bootstrap", "confidence", "block_size"):
         assert RANK_DEFAULTS[name] == DEFAULTS[name], name
+
+
+def test_the_terminal_prints_names_as_they_are_and_cuts_long_lines(capsys, monkeypatch):
+    """Text is not rich markup (``s[x].gpkg`` was printed ``s.gpkg``, ``t[red]u`` as a
+    red ``tu``), in warnings, notes and tables, whole or a block per row; a warning quoting
+    megabytes of a file is one line of a readable length."""
+    from rich.table import Table
+
+    from geoeval.cli.options import note, show, warn
+    from geoeval.errors import MESSAGE_CHARS
+
+    monkeypatch.setenv("COLUMNS", "100")
+    warn(["s[x].gpkg: 1 of 4 feature(s) skipped", "det: class " + "x" * 100_000])
+    note(["t[red]u[/red]: read in the client"])
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "warning: s[x].gpkg: 1 of 4 feature(s) skipped"
+    assert err[1].startswith("warning: det: class xxx") and "characters" in err[1]
+    assert len(err[1]) <= len("warning: ") + MESSAGE_CHARS
+    assert err[2] == "note: t[red]u[/red]: read in the client" and len(err) == 3
+    table = Table(title="s[x].gpkg  vs  ref.gpkg")
+    table.add_column("name")
+    table.add_column("f1", justify="right")
+    table.add_row("t[red]u", "1.0000")
+    show([table])
+    from geoeval.cli.options import terminal
+    from geoeval.report.layout import records
+
+    terminal().print(records(table))  # one block per row (a narrow terminal)
+    out = capsys.readouterr().out.splitlines()
+    assert "s[x].gpkg  vs  ref.gpkg" in out[0] and "│ t[red]u │ 1.0000 │" in out, out
+    assert [line.split() for line in out[-2:]] == [["t[red]u"], ["f1", "1.0000"]], out

@@ -209,17 +209,28 @@ StrictOpt = Annotated[bool, typer.Option(
     "--strict", help="Warnings are errors (exit 2, nothing written).")]
 
 
-def warn(warnings: Any, *, strict: bool = False, prefix: str = "") -> None:
-    """The one warning printer: each warning as a line on stderr; with ``--strict``
-    they are then an error (exit 2), and the run's outputs are not written."""
+def terminal(stderr: bool = False) -> Any:
+    """The console geoeval prints on (stdout, or stderr): text is taken as it is, never
+    as rich markup (a file named ``s[x].gpkg`` was printed ``s.gpkg``)."""
     from rich.console import Console
 
-    from geoeval.errors import InputError
+    return Console(stderr=stderr, markup=False)
+
+
+def warn(warnings: Any, *, strict: bool = False, prefix: str = "") -> None:
+    """The one warning printer: each warning as a line on stderr, cut to a readable
+    length (:func:`geoeval.errors.cut`: a class name of megabytes from a file); with
+    ``--strict`` they are then an error (exit 2), and the run's outputs are not
+    written."""
+    from rich.text import Text
+
+    from geoeval.errors import MESSAGE_CHARS, InputError, cut
 
     lines = [f"{prefix}{w}" for w in warnings]
-    err = Console(stderr=True)
+    err = terminal(stderr=True)
     for line in lines:
-        err.print(f"[yellow]warning:[/yellow] {line}", highlight=False, soft_wrap=True)
+        err.print(Text.assemble(("warning:", "yellow"), " ", cut(line, MESSAGE_CHARS)),
+                  highlight=False, soft_wrap=True)
     if strict and lines:
         raise InputError(f"--strict: {len(lines)} warning(s), the first: {lines[0]}")
 
@@ -229,22 +240,20 @@ def note(notes: Any, *, quiet: bool = False) -> None:
     (``--strict`` ignores them), not part of the report; none with ``--quiet``."""
     if quiet:
         return
-    from rich.console import Console
+    from geoeval.errors import MESSAGE_CHARS, cut
 
-    err = Console(stderr=True)
+    err = terminal(stderr=True)
     for line in notes:
-        err.print(f"note: {line}", highlight=False, soft_wrap=True)
+        err.print(f"note: {cut(str(line), MESSAGE_CHARS)}", highlight=False, soft_wrap=True)
 
 
 def show(renderables: Any, *, quiet: bool = False) -> None:
     """Print tables and text on stdout, laid out for its width (no number cut)."""
     if quiet:
         return
-    from rich.console import Console
-
     from geoeval.report.layout import show as layout
 
-    layout(Console(), list(renderables))
+    layout(terminal(), list(renderables))
 
 
 def write_report(json_path: Path | None, report: Any) -> None:
@@ -467,9 +476,7 @@ class Progress:
         import threading
         import time
 
-        from rich.console import Console
-
-        self.console = console if console is not None else Console(stderr=True)
+        self.console = console if console is not None else terminal(stderr=True)
         self.quiet, self.every, self.first, self.delay = quiet, every, first, delay
         self.heartbeat = heartbeat
         self._start = time.monotonic()
@@ -487,7 +494,8 @@ class Progress:
             from rich.progress import Progress as Bars
             from rich.progress import SpinnerColumn, TextColumn
 
-            self._status = Bars(SpinnerColumn("dots"), TextColumn("{task.description}"),
+            self._status = Bars(SpinnerColumn("dots"),
+                                TextColumn("{task.description}", markup=False),
                                 _CountBar(), console=self.console, transient=True)
             self._status.__enter__()
             self._task = self._status.add_task(self.first, total=None)

@@ -60,6 +60,7 @@ from geoeval.cli.options import (
     add_command,
     command_line,
     show,
+    terminal,
     warn,
     with_groups,
 )
@@ -146,8 +147,6 @@ def score_command(
     and the counts are pooled over scenes as SpaceNet does.
 
     """
-    from rich.console import Console
-
     import geoeval
     from geoeval.errors import InputError
     from geoeval.matching import registry
@@ -155,7 +154,7 @@ def score_command(
     chosen = [m.value for m in (matcher or [MatcherChoice("all")])]
     matchers = registry.names() if "all" in chosen else tuple(chosen)
     out_matcher = None if gpkg_matcher is None else gpkg_matcher.value
-    err = Console(stderr=True)
+    err = terminal(stderr=True)
     options = dict(
         matchers=matchers, **thresholds, mallows=mallows, resolution=resolution,
         approximate=approximate, n_jobs=jobs,
@@ -203,8 +202,6 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
     """The tables, laid out for the terminal's width (no number cut), the plain
     reading of the result, and one line on what to try next (on ``console``,
     default stdout)."""
-    from rich.console import Console
-
     from geoeval.report.layout import show
     from geoeval.report.summary_tables import summary_tables
     from geoeval.report.tables import score_tables
@@ -223,7 +220,7 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
     from rich.text import Text
 
     parts.append(Text("Try next: " + ", ".join(hints) + ".", style="italic"))
-    show(console or Console(), parts)
+    show(console or terminal(), parts)
 
 
 def _is_folder(path: Path) -> bool:
@@ -241,7 +238,8 @@ def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: P
 
     import geoeval
 
-    columns = (TextColumn("scoring {task.description}"), BarColumn(), MofNCompleteColumn())
+    columns = (TextColumn("scoring {task.description}", markup=False), BarColumn(),
+               MofNCompleteColumn())
     with Progress(*columns, console=err, disable=out.quiet, transient=True) as bar:
         task = bar.add_task("scenes", total=None)
 

@@ -75,6 +75,7 @@ def records(table: Any, keys: int | None = None) -> Any:
     """``table`` as one block per row: the row's key cells as a heading, then one
     ``header  value`` line per other column. Fits any width a label fits."""
     from rich.table import Table
+    from rich.text import Text
 
     k = _keys(table) if keys is None else keys
     out = Table(title=table.title, caption=table.caption, show_header=False,
@@ -84,7 +85,7 @@ def records(table: Any, keys: int | None = None) -> Any:
     cells = [col._cells for col in table.columns]
     for r in range(len(table.rows)):
         heading = " ".join(_plain(cells[c][r]) for c in range(k) if _plain(cells[c][r]))
-        out.add_row(f"[bold]{heading}[/bold]" if heading else "", "")
+        out.add_row(Text(heading, style="bold"), "")
         for c in range(k, len(table.columns)):
             header = " ".join(_plain(table.columns[c].header).split())
             out.add_row("  " + header, cells[c][r], end_section=c == len(table.columns) - 1)

@@ -190,6 +190,21 @@ def test_characters_in_a_vector_layers_name(tmp_path, ref, name):
     assert json.loads(out.read_text())["submission"]["path"] == str(sub)
 
 
+@pytest.mark.slow  # a run with its tables, 1-3 s (the printer's rule: test_cli_options)
+def test_brackets_in_names_are_printed_as_they_are(tmp_path, ref):
+    """The terminal takes a name as it is, not as rich markup: ``s[x]b.geojson`` was
+    printed ``sb.geojson`` in the table's title and in the warning, ``t[red]u`` as
+    ``tu`` in a ranking."""
+    sub = tmp_path / "s[x]b[red].geojson"
+    gpd.GeoDataFrame({"n": [0, 1, 2, 3]}, geometry=[*SQUARES, None],
+                     crs=CRS).to_file(sub)  # a feature without geometry: a warning
+    run = run_cli("score", ref, sub, "-m", "bgm", "--json", tmp_path / "out.json",
+                  inputs=[ref, sub])
+    assert_ok(run)
+    assert f"warning: {sub}: 1 of 4 feature(s) skipped" in run.stderr, str(run)
+    assert "s[x]b[red].geojson  vs  ref.gpkg" in run.stdout, str(run)
+
+
 @pytest.mark.slow
 def test_characters_in_names_with_the_dask_engine(tmp_path, ref):
     sub = _renamed(tmp_path, "my ref;x.shp")

@@ -5,7 +5,8 @@ that must stay a few readable lines whatever the input holds.
 Each case was reproduced by hand on the previous main: ``--gpkg 'g;x.gpkg'`` a
 ``sqlite3.OperationalError`` traceback; a legal 250-byte output name "File name too
 long"; a NaN or infinite coordinate a ``GEOSException`` traceback from ``make_valid``;
-a 52 MB number in a VOC file repeated whole on stderr; a truncated sparse GeoTIFF
+a 52 MB number in a VOC file repeated whole on stderr (a class name of megabytes
+in a warning too); a truncated sparse GeoTIFF
 1 004 lines (84 KB) of GDAL's own complaints before the right last line.
 """
 
@@ -88,6 +89,24 @@ def test_a_huge_number_in_a_box_file_is_not_repeated_whole(tmp_path):
     (det / "img001.txt").write_text("truck 0.832 106 405 206 4x" + "9" * 5_000_000 + "\n")
     run = run_cli("boxes", "voc", gt, det, "-q", inputs=[gt, det])
     assert_error(run, "img001.txt", "not a number", "characters", max_lines=1)
+    assert len(run.stderr) < 1000
+
+
+@pytest.mark.slow  # a VOC evaluation, 1.3 s (the printer's rule: test_cli_options)
+def test_a_huge_class_name_in_a_warning_is_cut(tmp_path):
+    """A warning quotes the file's text too (a class the ground truth lacks): one line
+    of a readable length, the file named (it was printed whole: 3 MB for a 3 MB name;
+    20 000 characters here, as the class names are fixed-width arrays in the evaluation)."""
+    gt, det = tmp_path / "gt", tmp_path / "det"
+    shutil.copytree(SAMPLE / "boxes" / "voc" / "gt", gt)
+    shutil.copytree(SAMPLE / "boxes" / "voc" / "det", det)
+    with (det / "img001.txt").open("a") as f:
+        f.write("x" * 20_000 + " 0.5 106 405 206 445\n")
+    run = run_cli("boxes", "voc", gt, det, "-q", inputs=[gt, det])
+    assert_ok(run)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {det}"), str(run)
+    assert "absent from the ground truth" in lines[0] and "characters" in lines[0]
     assert len(run.stderr) < 1000
 
 
