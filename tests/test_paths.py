@@ -34,6 +34,27 @@ def test_plain_names_are_absolute_paths(tmp_path, monkeypatch):
     assert local_path("GTIFF_RAW:ref.tif") == str(tmp_path / "GTIFF_RAW:ref.tif")
 
 
+def test_gdal_virtual_files_are_gdals_names():
+    """``/vsi…`` names that are no local file go to GDAL as they are (an absolute path
+    would fold ``https://`` into ``https:/``); a raster in GDAL's memory is read."""
+    import numpy as np
+    from rasterio.io import MemoryFile
+    from rasterio.transform import from_origin
+
+    from geoeval.io import read
+
+    url = "/vsicurl/https://example.org/a;b.tif"
+    assert local_path(url) == url
+    labels = np.zeros((8, 8), np.int32)
+    labels[2:5, 2:5] = 3
+    with MemoryFile() as memory:
+        with memory.open(driver="GTiff", width=8, height=8, count=1, dtype="int32",
+                         crs="EPSG:32631", transform=from_origin(500000, 8, 1, 1)) as dst:
+            dst.write(labels, 1)
+        assert local_path(memory.name) == memory.name
+        assert read(memory.name, input_type="raster").ids.tolist() == [3]
+
+
 def test_other_names_are_links_with_their_sidecars(tmp_path):
     for ext in (".shp", ".shx", ".dbf", ".prj"):
         (tmp_path / f"my ref;x{ext}").write_bytes(ext.encode())

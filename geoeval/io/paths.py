@@ -53,14 +53,18 @@ def _changed_on_the_way(name: str) -> bool:
 def local_path(path: str | os.PathLike[str]) -> str:
     """The name to give GDAL (through rasterio or pyogrio) for the local file or
     folder ``path``: its absolute path, or a link to it with a plain name (see
-    the module).
+    the module). A ``/vsi…`` name that is no local file is a GDAL virtual file
+    (``/vsis3/bucket/ref.tif``, ``/vsicurl/https://…``): given as it is.
 
     Raises
     ------
     InputError
         The name needs a link and the system allows none (naming the file).
     """
-    absolute = os.path.abspath(os.fspath(path))
+    text = os.fspath(path)
+    if text.startswith("/vsi") and not os.path.lexists(text):
+        return text  # a GDAL virtual file system (/vsis3/…, /vsimem/…): GDAL's own name
+    absolute = os.path.abspath(text)
     if not _changed_on_the_way(absolute):
         return absolute
     return _link(absolute, path)

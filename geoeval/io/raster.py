@@ -381,7 +381,7 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
         value is not None or gdal_mask or (nodata is None and background == 0))
     try:
         st = os.stat(path)
-        version: tuple[int, ...] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        version: tuple[int, ...] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     except OSError:  # not a file of its own (e.g. a dataset open in memory)
         version = ()
     return RasterSource(

@@ -73,8 +73,9 @@ class RasterSource:
         (they read as the nodata value, else 0): windows made only of such blocks
         are skipped without being read.
     version : tuple of int
-        The file's modification time (ns), size and inode when it was opened: which
-        of its blocks are written is remembered per version (:func:`_written_blocks`).
+        The file's device, inode, size and modification time (ns) when it was opened
+        (the identity :func:`_dataset` checks): which of its blocks are written is
+        remembered per version (:func:`_written_blocks`).
     """
 
     path: str
