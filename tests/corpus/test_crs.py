@@ -150,6 +150,7 @@ def test_raster_without_crs_against_layer_with_one(tmp_path, lacking):
     assert_error(run, "plain.tif", "other.gpkg", "no CRS", max_lines=1)
 
 
+@pytest.mark.slow  # 0.55 s CPU; the API case: test_evaluation_crs (fast)
 def test_eval_crs_given_is_not_a_warning(tmp_path):
     """A geographic reference with an explicit --eval-crs: the user chose the CRS, so
     --strict passes (the report records it); without --eval-crs geoeval chooses a

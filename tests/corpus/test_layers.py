@@ -213,6 +213,7 @@ def test_characters_in_names_with_the_dask_engine(tmp_path, ref):
     assert counts(out) == (3, 0, 0)
 
 
+@pytest.mark.slow  # 0.9 s CPU; the rules: test_paths (links, printable)
 def test_names_that_are_not_utf8(tmp_path, ref):
     """Bytes of another encoding in the names (a Latin-1 ``é``, a lone 0xFF): an
     UnicodeEncodeError traceback before; now read, and named ``\\xNN`` in the reports."""
