@@ -136,7 +136,7 @@ def check_memory(
 # --- reading ---------------------------------------------------------------------
 
 def _gdal_reason(exc: BaseException) -> str:
-    from geoeval.io.windowed import gdal_reason
+    from geoeval.io.raster_files import gdal_reason
 
     return gdal_reason(exc)
 
@@ -335,7 +335,7 @@ def open_source(path: str | Path, *, band: int = 1, background: int = 0) -> tupl
     from rasterio.errors import RasterioError
 
     from geoeval.io.paths import local_path
-    from geoeval.io.windowed import quiet_gdal
+    from geoeval.io.raster_files import quiet_gdal
 
     try:  # a Path: rasterio would parse a string as a URL (';', '#', '!')
         # NotGeoreferencedWarning ("has no CRS" is ours to say) and GDAL's complaints

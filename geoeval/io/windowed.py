@@ -22,11 +22,8 @@ compact, so runs are far fewer than pixels).
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import os
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +32,9 @@ import numpy as np
 from geoeval import parallel
 from geoeval.arrays import SizedByArrays
 from geoeval.cancel import threads
-from geoeval.errors import InputError, first_line, sendable
+from geoeval.errors import InputError, sendable
 from geoeval.grid import windows
+from geoeval.io.raster_files import gdal_reason, open_raster, quiet_gdal, written_blocks
 
 #: GDAL block cache (MB) while scanning: blocks are read once, caching them only costs memory.
 SCAN_CACHE_MB = 64
@@ -75,7 +73,7 @@ class RasterSource:
     version : tuple of int
         The file's device, inode, size and modification time (ns) when it was opened
         (the identity :func:`_dataset` checks): which of its blocks are written is
-        remembered per version (:func:`_written_blocks`).
+        remembered per version (:func:`~geoeval.io.raster_files.written_blocks`).
     """
 
     path: str
@@ -106,7 +104,7 @@ class RasterSource:
         j0, j1 = c0 // bw, -(-c1 // bw)
         rows, cols = [], []
         for i in range(r0 // bh, -(-r1 // bh)):
-            present = np.flatnonzero(_written_blocks(self.path, self.band, i,
+            present = np.flatnonzero(written_blocks(self.path, self.band, i,
                                                      -(-self.shape[1] // bw),
                                                      self.version)[j0:j1])
             if present.size:
@@ -133,7 +131,7 @@ class RasterSource:
         from rasterio.windows import Window as RioWindow
 
         r0, r1, c0, c1 = window
-        ds = dataset if dataset is not None else _dataset(self.path)
+        ds = dataset if dataset is not None else open_raster(self.path)
         w = RioWindow(c0, r0, c1 - c0, r1 - r0)
         try:
             labels = ds.read(self.band, window=w, out=out)
@@ -149,77 +147,7 @@ class RasterSource:
         return labels
 
 
-def gdal_reason(exc: BaseException) -> str:
-    """GDAL's own words for a rasterio error (rasterio often says 'see previous'), one
-    line cut to :data:`geoeval.errors.REASON_CHARS` characters."""
-    from geoeval.errors import REASON_CHARS, cut
-
-    cause = exc.__cause__ or exc.__context__
-    return cut(first_line(cause if cause is not None else exc), REASON_CHARS)
-
-
-@contextlib.contextmanager
-def quiet_gdal() -> Iterator[None]:
-    """GDAL's messages kept off the terminal in this thread; its errors are still
-    raised by rasterio, and put in our words.
-
-    rasterio sends GDAL's messages to its logger only in the thread that started
-    its first GDAL environment; in a thread of a pool or of a Dask worker, GDAL
-    printed them itself (a truncated sparse GeoTIFF's tile index: a thousand
-    ``ERROR 1: _TIFFPartialReadStripArray`` lines, 85 KB, before our one line).
-    """
-    try:
-        from rasterio._env import catch_errors  # rasterio's handler, for this thread
-    except ImportError:  # pragma: no cover - another rasterio: its environment
-        import rasterio
-
-        with rasterio.Env():
-            yield
-        return
-    with catch_errors():
-        yield
-
-
 _LOCAL = threading.local()
-
-
-def _dataset(path: str) -> Any:
-    """An open rasterio dataset for ``path``, one per thread (handles are not thread-safe).
-
-    A handle is reused only for the same file as when it was opened: the key is the
-    absolute path, and the file's identity and version (device, inode, size, modification
-    time) must still match. A relative name read again from another folder, or a file
-    written anew at the same path (a notebook regenerating ``predictions.tif``), opens the
-    file afresh instead of reading the old one's pixels."""
-    import warnings
-
-    import rasterio
-
-    cache = getattr(_LOCAL, "datasets", None)
-    if cache is None:
-        cache = _LOCAL.datasets = {}
-    try:
-        st = os.stat(path)
-    except OSError:  # a GDAL virtual path (/vsicurl/…): no file to check
-        where, version = path, None
-    else:
-        where = os.path.abspath(path)
-        version = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    held = cache.get(where)
-    if held is not None and held[0] == version and not held[1].closed:
-        return held[1]
-    if held is not None:
-        held[1].close()
-    from pathlib import Path
-
-    from geoeval.io.paths import local_path
-
-    # NotGeoreferencedWarning and GDAL's complaints: the reader's to say (once)
-    with warnings.catch_warnings(), quiet_gdal():
-        warnings.simplefilter("ignore")
-        ds = rasterio.open(Path(local_path(path)))
-    cache[where] = (version, ds)
-    return ds
 
 
 @dataclass
@@ -526,20 +454,6 @@ def scan_labels(labels: Sequence[np.ndarray], backgrounds: Sequence[int],
     else:
         union = int(np.sum(lengths, where=fgs[0] | fgs[1]))
     return Scan(ids, counts, found, pa, pb, pc, union)
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _written_blocks(path: str, band: int, row: int, n_cols: int,
-                    version: tuple[int, ...]) -> np.ndarray:
-    """Which blocks of block row ``row`` are present in the file (GDAL's
-    ``BLOCK_OFFSET_x_y``; empty for an unwritten block of a sparse GeoTIFF), asked
-    once per row, file version and process: the scan and the vectorising ask for
-    the same rows. GDAL's complaints (a truncated file's tile index, a thousand
-    lines) kept off the terminal (:func:`quiet_gdal`)."""
-    with quiet_gdal():
-        ds = _dataset(path)
-        return np.array([bool(ds.get_tag_item(f"BLOCK_OFFSET_{j}_{row}", "TIFF", bidx=band))
-                         for j in range(n_cols)], dtype=bool)
 
 
 @sendable
