@@ -61,9 +61,9 @@ print(json.dumps([float(x) for x in geoeval.evaluate_coco(sys.argv[1], sys.argv[
 _MEASURE = (
     "import json, resource, subprocess, sys, time; t = time.perf_counter(); "
     "done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
-    "wall = time.perf_counter() - t; "
-    "print(json.dumps([done.returncode, wall, "
-    "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, done.stdout, done.stderr]))"
+    "wall = time.perf_counter() - t; u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(json.dumps([done.returncode, wall, u.ru_maxrss, u.ru_utime + u.ru_stime, "
+    "done.stdout, done.stderr]))"
 )
 RUNNERS = {"geoeval": (_GEOEVAL, "geoeval"), "pycocotools": (_PYCOCO, "pycocotools"),
            "faster-coco-eval": (_FASTER, "faster_coco_eval"), "hotcoco": (_HOTCOCO, "hotcoco")}
@@ -74,14 +74,18 @@ def available(module: str) -> bool:
                           capture_output=True).returncode == 0
 
 
-def run(code: str, gt: Path, dt: Path) -> tuple[float, float, list[float]]:
-    """Wall time (s), peak RSS (MB) and the twelve numbers of one fresh process."""
+def run(code: str, gt: Path, dt: Path, cpu: bool = False
+        ) -> tuple[float, float, list[float]] | tuple[float, float, list[float], float]:
+    """Wall time (s), peak RSS (MB) and the twelve numbers of one fresh process (and,
+    with ``cpu``, its CPU time: user + system, all threads; the fairer figure on a
+    busy machine)."""
     out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-c", code,
                           str(gt), str(dt)], check=True, capture_output=True, text=True)
-    rc, wall, kib, stdout, stderr = json.loads(out.stdout)
+    rc, wall, kib, seconds, stdout, stderr = json.loads(out.stdout)
     if rc != 0:
         raise SystemExit(f"runner failed:\n{stderr}")
-    return wall, kib / 1024, json.loads(stdout.strip().splitlines()[-1])
+    stats = json.loads(stdout.strip().splitlines()[-1])
+    return (wall, kib / 1024, stats, seconds) if cpu else (wall, kib / 1024, stats)
 
 
 def main() -> None:

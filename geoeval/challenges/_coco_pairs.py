@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from geoeval.arrays import lookup
 from geoeval.challenges._pairs import group_pairs
 from geoeval.io._masks import Masks, ranges
 from geoeval.io.boxes import BoxSet
@@ -61,11 +62,23 @@ class _RunIndex:
         obj = masks.run_object
         piece = key[obj] * stride + masks.x
         order = np.argsort(piece, kind="stable")
-        self.piece = piece[order]
+        piece = piece[order]
         self.obj = obj[order]
         self.y0 = masks.y0[order]
         self.y1 = masks.y1[order]
         self.stride = stride
+        # each distinct (key, column): where its runs start, and how many
+        head = np.flatnonzero(np.r_[True, piece[1:] != piece[:-1]]) if piece.size else piece
+        self.columns = piece[head]
+        self.start = head
+        self.count = np.diff(np.r_[head, piece.size])
+
+    def find(self, piece: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The first run and the number of runs of each (key, column) of ``piece``."""
+        if self.columns.size == 0:  # no ground truth at all
+            return np.zeros(piece.size, np.int64), np.zeros(piece.size, np.int64)
+        at, found = lookup(self.columns, piece)  # a table when the keys are dense
+        return self.start[at], np.where(found, self.count[at], 0)
 
 
 def _intersections(dm: Masks, d_idx: np.ndarray, d_key: np.ndarray, index: _RunIndex,
@@ -81,9 +94,7 @@ def _intersections(dm: Masks, d_idx: np.ndarray, d_key: np.ndarray, index: _RunI
     lengths = np.diff(dm.ptr)[d_idx]
     runs = ranges(dm.ptr[:-1][d_idx], lengths)
     pos = np.repeat(np.arange(d_idx.size), lengths)
-    piece = d_key[pos] * index.stride + dm.x[runs]
-    lo = np.searchsorted(index.piece, piece, side="left")
-    count = np.searchsorted(index.piece, piece, side="right") - lo
+    lo, count = index.find(d_key[pos] * index.stride + dm.x[runs])
     # chunks of whole detections with about chunk_pairs run pairs each
     per_det = np.bincount(pos, weights=count, minlength=d_idx.size)
     cum = np.cumsum(per_det)

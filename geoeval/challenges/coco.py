@@ -408,27 +408,28 @@ def _assign(
     the annotation id, 0 meaning none), 2 (ignored) where matched to an ignored
     one, unchanged otherwise.
 
-    Image × category groups whose candidate pairs all involve one ground truth
-    (the usual case) are matched without a loop: at threshold ``t`` a detection
-    takes it when its IoU reaches ``t`` and no earlier detection's did (a crowd
-    region is never used up, so then every such detection takes it). The other
-    groups are matched by :func:`_assign_greedy`.
+    A ground truth whose candidate detections have no other candidate (the usual
+    case: a detection reaches IoU 0.5 with one object at most) is matched on its own,
+    without a loop: at threshold ``t`` the first of them (in rank order) whose IoU
+    reaches ``t`` takes it (every such one for a crowd region, which is never used
+    up); nothing else in its image competes for these detections or this object.
+    The other pairs are matched by :func:`_assign_greedy`.
     """
     if pi.size == 0:
         return status
     slot = np.searchsorted(cand, pi)  # each pair's detection, as a row of `status`
-    p_key = d_key[pi]  # pairs are in detection order, hence grouped by key
-    starts = np.flatnonzero(np.r_[True, p_key[1:] != p_key[:-1]])
-    lengths = np.diff(np.r_[starts, pi.size])
-    one_gt = np.repeat(np.minimum.reduceat(pg, starts) == np.maximum.reduceat(pg, starts),
-                       lengths)
-    # one ground truth per group: one pair per detection, in rank order
+    lone_det = np.bincount(slot, minlength=cand.size)[slot] == 1
+    shared = np.zeros(g_ignore.shape[0], dtype=bool)
+    shared[pg[~lone_det]] = True
+    one_gt = lone_det & ~shared[pg]
+    # pairs of such a ground truth, grouped by it, in rank order
     single = np.flatnonzero(one_gt)
-    s_row, s_g, s_iou, s_key = slot[single], pg[single], piou[single], p_key[single]
+    single = single[np.argsort(pg[single], kind="stable")]
+    s_row, s_g, s_iou = slot[single], pg[single], piou[single]
     s_crowd = g_crowd[s_g]
     for t, thr in enumerate(IOU_THRESHOLDS):
         hit = np.flatnonzero(s_iou >= thr)
-        k = s_key[hit]
+        k = s_g[hit]
         first = np.r_[True, k[1:] != k[:-1]] if k.size else np.zeros(0, dtype=bool)
         m = hit[first | s_crowd[hit]]
         rows, g = s_row[m], s_g[m]
@@ -541,7 +542,6 @@ def _accumulate_category(
     # true positives of each row (t, a, m): those of (t, a) within the limit m, in
     # order; k counts them along the row, f the false positives before each
     t0, a0, p0 = np.nonzero(st == 1)  # row-major: (t, a) in order, positions ascending
-    n_rows = T * A * M
     parts = []
     fpc_all = None
     for m in range(M):
@@ -559,29 +559,46 @@ def _accumulate_category(
         counts = np.bincount(ta, minlength=T * A)
         k_m = np.arange(ta.size) - (np.cumsum(counts) - counts)[ta] + 1
         f_m = fpc[t_m, a_m, at] + fpc_other[a_m, m, ci[p_m]]
-        parts.append((ta * M + m, k_m, f_m))
-    row, k, f = (np.concatenate(c) for c in zip(*parts, strict=True))
-    n_tp = np.bincount(row, minlength=n_rows).reshape(T, A, M)
+        parts.append((counts, k_m, f_m))
+    # rows (m, t, a) in this order: the parts, concatenated, are sorted by row then k
+    counts, k, f = (np.concatenate(c) for c in zip(*parts, strict=True))
+    n_tp = counts.reshape(M, T, A).transpose(1, 2, 0)
     valid_a = npig > 0
     npig_f = np.maximum(npig, 1).astype(float)[None, :, None]
     recall[...] = np.where(valid_a[None, :, None], n_tp / npig_f, -1.0)
-    q = np.zeros((T, A, M, R))
-    max_k = int(n_tp.max()) if n_tp.size else 0
-    if max_k:
-        f = f.astype(float)
+    q = np.zeros((M, T, A, R))
+    if k.size:
         kf = k.astype(float)
-        p = kf / (f + kf + np.spacing(1))
-        # suffix maximum over k, per row, on a padded [rows, max_k] table (pad 0)
-        table = np.zeros((n_rows, max_k + 1))
-        table[row, k - 1] = p
-        env = np.maximum.accumulate(table[:, ::-1], axis=1)[:, ::-1]
-        need = np.maximum(_first_count(npig), 1)  # [A, R]
-        cols = np.broadcast_to(need[None, :, None, :], (T, A, M, R)).reshape(n_rows, R)
-        reach = cols <= n_tp.reshape(n_rows, 1)
-        q = np.where(reach, np.take_along_axis(env, np.minimum(cols - 1, max_k), axis=1), 0.0)
-        q = q.reshape(T, A, M, R)
-    q = np.where(valid_a[None, :, None, None], q, -1.0)
-    precision[...] = q.transpose(0, 3, 1, 2)
+        p = kf / (f.astype(float) + kf + np.spacing(1))
+        q = _envelope(p, counts, np.maximum(_first_count(npig), 1), A).reshape(M, T, A, R)
+    q = np.where(valid_a[None, None, :, None], q, -1.0)
+    precision[...] = q.transpose(1, 3, 2, 0)
+
+
+def _envelope(p: np.ndarray, n_tp: np.ndarray, need: np.ndarray, A: int) -> np.ndarray:
+    """``max_{k ≥ need[a, r]} p_k`` of every row (0 where the row has fewer true
+    positives): ``p`` holds the rows' precisions one after the other (``n_tp`` each,
+    the row's area range the row number modulo ``A``), ``need[a, r]`` the least count
+    reaching recall level ``r``.
+
+    The counts that levels ask for cut each row into at most ``R`` segments; the
+    maxima of the segments (one ``maximum.reduceat`` over ``p``), each put at the first
+    level of its segment, are then made non-increasing from the right on an
+    ``[rows, R]`` table: the same maxima as a suffix maximum over every ``k``, without
+    a table as wide as the longest row.
+    """
+    n_rows, R = n_tp.size, need.shape[1]
+    cols = need[np.arange(n_rows) % A] - 1  # [rows, R] 0-based, non-decreasing along r
+    reach = cols < n_tp[:, None]
+    new = reach.copy()
+    new[:, 1:] &= cols[:, 1:] != cols[:, :-1]
+    row_start = np.cumsum(n_tp) - n_tp
+    starts = (row_start[:, None] + cols)[new]  # ascending: rows in order, then levels
+    seg = np.zeros((n_rows, R))  # each segment's maximum at the level that starts it
+    seg[new] = np.maximum.reduceat(p, starts)  # p > 0: the zeros between never win
+    env = np.maximum.accumulate(seg[:, ::-1], axis=1)[:, ::-1]
+    first = np.maximum.accumulate(np.where(new, np.arange(R), 0), axis=1)  # its segment
+    return np.where(reach, np.take_along_axis(env, first, axis=1), 0.0)
 
 
 def _mean_defined(s: np.ndarray) -> float:

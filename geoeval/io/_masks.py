@@ -186,18 +186,24 @@ def masks_from_linear_runs(obj: np.ndarray, start: np.ndarray, end: np.ndarray,
     height = np.asarray(height, dtype=np.int64)
     width = np.asarray(width, dtype=np.int64)
     keep = end > start
-    obj, start, end = obj[keep], start[keep], end[keep]
+    if not keep.all():
+        obj, start, end = obj[keep], start[keep], end[keep]
     h = height[obj]
-    x0 = start // h
+    x0, y0 = np.divmod(start, h)
     x1 = (end - 1) // h
-    pieces = x1 - x0 + 1
-    run = np.repeat(np.arange(obj.size), pieces)
-    x = ranges(x0, pieces)
-    col_start = x * h[run]
-    y0 = np.maximum(start[run] - col_start, 0)
-    y1 = np.minimum(end[run] - col_start, h[run])
-    n = height.size
-    ptr = np.r_[0, np.cumsum(np.bincount(obj[run], minlength=n))].astype(np.int64)
+    if (x0 == x1).all():  # no run goes on into the next column (the usual case)
+        x, y1 = x0, end - x0 * h
+        counts = np.bincount(obj, minlength=height.size)
+    else:
+        pieces = x1 - x0 + 1
+        run = np.repeat(np.arange(obj.size), pieces)
+        x = ranges(x0, pieces)
+        col_start = x * h[run]
+        y0 = np.maximum(start[run] - col_start, 0)
+        y1 = np.minimum(end[run] - col_start, h[run])
+        counts = np.bincount(obj[run], minlength=height.size)
+    ptr = np.zeros(height.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
     return Masks(ptr=ptr, x=x.astype(np.int32), y0=y0.astype(np.int32),
                  y1=y1.astype(np.int32), height=height, width=width)
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from geoeval.io._masks import Masks, masks_from_linear_runs, ranges
+from geoeval.parallel import workers
 
 SCALE = 5
 #: |coordinate| beyond which ``(int)(5·x + .5)`` overflows the C ``int`` of ``maskApi.c``
@@ -51,7 +52,7 @@ def box_rings(boxes: np.ndarray) -> np.ndarray:
 
 def polygon_masks(coords: np.ndarray, ring_sizes: np.ndarray, ring_object: np.ndarray,
                   height: np.ndarray, width: np.ndarray, *,
-                  chunk_points: int = 1 << 21) -> Masks:
+                  chunk_points: int = 1 << 15) -> Masks:
     """Masks of polygon rings, as ``rleFrPoly`` and ``rleMerge`` make them.
 
     Parameters
@@ -80,17 +81,28 @@ def polygon_masks(coords: np.ndarray, ring_sizes: np.ndarray, ring_object: np.nd
     # groups of whole rings of about chunk_points vertices
     cuts = np.unique(np.r_[0, np.searchsorted(vertex_start[1:], np.arange(
         chunk_points, int(vertex_start[-1]), chunk_points)), ring_sizes.size])
-    parts = []
-    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+    def chunk(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lo, hi = cuts[k], cuts[k + 1]
         v0, v1 = vertex_start[lo], vertex_start[hi]
-        parts.append(_ring_runs(coords[2 * v0:2 * v1], ring_sizes[lo:hi],
-                                height[ring_object[lo:hi]], width[ring_object[lo:hi]]))
+        ring, start, end = _ring_runs(coords[2 * v0:2 * v1], ring_sizes[lo:hi],
+                                      height[ring_object[lo:hi]], width[ring_object[lo:hi]])
+        return ring + lo, start, end
+
+    n_chunks = cuts.size - 1
+    jobs = min(workers(), n_chunks)
+    if jobs > 1:  # numpy's sorts and arithmetic release the GIL
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(jobs) as pool:
+            parts = list(pool.map(chunk, range(n_chunks)))
+    else:
+        parts = [chunk(k) for k in range(n_chunks)]
     if parts:
         ring, start, end = (np.concatenate(p) for p in zip(*parts, strict=True))
-        ring += np.repeat(cuts[:-1], [p[0].size for p in parts])
     else:
         ring = start = end = np.zeros(0, dtype=np.int64)
-    obj, start, end = _union(ring_object[ring], start, end)
+    multi = np.bincount(ring_object, minlength=height.size) > 1
+    obj, start, end = _union(ring_object[ring], start, end, multi)
     return masks_from_linear_runs(obj, start, end, height, width)
 
 
@@ -102,48 +114,51 @@ def _ring_runs(coords: np.ndarray, ring_sizes: np.ndarray, h: np.ndarray,
     xy = np.trunc(SCALE * coords.reshape(-1, 2) + 0.5).astype(np.int64)
     n = xy.shape[0]
     ring_of = np.repeat(np.arange(n_rings), ring_sizes)
-    first = np.r_[0, np.cumsum(ring_sizes)][:-1]
+    first = np.cumsum(ring_sizes) - ring_sizes
     nxt = np.arange(1, n + 1)
     filled = ring_sizes > 0
     nxt[(first + ring_sizes - 1)[filled]] = first[filled]  # the last vertex joins the first
     xs, ys = xy[:, 0], xy[:, 1]
     xe, ye = xs[nxt], ys[nxt]
     dx, dy = np.abs(xe - xs), np.abs(ye - ys)
-    flip = ((dx >= dy) & (xs > xe)) | ((dx < dy) & (ys > ye))
+    major_x = dx >= dy
+    flip = np.where(major_x, xs > xe, ys > ye)
     xs, xe = np.where(flip, xe, xs), np.where(flip, xs, xe)
     ys, ye = np.where(flip, ye, ys), np.where(flip, ys, ye)
     ew = w[ring_of]
     # x-major edges: u = xs + t; the pair (t-1, t) has xd = xs + t - 1
-    xm = np.flatnonzero((dx >= dy) & (dx > 0))
+    xm = np.flatnonzero(major_x & (dx > 0))
     r1, k1, yd1 = _x_major(xs[xm], ys[xm], ye[xm], dx[xm], ew[xm])
     # y-major edges: v = ys + t; u crosses each level xd = 5k + 2 once
-    ym = np.flatnonzero(dx < dy)
+    ym = np.flatnonzero(~major_x)
     r2, k2, yd2 = _y_major(xs[ym], xe[ym], ys[ym], dy[ym], ew[ym])
-    edge = np.r_[xm[r1], ym[r2]]
-    ring = ring_of[edge]
-    k = np.r_[k1, k2]
-    yd = np.r_[yd1, yd2].astype(np.float64)
+    ring = ring_of[np.concatenate([xm[r1], ym[r2]])]
     hh = h[ring]
-    y = np.ceil(np.clip((yd + 0.5) / SCALE - 0.5, 0, hh)).astype(np.int64)
-    return _toggles_to_runs(ring, k * hh + y, h * w)
+    # the row: ceil(clip((yd + .5)/5 - .5, 0, h)), which is exactly ceil((yd - 2)/5) clipped
+    y = np.minimum(np.maximum((np.concatenate([yd1, yd2]) + 2) // SCALE, 0), hh)
+    return _toggles_to_runs(ring, np.concatenate([k1, k2]) * hh + y, h * w)
 
 
 def _x_major(xs: np.ndarray, ys: np.ndarray, ye: np.ndarray, dx: np.ndarray,
              w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Crossings of x-major edges: edge, image column ``k`` and upsampled row ``yd``."""
+    """Crossings of x-major edges: edge, image column ``k`` and upsampled row ``yd``.
+
+    The steps ``t`` with ``xd = xs + t − 1 = 5k + 2`` (``0 ≤ k ≤ w − 1``) are every fifth
+    one; ``yd`` is the smaller of the rows at ``t − 1`` and ``t``, and the rows are
+    monotone along the edge (every floating-point operation is), so it is the row at
+    ``t − 1`` when the edge rises and at ``t`` otherwise: one evaluation per point.
+    """
     s = (ye - ys) / dx
-    # steps t in [1, dx] with xd = xs + t - 1 = 5k + 2 and 0 <= k <= w - 1
     lo = np.maximum(1, 3 - xs)
     hi = np.minimum(dx, SCALE * w - 2 - xs)
     t0 = lo + (3 - xs - lo) % SCALE
-    count = np.where(hi >= t0, (hi - t0) // SCALE + 1, 0)
+    count = np.maximum((hi - t0) // SCALE + 1, 0)
     edge = np.repeat(np.arange(xs.size), count)
-    t = ranges(np.zeros(xs.size, np.int64), count) * SCALE + t0[edge]
-    se, yse = s[edge], ys[edge].astype(np.float64)
-    v1 = np.trunc(yse + se * t + 0.5)
-    v0 = np.trunc(yse + se * (t - 1) + 0.5)
-    k = (xs[edge] + t - 3) // SCALE
-    return edge, k, np.minimum(v0, v1)
+    j = ranges(np.zeros(xs.size, np.int64), count)
+    t = (t0 - (s > 0))[edge] + SCALE * j  # the step whose row is the smaller
+    v = np.trunc(ys.astype(np.float64)[edge] + s[edge] * t + 0.5)
+    k = ((xs + t0 - 3) // SCALE)[edge] + j
+    return edge, k, v.astype(np.int64)
 
 
 def _y_major(xs: np.ndarray, xe: np.ndarray, ys: np.ndarray, dy: np.ndarray,
@@ -156,15 +171,16 @@ def _y_major(xs: np.ndarray, xe: np.ndarray, ys: np.ndarray, dy: np.ndarray,
     lo = np.maximum(np.minimum(u0, un), 2).astype(np.int64)
     hi = np.minimum(np.maximum(u0, un) - 1, SCALE * w - 3).astype(np.int64)
     l0 = lo + (2 - lo) % SCALE
-    count = np.where((hi >= l0) & (s != 0), (hi - l0) // SCALE + 1, 0)
+    count = np.where(s != 0, np.maximum((hi - l0) // SCALE + 1, 0), 0)
     edge = np.repeat(np.arange(xs.size), count)
-    level = ranges(np.zeros(xs.size, np.int64), count) * SCALE + l0[edge]
+    j = ranges(np.zeros(xs.size, np.int64), count)
+    level = l0[edge] + SCALE * j
     se, xse = s[edge], xsf[edge]
     # first step past the level, from the slope (checked by _crossing_steps)
     guess = (level + 0.5 - xse) / se
     t = np.where(se > 0, np.ceil(guess), np.floor(guess) + 1).astype(np.int64)
     best = _crossing_steps(xse, se, level, dy[edge], t)
-    k = (level - 2) // SCALE
+    k = ((l0 - 2) // SCALE)[edge] + j
     return edge, k, ys[edge] + best - 1
 
 
@@ -172,25 +188,18 @@ def _crossing_steps(xse: np.ndarray, se: np.ndarray, level: np.ndarray, n: np.nd
                     t: np.ndarray) -> np.ndarray:
     """The step ``t`` in ``[1, n]`` at which ``u(t) = (int)(xs + s·t + .5)`` leaves
     ``level`` (``u(t) ≥ level + 1`` rising, ``≤ level`` falling) for the first time,
-    with ``t`` a guess: the guess and its neighbours are checked with the exact
-    expression, a binary search settles the others."""
+    with ``t`` a guess: the guess is checked with the exact expression, a binary
+    search settles the others (the guess from the slope is almost always right)."""
     up = se > 0
 
     def reached(t: np.ndarray, sel: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Whether the walk has left the level by step t (t clipped to [0, n])."""
-        t = np.clip(t, 0, n[sel])
+        t = np.minimum(np.maximum(t, 0), n[sel])
         u = np.trunc(xse[sel] + se[sel] * t + 0.5)
         return np.where(up[sel], u >= level[sel] + 1, u <= level[sel])
 
-    found = np.zeros(level.size, dtype=bool)
-    best = np.zeros(level.size, dtype=np.int64)
-    prev = reached(t - 2)
-    for cand in (t - 1, t, t + 1):
-        now = reached(cand)
-        hit = now & ~prev & ~found & (cand >= 1) & (cand <= n)
-        best[hit] = cand[hit]
-        found |= hit
-        prev = now
+    found = reached(t) & ~reached(t - 1) & (t >= 1) & (t <= n)
+    best = np.where(found, t, 0)
     miss = np.flatnonzero(~found)
     if miss.size:  # binary search: reached(0) is false and reached(dy) true
         a, b = np.zeros(miss.size, np.int64), n[miss].copy()
@@ -206,37 +215,64 @@ def _toggles_to_runs(ring: np.ndarray, pos: np.ndarray, total: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Runs of each ring from its toggle positions: sorted, paired toggles at one
     pixel cancelled, then ``[p0, p1), [p2, p3), …`` (an odd last one runs to
-    ``total``, the ring's ``h·w``)."""
+    ``total``, the ring's ``h·w``).
+
+    A closed ring crosses each column's level an even number of times, so every
+    ring has an even number of toggles and, sorted, they pair up in place; the
+    general path (an odd ring) is kept for safety.
+    """
     if pos.size == 0:
         z = np.zeros(0, dtype=np.int64)
         return z, z, z
     stride = int(total.max()) + 1
-    key = np.sort(ring * stride + pos)
-    new = np.r_[True, key[1:] != key[:-1]]
-    head = np.flatnonzero(new)
-    odd = (np.diff(np.r_[head, key.size]) % 2) == 1
-    key = key[head[odd]]
-    ring, pos = key // stride, key % stride
-    start_of = np.r_[True, ring[1:] != ring[:-1]]
-    idx = np.arange(key.size) - np.maximum.accumulate(np.where(start_of, np.arange(key.size),
-                                                               0))
-    is_start = idx % 2 == 0
-    last = np.r_[ring[1:] != ring[:-1], True]
-    s = np.flatnonzero(is_start)
+    key = ring * stride + pos
+    key.sort()
+    dup = np.flatnonzero(key[1:] == key[:-1])
+    if dup.size:  # toggles at one pixel cancel in pairs: an odd number leaves one
+        brk = np.flatnonzero(np.diff(dup) != 1)
+        run_first = dup[np.r_[0, brk + 1]]
+        run_size = dup[np.r_[brk, dup.size - 1]] - run_first + 2
+        keep = np.ones(key.size, dtype=bool)
+        keep[dup] = False
+        keep[dup + 1] = False
+        keep[run_first[run_size % 2 == 1]] = True
+        key = key[keep]
+    ring, pos = np.divmod(key, stride)
+    count = np.bincount(ring)
+    if not (count % 2).any():  # every ring even: they pair up in place
+        return ring[0::2], pos[0::2], pos[1::2]
+    first = np.cumsum(count) - count
+    idx = np.arange(key.size) - np.repeat(first, count)
+    s = np.flatnonzero(idx % 2 == 0)
+    last = np.append(ring[1:] != ring[:-1], True)
     end = np.where(last[s], total[ring[s]], pos[np.minimum(s + 1, pos.size - 1)])
     return ring[s], pos[s], end
 
 
-def _union(obj: np.ndarray, start: np.ndarray, end: np.ndarray
+def _union(obj: np.ndarray, start: np.ndarray, end: np.ndarray, multi: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per object, the union of its runs (``rleMerge``): sorted, disjoint, not touching."""
-    if obj.size == 0:
+    """Per object, the union of its runs (``rleMerge``): sorted, disjoint, not touching.
+
+    ``obj`` is non-decreasing and the runs of a one-ring object are already such a
+    union: only the objects flagged in ``multi`` (several rings) are merged."""
+    sel = multi[obj]
+    if not sel.any():
         return obj, start, end
-    order = np.lexsort((start, obj))
-    obj, start, end = obj[order], start[order], end[order]
-    stride = int(end.max()) + 1
-    reach = np.maximum.accumulate(obj * stride + end)  # running end within each object
-    new = np.r_[True, (obj[1:] != obj[:-1]) | (obj[1:] * stride + start[1:] > reach[:-1])]
+    o, a, b = obj[sel], start[sel], end[sel]
+    stride = int(b.max()) + 1
+    key = o * stride + a
+    order = np.argsort(key, kind="stable")
+    o, key, b = o[order], key[order], o[order] * stride + b[order]
+    reach = np.maximum.accumulate(b)  # running end within each object
+    new = np.empty(o.size, dtype=bool)
+    new[0] = True
+    np.greater(key[1:], reach[:-1], out=new[1:])  # a new object, or a gap
     head = np.flatnonzero(new)
-    tail = np.r_[head[1:], obj.size] - 1
-    return obj[head], start[head], reach[tail] - obj[head] * stride
+    tail = np.append(head[1:], o.size) - 1
+    base = o[head] * stride
+    o, a, b = o[head], key[head] - base, reach[tail] - base
+    keep = ~sel
+    obj = np.concatenate([obj[keep], o])
+    order = np.argsort(obj, kind="stable")  # two sorted sequences: one merge
+    return obj[order], np.concatenate([start[keep], a])[order], np.concatenate(
+        [end[keep], b])[order]

@@ -1,0 +1,113 @@
+"""COCO mask AP (``iouType="segm"``) end to end from files: geoeval against its peers.
+
+A seeded synthetic CrowdAI-val-sized set (the CrowdAI Mapping Challenge's validation
+split has about 60,000 tiles of 300 × 300 px; here the same number of tiles, each with a
+Poisson number of buildings of mean 8, polygons as the challenge's files hold them;
+results: each building found with probability 0.9 as a jittered polygon with a box
+and a score, some twice, one false alarm per tile) is written as two JSON files by
+``sample_data/make_coco_segm.py``; each evaluator then runs in a fresh process as a user
+runs it (read both files, evaluate, accumulate, summarise). Wall time and peak RSS of
+each process are printed with their ratio to geoeval's, and the twelve numbers of
+every evaluator are checked against pycocotools' (or, where pycocotools is skipped, the
+others' against geoeval's).
+
+Peers (benchmark-only, not geoeval dependencies; skipped when missing): pycocotools
+(``pip install pycocotools``), faster-coco-eval (``pip install faster-coco-eval``, C++).
+hotcoco has no mask evaluation.
+
+Run: ``python benchmarks/bench_coco_segm.py [--tiles 60000 6000] [--iou-type segm]
+[--skip pycocotools@60000] [--repeat 1] [--cache DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sample_data"))
+
+from bench_coco_peers import available, run  # noqa: E402
+from make_coco_segm import crowdai_like  # noqa: E402
+
+_PYCOCO = """
+import contextlib, io, json, sys
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
+with contextlib.redirect_stdout(io.StringIO()):
+    g = COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
+    e = COCOeval(g, d, "segm"); e.evaluate(); e.accumulate(); e.summarize()
+print(json.dumps([float(x) for x in e.stats]))
+"""
+_FASTER = """
+import contextlib, io, json, sys
+from faster_coco_eval import COCO, COCOeval_faster
+with contextlib.redirect_stdout(io.StringIO()):
+    g = COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
+    e = COCOeval_faster(g, d, "segm"); e.evaluate(); e.accumulate(); e.summarize()
+print(json.dumps([float(x) for x in e.stats]))
+"""
+_GEOEVAL = """
+import json, sys
+import geoeval
+r = geoeval.evaluate_coco(sys.argv[1], sys.argv[2], iou_type="segm")
+print(json.dumps([float(x) for x in r.stats_array]))
+"""
+RUNNERS = {"geoeval": (_GEOEVAL, "geoeval"), "pycocotools": (_PYCOCO, "pycocotools"),
+           "faster-coco-eval": (_FASTER, "faster_coco_eval")}
+
+
+def files(n_tiles: int, seed: int, cache: Path) -> tuple[Path, Path, dict]:
+    """The two JSON files of ``n_tiles`` tiles (written once per cache folder)."""
+    g, d = cache / f"crowdai_{n_tiles}_{seed}_gt.json", cache / f"crowdai_{n_tiles}_{seed}_dt.json"
+    if not (g.exists() and d.exists()):
+        gt, dets = crowdai_like(n_tiles, seed=seed)
+        g.write_text(json.dumps(gt))
+        d.write_text(json.dumps(dets))
+    gt = json.loads(g.read_text())
+    return g, d, {"tiles": len(gt["images"]), "gt": len(gt["annotations"]),
+                  "dt": len(json.loads(d.read_text()))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tiles", type=int, nargs="+", default=[6000, 60000])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="runs per evaluator (best is kept)")
+    ap.add_argument("--skip", nargs="*", default=[],
+                    help="evaluator@tiles pairs not to run (e.g. pycocotools@60000)")
+    ap.add_argument("--cache", type=Path, default=None, help="keep the JSON files here")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = args.cache or Path(tmp)
+        cache.mkdir(parents=True, exist_ok=True)
+        for n in args.tiles:
+            g, d, size = files(n, args.seed, cache)
+            print(f"\n{size['tiles']} tiles of 300 x 300 px, {size['gt']} buildings, "
+                  f"{size['dt']} results ({(g.stat().st_size + d.stat().st_size) / 1e6:.0f} MB "
+                  "of JSON)")
+            rows = {}
+            for name, (code, module) in RUNNERS.items():
+                if f"{name}@{n}" in args.skip or not available(module):
+                    print(f"{name}: skipped")
+                    continue
+                runs = [run(code, g, d, cpu=True) for _ in range(args.repeat)]
+                rows[name] = min(runs, key=lambda r: r[0])
+            oracle = "pycocotools" if "pycocotools" in rows else "geoeval"
+            ref = rows[oracle][2]
+            base = rows["geoeval"]
+            print(f"{'evaluator':18s} {'wall s':>8s} {'/ geoeval':>10s} {'CPU s':>8s} "
+                  f"{'/ geoeval':>10s} {'peak MB':>8s} {'/ geoeval':>10s}  "
+                  f"12 numbers = {oracle}")
+            for name, (wall, mb, stats, cpu) in rows.items():
+                print(f"{name:18s} {wall:8.2f} {wall / base[0]:10.2f} {cpu:8.2f} "
+                      f"{cpu / base[3]:10.2f} {mb:8.0f} {mb / base[1]:10.2f}  {stats == ref}")
+            if any(row[2] != ref for row in rows.values()):
+                raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
