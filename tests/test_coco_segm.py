@@ -377,3 +377,56 @@ def test_the_docs_python_example_runs(monkeypatch, capsys):
 
     run_python_examples("coco-masks.md", monkeypatch)
     assert "mask AP" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("seed, with_boxes", [(0, True), (1, False)])
+def test_polygon_result_files_read_by_arrow_as_by_records(seed, with_boxes, tmp_path,
+                                                          monkeypatch):
+    # a result file of polygons is parsed by Arrow into columns; the same records given
+    # as a list go through the record reader: the same set, mask for mask
+    import geoeval.io._box_coco as box_coco
+    from geoeval.io.boxes import read_coco_pair
+
+    gt, dets = random_segm_set(seed)
+    dets = [d for d in dets if isinstance(d.get("segmentation"), list)]
+    if not with_boxes:  # areas and boxes from the masks
+        for d in dets:
+            del d["bbox"]
+    g, d = tmp_path / "gt.json", tmp_path / "dt.json"
+    g.write_text(json.dumps(gt))
+    d.write_text(json.dumps(dets))
+    used = []
+    arrow = box_coco._coco_polygon_results
+    monkeypatch.setattr(box_coco, "_coco_polygon_results",
+                        lambda *a: used.append(1) or arrow(*a))
+    _, fast = read_coco_pair(g, d, masks=True)
+    _, slow = read_coco_pair(gt, dets, masks=True)
+    assert used and fast.path == str(d)
+    for name in ("boxes", "wh", "areas", "scores", "image_index", "class_ids", "ids"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
+    assert fast.masks.encode() == slow.masks.encode()
+    assert [w.split(": ", 1)[1] for w in fast.warnings] == [
+        w.split(": ", 1)[1] for w in slow.warnings]
+
+
+def test_rle_result_files_fall_back_to_the_record_reader(tmp_path):
+    gt, dets = random_segm_set(2, result_mode="mask")  # compressed RLE: not polygons
+    g, d = tmp_path / "gt.json", tmp_path / "dt.json"
+    g.write_text(json.dumps(gt))
+    d.write_text(json.dumps(dets))
+    assert_identical(evaluate_coco(g, d, iou_type="segm"), official(gt, dets, "segm"))
+    dets[3]["segmentation"] = [[0, 0, 5, 0, 5]]  # an odd ring: the record reader names it
+    d.write_text(json.dumps(dets))
+    with pytest.raises(InputError, match=r"dt.json: results\[3\]: .*odd number"):
+        evaluate_coco(g, d, iou_type="segm")
+
+
+def test_a_bad_polygon_in_an_arrow_read_file_is_named(tmp_path):
+    gt, dets = random_segm_set(3)
+    dets = [d for d in dets if isinstance(d.get("segmentation"), list)]
+    dets[5]["segmentation"] = [[0, 0, 5, 0, 5, 5], [1, 1, 2]]
+    g, d = tmp_path / "gt.json", tmp_path / "dt.json"
+    g.write_text(json.dumps(gt))
+    d.write_text(json.dumps(dets))
+    with pytest.raises(InputError, match=r"dt.json: results\[5\]: polygon ring 1 has an odd"):
+        evaluate_coco(g, d, iou_type="boundary")

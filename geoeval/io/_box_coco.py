@@ -12,8 +12,19 @@ import numpy as np
 from geoeval.arrays import has_duplicates
 from geoeval.errors import InputError
 from geoeval.io._boxset import BoxSet, ImageSize, outside_warnings
-from geoeval.io._coco_arrow import _arrow_columns, _valid_values
-from geoeval.io._coco_segm import image_grid, read_masks
+from geoeval.io._coco_arrow import (
+    PolygonColumns,
+    _arrow_columns,
+    _arrow_polygon_columns,
+    _valid_values,
+)
+from geoeval.io._coco_segm import (
+    box_masks,
+    image_grid,
+    in_order,
+    polygon_array_masks,
+    read_masks,
+)
 from geoeval.io._json_values import _int_id, _is_number, _req, _short
 from geoeval.io._masks import Masks
 from geoeval.parallel import collector_paused
@@ -109,6 +120,11 @@ def read_coco(
     if isinstance(source, (dict, list)):
         return _coco_data(source, name or "<memory>", side, like, masks)
     path = str(source)
+    if masks and side == "submission" and like is not None and like.masks is not None:
+        polygons = _arrow_polygon_columns(source)
+        box = None if polygons is None else _coco_polygon_results(polygons, path, like)
+        if box is not None:
+            return box
     cols = _arrow_columns(source) if side != "reference" and not masks else None
     if cols is not None:
         return _coco_results_arrays(*cols, path=path, like=like)
@@ -148,10 +164,16 @@ def read_coco_pair(reference: str | Path | dict | BoxSet,
     raises: it gives up and the record reader reports).
     """
     if masks:
+        polygons = None if isinstance(submission, (dict, list, BoxSet)) else (
+            _arrow_polygon_columns(submission))  # Arrow's parser runs in its own threads
         gt = reference if isinstance(reference, BoxSet) else read_coco(
             reference, side="reference", masks=True)
-        dt = submission if isinstance(submission, BoxSet) else read_coco(
-            submission, side="submission", like=gt, masks=True)
+        dt = None
+        if polygons is not None and gt.masks is not None:
+            dt = _coco_polygon_results(polygons, str(submission), gt)
+        if dt is None:
+            dt = submission if isinstance(submission, BoxSet) else read_coco(
+                submission, side="submission", like=gt, masks=True)
         for box in (gt, dt):
             if box.masks is None:
                 raise InputError("these boxes hold no masks: read them with masks=True",
@@ -338,6 +360,42 @@ def _coco_mask_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
     box = _coco_results_arrays(m.bboxes(), scores, img, cat, path=path, like=like)
     return replace(box, masks=m, areas=m.areas().astype(float),
                    warnings=_mask_warnings(m, path, "result"))
+
+
+def _coco_polygon_results(cols: PolygonColumns, path: str, like: BoxSet) -> BoxSet | None:
+    """:func:`_coco_mask_results` of polygon results read by Arrow, or ``None`` when a
+    record breaks a rule (the record reader then names it)."""
+    from dataclasses import replace
+
+    n = cols.scores.size
+    if n == 0 or not np.isfinite(cols.scores).all():
+        return None
+    by_box = bool(cols.has_bbox[0])
+    if (by_box and not cols.has_bbox.all()) or (not by_box and not cols.has_segmentation.all()):
+        return None
+    boxes = cols.boxes if by_box else np.zeros((n, 4))
+    if by_box and not _valid_values(boxes, cols.scores):
+        return None
+    box = _coco_results_arrays(boxes.copy(), cols.scores, cols.image_ids, cols.category_ids,
+                               path=path, like=like)
+    heights, widths = image_grid(like.image_sizes, like.images)
+    h, w = heights[box.image_index], widths[box.image_index]
+    if (h < 1).any():
+        return None
+    seg = np.flatnonzero(cols.has_segmentation)
+    masks = polygon_array_masks(cols.coords, cols.ring_sizes, cols.n_rings[seg], h[seg], w[seg])
+    if masks is None:
+        return None
+    if seg.size < n:  # results without segmentation are their boxes' polygons
+        rest = np.flatnonzero(~cols.has_segmentation)
+        masks = in_order([masks, box_masks(boxes[rest], h[rest], w[rest])], [seg, rest])
+    warnings = _mask_warnings(masks, path, "result")
+    if by_box:
+        return replace(box, masks=masks, warnings=warnings)
+    xywh = masks.bboxes()
+    return replace(box, boxes=np.column_stack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]]),
+                   wh=xywh[:, 2:].copy(), areas=masks.areas().astype(float), masks=masks,
+                   warnings=warnings)
 
 
 def _result_fields(data: list, path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

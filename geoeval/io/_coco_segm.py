@@ -109,9 +109,7 @@ def read_masks(records: Sequence[Any], rows: np.ndarray, image_index: np.ndarray
         order.append(poly)
     if missing.size:
         assert boxes is not None
-        rings = box_rings(boxes[missing]).ravel()
-        parts.append(polygon_masks(rings, np.full(missing.size, 4), np.arange(missing.size),
-                                   h[missing], w[missing]))
+        parts.append(box_masks(boxes[missing], h[missing], w[missing]))
         order.append(missing)
     rle = np.flatnonzero(kind == _RLE)
     if rle.size:
@@ -120,9 +118,20 @@ def read_masks(records: Sequence[Any], rows: np.ndarray, image_index: np.ndarray
         order.append(rle)
     if not parts:
         return empty_masks(h, w)
+    return in_order(parts, order)
+
+
+def box_masks(boxes: np.ndarray, h: np.ndarray, w: np.ndarray) -> Masks:
+    """The masks of boxes ``[x, y, w, h]`` (``rleFrBbox``: each box's polygon)."""
+    n = len(boxes)
+    return polygon_masks(box_rings(boxes).ravel(), np.full(n, 4), np.arange(n), h, w)
+
+
+def in_order(parts: list[Masks], order: list[np.ndarray]) -> Masks:
+    """One :class:`Masks` from groups: ``parts[i]`` holds the objects ``order[i]``."""
     at = np.concatenate(order)
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[at] = np.arange(n)
+    inverse = np.empty(at.size, dtype=np.int64)
+    inverse[at] = np.arange(at.size)
     return concat_masks(parts).subset(inverse)
 
 
@@ -153,21 +162,39 @@ def polygon_rings(segs: list, where: Any) -> tuple[np.ndarray, np.ndarray, np.nd
     rings = list(itertools.chain.from_iterable(segs))
     if set(map(type, rings)) <= {list}:
         sizes = np.fromiter(map(len, rings), dtype=np.int64, count=len(rings))
-        first = np.r_[0, np.cumsum(n_rings)][:-1]
-        ok = (n_rings > 0).all() and (sizes % 2 == 0).all() and (sizes >= 4).all() and (
-            sizes[first[n_rings > 0]] >= 6).all()
-        if ok and set(map(type, itertools.chain.from_iterable(rings))) <= {int, float}:
+        if set(map(type, itertools.chain.from_iterable(rings))) <= {int, float}:
             try:
                 coords = np.fromiter(itertools.chain.from_iterable(rings), dtype=np.float64,
                                      count=int(sizes.sum()))
             except OverflowError:
                 coords = None
-            if coords is not None and np.isfinite(coords).all() and (
-                    np.abs(coords) <= COORD_LIMIT).all():
+            if coords is not None and rings_valid(coords, sizes, n_rings):
                 return coords, sizes // 2, n_rings
     for k, seg in enumerate(segs):  # name the first bad one
         _check_polygons(seg, where(k))
     raise AssertionError("a polygon check failed without naming a record")
+
+
+def rings_valid(coords: np.ndarray, ring_sizes: np.ndarray, n_rings: np.ndarray) -> bool:
+    """Whether polygon rings given as arrays (every ring's coordinates concatenated,
+    each ring's number of coordinates, each object's number of rings) pass the checks
+    of the module docstring."""
+    first = np.cumsum(n_rings) - n_rings
+    return bool((n_rings > 0).all() and (ring_sizes % 2 == 0).all()
+                and (ring_sizes >= 4).all() and (ring_sizes[first[n_rings > 0]] >= 6).all()
+                and np.isfinite(coords).all() and (np.abs(coords) <= COORD_LIMIT).all())
+
+
+def polygon_array_masks(coords: np.ndarray, ring_sizes: np.ndarray, n_rings: np.ndarray,
+                        h: np.ndarray, w: np.ndarray) -> Masks | None:
+    """Masks of polygon segmentations given as arrays (every ring's coordinates
+    concatenated, each ring's number of coordinates, each object's number of rings),
+    or ``None`` when one fails a check of the module docstring (the caller then names
+    it from the records)."""
+    if not rings_valid(coords, ring_sizes, n_rings):
+        return None
+    return polygon_masks(coords, ring_sizes // 2, np.repeat(np.arange(n_rings.size), n_rings),
+                         h, w)
 
 
 def _check_polygons(seg: list, where: str) -> None:
@@ -224,10 +251,7 @@ def _rles(segs: list, h: np.ndarray, w: np.ndarray, where: Any) -> Masks:
             except RleError as exc:
                 raise InputError(exc.reason, where(int(sel[exc.index]))) from None
             order.append(sel)
-    at = np.concatenate(order)
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[at] = np.arange(n)
-    return concat_masks(parts).subset(inverse)
+    return in_order(parts, order)
 
 
 def _compressed(segs: list, where: Any) -> tuple[np.ndarray, np.ndarray]:
