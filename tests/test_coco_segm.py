@@ -148,8 +148,12 @@ def test_uncompressed_counts_with_empty_runs():
 
 
 def test_bands_equal_the_reference_erosion():
+    # unions of rectangles (with holes), and polygons: convex ones (one run per column,
+    # eroded on their runs) and the others (eroded on canvases)
     rng = np.random.default_rng(2)
     masks = [random_mask(rng, int(h), int(w)) for h, w in rng.integers(1, 90, (150, 2))]
+    masks += [mu.decode(coco_rle(random_polygons(rng, int(h), int(w)), int(h), int(w)))
+              for h, w in rng.integers(1, 120, (150, 2))]
     hw = np.array([m.shape for m in masks])
     strings = [mu.encode(np.asfortranarray(m[:, :, None]))[0]["counts"] for m in masks]
     m = masks_from_counts(*decode_counts(strings), hw[:, 0], hw[:, 1])
