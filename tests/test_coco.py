@@ -189,7 +189,7 @@ def test_bit_for_bit_from_memory_and_from_files(tmp_path, seed, integer, first_i
     ev = official(gt, dets)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "dt.json").write_text(json.dumps(dets))
-    from geoeval.io._box_coco import _arrow_columns
+    from geoeval.io._coco_arrow import _arrow_columns
 
     assert _arrow_columns(tmp_path / "dt.json") is not None
     for r in (evaluate_coco(gt, dets), evaluate_coco(tmp_path / "gt.json", tmp_path / "dt.json")):

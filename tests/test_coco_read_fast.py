@@ -1,6 +1,6 @@
 """COCO result files read by Arrow (the fast path) give exactly what the record reader gives.
 
-The fast path (:func:`geoeval.io._box_coco._arrow_columns`) turns the separators of a
+The fast path (:func:`geoeval.io._coco_arrow._arrow_columns`) turns the separators of a
 JSON array into line breaks and lets Arrow parse the records. Every result file is read
 both ways here: through ``read_coco(path)`` (fast path when it applies) and through the
 record reader on ``json.loads`` of the same text; the two BoxSets must be identical
@@ -19,7 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from geoeval.errors import InputError
-from geoeval.io._box_coco import _arrow_columns, _coco_results, read_coco
+from geoeval.io._box_coco import _coco_results
+from geoeval.io._coco_arrow import _arrow_columns
+from geoeval.io._coco_read import read_coco
 
 GT = {"images": [{"id": i, "width": 640, "height": 480} for i in (1, 2, 7)],
       "categories": [{"id": 1, "name": "a"}, {"id": 3, "name": "b"}],
@@ -291,7 +293,7 @@ def test_positions_by_chunks_are_all_positions(text, step):
 
 def test_pair_reader_equals_the_two_reads(tmp_path):
     """Both files: the results parsed by Arrow before the ground truth is read."""
-    from geoeval.io._box_coco import read_coco_pair
+    from geoeval.io._coco_read import read_coco_pair
 
     recs = [_rec(i, c, (i, c, 3.5, 4), s) for i, c, s in
             [(1, 1, 0.9), (7, 3, 0.2), (2, 1, 0.5), (7, 1, 0.7)]]

@@ -388,7 +388,7 @@ def test_polygon_result_files_read_by_arrow_as_by_records(seed, with_boxes, tmp_
                                                           monkeypatch):
     # a result file of polygons is parsed by Arrow into columns; the same records given
     # as a list go through the record reader: the same set, mask for mask
-    import geoeval.io._box_coco as box_coco
+    import geoeval.io._coco_read as box_coco
     from geoeval.io.boxes import read_coco_pair
 
     gt, dets = random_segm_set(seed)

@@ -12,21 +12,8 @@ import numpy as np
 from geoeval.arrays import has_duplicates
 from geoeval.errors import InputError
 from geoeval.io._boxset import BoxSet, ImageSize, outside_warnings
-from geoeval.io._coco_arrow import (
-    PolygonColumns,
-    _arrow_columns,
-    _arrow_polygon_columns,
-    _valid_values,
-)
-from geoeval.io._coco_segm import (
-    box_masks,
-    image_grid,
-    in_order,
-    polygon_array_masks,
-    read_masks,
-)
+from geoeval.io._coco_arrow import _valid_values
 from geoeval.io._json_values import _int_id, _is_number, _req, _short
-from geoeval.io._masks import Masks
 from geoeval.parallel import collector_paused
 
 
@@ -75,123 +62,6 @@ def _parse_json(raw: bytes, p: Path) -> Any:
         raise InputError(f"invalid JSON ({exc})", p) from None
 
 
-def read_coco(
-    source: str | Path | dict | list, *, side: str | None = None, like: BoxSet | None = None,
-    masks: bool = False, name: str | None = None,
-) -> BoxSet:
-    """Read COCO ground truth (a dict) or results (a list) from a path or a loaded object.
-
-    Parameters
-    ----------
-    source : path, dict or list
-        A JSON file, or its already-loaded content.
-    side : {'reference', 'submission'}, optional
-        Reference (ground truth) or submission (results). Default: the
-        reference for an object with ``annotations``, a submission for a list.
-    like : BoxSet, optional
-        The reference, when reading a submission: gives class names, the image
-        list (results on other images are refused) and image sizes.
-    masks : bool
-        Also read each record's ``segmentation`` into :attr:`BoxSet.masks`
-        (:mod:`geoeval.io._coco_segm`), for mask and boundary evaluation.
-    name : str, optional
-        What messages call already-loaded content (the file it came from);
-        default ``<memory>``.
-
-    Returns
-    -------
-    BoxSet
-        ``fmt == "coco"``; see the notes below for the fields.
-
-    Notes
-    -----
-    Ground truth keeps ``iscrowd``, the annotation ``area`` (default: box
-    area), annotation ids and the raw ``[w, h]``; categories give class names
-    (a name used by two ids becomes ``name#id``). Results get ids ``1..n`` and
-    ``area = w * h`` as the official loader (``COCO.loadRes``) gives them;
-    their class names and image list come from ``like`` when given.
-
-    With ``masks``, results take ``area`` and ``bbox`` as ``COCO.loadRes`` does: when
-    the first result has a (non-empty) ``bbox``, every result's area is its box's
-    ``w * h`` and a result without ``segmentation`` is its box's polygon; otherwise
-    each result's area and box are its mask's (``maskUtils.area``, ``toBbox``).
-    A ground-truth annotation without ``area`` gets its mask's area.
-    """
-    if isinstance(source, (dict, list)):
-        return _coco_data(source, name or "<memory>", side, like, masks)
-    path = str(source)
-    if masks and side == "submission" and like is not None and like.masks is not None:
-        polygons = _arrow_polygon_columns(source)
-        box = None if polygons is None else _coco_polygon_results(polygons, path, like)
-        if box is not None:
-            return box
-    cols = _arrow_columns(source) if side != "reference" and not masks else None
-    if cols is not None:
-        return _coco_results_arrays(*cols, path=path, like=like)
-    # the parsed file (hundreds of thousands of containers) lives only in this call:
-    # with the collector on, a collection would walk all of it once more for nothing
-    with collector_paused():
-        return _coco_data(load_json(source), path, side, like, masks)
-
-
-def _coco_data(data: Any, path: str, side: str | None, like: BoxSet | None,
-               masks: bool = False) -> BoxSet:
-    """:func:`read_coco` of loaded JSON."""
-    if isinstance(data, dict) and "annotations" in data and (side or "reference") == "reference":
-        return _coco_gt(data, path, masks)
-    if isinstance(data, dict) and side == "submission":
-        data = data.get("annotations")
-    if isinstance(data, list) and side != "reference":
-        if masks:
-            return _coco_mask_results(data, path, like)
-        return _coco_results(data, path, like)
-    raise InputError("not COCO JSON: expected ground truth (an object with 'images', "
-                     "'annotations', 'categories') or results (a list)", path)
-
-
-def read_coco_pair(reference: str | Path | dict | BoxSet,
-                   submission: str | Path | list | BoxSet, *,
-                   masks: bool = False) -> tuple[BoxSet, BoxSet]:
-    """Ground truth and results, as ``read_coco(reference, side="reference")`` and
-    ``read_coco(submission, side="submission", like=...)`` give them (with their
-    masks when ``masks``).
-
-    When the results are a file, Arrow parses it first (in its own threads), then
-    the ground truth is read and the results' columns are checked against it.
-    Reading the ground truth while Arrow parses was measured slower on two cores
-    (three busy threads, the ground truth's reader holding the GIL). Errors are
-    those of the two calls, the ground truth's first (the Arrow path never
-    raises: it gives up and the record reader reports).
-    """
-    if masks:
-        polygons = None if isinstance(submission, (dict, list, BoxSet)) else (
-            _arrow_polygon_columns(submission))  # Arrow's parser runs in its own threads
-        gt = reference if isinstance(reference, BoxSet) else read_coco(
-            reference, side="reference", masks=True)
-        dt = None
-        if polygons is not None and gt.masks is not None:
-            dt = _coco_polygon_results(polygons, str(submission), gt)
-        if dt is None:
-            dt = submission if isinstance(submission, BoxSet) else read_coco(
-                submission, side="submission", like=gt, masks=True)
-        for box in (gt, dt):
-            if box.masks is None:
-                raise InputError("these boxes hold no masks: read them with masks=True",
-                                 box.path)
-        return gt, dt
-    if isinstance(reference, BoxSet) or isinstance(submission, (dict, list, BoxSet)):
-        gt = reference if isinstance(reference, BoxSet) else read_coco(reference,
-                                                                        side="reference")
-        dt = submission if isinstance(submission, BoxSet) else read_coco(
-            submission, side="submission", like=gt)
-        return gt, dt
-    cols = _arrow_columns(submission)  # Arrow's parser runs in its own threads
-    gt = read_coco(reference, side="reference")
-    if cols is not None and gt.fmt == "coco":
-        return gt, _coco_results_arrays(*cols, path=str(submission), like=gt)
-    return gt, read_coco(submission, side="submission", like=gt)
-
-
 def _bbox(value: Any, where: str) -> tuple[float, float, float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 4:
         raise InputError(f"bbox must be [x, y, width, height], got {_short(value)}", where)
@@ -211,7 +81,15 @@ def _bbox(value: Any, where: str) -> tuple[float, float, float, float]:
     return x, y, w, h
 
 
-def _coco_gt(data: dict, path: str, masks: bool = False) -> BoxSet:
+def _coco_gt(data: dict, path: str) -> BoxSet:
+    """Ground truth from loaded JSON (boxes only), with the readers' warnings."""
+    box, _ = _gt_boxes(data, path)
+    return _warn(box, box.image_sizes, path)
+
+
+def _gt_boxes(data: dict, path: str) -> tuple[BoxSet, np.ndarray]:
+    """The annotations of listed images and categories as a :class:`BoxSet` (no
+    warnings yet), and their positions in ``data["annotations"]``."""
     images_raw = data.get("images")
     cats_raw = data.get("categories")
     anns = data.get("annotations")
@@ -298,132 +176,7 @@ def _coco_gt(data: dict, path: str, masks: bool = False) -> BoxSet:
         image_sizes=sizes, categories={v: k for k, v in cat_name.items()},
         image_ids={k: image_ids[k] for k in keys}, path=path, fmt="coco",
     )
-    box = box if keep.all() else box.subset(keep)
-    if masks:
-        return _with_gt_masks(box, anns, np.flatnonzero(keep), path)
-    return _warn(box, sizes, path)
-
-
-def _with_gt_masks(box: BoxSet, anns: list, rows: np.ndarray, path: str) -> BoxSet:
-    """``box`` (the annotations ``anns[rows]``) with their masks; an annotation
-    without ``area`` takes its mask's."""
-    from dataclasses import replace
-
-    heights, widths = image_grid(box.image_sizes, box.images)
-    m = read_masks(anns, rows, box.image_index, heights, widths, path=path,
-                   what="annotations", image_keys=box.images)
-    no_area = np.fromiter(("area" not in anns[i] for i in rows.tolist()), dtype=bool,
-                          count=rows.size)
-    areas = box.areas
-    if no_area.any():
-        areas = np.where(no_area, m.areas(), box.areas)
-    return replace(box, masks=m, areas=areas, warnings=_mask_warnings(m, path, "annotation"))
-
-
-def _mask_warnings(m: Masks, path: str, what: str) -> tuple[str, ...]:
-    """The warnings of a set read with its masks: the empty masks (the boxes' warnings
-    do not apply: the boxes are not compared)."""
-    empty = int((m.areas() == 0).sum())
-    if not empty:
-        return ()
-    return (f"{path}: {empty} {what}(s) with an empty mask (no pixel of the image inside "
-            "the segmentation); kept, as pycocotools keeps them",)
-
-
-def _coco_mask_results(data: list, path: str, like: BoxSet | None) -> BoxSet:
-    """Results with their masks, ``area`` and ``bbox`` as ``COCO.loadRes`` gives them
-    (see :func:`read_coco`)."""
-    from dataclasses import replace
-
-    if like is None or like.masks is None:
-        raise InputError("results' masks are read against the ground truth's images: "
-                         "read the ground truth with masks=True and give it as like=", path)
-    heights, widths = image_grid(like.image_sizes, like.images)
-    n = len(data)
-    rows = np.arange(n)
-    first = data[0] if n else None
-    if isinstance(first, dict) and "bbox" in first and first["bbox"] != []:
-        box = _coco_results(data, path, like)
-        xywh = np.column_stack([box.boxes[:, :2], box.wh])
-        m = read_masks(data, rows, box.image_index, heights, widths, path=path,
-                       what="results", image_keys=box.images, boxes=xywh)
-        return replace(box, masks=m, warnings=_mask_warnings(m, path, "result"))
-    scores, img, cat = _result_fields(data, path)
-    pos = {k: i for i, k in enumerate(like.images)}
-    image = np.array([pos.get(str(int(v)), -1) for v in img.tolist()], dtype=np.int64)
-    if (image < 0).any():
-        bad = int(img[np.argmax(image < 0)])
-        raise InputError(f"results for image id {bad} that the ground truth does not list",
-                         path)
-    m = read_masks(data, rows, image, heights, widths, path=path, what="results",
-                   image_keys=like.images)
-    box = _coco_results_arrays(m.bboxes(), scores, img, cat, path=path, like=like)
-    return replace(box, masks=m, areas=m.areas().astype(float),
-                   warnings=_mask_warnings(m, path, "result"))
-
-
-def _coco_polygon_results(cols: PolygonColumns, path: str, like: BoxSet) -> BoxSet | None:
-    """:func:`_coco_mask_results` of polygon results read by Arrow, or ``None`` when a
-    record breaks a rule (the record reader then names it)."""
-    from dataclasses import replace
-
-    n = cols.scores.size
-    if n == 0 or not np.isfinite(cols.scores).all():
-        return None
-    by_box = bool(cols.has_bbox[0])
-    if (by_box and not cols.has_bbox.all()) or (not by_box and not cols.has_segmentation.all()):
-        return None
-    boxes = cols.boxes if by_box else np.zeros((n, 4))
-    if by_box and not _valid_values(boxes, cols.scores):
-        return None
-    box = _coco_results_arrays(boxes.copy(), cols.scores, cols.image_ids, cols.category_ids,
-                               path=path, like=like)
-    heights, widths = image_grid(like.image_sizes, like.images)
-    h, w = heights[box.image_index], widths[box.image_index]
-    if (h < 1).any():
-        return None
-    seg = np.flatnonzero(cols.has_segmentation)
-    masks = polygon_array_masks(cols.coords, cols.ring_sizes, cols.n_rings[seg], h[seg], w[seg])
-    if masks is None:
-        return None
-    if seg.size < n:  # results without segmentation are their boxes' polygons
-        rest = np.flatnonzero(~cols.has_segmentation)
-        masks = in_order([masks, box_masks(boxes[rest], h[rest], w[rest])], [seg, rest])
-    warnings = _mask_warnings(masks, path, "result")
-    if by_box:
-        return replace(box, masks=masks, warnings=warnings)
-    xywh = masks.bboxes()
-    return replace(box, boxes=np.column_stack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]]),
-                   wh=xywh[:, 2:].copy(), areas=masks.areas().astype(float), masks=masks,
-                   warnings=warnings)
-
-
-def _result_fields(data: list, path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scores, image ids and category ids of results (each a JSON number or integer)."""
-    n = len(data)
-    try:
-        score = [d["score"] for d in data]
-        img = [d["image_id"] for d in data]
-        cat = [d["category_id"] for d in data]
-        if set(map(type, score)) <= {int, float} and set(map(type, img)) | set(
-                map(type, cat)) <= {int}:
-            with np.errstate(all="ignore"):
-                out = (np.array(score, dtype=float), np.array(img, dtype=np.int64),
-                       np.array(cat, dtype=np.int64))
-            if np.isfinite(out[0]).all():
-                return out
-    except (KeyError, TypeError, OverflowError):
-        pass
-    for i, d in enumerate(data):  # name the first bad record
-        where = f"{path}: results[{i}]"
-        s = _req(d, "score", where)
-        if not _is_number(s) or not -math.inf < s < math.inf:
-            raise InputError(f"score must be a finite number, got {_short(s)}", where)
-        for key in ("image_id", "category_id"):
-            v = _int_id(_req(d, key, where), key, where)
-            if not -2**63 <= v < 2**63:
-                raise InputError(f"{key} {v} does not fit in 64 bits", where)
-    raise AssertionError(f"{n} results passed every check but could not be read")
+    return (box if keep.all() else box.subset(keep)), np.flatnonzero(keep)
 
 
 _NO_AREA = object()

@@ -55,11 +55,12 @@ from pathlib import Path
 from typing import Any
 
 from geoeval.errors import InputError
-from geoeval.io._box_coco import load_json, read_coco, read_coco_pair
+from geoeval.io._box_coco import load_json
 from geoeval.io._box_dota import dota_result_files, read_dota_labels, read_dota_results
 from geoeval.io._box_text import _read_lines, relative_to_absolute
 from geoeval.io._box_xml import _read_voc, parse_xml_safely
 from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
+from geoeval.io._coco_read import read_coco, read_coco_pair
 from geoeval.io._outlines import Outlines
 
 __all__ = [
