@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -251,6 +252,29 @@ def test_ground_truth_columns_agree_with_the_record_reader(anns):
         slow = _outcome(lambda: read_coco(json.loads(json.dumps(data)), side="reference"))
     finally:
         bc._gt_columns = real
+    _same(fast, slow)
+
+
+@settings(max_examples=150, deadline=None)
+@given(anns=_annotations(), spaced=st.booleans())
+def test_ground_truth_files_read_by_arrow_as_by_records(anns, spaced):
+    # a ground-truth file: its annotations cut out and parsed by Arrow (when well formed)
+    # give what the record reader gives, field for field, or the same error
+    import tempfile
+
+    import geoeval.io._coco_read as cr
+
+    data = {**GT, "annotations": anns}
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "gt.json"
+        p.write_text(json.dumps(data, separators=(", ", ": ") if spaced else (",", ":")))
+        fast = _outcome(lambda: read_coco(p, side="reference"))
+        real = cr._arrow_gt_columns
+        cr._arrow_gt_columns = lambda *args, **kw: None
+        try:
+            slow = _outcome(lambda: read_coco(p, side="reference"))
+        finally:
+            cr._arrow_gt_columns = real
     _same(fast, slow)
 
 

@@ -434,3 +434,26 @@ def test_a_bad_polygon_in_an_arrow_read_file_is_named(tmp_path):
     d.write_text(json.dumps(dets))
     with pytest.raises(InputError, match=r"dt.json: results\[5\]: polygon ring 1 has an odd"):
         evaluate_coco(g, d, iou_type="boundary")
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_polygon_ground_truth_files_read_by_arrow_as_by_records(seed, tmp_path, monkeypatch):
+    import geoeval.io._coco_read as coco_read
+
+    gt, _ = random_segm_set(seed)
+    gt["annotations"] = [a for a in gt["annotations"] if isinstance(a["segmentation"], list)]
+    for a in gt["annotations"][::3]:
+        del a["area"]  # the mask's area
+    gt["annotations"][1]["category_id"] = 99  # an unknown category: dropped
+    p = tmp_path / "gt.json"
+    p.write_text(json.dumps(gt))
+    used = []
+    arrow = coco_read._gt_from_columns
+    monkeypatch.setattr(coco_read, "_gt_from_columns",
+                        lambda *a, **k: used.append(1) or arrow(*a, **k))
+    fast = read_coco(p, side="reference", masks=True)
+    slow = read_coco(gt, side="reference", masks=True)
+    assert used and len(fast) == len(gt["annotations"]) - 1
+    for name in ("boxes", "wh", "areas", "iscrowd", "image_index", "class_ids", "ids"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
+    assert fast.masks.encode() == slow.masks.encode()

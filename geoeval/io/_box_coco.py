@@ -87,9 +87,14 @@ def _coco_gt(data: dict, path: str) -> BoxSet:
     return _warn(box, box.image_sizes, path)
 
 
-def _gt_boxes(data: dict, path: str) -> tuple[BoxSet, np.ndarray]:
+def _gt_boxes(data: dict, path: str, arrays: tuple | None = None
+              ) -> tuple[BoxSet, np.ndarray] | None:
     """The annotations of listed images and categories as a :class:`BoxSet` (no
-    warnings yet), and their positions in ``data["annotations"]``."""
+    warnings yet), and their positions in ``data["annotations"]``.
+
+    With ``arrays`` (the annotations' columns as :func:`_gt_arrays` takes them, read by
+    Arrow; ``data["annotations"]`` is then empty), ``None`` when a value breaks a rule:
+    the caller reads the file record by record."""
     images_raw = data.get("images")
     cats_raw = data.get("categories")
     anns = data.get("annotations")
@@ -122,9 +127,15 @@ def _gt_boxes(data: dict, path: str) -> tuple[BoxSet, np.ndarray]:
         seen_names[name] = seen_names.get(name, 0) + 1
         cat_name[cid] = name
     cat_name = {cid: (n if seen_names[n] == 1 else f"{n}#{cid}") for cid, n in cat_name.items()}
-    n = len(anns)
     keys = sorted(image_ids, key=lambda k: image_ids[k])
-    cols = _gt_columns(anns, [image_ids[k] for k in keys], cat_name)
+    if arrays is not None:
+        n = arrays[0].shape[0]
+        cols = _gt_arrays(*arrays, [image_ids[k] for k in keys], cat_name)
+        if cols is None:
+            return None
+    else:
+        n = len(anns)
+        cols = _gt_columns(anns, [image_ids[k] for k in keys], cat_name)
     if cols is not None:
         rows, wh, image, cls_ids, areas, ids, crowd, keep, classes = cols
     else:  # record by record: the first bad annotation is named
@@ -221,12 +232,26 @@ def _gt_columns(anns: list, image_ids: list[int], cat_name: dict) -> tuple | Non
         img_a = np.array(img, dtype=np.int64)
         cat_a = np.array(cat, dtype=np.int64)
         ids = np.array(aid, dtype=np.int64)
-        known_img = np.array(image_ids, dtype=np.int64)
         areas = np.array([0.0 if v is _NO_AREA else v for v in area], dtype=float)
     except (ValueError, OverflowError, TypeError):
         return None
-    if boxes.shape != (n, 4) or not _valid_values(boxes, np.zeros(0)):
+    if boxes.shape != (n, 4):
         return None
+    return _gt_arrays(boxes, img_a, cat_a, ids, areas, missing, np.array(isc, dtype=bool),
+                      image_ids, cat_name)
+
+
+def _gt_arrays(boxes: np.ndarray, img_a: np.ndarray, cat_a: np.ndarray, ids: np.ndarray,
+               areas: np.ndarray, missing: np.ndarray, crowd: np.ndarray,
+               image_ids: list[int], cat_name: dict) -> tuple | None:
+    """:func:`_gt_columns` of the annotations' values as arrays (``boxes`` ``[x, y, w,
+    h]``; ``areas`` where not ``missing``; ``crowd`` bool), or ``None`` when one
+    breaks a rule."""
+    n = boxes.shape[0]
+    known_img = np.array(image_ids, dtype=np.int64)
+    if not _valid_values(boxes, np.zeros(0)):
+        return None
+    areas = areas.copy()
     wh = boxes[:, 2:].copy()
     areas[missing] = wh[missing, 0] * wh[missing, 1]
     if not (np.isfinite(areas).all() and (areas >= 0).all()):
@@ -243,7 +268,6 @@ def _gt_columns(anns: list, image_ids: list[int], cat_name: dict) -> tuple | Non
     image = np.where(keep, image, 0)
     names = np.array([cat_name[int(c)] for c in known_cat] or [""], dtype=str)
     classes = np.where(keep, names[c_pos], "")
-    crowd = np.array(isc, dtype=bool)
     return rows, wh, image, np.where(keep, cat_a, -1), areas, ids, crowd, keep, classes
 
 

@@ -87,7 +87,13 @@ def _records_text(path: str | Path) -> tuple[np.ndarray, int] | None:
         last -= 1
     if last - first < 2 or buf[first] != ord("[") or buf[last] != ord("]"):
         return None
-    text = buf[first + 1:last]
+    return _newline_records(buf[first + 1:last])
+
+
+def _newline_records(text: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """The body of a JSON array of records (``text``, uint8, changed in place) as
+    newline-delimited records and their number (see :func:`_records_text`), or
+    ``None`` for fewer than two records."""
     end = _positions(text[:-3], _BRACE)
     end = end[text[end + 1] == _COMMA]
     tight = text[end + 2] == _OPEN
@@ -215,8 +221,7 @@ def _arrow_polygon_columns(path: str | Path) -> PolygonColumns | None:
     has_seg = _valid(seg)
     outer = _numpy(seg, np.int32, extra=1)
     rings = seg.values
-    inner = _numpy(rings, np.int32, extra=1)[outer[0] - 0:]
-    inner = inner[:outer[-1] - outer[0] + 1]
+    inner = _numpy(rings, np.int32, extra=1)[outer[0]:outer[-1] + 1]
     coords = np.frombuffer(rings.values.buffers()[1], dtype=np.float64)
     coords = coords[rings.values.offset + inner[0]:rings.values.offset + inner[-1]]
     return PolygonColumns(
@@ -236,3 +241,127 @@ def _valid(array: Any) -> np.ndarray:
         return np.ones(n, dtype=bool)
     bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
     return bits[array.offset:array.offset + n].astype(bool)
+
+
+@dataclass(frozen=True)
+class GtColumns:
+    """Ground-truth annotations as arrays (see :func:`_arrow_gt_columns`): the values
+    :func:`geoeval.io._box_coco._gt_arrays` takes (``arrays``), and with
+    ``polygons`` their segmentations as :class:`PolygonColumns` holds them."""
+
+    arrays: tuple
+    coords: np.ndarray | None = None
+    ring_sizes: np.ndarray | None = None
+    n_rings: np.ndarray | None = None
+
+
+def _arrow_gt_columns(path: str | Path, polygons: bool = False
+                      ) -> tuple[dict, GtColumns] | None:
+    """A ground-truth file whose ``annotations`` Arrow can read: the rest of the file
+    parsed by orjson (``annotations`` empty) and the annotations' columns; ``None``
+    when anything is unusual (the caller parses the whole file, whose reader names any
+    bad record).
+
+    The annotations array is cut out of the text: from ``"annotations": [`` to the
+    first ``}]`` after it. A wrong cut cannot pass: a record cut short fails Arrow's
+    parse or its record count, text left behind fails orjson's parse, and a key met
+    elsewhere than at the top level leaves the real ``annotations`` non-empty in the
+    rest. ``bbox``, ``image_id``, ``category_id`` and ``id`` must be present; a missing
+    ``area`` or ``iscrowd`` takes its default; with ``polygons`` every segmentation
+    must be polygons.
+    """
+    import orjson
+
+    try:
+        raw = Path(path).read_bytes()
+    except OSError:
+        return None
+    key = raw.find(b'"annotations"')
+    at = key + len(b'"annotations"')
+    while 0 <= key and at < len(raw) and raw[at] in _JSON_SPACE:
+        at += 1
+    if key < 0 or raw[at:at + 1] != b":":
+        return None
+    at += 1
+    while at < len(raw) and raw[at] in _JSON_SPACE:
+        at += 1
+    end = raw.find(b"}]", at)
+    if raw[at:at + 1] != b"[" or end < 0:
+        return None
+    if raw.find(b"null", at, end) >= 0:  # Arrow reads null as absent: the records decide
+        return None
+    body = np.frombuffer(raw, dtype=np.uint8)[at + 1:end + 1].copy()
+    if body.size == 0 or int(body.max()) > 127:
+        return None
+    try:
+        rest = orjson.loads(raw[:at] + b"[]" + raw[end + 2:])
+    except orjson.JSONDecodeError:
+        return None
+    del raw
+    if not isinstance(rest, dict) or rest.get("annotations") != []:
+        return None
+    records = _newline_records(body)
+    if records is None:
+        return None
+    text, n = records
+    table = _arrow_gt_table(text, polygons)
+    del text, body
+    cols = _gt_table_columns(table, n, polygons)
+    return None if cols is None else (rest, cols)
+
+
+def _arrow_gt_table(text: np.ndarray, polygons: bool) -> Any:
+    """Newline-delimited annotations parsed by Arrow, or ``None`` on a parse error."""
+    import pyarrow as pa
+    import pyarrow.json as pa_json
+
+    fields = [("id", pa.int64()), ("image_id", pa.int64()), ("category_id", pa.int64()),
+              ("bbox", pa.list_(pa.float64())), ("area", pa.float64()),
+              ("iscrowd", pa.int64())]
+    if polygons:
+        fields.append(("segmentation", pa.list_(pa.list_(pa.float64()))))
+    options = pa_json.ParseOptions(explicit_schema=pa.schema(fields),
+                                   unexpected_field_behavior="ignore")
+    try:
+        return pa_json.read_json(pa.BufferReader(pa.py_buffer(text)),
+                                 read_options=pa_json.ReadOptions(block_size=1 << 18),
+                                 parse_options=options)
+    except (pa.ArrowException, ValueError):
+        return None
+
+
+def _gt_table_columns(table: Any, n: int, polygons: bool) -> GtColumns | None:
+    """The arrays of an :func:`_arrow_gt_table` of ``n`` annotations, or ``None``."""
+    if table is None or table.num_rows != n:
+        return None
+    if any(table.column(k).null_count for k in ("id", "image_id", "category_id", "bbox")):
+        return None
+    bbox = table.column("bbox").combine_chunks()
+    offsets = _numpy(bbox, np.int32, extra=1)
+    if bbox.values.null_count or not (np.diff(offsets) == 4).all():
+        return None
+    values = np.frombuffer(bbox.values.buffers()[1], dtype=np.float64)
+    start = bbox.values.offset + int(offsets[0])
+    boxes = values[start:start + 4 * n].reshape(n, 4).copy()
+    area = table.column("area").combine_chunks()
+    missing = ~_valid(area)
+    areas = np.where(missing, 0.0, _numpy(area, np.float64))
+    crowd_col = table.column("iscrowd").combine_chunks()
+    crowd = np.where(_valid(crowd_col), _numpy(crowd_col, np.int64), 0)
+    if not np.isin(crowd, (0, 1)).all():
+        return None
+    arrays = (boxes, _concat(table.column("image_id"), np.int64),
+              _concat(table.column("category_id"), np.int64),
+              _concat(table.column("id"), np.int64), areas, missing, crowd.astype(bool))
+    if not polygons:
+        return GtColumns(arrays)
+    seg = table.column("segmentation").combine_chunks()
+    if seg.null_count or seg.values.null_count or seg.values.values.null_count:
+        return None
+    outer = _numpy(seg, np.int32, extra=1)
+    rings = seg.values
+    inner = _numpy(rings, np.int32, extra=1)[outer[0]:outer[-1] + 1]
+    coords = np.frombuffer(rings.values.buffers()[1], dtype=np.float64)
+    coords = coords[rings.values.offset + inner[0]:rings.values.offset + inner[-1]]
+    return GtColumns(arrays, coords=coords, ring_sizes=np.diff(inner).astype(np.int64),
+                     n_rings=np.diff(outer).astype(np.int64))

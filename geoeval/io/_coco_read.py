@@ -21,12 +21,15 @@ from geoeval.io._box_coco import (
     _coco_results,
     _coco_results_arrays,
     _gt_boxes,
+    _warn,
     load_json,
 )
 from geoeval.io._boxset import BoxSet
 from geoeval.io._coco_arrow import (
+    GtColumns,
     PolygonColumns,
     _arrow_columns,
+    _arrow_gt_columns,
     _arrow_polygon_columns,
     _valid_values,
 )
@@ -87,6 +90,11 @@ def read_coco(
     if isinstance(source, (dict, list)):
         return _coco_data(source, name or "<memory>", side, like, masks)
     path = str(source)
+    if side != "submission":  # a ground truth whose annotations Arrow can read
+        split = _arrow_gt_columns(source, polygons=masks)
+        box = None if split is None else _gt_from_columns(*split, path=path, masks=masks)
+        if box is not None:
+            return box
     if masks and side == "submission" and like is not None and like.masks is not None:
         polygons = _arrow_polygon_columns(source)
         box = None if polygons is None else _coco_polygon_results(polygons, path, like)
@@ -165,17 +173,52 @@ def read_coco_pair(reference: str | Path | dict | BoxSet,
 def _with_gt_masks(box: BoxSet, anns: list, rows: np.ndarray, path: str) -> BoxSet:
     """``box`` (the annotations ``anns[rows]``) with their masks; an annotation
     without ``area`` takes its mask's."""
-    from dataclasses import replace
 
     heights, widths = image_grid(box.image_sizes, box.images)
     m = read_masks(anns, rows, box.image_index, heights, widths, path=path,
                    what="annotations", image_keys=box.images)
     no_area = np.fromiter(("area" not in anns[i] for i in rows.tolist()), dtype=bool,
                           count=rows.size)
-    areas = box.areas
-    if no_area.any():
-        areas = np.where(no_area, m.areas(), box.areas)
+    return _gt_with(box, m, no_area, path)
+
+
+def _gt_with(box: BoxSet, m: Masks, no_area: np.ndarray, path: str) -> BoxSet:
+    """The ground truth ``box`` with its masks ``m``: an annotation without ``area``
+    (``no_area``) takes its mask's; the warnings are the masks'."""
+    from dataclasses import replace
+
+    areas = np.where(no_area, m.areas(), box.areas) if no_area.any() else box.areas
     return replace(box, masks=m, areas=areas, warnings=_mask_warnings(m, path, "annotation"))
+
+
+def _gt_from_columns(rest: dict, cols: GtColumns, *, path: str, masks: bool
+                     ) -> BoxSet | None:
+    """The ground truth from Arrow's columns of its annotations (``rest``: the file's
+    other fields), or ``None`` when a value breaks a rule (the caller then reads the
+    file record by record, naming the first bad annotation)."""
+    from geoeval.io._masks import ranges
+
+    got = _gt_boxes(rest, path, cols.arrays)
+    if got is None:
+        return None
+    box, rows = got
+    if not masks:
+        return _warn(box, box.image_sizes, path)
+    assert cols.coords is not None and cols.ring_sizes is not None and cols.n_rings is not None
+    heights, widths = image_grid(box.image_sizes, box.images)
+    h, w = heights[box.image_index], widths[box.image_index]
+    if (h < 1).any():
+        return None
+    n_rings, ring_sizes, coords = cols.n_rings, cols.ring_sizes, cols.coords
+    if rows.size < n_rings.size:  # annotations of unlisted images or categories dropped
+        rings = ranges(np.cumsum(n_rings)[rows] - n_rings[rows], n_rings[rows])
+        coords = coords[ranges(np.cumsum(ring_sizes)[rings] - ring_sizes[rings],
+                               ring_sizes[rings])]
+        n_rings, ring_sizes = n_rings[rows], ring_sizes[rings]
+    m = polygon_array_masks(coords, ring_sizes, n_rings, h, w)
+    if m is None:
+        return None
+    return _gt_with(box, m, cols.arrays[5][rows], path)
 
 
 def _mask_warnings(m: Masks, path: str, what: str) -> tuple[str, ...]:

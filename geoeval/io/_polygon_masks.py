@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from geoeval.io._masks import Masks, masks_from_linear_runs, ranges
+from geoeval.io._masks import Masks, concat_masks, empty_masks, masks_from_linear_runs, ranges
 from geoeval.parallel import workers
 
 SCALE = 5
@@ -63,6 +63,7 @@ def polygon_masks(coords: np.ndarray, ring_sizes: np.ndarray, ring_object: np.nd
         Number of vertices of each ring (its coordinates are twice as many).
     ring_object : numpy.ndarray
         Object of each ring, non-decreasing; objects without a ring get an empty mask.
+        Objects are rasterised in groups (in threads), each group's masks made at once.
     height, width : numpy.ndarray
         Image size of each object (int).
     chunk_points : int
@@ -77,16 +78,23 @@ def polygon_masks(coords: np.ndarray, ring_sizes: np.ndarray, ring_object: np.nd
     ring_object = np.asarray(ring_object, dtype=np.int64)
     height = np.asarray(height, dtype=np.int64)
     width = np.asarray(width, dtype=np.int64)
+    n = height.size
     vertex_start = np.r_[0, np.cumsum(ring_sizes)]
-    # groups of whole rings of about chunk_points vertices
-    cuts = np.unique(np.r_[0, np.searchsorted(vertex_start[1:], np.arange(
-        chunk_points, int(vertex_start[-1]), chunk_points)), ring_sizes.size])
-    def chunk(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        lo, hi = cuts[k], cuts[k + 1]
-        v0, v1 = vertex_start[lo], vertex_start[hi]
-        ring, start, end = _ring_runs(coords[2 * v0:2 * v1], ring_sizes[lo:hi],
-                                      height[ring_object[lo:hi]], width[ring_object[lo:hi]])
-        return ring + lo, start, end
+    ring_start = np.searchsorted(ring_object, np.arange(n + 1))  # each object's rings
+    # groups of whole objects of about chunk_points vertices
+    cuts = np.unique(np.r_[0, np.searchsorted(vertex_start[ring_start], np.arange(
+        chunk_points, int(vertex_start[-1]), chunk_points)), n])
+    multi = np.diff(ring_start) > 1
+
+    def chunk(k: int) -> Masks:
+        o0, o1 = cuts[k], cuts[k + 1]
+        r0, r1 = ring_start[o0], ring_start[o1]
+        v0, v1 = vertex_start[r0], vertex_start[r1]
+        owner = ring_object[r0:r1] - o0
+        ring, start, end = _ring_runs(coords[2 * v0:2 * v1], ring_sizes[r0:r1],
+                                      height[o0:o1][owner], width[o0:o1][owner])
+        obj, start, end = _union(owner[ring], start, end, multi[o0:o1])
+        return masks_from_linear_runs(obj, start, end, height[o0:o1], width[o0:o1])
 
     n_chunks = cuts.size - 1
     jobs = min(workers(), n_chunks)
@@ -97,13 +105,7 @@ def polygon_masks(coords: np.ndarray, ring_sizes: np.ndarray, ring_object: np.nd
             parts = list(pool.map(chunk, range(n_chunks)))
     else:
         parts = [chunk(k) for k in range(n_chunks)]
-    if parts:
-        ring, start, end = (np.concatenate(p) for p in zip(*parts, strict=True))
-    else:
-        ring = start = end = np.zeros(0, dtype=np.int64)
-    multi = np.bincount(ring_object, minlength=height.size) > 1
-    obj, start, end = _union(ring_object[ring], start, end, multi)
-    return masks_from_linear_runs(obj, start, end, height, width)
+    return concat_masks(parts) if parts else empty_masks(height, width)
 
 
 def _ring_runs(coords: np.ndarray, ring_sizes: np.ndarray, h: np.ndarray,
