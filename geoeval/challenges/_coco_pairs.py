@@ -138,24 +138,17 @@ def mask_pairs(gt: BoxSet, dt: BoxSet, g_key: np.ndarray, g_crowd: np.ndarray,
     ``min(mask IoU, boundary IoU)`` (``iouType="boundary"``, crowd ground truth by
     mask IoU alone).
 
-    The ground truth's runs (and boundaries) are indexed once; the returned function
-    is called for groups of images (in threads) and shares nothing mutable.
+    The ground truth's runs are indexed once; the returned function is called for
+    groups of whole images (in threads) and shares nothing mutable. Boundaries are
+    made only for the objects of pairs whose mask IoU reaches the threshold (a
+    boundary can only lower it), those of each group of images in its own call.
     """
-    from geoeval.measures.boundary_band import mask_bands
-
     gm, dm = gt.masks, dt.masks
     assert gm is not None and dm is not None
     stride = int(max(gm.width.max(initial=0), dm.width.max(initial=0))) + 1
     n_gt = len(gm)
     index = _RunIndex(gm, g_key, stride)
     g_area, d_area = gm.areas(), dm.areas()
-    b_index = g_band_area = None
-    band_row = np.flatnonzero(~g_crowd)  # crowd regions keep their mask IoU
-    if boundary_ratio is not None:
-        g_band = mask_bands(gm.subset(band_row), boundary_ratio)
-        b_index = _RunIndex(g_band, g_key[band_row], stride)
-        g_band_area = np.zeros(n_gt, dtype=np.int64)
-        g_band_area[band_row] = g_band.areas()
 
     def pairs(d_idx: np.ndarray, d_key: np.ndarray, _g_key: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -165,30 +158,40 @@ def mask_pairs(gt: BoxSet, dt: BoxSet, g_key: np.ndarray, g_crowd: np.ndarray,
         pi, pg, iou = pi[ok], pg[ok], iou[ok]
         if boundary_ratio is None:
             return pi, pg, iou
-        assert b_index is not None and g_band_area is not None
-        need = np.flatnonzero(~g_crowd[pg])
-        dets = np.unique(pi[need])
-        d_band = mask_bands(dm.subset(d_idx[dets]), boundary_ratio)
-        local = np.full(d_idx.size, -1, dtype=np.int64)
-        local[dets] = np.arange(dets.size)
-        bi, bg, b_inter = _intersections(d_band, np.arange(dets.size), d_key[dets], b_index,
-                                         n_gt)
-        bg = band_row[bg]
-        # each needed pair's band intersection (0 where the bands do not meet)
-        n_code = n_gt + 1
-        have = bi * n_code + bg
-        want = local[pi[need]] * n_code + pg[need]
-        at = np.minimum(np.searchsorted(have, want), max(have.size - 1, 0))
-        found = have[at] == want if have.size else np.zeros(want.size, bool)
-        bint = np.where(found, b_inter[at] if have.size else 0, 0)
-        b_area_d = d_band.areas()[local[pi[need]]]
-        b_iou = np.zeros(need.size)
-        meet = bint > 0  # rleIou: 0 when the boundaries share no pixel
-        b_iou[meet] = _iou(bint[meet], b_area_d[meet], g_band_area[pg[need]][meet],
-                           np.zeros(int(meet.sum()), bool))
+        need = np.flatnonzero(~g_crowd[pg])  # crowd regions keep their mask IoU
+        b_iou = _boundary_iou(dm, gm, d_idx[pi[need]], pg[need], d_key[pi[need]], g_key,
+                              stride, boundary_ratio)
         iou = iou.copy()
         iou[need] = np.minimum(iou[need], b_iou)
         ok = iou >= threshold
         return pi[ok], pg[ok], iou[ok]
 
     return pairs
+
+
+def _boundary_iou(dm: Masks, gm: Masks, d: np.ndarray, g: np.ndarray, key: np.ndarray,
+                  g_key: np.ndarray, stride: int, ratio: float) -> np.ndarray:
+    """Boundary IoU of the pairs ``(dm[d[k]], gm[g[k]])`` (their image × category ``key``):
+    the bands of the objects involved (:func:`geoeval.measures.boundary_band.mask_bands`),
+    intersected by the join of runs; 0 where the bands share no pixel (``rleIou``)."""
+    from geoeval.measures.boundary_band import mask_bands
+
+    dets, d_local = np.unique(d, return_inverse=True)
+    gts, g_local = np.unique(g, return_inverse=True)
+    d_band = mask_bands(dm.subset(dets), ratio)
+    g_band = mask_bands(gm.subset(gts), ratio)
+    d_keys = np.zeros(dets.size, dtype=np.int64)
+    d_keys[d_local] = key
+    bi, bg, b_inter = _intersections(d_band, np.arange(dets.size), d_keys,
+                                     _RunIndex(g_band, g_key[gts], stride), gts.size)
+    # each pair's band intersection, looked up by (detection, ground truth)
+    have = bi * gts.size + bg  # sorted
+    want = d_local * gts.size + g_local
+    at = np.minimum(np.searchsorted(have, want), max(have.size - 1, 0))
+    inter = np.where(have[at] == want, b_inter[at], 0) if have.size else np.zeros(want.size,
+                                                                                 np.int64)
+    out = np.zeros(want.size)
+    meet = inter > 0
+    out[meet] = _iou(inter[meet], d_band.areas()[d_local[meet]], g_band.areas()[g_local[meet]],
+                     np.zeros(int(meet.sum()), bool))
+    return out
