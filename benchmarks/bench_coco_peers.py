@@ -27,14 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_coco import synthetic  # noqa: E402
 
-# each runner prints json [stats...] on its last stdout line
+# each runner prints json [stats...] on its last stdout line; IOU is the iouType
 _PYCOCO = """
 import contextlib, io, json, sys
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 with contextlib.redirect_stdout(io.StringIO()):
     g = COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
-    e = COCOeval(g, d, "bbox"); e.evaluate(); e.accumulate(); e.summarize()
+    e = COCOeval(g, d, "IOU"); e.evaluate(); e.accumulate(); e.summarize()
 print(json.dumps([float(x) for x in e.stats]))
 """
 _FASTER = """
@@ -42,7 +42,7 @@ import contextlib, io, json, sys
 from faster_coco_eval import COCO, COCOeval_faster
 with contextlib.redirect_stdout(io.StringIO()):
     g = COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
-    e = COCOeval_faster(g, d, "bbox"); e.evaluate(); e.accumulate(); e.summarize()
+    e = COCOeval_faster(g, d, "IOU"); e.evaluate(); e.accumulate(); e.summarize()
 print(json.dumps([float(x) for x in e.stats]))
 """
 _HOTCOCO = """
@@ -50,13 +50,14 @@ import contextlib, io, json, sys
 import hotcoco
 with contextlib.redirect_stdout(io.StringIO()):
     g = hotcoco.COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
-    e = hotcoco.COCOeval(g, d, "bbox"); e.evaluate(); e.accumulate(); e.summarize()
+    e = hotcoco.COCOeval(g, d, "IOU"); e.evaluate(); e.accumulate(); e.summarize()
 print(json.dumps([float(x) for x in e.stats]))
 """
 _GEOEVAL = """
 import json, sys
 import geoeval
-print(json.dumps([float(x) for x in geoeval.evaluate_coco(sys.argv[1], sys.argv[2]).stats_array]))
+r = geoeval.evaluate_coco(sys.argv[1], sys.argv[2], iou_type="IOU")
+print(json.dumps([float(x) for x in r.stats_array]))
 """
 _MEASURE = (
     "import json, resource, subprocess, sys, time; t = time.perf_counter(); "
@@ -65,8 +66,19 @@ _MEASURE = (
     "print(json.dumps([done.returncode, wall, u.ru_maxrss, u.ru_utime + u.ru_stime, "
     "done.stdout, done.stderr]))"
 )
-RUNNERS = {"geoeval": (_GEOEVAL, "geoeval"), "pycocotools": (_PYCOCO, "pycocotools"),
-           "faster-coco-eval": (_FASTER, "faster_coco_eval"), "hotcoco": (_HOTCOCO, "hotcoco")}
+
+
+def runners(iou_type: str = "bbox") -> dict[str, tuple[str, str]]:
+    """Each evaluator's runner code for ``iou_type`` (``bbox`` or ``segm``) and the module
+    it needs."""
+    return {name: (code.replace('"IOU"', repr(iou_type).replace("'", '"')), module)
+            for name, (code, module) in {
+                "geoeval": (_GEOEVAL, "geoeval"), "pycocotools": (_PYCOCO, "pycocotools"),
+                "faster-coco-eval": (_FASTER, "faster_coco_eval"),
+                "hotcoco": (_HOTCOCO, "hotcoco")}.items()}
+
+
+RUNNERS = runners("bbox")
 
 
 def available(module: str) -> bool:

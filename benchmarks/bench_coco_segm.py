@@ -12,8 +12,8 @@ every evaluator are checked against pycocotools' (or, where pycocotools is skipp
 others' against geoeval's).
 
 Peers (benchmark-only, not geoeval dependencies; skipped when missing): pycocotools
-(``pip install pycocotools``), faster-coco-eval (``pip install faster-coco-eval``, C++).
-hotcoco has no mask evaluation.
+(``pip install pycocotools``), faster-coco-eval (``pip install faster-coco-eval``, C++),
+hotcoco (``pip install hotcoco``, Rust).
 
 Run: ``python benchmarks/bench_coco_segm.py [--tiles 60000 6000] [--iou-type segm]
 [--skip pycocotools@60000] [--repeat 1] [--cache DIR]``
@@ -30,34 +30,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sample_data"))
 
-from bench_coco_peers import available, run  # noqa: E402
+from bench_coco_peers import available, run, runners  # noqa: E402
 from make_coco_segm import crowdai_like  # noqa: E402
 
-_PYCOCO = """
-import contextlib, io, json, sys
-from pycocotools.coco import COCO
-from pycocotools.cocoeval import COCOeval
-with contextlib.redirect_stdout(io.StringIO()):
-    g = COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
-    e = COCOeval(g, d, "segm"); e.evaluate(); e.accumulate(); e.summarize()
-print(json.dumps([float(x) for x in e.stats]))
-"""
-_FASTER = """
-import contextlib, io, json, sys
-from faster_coco_eval import COCO, COCOeval_faster
-with contextlib.redirect_stdout(io.StringIO()):
-    g = COCO(sys.argv[1]); d = g.loadRes(sys.argv[2])
-    e = COCOeval_faster(g, d, "segm"); e.evaluate(); e.accumulate(); e.summarize()
-print(json.dumps([float(x) for x in e.stats]))
-"""
-_GEOEVAL = """
-import json, sys
-import geoeval
-r = geoeval.evaluate_coco(sys.argv[1], sys.argv[2], iou_type="segm")
-print(json.dumps([float(x) for x in r.stats_array]))
-"""
-RUNNERS = {"geoeval": (_GEOEVAL, "geoeval"), "pycocotools": (_PYCOCO, "pycocotools"),
-           "faster-coco-eval": (_FASTER, "faster_coco_eval")}
+RUNNERS = runners("segm")
 
 
 def files(n_tiles: int, seed: int, cache: Path) -> tuple[Path, Path, dict]:
