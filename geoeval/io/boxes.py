@@ -61,10 +61,12 @@ from geoeval.io._box_text import _read_lines, relative_to_absolute
 from geoeval.io._box_xml import _read_voc, parse_xml_safely
 from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
 from geoeval.io._coco_read import read_coco, read_coco_pair
+from geoeval.io._masks import Masks
 from geoeval.io._outlines import Outlines
 
 __all__ = [
-    "BOX_FORMATS", "FORMATS", "SIDES", "BoxSet", "ImageSize", "Outlines", "align_images",
+    "BOX_FORMATS", "FORMATS", "SIDES", "BoxSet", "ImageSize", "Masks", "Outlines",
+    "align_images",
     "detect_format", "dota_result_files", "empty_boxset", "load_json", "parse_xml_safely",
     "read_boxes", "read_coco", "read_coco_pair", "read_dota_labels", "read_dota_results",
     "relative_to_absolute",
