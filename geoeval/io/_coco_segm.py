@@ -46,12 +46,13 @@ def image_grid(sizes: dict[str, tuple[float, float]], images: Sequence[str]
                ) -> tuple[np.ndarray, np.ndarray]:
     """Height and width (int64) of each image of ``images`` from ``sizes`` (key ->
     ``(width, height)``); -1 where unknown or not whole numbers of pixels."""
-    h = np.full(len(images), -1, dtype=np.int64)
-    w = np.full(len(images), -1, dtype=np.int64)
-    for i, key in enumerate(images):
-        size = sizes.get(key)
-        if size is not None and all(float(v).is_integer() and v < 2**31 for v in size):
-            w[i], h[i] = int(size[0]), int(size[1])
+    nan = (np.nan, np.nan)
+    wh = np.array([sizes.get(key, nan) for key in images], dtype=float).reshape(-1, 2)
+    with np.errstate(invalid="ignore"):
+        whole = (wh == np.floor(wh)) & (wh >= 1) & (wh < 2**31)  # NaN: unknown
+    ok = whole.all(axis=1)
+    w = np.where(ok, wh[:, 0], -1).astype(np.int64)
+    h = np.where(ok, wh[:, 1], -1).astype(np.int64)
     return h, w
 
 
