@@ -1,8 +1,11 @@
-"""COCO box detection protocol: the twelve standard numbers and per-class AP.
+"""COCO detection protocol: the twelve standard numbers and per-class AP, by boxes,
+instance masks or boundaries.
 
 Reproduces the official evaluator (``pycocotools.cocoeval.COCOeval`` with
-``iouType='bbox'`` and default parameters) number for number, with a
-vectorised implementation; pycocotools is never imported here.
+``iouType='bbox'`` or ``'segm'`` and default parameters) and boundary-iou-api's
+(``iouType='boundary'``) number for number, with a vectorised implementation; neither
+is imported here. Only the IoU of a pair differs between the three
+(:mod:`geoeval.challenges._coco_pairs`); what follows is the same for all.
 
 The protocol (Lin et al. 2014, "Microsoft COCO: Common Objects in Context";
 COCOeval ``evaluateImg``/``accumulate``/``summarize``):
@@ -10,8 +13,8 @@ COCOeval ``evaluateImg``/``accumulate``/``summarize``):
 * images are the ground truth's ``images``, categories its ``categories``;
   results on other categories are dropped, results on unknown images refused;
 * per image and category, detections ranked by decreasing score (stable) and
-  cut to the 100 best; IoU of boxes ``[x, y, w, h]``, except that a crowd
-  ground truth (``iscrowd``) gives ``|D ∩ G| / |D|``;
+  cut to the 100 best; IoU of boxes ``[x, y, w, h]`` (or masks, or boundaries),
+  except that a crowd ground truth (``iscrowd``) gives ``|D ∩ G| / |D|``;
 * for each IoU threshold ``t ∈ {.50, .55, …, .95}`` and area range (all
   ``[0, 1e10]``, small ``[0, 32²]``, medium ``[32², 96²]``, large
   ``[96², 1e10]``, bounds inclusive, applied to the annotation ``area``
@@ -20,7 +23,8 @@ COCOeval ``evaluateImg``/``accumulate``/``summarize``):
   one is never used up) with IoU ≥ t, the best non-ignored one (highest IoU,
   ties to the later one in file order), or else the best ignored one;
   detections matched to ignored ground truth, and unmatched detections whose
-  own area ``w·h`` is outside the range, are ignored; the rest are TP or FP;
+  own area (``w·h``; for masks as ``COCO.loadRes`` sets it) is outside the range,
+  are ignored; the rest are TP or FP;
 * per category, area range, and maximum number of detections per image
   (1, 10, 100), detections of all images ranked by score (stable; ties by
   image id, then rank in image) give precision ``TP/(TP+FP+ε)`` and recall
