@@ -222,6 +222,7 @@ def test_masks_in_threads_bit_for_bit(monkeypatch):
     gt, dets = random_segm_set(7, n_img=30)
     one = evaluate_coco(gt, dets, iou_type="boundary")
     monkeypatch.setattr(coco, "THREADED_MASKS_FROM", 1)
+    monkeypatch.setattr(coco, "MASK_PART", 40)  # many groups of a few images each
     monkeypatch.setattr(coco, "workers", lambda: 3)
     many = evaluate_coco(gt, dets, iou_type="boundary")
     np.testing.assert_array_equal(one.precision, many.precision)

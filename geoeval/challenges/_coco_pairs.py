@@ -138,21 +138,31 @@ def mask_pairs(gt: BoxSet, dt: BoxSet, g_key: np.ndarray, g_crowd: np.ndarray,
     ``min(mask IoU, boundary IoU)`` (``iouType="boundary"``, crowd ground truth by
     mask IoU alone).
 
-    The ground truth's runs are indexed once; the returned function is called for
-    groups of whole images (in threads) and shares nothing mutable. Boundaries are
-    made only for the objects of pairs whose mask IoU reaches the threshold (a
-    boundary can only lower it), those of each group of images in its own call.
+    The returned function is called for groups of whole images (in threads) and
+    shares nothing mutable: each call indexes the runs of its images' ground truth
+    (a group's arrays stay small enough for the cache). Boundaries are made only
+    for the objects of pairs whose mask IoU reaches the threshold (a boundary can
+    only lower it).
     """
     gm, dm = gt.masks, dt.masks
     assert gm is not None and dm is not None
     stride = int(max(gm.width.max(initial=0), dm.width.max(initial=0))) + 1
-    n_gt = len(gm)
-    index = _RunIndex(gm, g_key, stride)
     g_area, d_area = gm.areas(), dm.areas()
+    g_order = np.argsort(g_key, kind="stable")  # the ground truth of a key range: a slice
+    g_sorted = g_key[g_order]
 
     def pairs(d_idx: np.ndarray, d_key: np.ndarray, _g_key: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        pi, pg, inter = _intersections(dm, d_idx, d_key, index, n_gt)
+        if d_idx.size == 0:
+            z = np.zeros(0, dtype=np.int64)
+            return z, z, np.zeros(0)
+        # this group's ground truth: its images are consecutive, so are their keys
+        lo = np.searchsorted(g_sorted, d_key.min(), side="left")
+        hi = np.searchsorted(g_sorted, d_key.max(), side="right")
+        rows = np.sort(g_order[lo:hi])
+        index = _RunIndex(gm.subset(rows), g_key[rows], stride)
+        pi, local, inter = _intersections(dm, d_idx, d_key, index, rows.size)
+        pg = rows[local]
         iou = _iou(inter, d_area[d_idx[pi]], g_area[pg], g_crowd[pg])
         ok = iou >= threshold
         pi, pg, iou = pi[ok], pg[ok], iou[ok]

@@ -216,6 +216,8 @@ def evaluate_coco(
 #: detections from which images and categories are processed in threads (boxes; masks)
 THREADED_FROM = 50_000
 THREADED_MASKS_FROM = 5_000
+#: detections matched at once (masks)
+MASK_PART = 40_000
 
 
 def _evaluate(gt: BoxSet, dt: BoxSet, iou_type: str = "bbox",
@@ -247,7 +249,9 @@ def _evaluate(gt: BoxSet, dt: BoxSet, iou_type: str = "bbox",
     dense = _dense_ranks(dt.scores[d_idx])  # over the whole set: ties are global
     threaded = THREADED_FROM if iou_type == "bbox" else THREADED_MASKS_FROM
     jobs = workers() if d_idx.size > threaded else 1
-    parts = _image_parts(dt.image_index[d_idx], n_img, jobs)
+    # masks: groups of at most about MASK_PART detections, whose arrays stay in cache
+    n_parts = jobs if iou_type == "bbox" else max(jobs, -(-d_idx.size // MASK_PART))
+    parts = _image_parts(dt.image_index[d_idx], n_img, n_parts)
     if iou_type == "bbox":
         pairs = box_pairs(gt, dt, g_crowd, IOU_THRESHOLDS[0])
     else:
@@ -259,10 +263,10 @@ def _evaluate(gt: BoxSet, dt: BoxSet, iou_type: str = "bbox",
         return _match_images(dt.image_index, d_area, pairs, d_idx[sel], dense[sel], d_cat, K,
                              g_key, g_ignore, g_crowd, g_ok, lo, hi)
 
-    if len(parts) > 1:
+    if jobs > 1 and len(parts) > 1:
         from geoeval.cancel import threads
 
-        with threads(len(parts)) as pool:
+        with threads(min(jobs, len(parts))) as pool:
             done = list(pool.map(match, parts))
     else:
         done = [match(sel) for sel in parts]
@@ -546,9 +550,11 @@ def _accumulate_category(
     # true positives of each row (t, a, m): those of (t, a) within the limit m, in
     # order; k counts them along the row, f the false positives before each
     t0, a0, p0 = np.nonzero(st == 1)  # row-major: (t, a) in order, positions ascending
-    parts = []
+    n_tp = np.zeros((M, T, A), dtype=np.int64)
+    q = np.zeros((M, T, A, R))
+    need = np.maximum(_first_count(npig), 1)
     fpc_all = None
-    for m in range(M):
+    for m in range(M):  # one limit at a time: a row's precisions only live for its limit
         if w[m].all():  # no candidate beyond this limit: counts along all of them
             if fpc_all is None:
                 fpc_all = np.cumsum(fp, axis=-1, dtype=np.int32)
@@ -559,22 +565,17 @@ def _accumulate_category(
             keep = w[m, p0]
             t_m, a_m, p_m = t0[keep], a0[keep], p0[keep]
             at = (np.cumsum(w[m]) - 1)[p_m]
-        ta = t_m * A + a_m  # ascending
+        ta = t_m * A + a_m  # ascending: rows (t, a) in order, k along each
         counts = np.bincount(ta, minlength=T * A)
-        k_m = np.arange(ta.size) - (np.cumsum(counts) - counts)[ta] + 1
-        f_m = fpc[t_m, a_m, at] + fpc_other[a_m, m, ci[p_m]]
-        parts.append((counts, k_m, f_m))
-    # rows (m, t, a) in this order: the parts, concatenated, are sorted by row then k
-    counts, k, f = (np.concatenate(c) for c in zip(*parts, strict=True))
-    n_tp = counts.reshape(M, T, A).transpose(1, 2, 0)
+        n_tp[m] = counts.reshape(T, A)
+        if ta.size:
+            kf = (np.arange(ta.size) - (np.cumsum(counts) - counts)[ta] + 1).astype(float)
+            f_m = (fpc[t_m, a_m, at] + fpc_other[a_m, m, ci[p_m]]).astype(float)
+            p = kf / (f_m + kf + np.spacing(1))
+            q[m] = _envelope(p, counts, need, A).reshape(T, A, R)
     valid_a = npig > 0
     npig_f = np.maximum(npig, 1).astype(float)[None, :, None]
-    recall[...] = np.where(valid_a[None, :, None], n_tp / npig_f, -1.0)
-    q = np.zeros((M, T, A, R))
-    if k.size:
-        kf = k.astype(float)
-        p = kf / (f.astype(float) + kf + np.spacing(1))
-        q = _envelope(p, counts, np.maximum(_first_count(npig), 1), A).reshape(M, T, A, R)
+    recall[...] = np.where(valid_a[None, :, None], n_tp.transpose(1, 2, 0) / npig_f, -1.0)
     q = np.where(valid_a[None, None, :, None], q, -1.0)
     precision[...] = q.transpose(1, 3, 2, 0)
 
