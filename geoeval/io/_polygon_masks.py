@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from geoeval.cancel import threads
 from geoeval.io._masks import Masks, concat_masks, empty_masks, masks_from_linear_runs, ranges
 from geoeval.parallel import workers
 
@@ -99,9 +100,7 @@ def polygon_masks(coords: np.ndarray, ring_sizes: np.ndarray, ring_object: np.nd
     n_chunks = cuts.size - 1
     jobs = min(workers(), n_chunks)
     if jobs > 1:  # numpy's sorts and arithmetic release the GIL
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(jobs) as pool:
+        with threads(jobs) as pool:
             parts = list(pool.map(chunk, range(n_chunks)))
     else:
         parts = [chunk(k) for k in range(n_chunks)]
