@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sample_data"))
 
-from bench_coco_peers import available, run, runners  # noqa: E402
+from bench_coco_peers import compare, runners  # noqa: E402
 from make_coco_segm import crowdai_like  # noqa: E402
 
 RUNNERS = runners("segm")
@@ -65,24 +65,8 @@ def main() -> None:
             print(f"\n{size['tiles']} tiles of 300 x 300 px, {size['gt']} buildings, "
                   f"{size['dt']} results ({(g.stat().st_size + d.stat().st_size) / 1e6:.0f} MB "
                   "of JSON)")
-            rows = {}
-            for name, (code, module) in RUNNERS.items():
-                if f"{name}@{n}" in args.skip or not available(module):
-                    print(f"{name}: skipped")
-                    continue
-                runs = [run(code, g, d, cpu=True) for _ in range(args.repeat)]
-                rows[name] = min(runs, key=lambda r: r[0])
-            oracle = "pycocotools" if "pycocotools" in rows else "geoeval"
-            ref = rows[oracle][2]
-            base = rows["geoeval"]
-            print(f"{'evaluator':18s} {'wall s':>8s} {'/ geoeval':>10s} {'CPU s':>8s} "
-                  f"{'/ geoeval':>10s} {'peak MB':>8s} {'/ geoeval':>10s}  "
-                  f"12 numbers = {oracle}")
-            for name, (wall, mb, stats, cpu) in rows.items():
-                print(f"{name:18s} {wall:8.2f} {wall / base[0]:10.2f} {cpu:8.2f} "
-                      f"{cpu / base[3]:10.2f} {mb:8.0f} {mb / base[1]:10.2f}  {stats == ref}")
-            if any(row[2] != ref for row in rows.values()):
-                raise SystemExit(1)
+            skip = tuple(name for name in RUNNERS if f"{name}@{n}" in args.skip)
+            compare(RUNNERS, g, d, args.repeat, skip)
 
 
 if __name__ == "__main__":
