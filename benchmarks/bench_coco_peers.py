@@ -61,6 +61,22 @@ import geoeval
 r = geoeval.evaluate_coco(sys.argv[1], sys.argv[2], iou_type="IOU")
 print(json.dumps([float(x) for x in r.stats_array]))
 """
+# Boundary AP's reference: the authors' evaluator as they run it (OpenCV, the boundaries
+# on every core) from a checkout of boundary-iou-api (CHECKOUT); numpy 2 has no
+# np.float, which its accumulate uses
+_BOUNDARY_IOU_API = """
+import contextlib, io, json, sys
+import numpy as np
+sys.path.insert(0, CHECKOUT)
+np.float = float
+from boundary_iou.coco_instance_api.coco import COCO
+from boundary_iou.coco_instance_api.cocoeval import COCOeval
+with contextlib.redirect_stdout(io.StringIO()):
+    g = COCO(sys.argv[1], get_boundary=True, dilation_ratio=0.02); d = g.loadRes(sys.argv[2])
+    e = COCOeval(g, d, "boundary", dilation_ratio=0.02)
+    e.evaluate(); e.accumulate(); e.summarize()
+print(json.dumps([float(x) for x in e.stats]))
+"""
 _MEASURE = (
     "import json, resource, subprocess, sys, time; t = time.perf_counter(); "
     "done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
@@ -71,20 +87,30 @@ _MEASURE = (
 
 
 def runners(iou_type: str = "bbox") -> dict[str, tuple[str, str]]:
-    """Each evaluator's runner code for ``iou_type`` (``bbox`` or ``segm``) and the module
-    it needs."""
+    """Each evaluator's runner code for ``iou_type`` (``bbox``, ``segm`` or ``boundary``)
+    and the module it needs (empty: not available). For ``boundary`` the reference is
+    boundary-iou-api (a checkout of its mirror; OpenCV) in pycocotools' place, and
+    hotcoco, which has no Boundary AP, is left out."""
+    peers = {"geoeval": (_GEOEVAL, "geoeval"), "pycocotools": (_PYCOCO, "pycocotools"),
+             "faster-coco-eval": (_FASTER, "faster_coco_eval"), "hotcoco": (_HOTCOCO, "hotcoco")}
+    if iou_type == "boundary":
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from tests.coco_segm_data import boundary_iou_api
+
+        checkout = boundary_iou_api()
+        api = (_BOUNDARY_IOU_API.replace("CHECKOUT", repr(str(checkout))),
+               "cv2" if checkout else "")
+        peers = {"geoeval": peers["geoeval"], "boundary-iou-api": api,
+                 "faster-coco-eval": peers["faster-coco-eval"]}
     return {name: (code.replace('"IOU"', repr(iou_type).replace("'", '"')), module)
-            for name, (code, module) in {
-                "geoeval": (_GEOEVAL, "geoeval"), "pycocotools": (_PYCOCO, "pycocotools"),
-                "faster-coco-eval": (_FASTER, "faster_coco_eval"),
-                "hotcoco": (_HOTCOCO, "hotcoco")}.items()}
+            for name, (code, module) in peers.items()}
 
 
 RUNNERS = runners("bbox")
 
 
 def available(module: str) -> bool:
-    return subprocess.run([sys.executable, "-c", f"import {module}"],
+    return bool(module) and subprocess.run([sys.executable, "-c", f"import {module}"],
                           capture_output=True).returncode == 0
 
 
@@ -107,8 +133,8 @@ def compare(runners: dict[str, tuple[str, str]], gt: Path, dt: Path, repeat: int
     """Each available evaluator run ``repeat`` times, the repeats interleaved (one of each
     in turn, so that the machine's load falls on all alike): best wall time, peak RSS,
     the twelve numbers and best CPU time of each. Prints the table of ratios to geoeval
-    and exits 1 if any evaluator's numbers differ from pycocotools' (geoeval's when
-    pycocotools is skipped)."""
+    and exits 1 if any evaluator's numbers differ from the reference's (pycocotools, or
+    boundary-iou-api for Boundary AP; geoeval's when the reference is skipped)."""
     names = [n for n, (_, module) in runners.items() if n not in skip and available(module)]
     for n in runners:
         if n not in names:
@@ -119,7 +145,7 @@ def compare(runners: dict[str, tuple[str, str]], gt: Path, dt: Path, repeat: int
             runs[n].append(run(runners[n][0], gt, dt, cpu=True))
     rows = {n: (min(r[0] for r in rs), rs[0][1], rs[0][2], min(r[3] for r in rs))
             for n, rs in runs.items()}
-    oracle = "pycocotools" if "pycocotools" in rows else "geoeval"
+    oracle = next((n for n in ("pycocotools", "boundary-iou-api") if n in rows), "geoeval")
     ref, base = rows[oracle][2], rows["geoeval"]
     print(f"{'evaluator':18s} {'wall s':>8s} {'/ geoeval':>10s} {'CPU s':>8s} {'/ geoeval':>10s} "
           f"{'peak MB':>8s} {'/ geoeval':>10s}  12 numbers = {oracle}")

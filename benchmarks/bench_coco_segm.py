@@ -11,11 +11,16 @@ each process are printed with their ratio to geoeval's, and the twelve numbers o
 every evaluator are checked against pycocotools' (or, where pycocotools is skipped, the
 others' against geoeval's).
 
+With ``--iou-type boundary`` (Boundary AP, dilation ratio 0.02) the reference is
+boundary-iou-api's COCO evaluator, run as its authors run it (OpenCV, the boundaries
+on every core; from the mirror of its repository, as the tests' oracle), beside
+faster-coco-eval's Boundary AP; hotcoco has none.
+
 Peers (benchmark-only, not geoeval dependencies; skipped when missing): pycocotools
 (``pip install pycocotools``), faster-coco-eval (``pip install faster-coco-eval``, C++),
-hotcoco (``pip install hotcoco``, Rust).
+hotcoco (``pip install hotcoco``, Rust), OpenCV for boundary-iou-api.
 
-Run: ``python benchmarks/bench_coco_segm.py [--tiles 60000 6000] [--iou-type segm]
+Run: ``python benchmarks/bench_coco_segm.py [--tiles 60000 6000] [--iou-type segm|boundary]
 [--skip pycocotools@60000] [--repeat 1] [--cache DIR]``
 """
 
@@ -32,8 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sample_data"))
 
 from bench_coco_peers import compare, runners  # noqa: E402
 from make_coco_segm import crowdai_like  # noqa: E402
-
-RUNNERS = runners("segm")
 
 
 def files(n_tiles: int, seed: int, cache: Path) -> tuple[Path, Path, dict]:
@@ -56,7 +59,9 @@ def main() -> None:
     ap.add_argument("--skip", nargs="*", default=[],
                     help="evaluator@tiles pairs not to run (e.g. pycocotools@60000)")
     ap.add_argument("--cache", type=Path, default=None, help="keep the JSON files here")
+    ap.add_argument("--iou-type", choices=["segm", "boundary"], default="segm")
     args = ap.parse_args()
+    peers = runners(args.iou_type)
     with tempfile.TemporaryDirectory() as tmp:
         cache = args.cache or Path(tmp)
         cache.mkdir(parents=True, exist_ok=True)
@@ -65,8 +70,8 @@ def main() -> None:
             print(f"\n{size['tiles']} tiles of 300 x 300 px, {size['gt']} buildings, "
                   f"{size['dt']} results ({(g.stat().st_size + d.stat().st_size) / 1e6:.0f} MB "
                   "of JSON)")
-            skip = tuple(name for name in RUNNERS if f"{name}@{n}" in args.skip)
-            compare(RUNNERS, g, d, args.repeat, skip)
+            skip = tuple(name for name in peers if f"{name}@{n}" in args.skip)
+            compare(peers, g, d, args.repeat, skip)
 
 
 if __name__ == "__main__":

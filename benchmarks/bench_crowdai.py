@@ -44,25 +44,11 @@ from sample_data.crowdai_tiles import tiles  # noqa: E402
 
 _HEAD = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); "
          "from tests import crowdai_oracles as O\n")
-_PYCOCO = bench_coco_peers._PYCOCO.replace('"bbox"', '"segm"')  # pycocotools as users run it
-# the authors' evaluator as they run it (OpenCV, the boundaries on every core); numpy 2
-# has no np.float, which its accumulate uses
-_BOUNDARY = """
-import contextlib, io, json, sys
-import numpy as np
-sys.path.insert(0, {checkout!r})
-np.float = float
-from boundary_iou.coco_instance_api.coco import COCO
-from boundary_iou.coco_instance_api.cocoeval import COCOeval
-with contextlib.redirect_stdout(io.StringIO()):
-    g = COCO(sys.argv[1], get_boundary=True, dilation_ratio=0.02); d = g.loadRes(sys.argv[2])
-    e = COCOeval(g, d, "boundary", dilation_ratio=0.02)
-    e.evaluate(); e.accumulate(); e.summarize()
-print(json.dumps([float(x) for x in e.stats]))
-"""
+# pycocotools and boundary-iou-api as users run them
+_PEERS = bench_coco_peers.runners("boundary")
 STEPS = {
-    "pycocotools segm": _PYCOCO,
-    "boundary-iou-api": _BOUNDARY,
+    "pycocotools segm": bench_coco_peers.runners("segm")["pycocotools"][0],
+    "boundary-iou-api": _PEERS["boundary-iou-api"][0],
     "PolyWorld IoU, C-IoU": "print(json.dumps(O.polyworld_iou_ciou(sys.argv[1], sys.argv[2])))",
     "HiSup/FFL MTA (pool of 20)":
         "print(json.dumps(float(O.hisup_mta(sys.argv[1], sys.argv[2], processes=20).mean())))",
@@ -105,14 +91,10 @@ def main() -> None:
         geo_wall, geo_cpu, geo = run(_GEOEVAL, g, d)
         print(f"{'':32s} {'wall':>8s}   {'CPU':>8s}")
         print(f"{'geoeval evaluate_crowdai':32s} {geo_wall:8.2f} s {geo_cpu:8.2f} s")
-        from tests.coco_segm_data import boundary_iou_api
-
-        checkout = boundary_iou_api()
-        if checkout is None:
+        if not _PEERS["boundary-iou-api"][1]:
             raise SystemExit("boundary-iou-api needs OpenCV and its mirror")
         wall_sum, cpu_sum, ref = 0.0, 0.0, {}
         for name, code in STEPS.items():
-            code = code.format(checkout=str(checkout)) if name == "boundary-iou-api" else code
             wall, cpu, ref[name] = run(_HEAD + code, g, d)
             wall_sum, cpu_sum = wall_sum + wall, cpu_sum + cpu
             print(f"{name:32s} {wall:8.2f} s {cpu:8.2f} s")
