@@ -255,11 +255,22 @@ def test_ground_truth_columns_agree_with_the_record_reader(anns):
     _same(fast, slow)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(anns=_annotations(), spaced=st.booleans())
 def test_ground_truth_files_read_by_arrow_as_by_records(anns, spaced):
-    # a ground-truth file: its annotations cut out and parsed by Arrow (when well formed)
-    # give what the record reader gives, field for field, or the same error
+    _ground_truth_file_read_both_ways(anns, spaced)
+
+
+@pytest.mark.slow  # the same, many more cases
+@settings(max_examples=400, deadline=None)
+@given(anns=_annotations(), spaced=st.booleans())
+def test_ground_truth_files_read_by_arrow_as_by_records_many(anns, spaced):
+    _ground_truth_file_read_both_ways(anns, spaced)
+
+
+def _ground_truth_file_read_both_ways(anns: list, spaced: bool) -> None:
+    """A ground-truth file: its annotations cut out and parsed by Arrow (when well formed)
+    give what the record reader gives, field for field, or the same error."""
     import tempfile
 
     import geoeval.io._coco_read as cr

@@ -147,13 +147,14 @@ def test_uncompressed_counts_with_empty_runs():
     np.testing.assert_array_equal(got.dense(0), want.astype(bool))
 
 
-def test_bands_equal_the_reference_erosion():
+@pytest.mark.parametrize("n", [70, pytest.param(400, marks=pytest.mark.slow)])
+def test_bands_equal_the_reference_erosion(n):
     # unions of rectangles (with holes), and polygons: convex ones (one run per column,
     # eroded on their runs) and the others (eroded on canvases)
     rng = np.random.default_rng(2)
-    masks = [random_mask(rng, int(h), int(w)) for h, w in rng.integers(1, 90, (150, 2))]
+    masks = [random_mask(rng, int(h), int(w)) for h, w in rng.integers(1, 90, (n, 2))]
     masks += [mu.decode(coco_rle(random_polygons(rng, int(h), int(w)), int(h), int(w)))
-              for h, w in rng.integers(1, 120, (150, 2))]
+              for h, w in rng.integers(1, 120, (n, 2))]
     hw = np.array([m.shape for m in masks])
     strings = [mu.encode(np.asfortranarray(m[:, :, None]))[0]["counts"] for m in masks]
     m = masks_from_counts(*decode_counts(strings), hw[:, 0], hw[:, 1])
@@ -437,7 +438,7 @@ def test_a_bad_polygon_in_an_arrow_read_file_is_named(tmp_path):
         evaluate_coco(g, d, iou_type="boundary")
 
 
-@pytest.mark.parametrize("seed", [4, 5])
+@pytest.mark.parametrize("seed", [4, pytest.param(5, marks=pytest.mark.slow)])
 def test_polygon_ground_truth_files_read_by_arrow_as_by_records(seed, tmp_path, monkeypatch):
     import geoeval.io._coco_read as coco_read
 
