@@ -102,12 +102,34 @@ def test_projection_is_geos_nearest_points_on_the_collection(seed):
     rings = np.array([r for rs in groups for r in rs], dtype=object)
     start = np.r_[0, np.cumsum([len(rs) for rs in groups])]
     pts, grp = np.concatenate(points), np.concatenate(owner)
-    got = project(pts, grp, Targets.from_rings(rings, start))
+    targets = Targets.from_rings(rings, start)
+    got = project(pts, grp, targets)
+    # the same points cut into "contours" (sifted together, by chunks) of random lengths
+    contour = np.cumsum(np.r_[True, grp[1:] != grp[:-1]] | (rng.random(grp.size) < 0.1))
+    np.testing.assert_array_equal(project(pts, grp, targets, contour), got)
     collections = [shapely.GeometryCollection(rs) for rs in groups]
     want = [shapely.get_coordinates(shapely.shortest_line(shapely.Point(p),
                                                           collections[g]))[1]
             for p, g in zip(pts, grp, strict=True)]
     np.testing.assert_array_equal(got, np.array(want))
+
+
+def test_projection_of_contour_samples_is_geos():
+    # samples along contours on the grid of the reference squares (equal distances to
+    # several sides and rings), sifted contour by contour and chunk by chunk
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        reference = [r for p in squares(rng, 5) for r in shapely.get_rings(p)]
+        preds = [shapely.get_rings(p)[0] for p in squares(rng, 3)]
+        preds.append(shapely.LinearRing([(-3, 6), (20, 6), (20, 6.5), (-3, 6.5)]))
+        pts, ring = sample_rings(np.array(preds, dtype=object), 0.5)
+        targets = Targets.from_rings(np.array(reference, dtype=object),
+                                     np.array([0, len(reference)]))
+        got = project(pts, np.zeros(len(pts), np.int64), targets, ring)
+        collection = shapely.GeometryCollection(reference)
+        want = [shapely.get_coordinates(shapely.shortest_line(shapely.Point(p),
+                                                              collection))[1] for p in pts]
+        np.testing.assert_array_equal(got, np.array(want))
 
 
 def one_polygon(pred: shapely.Polygon, reference: list) -> float:

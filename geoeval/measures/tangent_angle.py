@@ -88,17 +88,6 @@ def envelope_distance(bounds: np.ndarray, xy: np.ndarray) -> np.ndarray:
     return np.sqrt(dx * dx + dy * dy)
 
 
-def _upper_bound(bounds: np.ndarray, xy: np.ndarray) -> np.ndarray:
-    """An upper bound of the distance from ``xy`` to a ring with envelope ``bounds``:
-    the ring touches every side of its envelope, so it has a point no farther than
-    the farther corner of the nearest side."""
-    x0, x1 = (bounds[:, 0] - xy[:, 0]) ** 2, (bounds[:, 2] - xy[:, 0]) ** 2
-    y0, y1 = (bounds[:, 1] - xy[:, 1]) ** 2, (bounds[:, 3] - xy[:, 1]) ** 2
-    near_x = np.minimum(np.maximum(x0 + y0, x0 + y1), np.maximum(x1 + y0, x1 + y1))
-    near_y = np.minimum(np.maximum(x0 + y0, x1 + y0), np.maximum(x0 + y1, x1 + y1))
-    return np.sqrt(np.minimum(near_x, near_y))
-
-
 #: A segment shorter than this share of its ring's envelope diagonal is "short": runs of
 #: short segments (the arcs a round buffer leaves at corners) are bounded together, at
 #: most :data:`RUN` at a time; every other segment is a run of its own.
@@ -106,6 +95,8 @@ SHORT = 0.01
 RUN = 32
 #: Samples projected at once (the temporaries are some 30 times as many values).
 SLICE = 8192
+#: Consecutive samples of a contour whose candidate runs are sifted together.
+CHUNK = 8
 
 
 def point_segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -147,14 +138,16 @@ class Targets:
 
     Group ``g``'s rings are ``ring_start[g]:ring_start[g + 1]``, in the order of the
     reference collection; ring ``r``'s runs ``run_start[r]:run_start[r + 1]``; run
-    ``c``'s segments ``seg_start[c]:seg_start[c + 1]``, segment ``k`` from ``a[k]`` to
-    ``b[k]``. A run is one segment, or consecutive short ones (see :data:`SHORT`).
+    ``c``'s segments ``seg_start[c]:seg_start[c + 1]`` (its ring ``run_ring[c]``),
+    segment ``k`` from ``a[k]`` to ``b[k]``. A run is one segment, or consecutive short
+    ones (see :data:`SHORT`).
     """
 
     ring_start: np.ndarray
     ring_bounds: np.ndarray
     run_start: np.ndarray
     run_bounds: np.ndarray
+    run_ring: np.ndarray
     seg_start: np.ndarray
     a: np.ndarray
     b: np.ndarray
@@ -181,7 +174,8 @@ class Targets:
         lo, hi = np.minimum(a, b), np.maximum(a, b)
         rb = np.column_stack([np.minimum.reduceat(lo, first) if n_run else lo[:0],
                               np.maximum.reduceat(hi, first) if n_run else hi[:0]])
-        return cls(np.asarray(ring_start, np.int64), bounds, run_start, rb, seg_start, a, b)
+        return cls(np.asarray(ring_start, np.int64), bounds, run_start, rb, seg_ring[first],
+                   seg_start, a, b)
 
 
 def _expand(owner: np.ndarray, start: np.ndarray, stop: np.ndarray
@@ -200,9 +194,12 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets,
     GEOS visits the rings in order, skips a ring whose envelope is farther than the
     nearest distance found so far, and keeps the first segment strictly nearer than
     that (``DistanceOp``). Here only the rings and the runs of segments that can be
-    nearest are looked at (their envelopes against an upper bound of the distance,
-    with a margin of 1e-9 relative), with GEOS's own arithmetic for the distances
-    and the closest point, and its visiting order.
+    nearest are looked at, with GEOS's own arithmetic for the distances and the
+    closest point, and its visiting order. Rings are sifted per contour, runs per
+    chunk of :data:`CHUNK` consecutive points of a contour, then per point: each
+    time the envelopes' distances (lower bounds) against an upper bound of the
+    nearest distance, found on the envelope's nearest run, with a margin
+    (:func:`_within`).
 
     Parameters
     ----------
@@ -213,7 +210,8 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets,
     targets : Targets
     contour : numpy.ndarray, optional
         ``(S,)`` non-decreasing: points of one contour (one group) lie close together,
-        so the rings that can be nearest to any of them are found once for all.
+        so the rings and runs that can be nearest are found once for several points.
+        Without it every point is sifted on its own.
 
     Returns
     -------
@@ -224,51 +222,90 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets,
     if n == 0:
         return np.zeros((0, 2))
     t = targets
-    # rings: GEOS's envelope distance (a lower bound) and an upper bound
     if contour is None:
-        p_pt, p_ring = _expand(np.arange(n), t.ring_start[group], t.ring_start[group + 1])
-    else:
-        p_pt, p_ring = _contour_rings(points, group, contour, t)
-    xy = points[p_pt]
-    ring_lower = envelope_distance(t.ring_bounds[p_ring], xy)
-    upper = np.full(n, np.inf)
-    np.minimum.at(upper, p_pt, _upper_bound(t.ring_bounds[p_ring], xy))
-    keep = ring_lower <= upper[p_pt] * (1 + 1e-9)
-    p_pt, p_ring, ring_lower = p_pt[keep], p_ring[keep], ring_lower[keep]
-    # runs of the candidate rings: their envelopes' distances bound each segment's below;
-    # the segments of each point's nearest envelope bound the nearest distance above
-    c_pair, c_run = _expand(np.arange(p_pt.size), t.run_start[p_ring], t.run_start[p_ring + 1])
-    c_pt = p_pt[c_pair]
-    lower = envelope_distance(t.run_bounds[c_run], points[c_pt])
+        contour = np.arange(n)
+    # chunks: at most CHUNK consecutive points of one contour
+    c_new = np.r_[True, contour[1:] != contour[:-1]]
+    c_start = np.flatnonzero(c_new)
+    pos = np.arange(n) - c_start[np.cumsum(c_new) - 1]
+    k_start = np.flatnonzero(c_new | (pos % CHUNK == 0))
+    k_size = np.diff(np.r_[k_start, n])
+    # rings that can be nearest to a point of each contour, runs of them to one of a chunk
+    c_lo, c_hi = np.minimum.reduceat(points, c_start), np.maximum.reduceat(points, c_start)
+    r_pair, r_ring = _contour_rings(c_lo, c_hi, group[c_start], t)
+    k_contour = np.searchsorted(c_start, k_start, side="right") - 1
+    r_first = np.searchsorted(r_pair, np.arange(c_start.size + 1))
+    k_pair, r = _expand(np.arange(k_start.size), r_first[k_contour], r_first[k_contour + 1])
+    k_pair, k_run = _expand(k_pair, t.run_start[r_ring[r]], t.run_start[r_ring[r] + 1])
+    k_lo, k_hi = np.minimum.reduceat(points, k_start), np.maximum.reduceat(points, k_start)
+    k_pair, k_run = _chunk_runs(k_lo, k_hi, k_pair, k_run, t)
+    # every point with its chunk's runs: their envelopes' distances bound each segment's
+    # below; the segments of the point's nearest envelope bound its nearest distance above
+    k_first = np.searchsorted(k_pair, np.arange(k_start.size + 1))
+    k_of = np.repeat(np.arange(k_start.size), k_size)
+    c_pt, c_run = _expand(np.arange(n), k_first[k_of], k_first[k_of + 1])
+    c_run = k_run[c_run]
+    xy = points[c_pt]
+    lower = _box_distance(t.run_bounds[c_run], xy)
     guess = _first_least(c_pt, lower)
-    g_run, g_seg = _expand(np.arange(guess.size), t.seg_start[c_run[guess]],
-                           t.seg_start[c_run[guess] + 1])
-    g_pt = c_pt[guess][g_run]
-    np.minimum.at(upper, g_pt, point_segment_distance(points[g_pt], t.a[g_seg], t.b[g_seg]))
-    near = np.flatnonzero(lower <= upper[c_pt] * (1 + 1e-9))
-    s_pair, s_seg = _expand(c_pair[near], t.seg_start[c_run[near]],
-                            t.seg_start[c_run[near] + 1])
+    g_pt, g_seg = _expand(c_pt[guess], t.seg_start[c_run[guess]],
+                          t.seg_start[c_run[guess] + 1])
+    g_dist = point_segment_distance(points[g_pt], t.a[g_seg], t.b[g_seg])
+    upper = np.minimum.reduceat(g_dist, np.flatnonzero(np.r_[True, g_pt[1:] != g_pt[:-1]]))
+    near = np.flatnonzero(_within(lower, upper[c_pt], xy))
+    c_pt, c_run = c_pt[near], c_run[near]
+    # (point, ring) pairs, in ring order, and GEOS's envelope distance of each
+    ring = t.run_ring[c_run]
+    p_new = np.r_[True, (c_pt[1:] != c_pt[:-1]) | (ring[1:] != ring[:-1])]
+    p_pt, p_ring = c_pt[p_new], ring[p_new]
+    ring_lower = envelope_distance(t.ring_bounds[p_ring], points[p_pt])
+    s_pair, s_seg = _expand(np.cumsum(p_new) - 1, t.seg_start[c_run], t.seg_start[c_run + 1])
     dist = point_segment_distance(points[p_pt[s_pair]], t.a[s_seg], t.b[s_seg])
     # per (point, ring): the nearest distance and its first segment
     ring_min, ring_seg = _first_min(s_pair, s_seg, dist, p_pt.size)
-    has = ring_seg < np.iinfo(np.int64).max
-    seg = _visit(p_pt[has], ring_lower[has], ring_min[has], ring_seg[has])
+    seg = _visit(p_pt, ring_lower, ring_min, ring_seg)
     return closest_point(points, t.a[seg], t.b[seg])
 
 
-def _contour_rings(points: np.ndarray, group: np.ndarray, contour: np.ndarray,
+#: Relative and absolute (per unit of coordinate) margins of the sifting bounds.
+MARGIN = 1e-9
+ULP_MARGIN = 1e-12
+
+
+def _within(lower: np.ndarray, upper: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    """``lower <= upper`` with a margin for rounding: ``1e-9`` relative, and ``1e-12``
+    times the coordinates' magnitude (distances near 0 are exact to a few ulps of the
+    coordinates, not of themselves)."""
+    scale = np.abs(xy[:, 0]) + np.abs(xy[:, 1])
+    return lower <= upper * (1 + MARGIN) + ULP_MARGIN * scale
+
+
+def _box_distance(bounds: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    """Distance from the points ``xy`` to the envelopes ``bounds`` (a lower bound of the
+    distance to anything inside; not GEOS's arithmetic, use with :func:`_within`)."""
+    dx = np.maximum(np.maximum(bounds[:, 0] - xy[:, 0], xy[:, 0] - bounds[:, 2]), 0.0)
+    dy = np.maximum(np.maximum(bounds[:, 1] - xy[:, 1], xy[:, 1] - bounds[:, 3]), 0.0)
+    return np.sqrt(dx * dx + dy * dy)
+
+
+def _box_gap(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Distance between envelopes ``a`` (``minx, miny, maxx, maxy``) and boxes
+    ``lo``–``hi``."""
+    dx = np.maximum(0.0, np.maximum(a[:, 0] - hi[:, 0], lo[:, 0] - a[:, 2]))
+    dy = np.maximum(0.0, np.maximum(a[:, 1] - hi[:, 1], lo[:, 1] - a[:, 3]))
+    return np.sqrt(dx * dx + dy * dy)
+
+
+def _contour_rings(lo: np.ndarray, hi: np.ndarray, group: np.ndarray,
                    t: Targets) -> tuple[np.ndarray, np.ndarray]:
-    """``(point, ring)`` pairs of the rings that can be nearest to some point of each
-    contour: the rings of its group whose envelope is within an upper bound of every
-    point's nearest distance from the contour's points' envelope."""
-    start = np.flatnonzero(np.r_[True, contour[1:] != contour[:-1]])
-    lo, hi = np.minimum.reduceat(points, start), np.maximum.reduceat(points, start)
-    c_pair, c_ring = _expand(np.arange(start.size), t.ring_start[group[start]],
-                             t.ring_start[group[start] + 1])
+    """``(contour, ring)`` pairs of the rings that can be nearest to some point of each
+    contour (its points' envelope ``lo``–``hi``): the rings of its group whose envelope
+    is within an upper bound of every point's nearest distance from the contour's
+    envelope."""
+    c_pair, c_ring = _expand(np.arange(lo.shape[0]), t.ring_start[group],
+                             t.ring_start[group + 1])
     rb, clo, chi = t.ring_bounds[c_ring], lo[c_pair], hi[c_pair]
-    dx = np.maximum(0.0, np.maximum(rb[:, 0] - chi[:, 0], clo[:, 0] - rb[:, 2]))
-    dy = np.maximum(0.0, np.maximum(rb[:, 1] - chi[:, 1], clo[:, 1] - rb[:, 3]))
-    lower = np.sqrt(dx * dx + dy * dy)
+    lower = _box_gap(rb, clo, chi)
     # the farthest point of the contours' envelope from each corner of the ring's, then
     # the ring's nearest side (it touches every side of its envelope)
     fx0 = np.maximum(np.abs(rb[:, 0] - clo[:, 0]), np.abs(rb[:, 0] - chi[:, 0])) ** 2
@@ -279,14 +316,32 @@ def _contour_rings(points: np.ndarray, group: np.ndarray, contour: np.ndarray,
                                   np.maximum(fx1 + fy0, fx1 + fy1)),
                        np.minimum(np.maximum(fx0 + fy0, fx1 + fy0),
                                   np.maximum(fx0 + fy1, fx1 + fy1)))
-    upper = np.full(start.size, np.inf)
+    upper = np.full(lo.shape[0], np.inf)
     np.minimum.at(upper, c_pair, np.sqrt(sides))
-    keep = lower <= upper[c_pair] * (1 + 1e-9)
-    c_pair, c_ring = c_pair[keep], c_ring[keep]
-    first = np.searchsorted(c_pair, np.arange(start.size + 1))
-    owner = np.repeat(np.arange(start.size), np.diff(np.r_[start, contour.size]))
-    p_pt, k = _expand(np.arange(contour.size), first[owner], first[owner + 1])
-    return p_pt, c_ring[k]
+    keep = _within(lower, upper[c_pair], np.maximum(np.abs(clo), np.abs(chi)))
+    return c_pair[keep], c_ring[keep]
+
+
+def _chunk_runs(lo: np.ndarray, hi: np.ndarray, pair: np.ndarray, run: np.ndarray,
+                t: Targets) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(chunk, run)`` pairs (sorted by chunk) whose run can be nearest to some
+    point of the chunk (its points' envelope ``lo``–``hi``): the run's envelope within
+    an upper bound of every point's nearest distance, the farthest corner of the
+    chunk's envelope from one segment of the run nearest by envelope (distance to a
+    segment is convex, so greatest at a corner)."""
+    clo, chi = lo[pair], hi[pair]
+    lower = _box_gap(t.run_bounds[run], clo, chi)
+    guess = _first_least(pair, lower)
+    seg = t.seg_start[run[guess]]
+    a, b = t.a[seg], t.b[seg]
+    g_lo, g_hi = lo[pair[guess]], hi[pair[guess]]
+    upper = np.zeros(guess.size)
+    for x, y in ((g_lo[:, 0], g_lo[:, 1]), (g_lo[:, 0], g_hi[:, 1]),
+                 (g_hi[:, 0], g_lo[:, 1]), (g_hi[:, 0], g_hi[:, 1])):
+        upper = np.maximum(upper, point_segment_distance(np.column_stack([x, y]), a, b))
+    at = np.searchsorted(pair[guess], pair)
+    keep = _within(lower, upper[at], np.maximum(np.abs(clo), np.abs(chi)))
+    return pair[keep], run[keep]
 
 
 def _first_least(key: np.ndarray, value: np.ndarray) -> np.ndarray:
