@@ -47,6 +47,22 @@ def has_duplicates(values: Any) -> bool:
     return unique(values).size != np.asarray(values).size
 
 
+def expand(owner: np.ndarray, start: np.ndarray, stop: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``(owner[i], j)`` for ``j`` in ``start[i]:stop[i]``, in order (ranges of a
+    CSR layout listed at once, with ``numpy.repeat``).
+
+    Examples
+    --------
+    >>> o, j = expand(np.array([7, 8]), np.array([0, 5]), np.array([2, 8]))
+    >>> o.tolist(), j.tolist()
+    ([7, 7, 8, 8, 8], [0, 1, 5, 6, 7])
+    """
+    k = np.maximum(stop - start, 0)
+    j = np.repeat(start, k) + (np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k))
+    return np.repeat(owner, k), j
+
+
 def lookup(ids: Any, values: Any) -> tuple[np.ndarray, np.ndarray]:
     """Position of each of ``values`` in ``ids`` (sorted, distinct integers) and whether
     it is there.

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from geoeval.arrays import expand
 from geoeval.parallel import chunked
 
 
@@ -214,3 +215,132 @@ def _inside_edges(sx: np.ndarray, sy: np.ndarray, cx: np.ndarray, cy: np.ndarray
         length = np.maximum(hi - lo, 0.0) * ~out.any(axis=0)
         total += length * (sx[i] * dy[i] - sy[i] * dx[i])
     return total
+
+
+# --- polygons of any size: trapezoids ---------------------------------------------------
+
+#: Rounding bound of :func:`polygon_intersection_areas`, per unit of its terms' sizes.
+TRAPEZOID_ROUNDING = 1e-10
+
+
+def polygon_intersection_areas(a: np.ndarray, b: np.ndarray, b_index: np.ndarray
+                               ) -> tuple[np.ndarray, np.ndarray]:
+    """``|a[k] ∩ b[b_index[k]]|`` for polygons of any size (holes, several parts), and a
+    bound of its rounding error.
+
+    By trapezoids: a point lies in a region as many times as the region's edges
+    above it cross its vertical, with signs, ``1_A(x, y) = Σ_e w_e [x in e's span,
+    y < e(x)]`` (``w_e = ±1``: the edge's direction in ``x``, turned for
+    counter-clockwise rings around the region and clockwise ones around holes).
+    Below a common ``y₀``, ``|A ∩ B| = Σ_e Σ_f w_e w_f ∫ (min(e(x), f(x)) − y₀) dx``
+    over the common span of each edge ``e`` of ``A`` and ``f`` of ``B``: a
+    piecewise-linear integral in closed form, ``∫ min = ∫ (e + f) / 2 − ∫ |e − f| / 2``.
+    Only edges whose spans meet are paired. Vertical edges add nothing.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        Shapely polygons or multipolygons.
+    b_index : numpy.ndarray
+        ``(len(a),)`` the ``b`` that each ``a`` meets.
+
+    Returns
+    -------
+    area : numpy.ndarray
+        ``(len(a),)`` intersection areas (floating point: not GEOS's bits).
+    error : numpy.ndarray
+        ``(len(a),)`` a bound of ``|area − exact area|`` (:data:`TRAPEZOID_ROUNDING`
+        times the sum of the terms' sizes, generous by several orders of magnitude;
+        infinite where a ring is too flat for its orientation to be sure).
+
+    Examples
+    --------
+    >>> import shapely
+    >>> sq = shapely.box(0, 0, 2, 2)
+    >>> area, error = polygon_intersection_areas(
+    ...     np.array([sq, shapely.box(1, 1, 3, 3)]), np.array([sq.difference(
+    ...         shapely.box(0.5, 0.5, 1.5, 1.5))]), np.array([0, 0]))
+    >>> np.round(area, 12).tolist(), bool((error < 1e-6).all())
+    ([3.0, 0.75], True)
+    """
+    import shapely
+
+    n = len(a)
+    if n == 0:
+        return np.zeros(0), np.zeros(0)
+    ea, eb = _Edges(a), _Edges(b)
+    bounds = shapely.bounds(a)
+    ax0, ay0, ax1 = bounds[:, 0], bounds[:, 1], bounds[:, 2]
+    # b's edges across the span of each a, but those below it: at each x, a's edges
+    # add up to no sign, so an edge of b below all of them adds nothing
+    first = np.searchsorted(eb.owner, np.arange(len(b) + 1))
+    k, f = expand(np.arange(n), first[b_index], first[b_index + 1])
+    keep = (eb.lo[f] < ax1[k]) & (eb.hi[f] > ax0[k]) & (eb.top[f] > ay0[k])
+    k, f = k[keep], f[keep]
+    # a common floor per a: its lowest point and its b edges'
+    y0 = ay0.copy()
+    np.minimum.at(y0, k, eb.bottom[f])
+    # every a edge against every kept b edge of its a
+    first = np.searchsorted(k, np.arange(n + 1))
+    e, j = expand(np.arange(ea.owner.size), first[ea.owner], first[ea.owner + 1])
+    f = f[j]
+    xl, xr = np.maximum(ea.lo[e], eb.lo[f]), np.minimum(ea.hi[e], eb.hi[f])
+    keep = np.flatnonzero(xl < xr)
+    e, f, xl, xr = e[keep], f[keep], xl[keep], xr[keep]
+    own = ea.owner[e]
+    floor = y0[own]
+    el, er = ea.at(e, xl) - floor, ea.at(e, xr) - floor
+    fl, fr = eb.at(f, xl) - floor, eb.at(f, xr) - floor
+    width = xr - xl
+    dl, dr = el - fl, er - fr
+    adl, adr = np.abs(dl), np.abs(dr)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = np.where(dl * dr >= 0, (adl + adr) / 2, (dl * dl + dr * dr) / (2 * (adl + adr)))
+    term = width * ((el + er + fl + fr) / 4 - gap / 2)
+    size = width * (np.abs(el) + np.abs(er) + np.abs(fl) + np.abs(fr) + 4 * np.abs(floor)
+                    + 1.0)
+    area = np.bincount(own, weights=ea.w[e] * eb.w[f] * term, minlength=n).astype(float)
+    error = TRAPEZOID_ROUNDING * np.bincount(own, weights=size, minlength=n).astype(float)
+    error[ea.doubtful | eb.doubtful[b_index]] = np.inf
+    return area, error
+
+
+class _Edges:
+    """The non-vertical edges of polygons (or multipolygons), sorted by owner: ends
+    ``(x1, y1)``, ``(x2, y2)``, span ``lo``–``hi`` in x, ``bottom`` and ``top`` in y,
+    trapezoid sign ``w``; ``doubtful`` owners have a ring too flat for its
+    orientation to be sure."""
+
+    def __init__(self, polys: np.ndarray) -> None:
+        import shapely
+
+        n = len(polys)
+        parts, owner = shapely.get_parts(polys, return_index=True)
+        rings, part = shapely.get_rings(parts, return_index=True)
+        n_rings = rings.size
+        ring_owner = owner[part]
+        shell = np.r_[True, part[1:] != part[:-1]]
+        xy, ring = shapely.get_coordinates(rings, return_index=True)
+        ring_off = np.searchsorted(ring, np.arange(n_rings + 1))
+        x, y = xy[:, 0], xy[:, 1]
+        seg = np.flatnonzero(ring[1:] == ring[:-1])
+        # each ring's orientation: shoelace about its first vertex
+        ox, oy = x[ring_off[:-1]][ring[seg]], y[ring_off[:-1]][ring[seg]]
+        cross = (x[seg] - ox) * (y[seg + 1] - oy) - (x[seg + 1] - ox) * (y[seg] - oy)
+        twice = np.bincount(ring[seg], weights=cross, minlength=n_rings)
+        size = np.bincount(ring[seg], weights=np.abs(cross), minlength=n_rings)
+        flat = np.abs(twice) <= 1e-9 * size
+        self.doubtful = np.zeros(n, dtype=bool)
+        self.doubtful[ring_owner[flat & (size > 0)]] = True
+        ring_w = np.where(twice > 0, -1.0, 1.0) * np.where(shell, 1.0, -1.0)
+        seg = seg[x[seg] != x[seg + 1]]
+        self.owner = ring_owner[ring[seg]]
+        self.x1, self.y1, self.x2, self.y2 = x[seg], y[seg], x[seg + 1], y[seg + 1]
+        self.w = np.where(self.x2 > self.x1, 1.0, -1.0) * ring_w[ring[seg]]
+        self.lo, self.hi = np.minimum(self.x1, self.x2), np.maximum(self.x1, self.x2)
+        self.bottom, self.top = np.minimum(self.y1, self.y2), np.maximum(self.y1, self.y2)
+
+    def at(self, i: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``y`` of edges ``i`` at ``x`` (within their spans)."""
+        x1, y1 = self.x1[i], self.y1[i]
+        return y1 + (self.y2[i] - y1) * ((x - x1) / (self.x2[i] - x1))

@@ -127,6 +127,23 @@ def test_mta_is_none_without_a_reference_or_a_covered_prediction():
     assert cp.mta_ffl(g, d) == (None, 0)
 
 
+def test_mta_cover_test_is_the_scripts_near_one_half():
+    # a 20 x 20 prediction slid right over a reference buffered by r = 1e-4: half of it
+    # over the reference at a shift of 10 + r; the bounds leave shifts near it to GEOS
+    import shapely
+
+    union = np.array([shapely.box(0, 0, 20, 20), shapely.box(0, 0, 20, 20)])
+    reference = shapely.buffer(union, cp.MTA_GT_BUFFER, quad_segs=16)
+    shift = 10 + 1e-4 + np.array([-1, -1e-3, -1e-9, -1e-12, 0, 1e-12, 1e-9, 1e-3, 1])
+    parts = shapely.box(shift, 0, shift + 20, 20)
+    group = np.arange(shift.size) % 2
+    want = cp.MTA_MIN_PRECISION < shapely.area(
+        shapely.intersection(parts, reference[group])) / shapely.area(parts)
+    assert want[:3].all() and not want[-3:].any()
+    np.testing.assert_array_equal(cp._covered(parts, group, reference, np.arange(2), union),
+                                  want)
+
+
 # --- reading ---------------------------------------------------------------------------
 
 def test_rle_segmentation_is_not_polygons():

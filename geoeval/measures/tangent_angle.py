@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
+from geoeval.arrays import expand
+
 #: The authors' parameters (``sampling_spacing=2.0``, ``max_stretch=2`` in their evaluation).
 SPACING = 2.0
 MAX_STRETCH = 2.0
@@ -178,14 +180,6 @@ class Targets:
                    seg_start, a, b)
 
 
-def _expand(owner: np.ndarray, start: np.ndarray, stop: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs ``(owner[i], j)`` for ``j`` in ``start[i]:stop[i]``, in order."""
-    k = stop - start
-    j = np.repeat(start, k) + (np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k))
-    return np.repeat(owner, k), j
-
-
 def project(points: np.ndarray, group: np.ndarray, targets: Targets,
             contour: np.ndarray | None = None) -> np.ndarray:
     """Nearest point of the reference rings of each point's group, as GEOS gives it.
@@ -235,20 +229,20 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets,
     r_pair, r_ring = _contour_rings(c_lo, c_hi, group[c_start], t)
     k_contour = np.searchsorted(c_start, k_start, side="right") - 1
     r_first = np.searchsorted(r_pair, np.arange(c_start.size + 1))
-    k_pair, r = _expand(np.arange(k_start.size), r_first[k_contour], r_first[k_contour + 1])
-    k_pair, k_run = _expand(k_pair, t.run_start[r_ring[r]], t.run_start[r_ring[r] + 1])
+    k_pair, r = expand(np.arange(k_start.size), r_first[k_contour], r_first[k_contour + 1])
+    k_pair, k_run = expand(k_pair, t.run_start[r_ring[r]], t.run_start[r_ring[r] + 1])
     k_lo, k_hi = np.minimum.reduceat(points, k_start), np.maximum.reduceat(points, k_start)
     k_pair, k_run = _chunk_runs(k_lo, k_hi, k_pair, k_run, t)
     # every point with its chunk's runs: their envelopes' distances bound each segment's
     # below; the segments of the point's nearest envelope bound its nearest distance above
     k_first = np.searchsorted(k_pair, np.arange(k_start.size + 1))
     k_of = np.repeat(np.arange(k_start.size), k_size)
-    c_pt, c_run = _expand(np.arange(n), k_first[k_of], k_first[k_of + 1])
+    c_pt, c_run = expand(np.arange(n), k_first[k_of], k_first[k_of + 1])
     c_run = k_run[c_run]
     xy = points[c_pt]
     lower = _box_distance(t.run_bounds[c_run], xy)
     guess = _first_least(c_pt, lower)
-    g_pt, g_seg = _expand(c_pt[guess], t.seg_start[c_run[guess]],
+    g_pt, g_seg = expand(c_pt[guess], t.seg_start[c_run[guess]],
                           t.seg_start[c_run[guess] + 1])
     g_dist = point_segment_distance(points[g_pt], t.a[g_seg], t.b[g_seg])
     upper = np.minimum.reduceat(g_dist, np.flatnonzero(np.r_[True, g_pt[1:] != g_pt[:-1]]))
@@ -259,7 +253,7 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets,
     p_new = np.r_[True, (c_pt[1:] != c_pt[:-1]) | (ring[1:] != ring[:-1])]
     p_pt, p_ring = c_pt[p_new], ring[p_new]
     ring_lower = envelope_distance(t.ring_bounds[p_ring], points[p_pt])
-    s_pair, s_seg = _expand(np.cumsum(p_new) - 1, t.seg_start[c_run], t.seg_start[c_run + 1])
+    s_pair, s_seg = expand(np.cumsum(p_new) - 1, t.seg_start[c_run], t.seg_start[c_run + 1])
     dist = point_segment_distance(points[p_pt[s_pair]], t.a[s_seg], t.b[s_seg])
     # per (point, ring): the nearest distance and its first segment
     ring_min, ring_seg = _first_min(s_pair, s_seg, dist, p_pt.size)
@@ -302,7 +296,7 @@ def _contour_rings(lo: np.ndarray, hi: np.ndarray, group: np.ndarray,
     contour (its points' envelope ``lo``–``hi``): the rings of its group whose envelope
     is within an upper bound of every point's nearest distance from the contour's
     envelope."""
-    c_pair, c_ring = _expand(np.arange(lo.shape[0]), t.ring_start[group],
+    c_pair, c_ring = expand(np.arange(lo.shape[0]), t.ring_start[group],
                              t.ring_start[group + 1])
     rb, clo, chi = t.ring_bounds[c_ring], lo[c_pair], hi[c_pair]
     lower = _box_gap(rb, clo, chi)
