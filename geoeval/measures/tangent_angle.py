@@ -224,15 +224,19 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets,
     pos = np.arange(n) - c_start[np.cumsum(c_new) - 1]
     k_start = np.flatnonzero(c_new | (pos % CHUNK == 0))
     k_size = np.diff(np.r_[k_start, n])
-    # rings that can be nearest to a point of each contour, runs of them to one of a chunk
-    c_lo, c_hi = np.minimum.reduceat(points, c_start), np.maximum.reduceat(points, c_start)
-    r_pair, r_ring = _contour_rings(c_lo, c_hi, group[c_start], t)
+    # rings that can be nearest to a point of each contour, then to one of each chunk, and
+    # their runs that can be nearest to one of each chunk
+    c_box = _Boxes(points, c_start)
+    r_pair, r_ring = expand(np.arange(c_start.size), t.ring_start[group[c_start]],
+                            t.ring_start[group[c_start] + 1])
+    r_pair, r_ring = _sift_rings(c_box, r_pair, r_ring, t)
+    k_box = _Boxes(points, k_start)
     k_contour = np.searchsorted(c_start, k_start, side="right") - 1
     r_first = np.searchsorted(r_pair, np.arange(c_start.size + 1))
     k_pair, r = expand(np.arange(k_start.size), r_first[k_contour], r_first[k_contour + 1])
-    k_pair, k_run = expand(k_pair, t.run_start[r_ring[r]], t.run_start[r_ring[r] + 1])
-    k_lo, k_hi = np.minimum.reduceat(points, k_start), np.maximum.reduceat(points, k_start)
-    k_pair, k_run = _chunk_runs(k_lo, k_hi, k_pair, k_run, t)
+    k_pair, k_ring = _sift_rings(k_box, k_pair, r_ring[r], t)
+    k_pair, k_run = expand(k_pair, t.run_start[k_ring], t.run_start[k_ring + 1])
+    k_pair, k_run = _sift_runs(k_box, k_pair, k_run, t)
     # every point with its chunk's runs: their envelopes' distances bound each segment's
     # below; the segments of the point's nearest envelope bound its nearest distance above
     k_first = np.searchsorted(k_pair, np.arange(k_start.size + 1))
@@ -245,19 +249,26 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets,
     g_pt, g_seg = expand(c_pt[guess], t.seg_start[c_run[guess]],
                           t.seg_start[c_run[guess] + 1])
     g_dist = point_segment_distance(points[g_pt], t.a[g_seg], t.b[g_seg])
-    upper = np.minimum.reduceat(g_dist, np.flatnonzero(np.r_[True, g_pt[1:] != g_pt[:-1]]))
+    g_start = np.flatnonzero(np.r_[True, g_pt[1:] != g_pt[:-1]])
+    upper = np.minimum.reduceat(g_dist, g_start)
     near = np.flatnonzero(_within(lower, upper[c_pt], xy))
-    c_pt, c_run = c_pt[near], c_run[near]
-    # (point, ring) pairs, in ring order, and GEOS's envelope distance of each
-    ring = t.run_ring[c_run]
-    p_new = np.r_[True, (c_pt[1:] != c_pt[:-1]) | (ring[1:] != ring[:-1])]
-    p_pt, p_ring = c_pt[p_new], ring[p_new]
-    ring_lower = envelope_distance(t.ring_bounds[p_ring], points[p_pt])
-    s_pair, s_seg = expand(np.cumsum(p_new) - 1, t.seg_start[c_run], t.seg_start[c_run + 1])
-    dist = point_segment_distance(points[p_pt[s_pair]], t.a[s_seg], t.b[s_seg])
-    # per (point, ring): the nearest distance and its first segment
-    ring_min, ring_seg = _first_min(s_pair, s_seg, dist, p_pt.size)
-    seg = _visit(p_pt, ring_lower, ring_min, ring_seg)
+    # where the guessed run is the only one near: its first nearest segment
+    seg = g_seg[_first_least(g_pt, g_dist)]
+    more = near[np.bincount(c_pt[near], minlength=n)[c_pt[near]] > 1]
+    if more.size:
+        c_pt, c_run = c_pt[more], c_run[more]
+        # (point, ring) pairs, in ring order, and GEOS's envelope distance of each
+        ring = t.run_ring[c_run]
+        p_new = np.r_[True, (c_pt[1:] != c_pt[:-1]) | (ring[1:] != ring[:-1])]
+        p_pt, p_ring = c_pt[p_new], ring[p_new]
+        ring_lower = envelope_distance(t.ring_bounds[p_ring], points[p_pt])
+        s_pair, s_seg = expand(np.cumsum(p_new) - 1, t.seg_start[c_run],
+                               t.seg_start[c_run + 1])
+        dist = point_segment_distance(points[p_pt[s_pair]], t.a[s_seg], t.b[s_seg])
+        # per (point, ring): the nearest distance and its first segment
+        ring_min, ring_seg = _first_min(s_pair, s_seg, dist, p_pt.size)
+        seg[p_pt[np.r_[True, p_pt[1:] != p_pt[:-1]]]] = _visit(p_pt, ring_lower, ring_min,
+                                                                ring_seg)
     return closest_point(points, t.a[seg], t.b[seg])
 
 
@@ -282,59 +293,68 @@ def _box_distance(bounds: np.ndarray, xy: np.ndarray) -> np.ndarray:
     return np.sqrt(dx * dx + dy * dy)
 
 
-def _box_gap(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Distance between envelopes ``a`` (``minx, miny, maxx, maxy``) and boxes
-    ``lo``–``hi``."""
-    dx = np.maximum(0.0, np.maximum(a[:, 0] - hi[:, 0], lo[:, 0] - a[:, 2]))
-    dy = np.maximum(0.0, np.maximum(a[:, 1] - hi[:, 1], lo[:, 1] - a[:, 3]))
-    return np.sqrt(dx * dx + dy * dy)
+class _Boxes:
+    """Envelopes of runs of consecutive points (starting at ``start``): ``x0, y0, x1,
+    y1`` and a magnitude of their coordinates (for :func:`_within`)."""
+
+    def __init__(self, points: np.ndarray, start: np.ndarray) -> None:
+        lo, hi = np.minimum.reduceat(points, start), np.maximum.reduceat(points, start)
+        self.x0, self.y0, self.x1, self.y1 = lo[:, 0], lo[:, 1], hi[:, 0], hi[:, 1]
+        self.scale = (np.maximum(np.abs(self.x0), np.abs(self.x1))
+                      + np.maximum(np.abs(self.y0), np.abs(self.y1)))
+
+    def gap(self, i: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+        """Distance between boxes ``i`` and envelopes ``bounds`` (``minx, miny, maxx,
+        maxy``)."""
+        dx = np.maximum(np.maximum(bounds[:, 0] - self.x1[i], self.x0[i] - bounds[:, 2]), 0.0)
+        dy = np.maximum(np.maximum(bounds[:, 1] - self.y1[i], self.y0[i] - bounds[:, 3]), 0.0)
+        return np.sqrt(dx * dx + dy * dy)
+
+    def within(self, i: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """:func:`_within` for boxes ``i``."""
+        return lower <= upper * (1 + MARGIN) + ULP_MARGIN * self.scale[i]
 
 
-def _contour_rings(lo: np.ndarray, hi: np.ndarray, group: np.ndarray,
-                   t: Targets) -> tuple[np.ndarray, np.ndarray]:
-    """``(contour, ring)`` pairs of the rings that can be nearest to some point of each
-    contour (its points' envelope ``lo``–``hi``): the rings of its group whose envelope
-    is within an upper bound of every point's nearest distance from the contour's
-    envelope."""
-    c_pair, c_ring = expand(np.arange(lo.shape[0]), t.ring_start[group],
-                             t.ring_start[group + 1])
-    rb, clo, chi = t.ring_bounds[c_ring], lo[c_pair], hi[c_pair]
-    lower = _box_gap(rb, clo, chi)
-    # the farthest point of the contours' envelope from each corner of the ring's, then
-    # the ring's nearest side (it touches every side of its envelope)
-    fx0 = np.maximum(np.abs(rb[:, 0] - clo[:, 0]), np.abs(rb[:, 0] - chi[:, 0])) ** 2
-    fx1 = np.maximum(np.abs(rb[:, 2] - clo[:, 0]), np.abs(rb[:, 2] - chi[:, 0])) ** 2
-    fy0 = np.maximum(np.abs(rb[:, 1] - clo[:, 1]), np.abs(rb[:, 1] - chi[:, 1])) ** 2
-    fy1 = np.maximum(np.abs(rb[:, 3] - clo[:, 1]), np.abs(rb[:, 3] - chi[:, 1])) ** 2
+def _sift_rings(box: _Boxes, pair: np.ndarray, ring: np.ndarray,
+                t: Targets) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(box, ring)`` pairs (sorted by box) whose ring can be nearest to some point
+    of the box: its envelope within an upper bound of every point's nearest distance,
+    the farthest point of the box from the nearest side of a ring's envelope (a ring
+    touches every side of its envelope)."""
+    rb = t.ring_bounds[ring]
+    lower = box.gap(pair, rb)
+    x0, y0, x1, y1 = box.x0[pair], box.y0[pair], box.x1[pair], box.y1[pair]
+    # the farthest point of the box from each corner of the ring's envelope
+    fx0 = np.maximum(np.abs(rb[:, 0] - x0), np.abs(rb[:, 0] - x1)) ** 2
+    fx1 = np.maximum(np.abs(rb[:, 2] - x0), np.abs(rb[:, 2] - x1)) ** 2
+    fy0 = np.maximum(np.abs(rb[:, 1] - y0), np.abs(rb[:, 1] - y1)) ** 2
+    fy1 = np.maximum(np.abs(rb[:, 3] - y0), np.abs(rb[:, 3] - y1)) ** 2
     sides = np.minimum(np.minimum(np.maximum(fx0 + fy0, fx0 + fy1),
                                   np.maximum(fx1 + fy0, fx1 + fy1)),
                        np.minimum(np.maximum(fx0 + fy0, fx1 + fy0),
                                   np.maximum(fx0 + fy1, fx1 + fy1)))
-    upper = np.full(lo.shape[0], np.inf)
-    np.minimum.at(upper, c_pair, np.sqrt(sides))
-    keep = _within(lower, upper[c_pair], np.maximum(np.abs(clo), np.abs(chi)))
-    return c_pair[keep], c_ring[keep]
+    upper = np.full(box.x0.size, np.inf)
+    np.minimum.at(upper, pair, np.sqrt(sides))
+    keep = box.within(pair, lower, upper[pair])
+    return pair[keep], ring[keep]
 
 
-def _chunk_runs(lo: np.ndarray, hi: np.ndarray, pair: np.ndarray, run: np.ndarray,
-                t: Targets) -> tuple[np.ndarray, np.ndarray]:
-    """The ``(chunk, run)`` pairs (sorted by chunk) whose run can be nearest to some
-    point of the chunk (its points' envelope ``lo``–``hi``): the run's envelope within
-    an upper bound of every point's nearest distance, the farthest corner of the
-    chunk's envelope from one segment of the run nearest by envelope (distance to a
-    segment is convex, so greatest at a corner)."""
-    clo, chi = lo[pair], hi[pair]
-    lower = _box_gap(t.run_bounds[run], clo, chi)
+def _sift_runs(box: _Boxes, pair: np.ndarray, run: np.ndarray,
+               t: Targets) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(box, run)`` pairs (sorted by box) whose run can be nearest to some point
+    of the box: the run's envelope within an upper bound of every point's nearest
+    distance, the farthest corner of the box from one segment of the run nearest by
+    envelope (distance to a segment is convex, so greatest at a corner)."""
+    lower = box.gap(pair, t.run_bounds[run])
     guess = _first_least(pair, lower)
     seg = t.seg_start[run[guess]]
     a, b = t.a[seg], t.b[seg]
-    g_lo, g_hi = lo[pair[guess]], hi[pair[guess]]
-    upper = np.zeros(guess.size)
-    for x, y in ((g_lo[:, 0], g_lo[:, 1]), (g_lo[:, 0], g_hi[:, 1]),
-                 (g_hi[:, 0], g_lo[:, 1]), (g_hi[:, 0], g_hi[:, 1])):
-        upper = np.maximum(upper, point_segment_distance(np.column_stack([x, y]), a, b))
-    at = np.searchsorted(pair[guess], pair)
-    keep = _within(lower, upper[at], np.maximum(np.abs(clo), np.abs(chi)))
+    g = pair[guess]
+    upper = np.zeros(box.x0.size)
+    for x, y in ((box.x0, box.y0), (box.x0, box.y1), (box.x1, box.y0), (box.x1, box.y1)):
+        upper[g] = np.maximum(upper[g], point_segment_distance(np.column_stack([x[g], y[g]]),
+                                                               a, b))
+    keep = box.within(pair, lower, upper[pair])
     return pair[keep], run[keep]
 
 
