@@ -161,21 +161,23 @@ class Targets:
         seg_ring = ring[seg]
         a, b = coords[seg], coords[seg + 1]
         bounds = shapely.bounds(rings)
-        diag = np.hypot(bounds[:, 2] - bounds[:, 0], bounds[:, 3] - bounds[:, 1])
+        w, h = bounds[:, 2] - bounds[:, 0], bounds[:, 3] - bounds[:, 1]
         d = b - a
-        short = np.hypot(d[:, 0], d[:, 1]) < SHORT * diag[seg_ring]
+        short = d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] < (SHORT * SHORT * (w * w + h * h))[seg_ring]
         # a run starts at a ring's first segment, at a long segment, after a long
         # segment, and every RUN segments of a run of short ones
         new = np.r_[True, (seg_ring[1:] != seg_ring[:-1]) | ~short[1:] | ~short[:-1]]
-        pos = np.arange(seg.size) - np.flatnonzero(new)[np.cumsum(new) - 1]
+        head = np.flatnonzero(new)
+        pos = np.arange(seg.size) - np.repeat(head, np.diff(np.r_[head, seg.size]))
         new |= (pos % RUN == 0)
         first = np.flatnonzero(new)
-        n_run = first.size
         seg_start = np.r_[first, seg.size].astype(np.int64)
         run_start = np.searchsorted(seg_ring[first], np.arange(rings.size + 1)).astype(np.int64)
-        lo, hi = np.minimum(a, b), np.maximum(a, b)
-        rb = np.column_stack([np.minimum.reduceat(lo, first) if n_run else lo[:0],
-                              np.maximum.reduceat(hi, first) if n_run else hi[:0]])
+        # a run's envelope: its segments' first vertices, and its last segment's end
+        end = b[seg_start[1:] - 1] if first.size else b[:0]
+        rb = np.column_stack([np.minimum(np.minimum.reduceat(a, first), end),
+                              np.maximum(np.maximum.reduceat(a, first), end)]
+                             ) if first.size else np.zeros((0, 4))
         return cls(np.asarray(ring_start, np.int64), bounds, run_start, rb, seg_ring[first],
                    seg_start, a, b)
 
