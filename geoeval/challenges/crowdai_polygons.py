@@ -331,13 +331,11 @@ def _fixed(rings: Outlines, ok: np.ndarray, key: np.ndarray,
     if not valid.all():
         polys[~valid] = shapely.buffer(polys[~valid], 0.0, quad_segs=16)
     ring_key = np.repeat(key[ann], np.diff(rings.object_offsets)[ann])
-    keys, start, count = np.unique(ring_key, return_index=True, return_counts=True)
-    union = np.empty(keys.size, dtype=object)
-    for k in np.unique(count):  # groups of k polygons, one union per row
-        rows = np.flatnonzero(count == k)
-        block = polys[start[rows][:, None] + np.arange(k)]
-        union[rows] = chunked(lambda b: shapely.union_all(b, axis=1), block,
-                              min_slice=OVERLAYS)
+    keys, count = np.unique(ring_key, return_counts=True)
+    # one collection per group, and GEOS's unary union of each (what shapely.union_all
+    # does per row, without the rows)
+    groups = shapely.geometrycollections(polys, indices=np.repeat(np.arange(keys.size), count))
+    union = chunked(shapely.lib.unary_union, groups, min_slice=OVERLAYS)
     fixed = chunked(lambda u: shapely.buffer(u, buffer, quad_segs=16), union,
                     min_slice=OVERLAYS)
     parts, owner = shapely.get_parts(fixed, return_index=True)
