@@ -70,11 +70,19 @@ def sample_rings(rings: np.ndarray, spacing: float = SPACING) -> tuple[np.ndarra
     e = np.repeat(np.arange(edge.size), count)
     t = (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
          + np.where(first, 0, 1)[e]).astype(float)
-    div = (num - 1).astype(float)[e]
-    delta = (b - a)[e]
-    step = delta / div[:, None]
-    pts = np.where(step == 0, (t / div)[:, None] * delta, t[:, None] * step) + a[e]
-    last = t == div
+    edge_div = (num - 1).astype(float)
+    edge_delta = b - a
+    edge_step = edge_delta / edge_div[:, None]
+    pts = t[:, None] * edge_step[e] + a[e]
+    # linspace's other formula where its step is 0 (a flat edge, or one so short that
+    # the step underflows)
+    flat_edge = np.flatnonzero((edge_step == 0).any(axis=1))
+    if flat_edge.size:
+        at = np.flatnonzero(np.isin(e, flat_edge))
+        k = e[at]
+        alt = (t[at] / edge_div[k])[:, None] * edge_delta[k] + a[k]
+        pts[at] = np.where(edge_step[k] == 0, alt, pts[at])
+    last = t == edge_div[e]
     pts[last] = b[e[last]]
     return pts, ring[edge][e]
 
