@@ -246,7 +246,7 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets,
     k_pair, r = expand(np.arange(k_start.size), r_first[k_contour], r_first[k_contour + 1])
     k_pair, k_ring = _sift_rings(k_box, k_pair, r_ring[r], t)
     k_pair, k_run = expand(k_pair, t.run_start[k_ring], t.run_start[k_ring + 1])
-    k_pair, k_run = _sift_runs(k_box, k_pair, k_run, t)
+    k_pair, k_run = _sift_runs(k_box, k_pair, k_run, t, points, k_start)
     # every point with its chunk's runs: their envelopes' distances bound each segment's
     # below; the segments of the point's nearest envelope bound its nearest distance above
     k_first = np.searchsorted(k_pair, np.arange(k_start.size + 1))
@@ -349,21 +349,20 @@ def _sift_rings(box: _Boxes, pair: np.ndarray, ring: np.ndarray,
     return pair[keep], ring[keep]
 
 
-def _sift_runs(box: _Boxes, pair: np.ndarray, run: np.ndarray,
-               t: Targets) -> tuple[np.ndarray, np.ndarray]:
+def _sift_runs(box: _Boxes, pair: np.ndarray, run: np.ndarray, t: Targets,
+               points: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The ``(box, run)`` pairs (sorted by box) whose run can be nearest to some point
     of the box: the run's envelope within an upper bound of every point's nearest
-    distance, the farthest corner of the box from one segment of the run nearest by
-    envelope (distance to a segment is convex, so greatest at a corner)."""
+    distance, the farthest of the box's points from one segment of the run nearest by
+    envelope."""
     lower = box.gap(pair, t.run_bounds[run])
     guess = _first_least(pair, lower)
-    seg = t.seg_start[run[guess]]
-    a, b = t.a[seg], t.b[seg]
-    g = pair[guess]
-    upper = np.zeros(box.x0.size)
-    for x, y in ((box.x0, box.y0), (box.x0, box.y1), (box.x1, box.y0), (box.x1, box.y1)):
-        upper[g] = np.maximum(upper[g], point_segment_distance(np.column_stack([x[g], y[g]]),
-                                                               a, b))
+    seg = np.zeros(box.x0.size, np.int64)
+    seg[pair[guess]] = t.seg_start[run[guess]]
+    owner = np.repeat(np.arange(start.size), np.diff(np.r_[start, points.shape[0]]))
+    s = seg[owner]
+    d = point_segment_distance(points, t.a[s], t.b[s])
+    upper = np.maximum.reduceat(d, start)
     keep = box.within(pair, lower, upper[pair])
     return pair[keep], run[keep]
 
