@@ -133,13 +133,13 @@ def closest_point(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     at_a = (p[:, 0] == a[:, 0]) & (p[:, 1] == a[:, 1])
     at_b = (p[:, 0] == b[:, 0]) & (p[:, 1] == b[:, 1])
     r = np.where(at_a, 0.0, np.where(at_b, 1.0, np.where((dx == 0) & (dy == 0), 0.0, r)))
-    inside = (r > 0) & (r < 1)
-    on = np.column_stack([a[:, 0] + r * dx, a[:, 1] + r * dy])
-    pa, pb = p - a, p - b
+    out = np.column_stack([a[:, 0] + r * dx, a[:, 1] + r * dy])
+    end = np.flatnonzero(~((r > 0) & (r < 1)))  # the nearer end (b on a tie)
+    pa, pb = p[end] - a[end], p[end] - b[end]
     nearer_a = np.sqrt(pa[:, 0] * pa[:, 0] + pa[:, 1] * pa[:, 1]) < np.sqrt(
         pb[:, 0] * pb[:, 0] + pb[:, 1] * pb[:, 1])
-    end = np.where(nearer_a[:, None], a, b)
-    return np.where(inside[:, None], on, end)
+    out[end] = np.where(nearer_a[:, None], a[end], b[end])
+    return out
 
 
 @dataclass(frozen=True)
