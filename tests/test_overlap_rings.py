@@ -145,19 +145,34 @@ def blob(rng: np.random.Generator, grid: bool) -> shapely.Geometry:
     return shapely.multipolygons(polys) if polys.size else shapely.Polygon()
 
 
-@pytest.mark.parametrize("grid", [False, True])
-def test_polygon_intersection_areas_equal_shapely_within_their_bound(grid):
-    rng = np.random.default_rng(11)
-    a = np.array([blob(rng, grid) for _ in range(300)])
-    b = np.array([blob(rng, grid) for _ in range(60)])
+def check_polygon_intersection_areas(seed: int, n: int, grid: bool) -> None:
+    rng = np.random.default_rng(seed)
+    a = np.array([blob(rng, grid) for _ in range(n)])
+    b = np.array([blob(rng, grid) for _ in range(n // 5)])
     b[0] = shapely.Polygon()
+    # holes, in a polygon of either side and in a part of a multipolygon
+    b[1] = shapely.box(0, 0, 20, 20).difference(shapely.box(4, 4, 9, 7))
+    a[0] = shapely.box(3, 3, 12, 12).difference(shapely.box(5, 5, 6, 11))
+    a[1] = shapely.union_all([a[0], shapely.box(15, 0, 18, 4)])
     index = rng.integers(0, b.size, a.size)
+    index[:2] = 1
     area, error = polygon_intersection_areas(a, b, index)
     want = shapely.area(shapely.intersection(a, b[index]))
     assert (np.abs(area - want) <= error).all() and (error < 1e-5).all()
     assert (shapely.get_num_interior_rings(shapely.get_parts(a)) > 0).any()
     if grid:  # small integers: every term exact
         np.testing.assert_array_equal(area, want)
+
+
+@pytest.mark.parametrize("grid", [False, True])
+def test_polygon_intersection_areas_equal_shapely_within_their_bound(grid):
+    check_polygon_intersection_areas(11, 100, grid)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_polygon_intersection_areas_equal_shapely_on_more_polygons(seed):
+    check_polygon_intersection_areas(20 + seed, 1500, seed % 2 == 1)
 
 
 def test_polygon_intersection_areas_by_hand_and_a_flat_ring_is_not_trusted():

@@ -107,11 +107,9 @@ def test_projection_is_geos_nearest_points_on_the_collection(seed):
     # the same points cut into "contours" (sifted together, by chunks) of random lengths
     contour = np.cumsum(np.r_[True, grp[1:] != grp[:-1]] | (rng.random(grp.size) < 0.1))
     np.testing.assert_array_equal(project(pts, grp, targets, contour), got)
-    collections = [shapely.GeometryCollection(rs) for rs in groups]
-    want = [shapely.get_coordinates(shapely.shortest_line(shapely.Point(p),
-                                                          collections[g]))[1]
-            for p, g in zip(pts, grp, strict=True)]
-    np.testing.assert_array_equal(got, np.array(want))
+    collections = np.array([shapely.GeometryCollection(rs) for rs in groups], dtype=object)
+    line = shapely.shortest_line(shapely.points(pts), collections[grp])
+    np.testing.assert_array_equal(got, shapely.get_coordinates(line).reshape(-1, 2, 2)[:, 1])
 
 
 def test_projection_of_contour_samples_is_geos():
@@ -126,10 +124,8 @@ def test_projection_of_contour_samples_is_geos():
         targets = Targets.from_rings(np.array(reference, dtype=object),
                                      np.array([0, len(reference)]))
         got = project(pts, np.zeros(len(pts), np.int64), targets, ring)
-        collection = shapely.GeometryCollection(reference)
-        want = [shapely.get_coordinates(shapely.shortest_line(shapely.Point(p),
-                                                              collection))[1] for p in pts]
-        np.testing.assert_array_equal(got, np.array(want))
+        line = shapely.shortest_line(shapely.points(pts), shapely.GeometryCollection(reference))
+        np.testing.assert_array_equal(got, shapely.get_coordinates(line).reshape(-1, 2, 2)[:, 1])
 
 
 def one_polygon(pred: shapely.Polygon, reference: list) -> float:
