@@ -23,6 +23,10 @@ intersection areas. For a simple ring it is its plain intersection area; for a
 self-intersecting one it is the convention of DOTA_devkit's ``polyiou.cpp``
 (Ding et al. 2019), which sums signed triangle intersections the same way.
 Each ring is first oriented so that its shoelace area is not negative.
+
+Polygons of any size (holes, several parts) are measured by trapezoids instead
+(:func:`polygon_intersection_areas`), with a bound of the rounding, for tests
+that only need to know on which side of a threshold an area lies.
 """
 
 from __future__ import annotations

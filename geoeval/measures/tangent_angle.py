@@ -16,9 +16,10 @@ Computed as the authors' code computes it, so that the numbers are the same:
 the samples as ``numpy.linspace`` places them, rounding half to even; the
 projection as GEOS's ``nearest_points`` of the sample against the collection
 of reference rings (first nearest ring in order, first nearest segment in
-it), for which only the one ring GEOS would choose is handed to GEOS (chosen
-with exact envelope bounds, GEOS's own distances where two rings compete);
-norms and products in the same order. One difference: a ``|cos θ|`` that
+it), computed in numpy with GEOS's own arithmetic for the distances and the
+closest point and with its visiting order, on the rings and segments that
+envelope bounds leave in (:func:`project`); norms and products in the same
+order. One difference: a ``|cos θ|`` that
 rounding puts above 1 is taken as 1 (the authors' code gives NaN).
 """
 
@@ -199,11 +200,14 @@ def project(points: np.ndarray, group: np.ndarray, targets: Targets,
     nearest distance found so far, and keeps the first segment strictly nearer than
     that (``DistanceOp``). Here only the rings and the runs of segments that can be
     nearest are looked at, with GEOS's own arithmetic for the distances and the
-    closest point, and its visiting order. Rings are sifted per contour, runs per
-    chunk of :data:`CHUNK` consecutive points of a contour, then per point: each
-    time the envelopes' distances (lower bounds) against an upper bound of the
-    nearest distance, found on the envelope's nearest run, with a margin
-    (:func:`_within`).
+    closest point, and its visiting order. Rings are sifted per contour and per
+    chunk of :data:`CHUNK` consecutive points of a contour (the box's gap to a
+    ring's envelope against the farthest point of the box from the envelope's
+    nearest side), runs of segments per chunk (against the farthest point of the
+    chunk from one segment of the run nearest by envelope), then per point
+    (against the point's distance to the run nearest by envelope); each time with
+    a margin for rounding (:func:`_within`). Where a point's nearest run by
+    envelope is the only one left, its first nearest segment is the answer.
 
     Parameters
     ----------
