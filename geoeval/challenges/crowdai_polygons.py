@@ -318,6 +318,20 @@ def _covered(parts: np.ndarray, group: np.ndarray, reference: np.ndarray,
     return covered
 
 
+#: GEOS's unary union of each geometry of an array, the ufunc :func:`shapely.union_all`
+#: calls on the collections it makes (shapely 2.0–2.2); ``None`` if a shapely moves it.
+_UNARY_UNION = getattr(getattr(shapely, "lib", None), "unary_union", None)
+
+
+def union_each(collections: np.ndarray) -> np.ndarray:
+    """The union of the parts of each geometry collection, as :func:`shapely.union_all`
+    of those parts gives it (GEOS's unary union of the same collection)."""
+    if _UNARY_UNION is not None:
+        return _UNARY_UNION(collections)
+    return np.array([shapely.union_all(shapely.get_parts(c)) for c in collections],
+                    dtype=object)
+
+
 def _fixed(rings: Outlines, ok: np.ndarray, key: np.ndarray,
            buffer: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """HiSup's ``fix_polygons`` of each group's rings: one polygon per ring (invalid
@@ -335,7 +349,7 @@ def _fixed(rings: Outlines, ok: np.ndarray, key: np.ndarray,
     # one collection per group, and GEOS's unary union of each (what shapely.union_all
     # does per row, without the rows)
     groups = shapely.geometrycollections(polys, indices=np.repeat(np.arange(keys.size), count))
-    union = chunked(shapely.lib.unary_union, groups, min_slice=OVERLAYS)
+    union = chunked(union_each, groups, min_slice=OVERLAYS)
     fixed = chunked(lambda u: shapely.buffer(u, buffer, quad_segs=16), union,
                     min_slice=OVERLAYS)
     parts, owner = shapely.get_parts(fixed, return_index=True)
