@@ -137,7 +137,7 @@ def scan_block(sources: Sequence[RasterSource], block: Blocks, boxes: bool,
     from geoeval.grid import windows
     from geoeval.io.windowed import (
         SCAN_CACHE_MB,
-        _empty_scan,
+        empty_scan,
         merge_scans,
         release_window_buffers,
         scan_window,
@@ -148,7 +148,7 @@ def scan_block(sources: Sequence[RasterSource], block: Blocks, boxes: bool,
             for a, b, c, d in windows((int(r1 - r0), int(c1 - c0)), sources[0].block_shape,
                                       window_pixels)]
     if not wins:
-        return _empty_scan(sources, boxes)
+        return empty_scan(sources, boxes)
     try:
         with rasterio.Env(GDAL_CACHEMAX=SCAN_CACHE_MB):
             return merge_scans([scan_window(sources, w, True, boxes, reuse=True)
@@ -388,10 +388,10 @@ def stitch_boundary(config: Config, n_groups: int, *parts: Scan) -> list[Scan]:
     and dealt into ``n_groups`` groups of whole components (component number mod
     ``n_groups``), each solved by its own task (:func:`solve_group`)."""
     from geoeval.grid import label_index
-    from geoeval.io.windowed import _empty_scan, merge_scans
+    from geoeval.io.windowed import empty_scan, merge_scans
     from geoeval.overlap import edge_components
 
-    found = merge_scans(parts) if parts else _empty_scan(config.sources, bool(config.mallows))
+    found = merge_scans(parts) if parts else empty_scan(config.sources, bool(config.mallows))
     assert found.pair_a is not None and found.pair_b is not None
     nr, ns = found.ids[0].size, found.ids[1].size
     rows = label_index(found.ids[0], found.pair_a).astype(np.int64)
@@ -488,7 +488,7 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
         :data:`~geoeval.matching.lists.LIST_LIMIT` objects, checked once the blocks are
         scanned).
     """
-    from geoeval.engine.distributed import _gather, _Meter, add_summaries
+    from geoeval.engine.gather import Meter, add_summaries, gather
 
     ref, sub = sources
     workers = max(1, len(client.scheduler_info()["workers"]))
@@ -500,14 +500,14 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     k = len(blocks)
     names = [f"block {i} ({_where(b)}) of {ref.path} and {sub.path}"
              for i, b in enumerate(blocks)]
-    meter = _Meter(progress, k, k, False)  # blocks scanned, blocks solved, the boundary
+    meter = Meter(progress, k, k, False)  # blocks scanned, blocks solved, the boundary
     need_boxes = bool(mallows)
     config = Config((ref, sub), tuple(transform)[:6], crs, tuple(matchers), params,
                     tuple(mallows), approximate, lists)
     meter.report(f"scanning {k} blocks of {ref.shape[0]:,} x {ref.shape[1]:,} pixels")
     scans = client.map(scan_block, [[ref, sub]] * k, blocks, [need_boxes] * k,
                        [window_pixels] * k, pure=False)
-    sizes = _gather(client, client.map(scan_sizes, scans), names, "scanning", meter,
+    sizes = gather(client, client.map(scan_sizes, scans), names, "scanning", meter,
                     "blocks")
     labels = sum(s[0] + s[1] for s in sizes)
     union = sum(s[3] for s in sizes)
@@ -527,7 +527,7 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     results = client.map(solve_block, list(range(k)), scans, [cut] * k, [config] * k,
                          pure=False)
     del scans
-    summaries = _gather(client, client.map(summary_of, results), names, "matching", meter,
+    summaries = gather(client, client.map(summary_of, results), names, "matching", meter,
                         "blocks")
     n_boundary = sum(s["boundary_objects"] for s in summaries)
     meter.report(f"solving the components that cross blocks ({n_boundary:,} objects)")
@@ -537,7 +537,7 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     groups = client.submit(stitch_boundary, config, n_groups, *parts, pure=False)
     solved = [client.submit(solve_group, config, groups, g, pure=False)
               for g in range(n_groups)]
-    last = _gather(client, solved, [f"the components crossing blocks of {ref.path} and "
+    last = gather(client, solved, [f"the components crossing blocks of {ref.path} and "
                                     f"{sub.path} (group {g} of {n_groups})"
                                     for g in range(n_groups)], "solving the boundary",
                    meter, "tasks")

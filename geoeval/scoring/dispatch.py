@@ -5,7 +5,7 @@
 
 * :attr:`Route.LOCAL`: this process (``engine="local"``);
 * :attr:`Route.PARTITIONS`: two vector layers read, matched and written by
-  partitions on a Dask cluster (:mod:`geoeval.engine.distributed`);
+  partitions on a Dask cluster (:mod:`geoeval.engine.layers`);
 * :attr:`Route.BLOCKS`: two label rasters on one grid scanned and matched by blocks
   on a Dask cluster (:mod:`geoeval.engine.mosaic`);
 * :attr:`Route.CLIENT`: the client reads both inputs, the cluster computes the
