@@ -57,8 +57,7 @@ FRACTION = checked(validate.fraction)
 POSITIVE = checked(validate.positive)
 COUNT = checked(validate.count)
 SEED = checked(validate.count, minimum=0)
-HOOVER = rule("hoover_threshold")
-IOU = rule("iou_threshold")  # (0, 1]: every IoU threshold, matcher and box protocols
+IOU = checked(validate.IOU.check)  # (0, 1]: every IoU threshold, matcher and box protocols
 EPS = checked(validate.fraction, high_open=True)  # [0, 1): ROBIN's ε1..ε3
 ALPHA = checked(validate.fraction, low_open=True, high_open=True)  # (0, 1): a test level
 IMAGE_SIZE = checked(validate.image_size)  # "W,H" -> (W, H), both > 0
@@ -84,16 +83,30 @@ def _defaults() -> dict[str, Any]:
 DEFAULTS = _defaults()
 
 
-def _matcher_enum(name: str, *extra: str) -> Any:
-    """A choice of the registered matchers (:mod:`geoeval.matching.registry`),
-    after the ``extra`` choices; built when the CLI is imported."""
-    from geoeval.matching import registry
+def matcher_choice(*extra: str) -> Callable[[Any, Any, Any], Any]:
+    """The callback of an option naming registered matchers
+    (:mod:`geoeval.matching.registry`, as registered when the command runs), or one of
+    ``extra``: a usage error listing the choices otherwise."""
 
-    return Enum(name, {n: n for n in (*extra, *registry.names())}, type=str)
+    def callback(ctx: Any, param: Any, value: Any) -> Any:
+        if value is None or ctx.resilient_parsing:
+            return value
+        from geoeval.matching import registry
+
+        choices = (*extra, *registry.names())
+        for v in value if isinstance(value, list | tuple) else [value]:
+            if v not in choices:
+                raise typer.BadParameter(
+                    f"{v!r} is not one of {', '.join(repr(c) for c in choices)}.")
+        return value
+
+    return callback
 
 
+#: ``score --matcher``: matchers by name, or ``all``.
+MATCHERS_OR_ALL = matcher_choice("all")
 #: One matcher (``--gpkg-matcher``, ``rank --matcher``).
-OneMatcher = _matcher_enum("OneMatcher")
+ONE_MATCHER = matcher_choice()
 
 
 class BoundaryBand(str, Enum):
@@ -111,17 +124,8 @@ class EngineChoice(str, Enum):
     dask = "dask"
 
 
-#: ``score --matcher``: one of the matchers, or all of them.
-MatcherChoice = _matcher_enum("MatcherChoice", "all")
 
 
-HooverOpt = Annotated[float, typer.Option(
-    help=f"Hoover threshold T, {rule_text('hoover_threshold')}.", callback=HOOVER)]
-IouOpt = Annotated[float, typer.Option(
-    help=f"IoU matcher threshold, {rule_text('iou_threshold')}.", callback=IOU)]
-MinOverlapOpt = Annotated[float | None, typer.Option(
-    help="MOM: minimum overlap as a fraction of the smaller object, "
-         f"{rule_text('min_overlap')}.", callback=rule("min_overlap"))]
 ResolutionOpt = Annotated[float | None, typer.Option(
     help="Grid step (CRS units) for the Mallows score of two vector layers.",
     callback=POSITIVE, rich_help_panel=sections.MALLOWS)]
@@ -169,9 +173,15 @@ def _measures(ctx: Any, param: Any, value: Any) -> Any:
 
 
 # geometry measures (geoeval.measures.geometry)
+def _measure_names() -> str:
+    from geoeval.measures.geometry import measure_names
+
+    return ", ".join(n.replace("_", "-") for n in measure_names())
+
+
 MeasuresOpt = Annotated[str | None, typer.Option(
-    "--measures", help="Geometry measures, comma-separated: pq, clinton, polis, boundary-iou "
-                       "or all (see geometry-measures.md in docs).", callback=_measures,
+    "--measures", help=f"Geometry measures, comma-separated: {_measure_names()} or all (see "
+                       "geometry-measures.md in docs).", callback=_measures,
     rich_help_panel=sections.GEOMETRY)]
 BoundaryWidthOpt = Annotated[float | None, typer.Option(
     help="Boundary IoU band width in CRS units (default: 2 % of each reference object's "
@@ -279,12 +289,23 @@ class Group:
     """
 
     def __init__(self, build: Callable[..., Any],
-                 parameters: list[inspect.Parameter] | None = None,
-                 section: str | None = None) -> None:
+                 parameters: list[inspect.Parameter] | Callable[[], list[inspect.Parameter]]
+                 | None = None, section: str | None = None) -> None:
         self.build = build
-        self.parameters = [sections.in_section(p, section) for p in (
-            list(inspect.signature(build, eval_str=True).parameters.values())
-            if parameters is None else parameters)]
+        self._parameters = parameters
+        self.section = section
+
+    @property
+    def parameters(self) -> list[inspect.Parameter]:
+        """The group's options, in its help section (a callable giving them is asked each
+        time: the matcher registry's parameters as they are when a command is built)."""
+        if self._parameters is None:
+            found = list(inspect.signature(self.build, eval_str=True).parameters.values())
+        elif callable(self._parameters):
+            found = list(self._parameters())
+        else:
+            found = list(self._parameters)
+        return [sections.in_section(p, self.section) for p in found]
 
 
 def with_groups(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -294,13 +315,15 @@ def with_groups(command: Callable[..., Any]) -> Callable[..., Any]:
     A decorator of the commands (so that calling one from Python takes the options
     too); :func:`add_command` applies it as well (expanding twice changes nothing).
     """
+    command = getattr(command, "__grouped__", command)  # expanded again from the original
     signature = inspect.signature(command, eval_str=True)
     groups = {p.name: p.default for p in signature.parameters.values()
               if isinstance(p.default, Group)}
     if not groups:
         return command
+    options = {name: group.parameters for name, group in groups.items()}
     params = [q for p in signature.parameters.values()
-              for q in (p.default.parameters if p.name in groups else [p])]
+              for q in (options[p.name] if p.name in groups else [p])]
     names = [q.name for q in params]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:  # a programming error, caught by the CLI tests
@@ -315,10 +338,11 @@ def with_groups(command: Callable[..., Any]) -> Callable[..., Any]:
         values = dict(bound.arguments)
         for name, group in groups.items():
             values[name] = group.build(**{q.name: values.pop(q.name)
-                                          for q in group.parameters})
+                                          for q in options[name]})
         return command(**values)
 
     run.__signature__ = expanded  # type: ignore[attr-defined]
+    run.__grouped__ = command  # type: ignore[attr-defined]
     run.__annotations__ = {q.name: q.annotation for q in params}
     return run
 
@@ -589,15 +613,28 @@ def _readers(band: BandOpt = DEFAULTS["band"], background: BackgroundOpt = DEFAU
 READERS = Group(_readers, section=sections.INPUTS)
 
 
-def _matcher_options(hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
-                     iou_threshold: IouOpt = DEFAULTS["iou_threshold"],
-                     min_overlap: MinOverlapOpt = DEFAULTS["min_overlap"]) -> dict[str, Any]:
-    return {"hoover_threshold": hoover_threshold, "iou_threshold": iou_threshold,
-            "min_overlap": min_overlap}
+def matcher_parameters() -> list[inspect.Parameter]:
+    """Every registered matcher parameter (:func:`geoeval.matching.registry.parameters`)
+    as a command-line option: ``--`` and its keyword, its help and range, its default,
+    its rule as the callback. A matcher registered before the commands are built has
+    its options with no other edit."""
+    from geoeval.matching import registry
+
+    out = []
+    for p in registry.parameters():
+        kind: Any = float if p.default is not None else float | None
+        out.append(inspect.Parameter(
+            p.keyword, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
+            annotation=Annotated[kind, typer.Option(
+                p.option, help=f"{p.help}, {p.range}.",
+                callback=checked(lambda name, value, p=p: p.check(value, name)))]))
+    return out
 
 
-#: The matchers' parameters, as :func:`geoeval.scoring.score` keywords.
-MATCHER_OPTIONS = Group(_matcher_options, section=sections.MATCHERS)
+#: The matchers' parameters, as :func:`geoeval.scoring.score` keywords (from the registry,
+#: when a command is built).
+MATCHER_OPTIONS = Group(lambda **parameters: parameters, matcher_parameters,
+                        section=sections.MATCHERS)
 
 
 def _strata(size_bins: SizeBinsOpt = DEFAULTS["size_bins"], zones: ZonesOpt = DEFAULTS["zones"],

@@ -31,13 +31,13 @@ from geoeval.cli.options import (
     BOOTSTRAP,
     DEFAULTS,
     MATCHER_OPTIONS,
+    ONE_MATCHER,
     READERS,
     REPORTING,
     STRATA,
     Group,
     HtmlOpt,
     JobsOpt,
-    OneMatcher,
     Progress,
     Reporting,
     ResolutionOpt,
@@ -64,7 +64,7 @@ def _rank_defaults() -> dict[str, Any]:
 
 
 RANK_DEFAULTS = _rank_defaults()  # from geoeval.rank's signature, never copied
-DEFAULT_MATCHER = OneMatcher(RANK_DEFAULTS["matcher"])
+DEFAULT_MATCHER = RANK_DEFAULTS["matcher"]
 
 #: The order's options, as keywords of :func:`geoeval.rank` and :func:`geoeval.rank_table`:
 #: (name, type, help); each checked by its rule in :data:`geoeval.validate.RULES`.
@@ -91,8 +91,8 @@ def rank_command(
         show_default=False)] = None,
     table: Annotated[Path | None, typer.Option(
         help="CSV of precomputed indicators: a 'name' column + one per indicator.")] = None,
-    matcher: Annotated[OneMatcher, typer.Option(
-        "--matcher", "-m", metavar="NAME",
+    matcher: Annotated[str, typer.Option(
+        "--matcher", "-m", metavar="NAME", callback=ONE_MATCHER,
         help="bgm, hoover, mom or iou: the matcher whose precision, recall and accuracy "
              "are the indicators.")
     ] = DEFAULT_MATCHER,
@@ -145,7 +145,7 @@ def rank_command(
             result = rank(
                 paths[0],
                 paths[1:],
-                matcher=matcher.value,
+                matcher=matcher,
                 resolution=resolution,
                 n_jobs=jobs,
                 progress=progress,
