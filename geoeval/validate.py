@@ -122,7 +122,7 @@ def image_size(name: str, value: str | tuple[float, float] | None) -> tuple[floa
 
 # --- one rule per option ------------------------------------------------------------
 # Every numeric option of the API and the command line is checked by its rule here:
-# the CLI's callbacks (geoeval.cli.options.rule) and the API's checks
+# the CLI's callbacks (geoeval.cli.callbacks.rule) and the API's checks
 # (geoeval.scoring.check_options, the matchers) read this table, so a range is
 # written once, and the docs' table of ranges (docs/errors.md) is tested against it.
 

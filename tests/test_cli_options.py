@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from geoeval import validate
+from geoeval.cli.groups import Group, add_command, ruled, with_groups
 from geoeval.cli.main import command, main
-from geoeval.cli.options import REPORTING, Group, Reporting, add_command, ruled, with_groups
+from geoeval.cli.options import REPORTING
+from geoeval.cli.printers import Reporting
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shapely import box
 
-from geoeval.cli.options import Progress
+from geoeval.cli.progress import Progress
 from geoeval.objects import ObjectSet
 from geoeval.scoring import score_objects
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import typer
 
-from geoeval.cli.options import command_group, guard_all
+from geoeval.cli.groups import command_group
+from geoeval.cli.guard import guard_all
 
 # command modules of geoeval.cli, each with register(app)
 COMMANDS: tuple[str, ...] = ("score", "boxes", "rank", "audit")

@@ -27,25 +27,21 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.cli import help as sections
+from geoeval.cli.callbacks import ONE_MATCHER
+from geoeval.cli.groups import Group, add_command, ruled, with_groups
 from geoeval.cli.options import (
     BOOTSTRAP,
     DEFAULTS,
     MATCHER_OPTIONS,
-    ONE_MATCHER,
     READERS,
     REPORTING,
     STRATA,
-    Group,
     HtmlOpt,
     JobsOpt,
-    Progress,
-    Reporting,
     ResolutionOpt,
-    add_command,
-    command_line,
-    ruled,
-    with_groups,
 )
+from geoeval.cli.printers import Reporting, command_line
+from geoeval.cli.progress import Progress
 from geoeval.errors import InputError
 
 

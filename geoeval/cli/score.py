@@ -34,13 +34,13 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.cli import help as sections
+from geoeval.cli.callbacks import MATCHERS_OR_ALL, ONE_MATCHER
+from geoeval.cli.groups import add_command, with_groups
 from geoeval.cli.options import (
     BOOTSTRAP,
     BOUNDARY_BAND_DEFAULT,
     DEFAULTS,
     MATCHER_OPTIONS,
-    MATCHERS_OR_ALL,
-    ONE_MATCHER,
     READERS,
     REPORTING,
     STRATA,
@@ -53,17 +53,11 @@ from geoeval.cli.options import (
     HtmlOpt,
     JobsOpt,
     MeasuresOpt,
-    Progress,
-    Reporting,
     ResolutionOpt,
     SchedulerOpt,
-    add_command,
-    command_line,
-    show,
-    terminal,
-    warn,
-    with_groups,
 )
+from geoeval.cli.printers import Reporting, command_line, show, terminal, warn
+from geoeval.cli.progress import Progress
 
 
 @with_groups
