@@ -241,6 +241,23 @@ def test_median_on_partitions_is_numpy_median():
     assert med.median(InlineClient(), parts(np.zeros(5), 3), 0) is None
 
 
+def test_on_workers_raises_the_first_failure_in_item_order():
+    """A layer's planning on the workers (:func:`geoeval.engine.gather.on_workers`) runs
+    with the in-process client too: the results in item order, and of several failures
+    the first item's error (as the local reader would raise it)."""
+    from geoeval.engine.gather import on_workers
+
+    assert on_workers(InlineClient(), lambda x: 2 * x, [3, 1, 2]) == [6, 2, 4]
+
+    def fail_from_two(x):
+        if x >= 2:
+            raise ValueError(f"item {x}")
+        return x
+
+    with pytest.raises(ValueError, match="item 2"):
+        on_workers(InlineClient(), fail_from_two, [1, 2, 3])
+
+
 # --- a real cluster --------------------------------------------------------------------
 
 def _write_inputs(tmp_path, ref, sub):

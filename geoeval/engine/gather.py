@@ -13,6 +13,19 @@ from geoeval.progress import TimeLeft
 from geoeval.sums import ZERO
 
 
+def on_workers(client: Any, function: Callable[..., Any], items: list[Any]) -> list[Any]:
+    """``function`` of every item on the workers, the results in item order; on failures
+    the first item's error in item order (the local reader's), whichever failed first."""
+    from geoeval.engine.inline import wait
+
+    futures = client.map(function, items, pure=False)
+    wait(client, futures)
+    for future in futures:
+        if future.status == "error":
+            future.result()  # raises its error
+    return client.gather(futures)
+
+
 def gather(client: Any, futures: list[Any], items: list[Any], what: str,
             meter: Meter | None, label: str = "pieces") -> list[Any]:
     """Results in order, each counted by ``meter``; a failed task's error

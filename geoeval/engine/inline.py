@@ -33,6 +33,11 @@ class InlineFuture:
     def done(self) -> bool:
         return True
 
+    @property
+    def status(self) -> str:
+        """``"error"`` or ``"finished"``, as a ``distributed.Future``'s."""
+        return "finished" if self.error is None else "error"
+
 
 def _resolved(value: Any) -> Any:
     """``value`` with the futures in it (at any depth of lists, tuples, dicts) replaced by
@@ -74,6 +79,16 @@ class InlineClient:
     def as_completed(futures: list[InlineFuture]) -> Iterator[InlineFuture]:
         """The futures in order: every one is finished already."""
         return iter(futures)
+
+
+def wait(client: Any, futures: list[Any]) -> None:
+    """Return when every one of ``futures`` has finished (``distributed.wait`` on a
+    cluster; at once with an :class:`InlineClient`)."""
+    if isinstance(client, InlineClient):
+        return
+    from distributed import wait as finished
+
+    finished(futures)
 
 
 def as_completed(client: Any, futures: list[Any]) -> Iterator[Any]:

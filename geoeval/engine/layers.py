@@ -44,13 +44,14 @@ is found by its owner.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from geoeval.engine.gather import Meter, add_summaries, gather, reduce_tree
+from geoeval.engine.gather import Meter, add_summaries, gather, on_workers, reduce_tree
 from geoeval.engine.halo import extent_of, footprint, halo, neighbours
 from geoeval.engine.ids import check_ids, ids_error
 from geoeval.engine.parts import (
@@ -184,24 +185,13 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     """
     from geoeval.io.pieces import plan_layer, read_piece
 
-    def on_workers(function: Callable[..., Any], items: list[Any]) -> list[Any]:
-        """``function`` of every item on the workers; on failures the first item's
-        error in item order (the local reader's), whichever failed first."""
-        from distributed import wait
-
-        futures = client.map(function, items, pure=False)
-        wait(futures)
-        for future in futures:
-            if future.status == "error":
-                future.result()  # raises its error
-        return client.gather(futures)
-
     plans, meta = [], []
     for side, src, opts in (("reference", reference, reference_options),
                             ("submission", submission, submission_options)):
         try:
             pieces, crs, bounds = plan_layer(src, layer=opts.get("layer"),
-                                             id_field=opts.get("id_field"), mapper=on_workers)
+                                             id_field=opts.get("id_field"),
+                                             mapper=functools.partial(on_workers, client))
             if opts.get("class_field") is not None:
                 check_field(pieces, opts["class_field"], src)
         except FieldError as exc:
