@@ -165,3 +165,40 @@ def test_the_dask_engine_takes_the_three_toys(toys, tmp_path, monkeypatch):
     local = geoeval.scoring.score(*files, **options)
     assert res.to_json() == local.to_json()
     assert json.loads(local.to_json())["geometry"]["measures"] == ["centroid_shift"]
+
+
+@pytest.mark.slow
+def test_a_matcher_registered_in_the_client_alone_runs_on_a_real_cluster(toys, tmp_path,
+                                                                         monkeypatch):
+    """The toy matcher is registered in this process only: the workers of a real
+    ``distributed.LocalCluster`` get its registry entry with the tasks (the engine's
+    ``Config.entries``), by partitions (two GeoPackages) and by raster blocks (two label
+    rasters on one grid); each report is the local engine's, byte for byte."""
+    import distributed
+    import geopandas as gpd
+    from dask_cluster import local_cluster
+
+    from geoeval.engine import layers
+    from geoeval.scoring import score
+    from tests.test_registry import _labels, _write
+
+    ref, sub = boxes(5)
+    paths = []
+    for name, rows in (("ref", ref), ("sub", sub)):
+        p = tmp_path / f"{name}.gpkg"
+        gpd.GeoDataFrame({"id": rows[:, 0].astype(int)}, geometry=shapely.box(*rows[:, 1:].T),
+                         crs=CRS).to_file(p)
+        paths.append(p)
+    labels = _labels()
+    rasters = [_write(tmp_path / f"{n}.tif", lab) for n, lab in zip("rs", labels, strict=True)]
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 20)
+    options = dict(matchers=["unique"], unique_threshold=0.4)
+    with local_cluster() as cluster, distributed.Client(cluster) as client:
+        dask = Engine("dask", client=client, n_jobs=2)
+        res = score(*paths, opened=dask, id_field="id", **options)
+        assert res.partitions["partitions"] >= 4
+        assert res.to_json() == score(*paths, id_field="id",
+                                                      **options).to_json()
+        res = score(*rasters, opened=dask, **options)
+        assert "blocks" in res.partitions
+        assert res.to_json() == score(*rasters, **options).to_json()

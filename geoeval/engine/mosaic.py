@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -234,6 +234,16 @@ class Config:
     #: Whether the solved blocks return their per-object lists
     #: (:class:`~geoeval.matching.lists.MatchLists`) for the report.
     lists: bool = False
+    #: The matchers' registry entries (:func:`geoeval.matching.registry.entries`; those
+    #: of ``matchers`` when not given), sent with the tasks: a matcher registered in the
+    #: client alone runs on the workers too.
+    entries: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.entries:
+            from geoeval.matching import registry
+
+            object.__setattr__(self, "entries", registry.entries(self.matchers))
 
 
 class _Inline:
@@ -276,7 +286,6 @@ def solve(found: Scan, config: Config) -> dict[str, Any]:
     """Match the objects of ``found`` (whole components, complete counts) with the local
     engine's code and return the additive summary of the result."""
     from geoeval.grid import label_index
-    from geoeval.matching import match
     from geoeval.overlap import Overlap
 
     assert found.pair_a is not None and found.pair_b is not None
@@ -295,7 +304,7 @@ def solve(found: Scan, config: Config) -> dict[str, Any]:
     per: dict[str, Any] = {}
     lists: dict[str, Any] = {}
     for name in config.matchers:
-        m = match(ov, name, **config.params.get(name, {}))
+        m = config.entries[name].run(ov, **config.params.get(name, {}))
         scores = m.arrays.score[~np.isnan(m.arrays.score)]
         out = {"missed": int(m.missed.size), "false_alarms": int(m.false_alarms.size),
                "matched_overlap": m.matched_sum, "kinds": m.kind_counts(),

@@ -55,6 +55,16 @@ class Config:
     #: Whether each solved set returns its per-object lists
     #: (:class:`~geoeval.matching.lists.MatchLists`) for the report.
     lists: bool = False
+    #: The matchers' registry entries (:func:`geoeval.matching.registry.entries`; those
+    #: of ``matchers`` when not given), sent with the tasks: a matcher registered in the
+    #: client alone runs on the workers too.
+    entries: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.entries:
+            from geoeval.matching import registry
+
+            object.__setattr__(self, "entries", registry.entries(self.matchers))
 
 
 @dataclass(frozen=True)
@@ -178,7 +188,6 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
     """Match the objects ``chosen`` (whole components, indices into ``every``) with the
     in-memory engine's code: object sets in position order, pairs sorted by (row, col)."""
     from geoeval.engine.objects import matching_columns
-    from geoeval.matching import match
     from geoeval.objects import ObjectSet
     from geoeval.overlap import Overlap, union_area
 
@@ -212,7 +221,7 @@ def _solve(every: Part, geom: np.ndarray, chosen: np.ndarray, cr: np.ndarray,
     mallows: dict[str, Any] = {}
     lists: dict[str, Any] | None = {} if config.lists else None
     for name in config.matchers:
-        m = match(ov, name, **config.params.get(name, {}))
+        m = config.entries[name].run(ov, **config.params.get(name, {}))
         mal = None
         if name in config.mallows and config.resolution is not None:
             from geoeval.measures.mallows import mallows_scores

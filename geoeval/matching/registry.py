@@ -19,7 +19,7 @@ that the API checks and the command-line options derive from one place.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -191,6 +191,13 @@ def register(matcher: Matcher) -> Matcher:
     for p in matcher.parameters:
         _PARAMETERS.setdefault(p.keyword, p)
     return matcher
+
+
+def entries(names: Iterable[str]) -> dict[str, Matcher]:
+    """The entries of the matchers ``names`` by name (:func:`get`: an unknown name is an
+    :class:`~geoeval.errors.InputError`), to hand to another process whose registry may
+    lack them (a Dask worker)."""
+    return {n: get(n) for n in names}
 
 
 def unregister(name: str) -> None:
