@@ -169,9 +169,9 @@ def test_a_missing_class_field_is_named_as_the_local_reader_does(tmp_path, suffi
     with the in-memory reader's message (from the file's metadata)."""
     import geopandas as gpd
 
-    from geoeval.engine.layers import check_field
     from geoeval.errors import InputError
-    from geoeval.io.pieces import plan_pieces
+    from geoeval.io import read_side
+    from geoeval.io.pieces import check_field, plan_pieces
     from geoeval.io.vector import read_vector
 
     path = tmp_path / f"ref{suffix}"
@@ -185,4 +185,9 @@ def test_a_missing_class_field_is_named_as_the_local_reader_does(tmp_path, suffi
         check_field(pieces, "cls", path)
     assert str(cluster.value) == str(local.value)
     assert "--class-field 'cls' is not a field" in str(cluster.value)
+    # a FieldError, as the local reader's: the run names the side (FieldError.on)
+    with pytest.raises(InputError) as local_side:
+        read_side(path, "reference", class_field="cls")
+    assert str(cluster.value.on("reference")) == str(local_side.value)
+    assert "of the reference" in str(local_side.value)
     check_field(pieces, "kind", path)  # present: no error

@@ -78,7 +78,7 @@ from geoeval.engine.solve import (
     summary_of,
 )
 from geoeval.engine.write import write_boundary, write_interior
-from geoeval.errors import FieldError, InputError
+from geoeval.errors import FieldError
 
 #: Target number of objects (both sides) per spatial partition.
 OBJECTS_PER_PARTITION = 100_000
@@ -183,7 +183,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         (:class:`~geoeval.matching.lists.MatchLists`; at most
         :data:`~geoeval.matching.lists.LIST_LIMIT` objects, checked before the work).
     """
-    from geoeval.io.pieces import plan_layer, read_piece
+    from geoeval.io.pieces import check_field, plan_layer, read_piece
 
     plans, meta = [], []
     for side, src, opts in (("reference", reference, reference_options),
@@ -397,31 +397,3 @@ def replace_config(config: Config, classes: tuple[bool, ...], lists: bool = Fals
     from dataclasses import replace
 
     return replace(config, classes=(bool(classes[0]), bool(classes[1])), lists=lists)
-
-
-def check_field(pieces: list[Any], name: str, source: Any) -> None:
-    """The in-memory reader's error when the layer (its first file) has no field ``name``
-    (``--class-field``), from the file's metadata."""
-    if not pieces:
-        return
-    from pathlib import Path
-
-    from geoeval.io.vector import _check_fields
-
-    q = pieces[0]
-    if q.kind == "parquet":
-        import json
-
-        import pyarrow.parquet as pq
-
-        schema = pq.read_schema(q.path)
-        primary = json.loads((schema.metadata or {}).get(b"geo", b"{}")).get("primary_column")
-        fields = [n for n in schema.names if n != primary]
-    else:
-        import pyogrio
-
-        fields = [str(f) for f in pyogrio.read_info(q.path, layer=q.layer)["fields"]]
-    try:
-        _check_fields(Path(q.path), fields, None, name)
-    except InputError as exc:
-        raise InputError(exc.message, source) from None
