@@ -149,3 +149,36 @@ def test_no_cycle_between_modules():
     """Not even inside a stage (type-checking imports count: they are imports too)."""
     g = nx.DiGraph((src, dst) for src, targets in graph().items() for dst in targets)
     assert [c for c in nx.strongly_connected_components(g) if len(c) > 1] == []
+
+
+def private_reaches(path: Path) -> list[str]:
+    """The private names (``_name``, or anything in a private module ``_module``) that
+    ``path`` imports from outside the package holding them (``from geoeval.io.vector
+    import _check_fields`` in geoeval.engine): a package's private names are for its
+    own modules and subpackages; a top-level module (``geoeval.grid``) is a stage of
+    its own, its private names its own."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+            continue
+        for alias in node.names:
+            parts = [*node.module.split("."), alias.name]
+            if parts[0] != "geoeval":
+                continue
+            first = next((i for i, p in enumerate(parts)
+                          if p.startswith("_") and not p.startswith("__")), None)
+            if first is None:
+                continue
+            owner = ".".join(parts[:first])  # the package holding it, or a module's
+            is_package = (PACKAGE.parent / owner.replace(".", "/") / "__init__.py").exists()
+            if not is_package and owner.count(".") > 1:  # package (a top-level module
+                owner = owner.rpartition(".")[0]        # such as geoeval.grid: itself)
+            if package != owner and not package.startswith(owner + "."):
+                found.append(f"{name}: {'.'.join(parts)}")
+    return found
+
+
+def test_no_private_name_crosses_a_package():
+    assert [r for p in sorted(PACKAGE.rglob("*.py")) for r in private_reaches(p)] == []
