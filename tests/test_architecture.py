@@ -182,3 +182,14 @@ def private_reaches(path: Path) -> list[str]:
 
 def test_no_private_name_crosses_a_package():
     assert [r for p in sorted(PACKAGE.rglob("*.py")) for r in private_reaches(p)] == []
+
+
+def test_docs_architecture_names_every_module():
+    """``docs/architecture.md`` names every module (by its path, or its file name in its
+    package's row)."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    unnamed = [str(p.relative_to(PACKAGE)) for p in sorted(PACKAGE.rglob("*.py"))
+               if p.name not in ("__init__.py", "__main__.py")
+               and str(p.relative_to(PACKAGE)) not in text and f"`{p.name}`" not in text
+               and f"{p.name}`" not in text]
+    assert unnamed == []

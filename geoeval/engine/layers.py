@@ -17,7 +17,8 @@ The pipeline (``docs/scale.md``, *A layer on the cluster*):
    bounding box meets its extent) and runs the in-memory engine's kernels on
    its own objects: the overlap (:func:`geoeval.overlap.overlap_pairs`), the
    same-side overlaps, the components, and, for the components made only of
-   objects it owns, the matchers (:func:`geoeval.matching.match`) and the union
+   objects it owns, the matchers (their registry entries, sent with the tasks:
+   :attr:`geoeval.engine.solve.Config.entries`) and the union
    area (:func:`geoeval.overlap.union_area`).
 4. **boundary**: the components that reach another partition's objects are
    sent (their objects and the pairs the partition owns) to one task, which

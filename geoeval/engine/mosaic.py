@@ -17,7 +17,8 @@ The pipeline (``docs/scale.md``, *A label mosaic on the cluster*):
 3. **solve**: each block builds, from its own counts, the components of its
    label-pair graph. A component without a cut label is *interior*: every object
    of it lies wholly in the block, so its counts are complete there; the block
-   matches it with the local engine's code (:func:`geoeval.matching.match` on an
+   matches it with the local engine's code (each matcher's registry entry, sent with the
+   task in :attr:`Config.entries`, on an
    :class:`~geoeval.overlap.Overlap` with ``pixel_area``, as
    :func:`geoeval.overlap.overlap_from_scan` builds it) and computes the
    Mallows score of its instances from each object's window
