@@ -96,6 +96,19 @@ def write_boxes(tmp_path, seed=0):
     return paths
 
 
+def write_layers(tmp_path, seed):
+    """The boxes of :func:`boxes` as two GeoPackages with an ``id`` field."""
+    import geopandas as gpd
+
+    paths = []
+    for name, rows in zip(("ref", "sub"), boxes(seed), strict=True):
+        p = tmp_path / f"{name}.gpkg"
+        gpd.GeoDataFrame({"id": rows[:, 0].astype(int)}, geometry=shapely.box(*rows[:, 1:].T),
+                         crs=CRS).to_file(p)
+        paths.append(p)
+    return paths
+
+
 def test_the_api_takes_the_three_toys(toys, tmp_path):
     ref, sub = write_boxes(tmp_path)
     res = geoeval.score(ref, sub, matchers=["bgm", "unique"], unique_threshold=0.4,
@@ -141,18 +154,11 @@ def test_the_dask_engine_takes_the_three_toys(toys, tmp_path, monkeypatch):
     """By partitions (two GeoPackages, the partitionable toy matcher) and through the
     client (the toy format is not read by pieces; the toy measure needs every object):
     the Dask engine's report is the local one's, byte for byte."""
-    import geopandas as gpd
 
     from geoeval.engine import layers
 
     dask = Engine("dask", client=InlineClient(), n_jobs=1)
-    ref, sub = boxes(4)
-    paths = []
-    for name, rows in (("ref", ref), ("sub", sub)):
-        p = tmp_path / f"{name}.gpkg"
-        gpd.GeoDataFrame({"id": rows[:, 0].astype(int)}, geometry=shapely.box(*rows[:, 1:].T),
-                         crs=CRS).to_file(p)
-        paths.append(p)
+    paths = write_layers(tmp_path, seed=4)
     monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 12)
     options = dict(matchers=["unique", "iou"], unique_threshold=0.4, id_field="id")
     res = geoeval.scoring.score(*paths, opened=dask, **options)
@@ -175,20 +181,13 @@ def test_a_matcher_registered_in_the_client_alone_runs_on_a_real_cluster(toys, t
     ``Config.entries``), by partitions (two GeoPackages) and by raster blocks (two label
     rasters on one grid); each report is the local engine's, byte for byte."""
     import distributed
-    import geopandas as gpd
     from dask_cluster import local_cluster
 
     from geoeval.engine import layers
     from geoeval.scoring import score
     from tests.test_registry import _labels, _write
 
-    ref, sub = boxes(5)
-    paths = []
-    for name, rows in (("ref", ref), ("sub", sub)):
-        p = tmp_path / f"{name}.gpkg"
-        gpd.GeoDataFrame({"id": rows[:, 0].astype(int)}, geometry=shapely.box(*rows[:, 1:].T),
-                         crs=CRS).to_file(p)
-        paths.append(p)
+    paths = write_layers(tmp_path, seed=5)
     labels = _labels()
     rasters = [_write(tmp_path / f"{n}.tif", lab) for n, lab in zip("rs", labels, strict=True)]
     monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 20)
