@@ -231,8 +231,13 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                                 "lines", "zero")}
         for info in side_infos:
             for k, v in info["counts"].items():
-                total[k] += v
+                total[k] = total.get(k, 0) + v
         counts.append(total)
+    from geoeval.io.vector import check_polygonal
+
+    for src, opts, total in zip((reference, submission),
+                                (reference_options, submission_options), counts, strict=True):
+        check_polygonal(total, src, opts.get("layer"))  # the local engine's rule
     ns = [np.array([i["n"] for i in side], np.int64) for side in infos]
     n_ref, n_sub = int(ns[0].sum()), int(ns[1].sum())
     offsets = [np.r_[0, np.cumsum(n)[:-1]].astype(int).tolist() for n in ns]

@@ -599,13 +599,14 @@ def check_field(pieces: list[Any], name: str, source: Any) -> None:
     if q.kind == "parquet":
         import pyarrow.parquet as pq
 
-        schema = pq.read_schema(q.path)
+        schema = pq.read_schema(local_path(q.path))
         primary = json.loads((schema.metadata or {}).get(b"geo", b"{}")).get("primary_column")
         fields = [n for n in schema.names if n != primary]
     else:
         import pyogrio
 
-        fields = [str(f) for f in pyogrio.read_info(q.path, layer=q.layer)["fields"]]
+        fields = [str(f) for f in pyogrio.read_info(local_path(q.path),
+                                                    layer=q.layer)["fields"]]
     try:
         _check_fields(Path(q.path), fields, None, name)
     except FieldError as exc:  # named by the layer, not its first file
