@@ -244,18 +244,19 @@ def test_median_on_partitions_is_numpy_median():
 def test_on_workers_raises_the_first_failure_in_item_order():
     """A layer's planning on the workers (:func:`geoeval.engine.gather.on_workers`) runs
     with the in-process client too: the results in item order, and of several failures
-    the first item's error (as the local reader would raise it)."""
+    the first item's error, in one line naming the item when it is not geoeval's own."""
     from geoeval.engine.gather import on_workers
+    from geoeval.errors import InputError
 
     assert on_workers(InlineClient(), lambda x: 2 * x, [3, 1, 2]) == [6, 2, 4]
 
-    def fail_from_two(x):
-        if x >= 2:
-            raise ValueError(f"item {x}")
-        return x
+    def fail_from_b(tile):
+        if tile >= "b.gpkg":
+            raise ValueError(f"cannot open {tile}")
+        return tile
 
-    with pytest.raises(ValueError, match="item 2"):
-        on_workers(InlineClient(), fail_from_two, [1, 2, 3])
+    with pytest.raises(InputError, match="planning failed on b.gpkg: ValueError: cannot open"):
+        on_workers(InlineClient(), fail_from_b, ["a.gpkg", "b.gpkg", "c.gpkg"])
 
 
 # --- a real cluster --------------------------------------------------------------------

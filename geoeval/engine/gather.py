@@ -15,14 +15,16 @@ from geoeval.sums import ZERO
 
 def on_workers(client: Any, function: Callable[..., Any], items: list[Any]) -> list[Any]:
     """``function`` of every item on the workers, the results in item order; on failures
-    the first item's error in item order (the local reader's), whichever failed first."""
+    the first item's error in item order (the local reader's), whichever failed first,
+    as one line naming the tile when it is not geoeval's own (:func:`gather`)."""
     from geoeval.engine.inline import wait
 
     futures = client.map(function, items, pure=False)
     wait(client, futures)
-    for future in futures:
-        if future.status == "error":
-            future.result()  # raises its error
+    failed = [k for k, future in enumerate(futures) if future.status == "error"]
+    if failed:
+        k = failed[0]
+        gather(client, [futures[k]], [items[k]], "planning", None, label="tiles")
     return client.gather(futures)
 
 
