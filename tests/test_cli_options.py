@@ -208,7 +208,7 @@ def test_the_terminal_prints_names_as_they_are_and_cuts_long_lines(capsys, monke
     megabytes of a file is one line of a readable length."""
     from rich.table import Table
 
-    from geoeval.cli.options import note, show, warn
+    from geoeval.cli.printers import note, show, warn
     from geoeval.errors import MESSAGE_CHARS
 
     monkeypatch.setenv("COLUMNS", "100")
@@ -224,7 +224,7 @@ def test_the_terminal_prints_names_as_they_are_and_cuts_long_lines(capsys, monke
     table.add_column("f1", justify="right")
     table.add_row("t[red]u", "1.0000")
     show([table])
-    from geoeval.cli.options import terminal
+    from geoeval.cli.printers import terminal
     from geoeval.report.layout import records
 
     terminal().print(records(table))  # one block per row (a narrow terminal)
