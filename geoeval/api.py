@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from geoeval.outputs import output_run
+from geoeval.outputs import declare, output_run
 from geoeval.ranking.api import RankingResult
 from geoeval.scoring import ScenesResult, ScoreResult, check_options
 from geoeval.scoring import rank as _rank
@@ -128,13 +128,9 @@ def score(
         options["partitioned"] = False  # per-object outputs need the objects in memory
     value = score_options(**options)  # built and checked once, passed down whole
     with output_run([reference, submission]) as outputs:
-        outputs.file(json, "json")
-        outputs.file(gpkg, "gpkg", suffixes=(".gpkg",))
-        outputs.folder(csv_dir, "csv_dir")
-        outputs.folder(parquet_dir, "parquet_dir")
-        outputs.file(figure, "figure", suffixes=(".png", ".svg"))
-        outputs.file(breakdown_figure, "breakdown_figure", suffixes=(".png", ".svg"))
-        outputs.file(html, "html", suffixes=HTML_SUFFIXES)
+        declare(outputs, {"json": json, "gpkg": gpkg, "csv_dir": csv_dir,
+                          "parquet_dir": parquet_dir, "figure": figure,
+                          "breakdown_figure": breakdown_figure, "html": html})
         writer = None
         if objects_dir is not None:
             import functools
@@ -173,10 +169,6 @@ def score(
                 strata_given=_strata_given(options))
             write_html(html, page)
     return result
-
-
-#: What an HTML report's file name may end in.
-HTML_SUFFIXES = (".html", ".htm")
 
 
 def rank(
@@ -232,7 +224,7 @@ def rank(
     """
     # chained, not listed: submissions given in memory are looked at one at a time
     with output_run(itertools.chain([reference], submissions)) as outputs:
-        outputs.file(html, "html", suffixes=HTML_SUFFIXES)
+        declare(outputs, {"html": html})
         entries: list[Any] = []
         each = None
         if html is not None:
@@ -324,24 +316,23 @@ def write_outputs(
 
         _step(progress, "writing the JSON report")
         write_report(result, json)
-    writers = (  # (target, report writer, step): each called as writer(result, target, matcher=)
-        (gpkg, "gpkg:write_gpkg", "writing the GeoPackage"),
-        (csv_dir, "csv:write_csv", "writing CSV tables"),
-        (parquet_dir, "parquet:write_parquet", "writing GeoParquet files"),
-        (figure, "status_figure:save_status_figure", "drawing the figure"),
-        (breakdown_figure, "breakdown:save_breakdown_figure", "drawing the error breakdown"))
-    if all(target is None for target, _, _ in writers):
+    targets = (gpkg, csv_dir, parquet_dir, figure, breakdown_figure)
+    if all(t is None for t in targets):
         return
-    import importlib
+    from geoeval.report.breakdown import save_breakdown_figure
+    from geoeval.report.csv import write_csv
+    from geoeval.report.gpkg import write_gpkg
+    from geoeval.report.parquet import write_parquet
+    from geoeval.report.status_figure import save_status_figure
 
+    writers = (write_gpkg, write_csv, write_parquet, save_status_figure, save_breakdown_figure)
+    steps = ("writing the GeoPackage", "writing CSV tables", "writing GeoParquet files",
+             "drawing the figure", "drawing the error breakdown")
     matcher = choose_matcher(result, gpkg_matcher)
-    for target, writer, step in writers:
-        if target is None:
-            continue
-        module, _, name = writer.partition(":")
-        _step(progress, step)
-        getattr(importlib.import_module(f"geoeval.report.{module}"), name)(
-            result, target, matcher=matcher)
+    for target, writer, step in zip(targets, writers, steps, strict=True):
+        if target is not None:  # each as writer(result, target, matcher=)
+            _step(progress, step)
+            writer(result, target, matcher=matcher)
 
 
 def score_scenes(
@@ -382,9 +373,7 @@ def score_scenes(
     from geoeval.report.json_report import write_report
 
     with output_run([reference_dir, submission_dir, pairs]) as outputs:
-        outputs.file(json, "json")
-        outputs.folder(csv_dir, "csv_dir")
-        outputs.folder(scene_dir, "scene_dir")
+        declare(outputs, {"json": json, "csv_dir": csv_dir, "scene_dir": scene_dir})
         each = None
         if scene_dir is not None:
             from geoeval.outputs import ensure_folder

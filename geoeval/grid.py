@@ -337,10 +337,10 @@ def label_areas(labels: np.ndarray, background: int) -> tuple[np.ndarray, np.nda
         return ids.astype(np.int64), counts[ids]
     ids, counts = np.unique(flat, return_counts=True)
     keep = ids != background
-    return _id_array(ids[keep], hi), counts[keep]
+    return id_array(ids[keep], hi), counts[keep]
 
 
-def _id_array(ids: np.ndarray, hi: int) -> np.ndarray:
+def id_array(ids: np.ndarray, hi: int) -> np.ndarray:
     """Label ids as ``int64`` when every one fits, else (huge ``uint64`` labels) ``uint64``."""
     if hi > np.iinfo(np.int64).max:
         return ids.astype(np.uint64)

@@ -33,7 +33,8 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -338,6 +339,67 @@ def _remove(tmp: Path) -> None:
         else:
             tmp.unlink()
     cancel.untrack(tmp)
+
+
+@dataclass(frozen=True)
+class Output:
+    """One kind of output a run can write (declared once, :data:`OUTPUTS`).
+
+    Attributes
+    ----------
+    keyword : str
+        Its keyword in :func:`geoeval.score` and the other API calls.
+    flag : str
+        Its command-line option.
+    kind : {'file', 'folder'}
+    suffixes : tuple of str
+        What a file's name must end in (any, when empty).
+    parameter : str
+        The commands' parameter name, when not ``keyword``.
+    """
+
+    keyword: str
+    flag: str
+    kind: str
+    suffixes: tuple[str, ...] = ()
+    parameter: str = ""
+
+    @property
+    def name(self) -> str:
+        """The commands' parameter name."""
+        return self.parameter or self.keyword
+
+
+#: Every output of every command and API call: the one table the API's and the command
+#: line's checks before the work read (:func:`declare`).
+OUTPUTS: tuple[Output, ...] = (
+    Output("json", "--json", "file", parameter="json_path"),
+    Output("markdown", "--markdown", "file", parameter="markdown_path"),
+    Output("gpkg", "--gpkg", "file", (".gpkg",)),
+    Output("figure", "--figure", "file", (".png", ".svg")),
+    Output("breakdown_figure", "--breakdown-figure", "file", (".png", ".svg")),
+    Output("html", "--html", "file", (".html", ".htm")),
+    Output("csv_dir", "--csv-dir", "folder"),
+    Output("parquet_dir", "--parquet-dir", "folder"),
+    Output("scene_dir", "--scene-dir", "folder"),
+    Output("figure_dir", "--figure-dir", "folder"),
+    Output("objects_dir", "--objects", "folder", parameter="objects"),
+)
+
+
+def declare(run: Outputs, values: Mapping[str, Any], *, flags: bool = False) -> None:
+    """Check the outputs given in ``values`` (by keyword, or with ``flags`` by the
+    commands' parameter names) in ``run``, before the work: each named by its keyword
+    or flag (:meth:`Outputs.file`, :meth:`Outputs.folder`)."""
+    for o in OUTPUTS:
+        value = values.get(o.name if flags else o.keyword)
+        if value is None:
+            continue
+        label = o.flag if flags else o.keyword
+        if o.kind == "file":
+            run.file(value, label, suffixes=o.suffixes)
+        else:
+            run.folder(value, label)
 
 
 @contextlib.contextmanager

@@ -2,7 +2,7 @@
 
 Each check returns the value (as ``float`` or ``int``) or raises
 :class:`~geoeval.errors.InputError` naming the argument: the API passes its
-keyword (``iou_threshold``), the CLI its option (``--iou-threshold``), so the
+keyword (``resolution``), the CLI its option (``--resolution``), so the
 same rule gives the same message in both.
 """
 
@@ -51,7 +51,7 @@ def number(name: str, value: float | int | None, *, low: float | None = None,
 
     Examples
     --------
-    >>> number("iou_threshold", 0.5, low=0, high=1)
+    >>> number("confidence", 0.5, low=0, high=1)
     0.5
     >>> try:
     ...     number("resolution", 0, low=0, low_open=True)
@@ -122,7 +122,7 @@ def image_size(name: str, value: str | tuple[float, float] | None) -> tuple[floa
 
 # --- one rule per option ------------------------------------------------------------
 # Every numeric option of the API and the command line is checked by its rule here:
-# the CLI's callbacks (geoeval.cli.options.rule) and the API's checks
+# the CLI's callbacks (geoeval.cli.callbacks.rule) and the API's checks
 # (geoeval.scoring.check_options, the matchers) read this table, so a range is
 # written once, and the docs' table of ranges (docs/errors.md) is tested against it.
 
@@ -152,14 +152,15 @@ _COUNT = Rule(low=1, integer=True)
 _ZERO_UP = Rule(low=0, integer=True)
 _POSITIVE = Rule(low=0.0, low_open=True)
 
-#: Keyword -> its rule (the CLI option is the keyword with dashes).
+#: Any IoU threshold (a matcher's, a box protocol's): in (0, 1].
+IOU = Rule(low=0.0, high=1.0, low_open=True,
+           why="an IoU; at 0 every disjoint pair would be a match")
+#: A fraction: in [0, 1].
+FRACTION = Rule(low=0.0, high=1.0, why="a fraction")
+
+#: Keyword -> its rule (the CLI option is the keyword with dashes). A matcher's own
+#: parameters carry theirs in the matcher registry (:mod:`geoeval.matching.registry`).
 RULES: dict[str, Rule] = {
-    "hoover_threshold": Rule(low=0.5, high=1.0, low_open=True,
-                             why="below one half an object could be part of two correct "
-                                 "detections (Hoover et al. 1996, §3.1)"),
-    "iou_threshold": Rule(low=0.0, high=1.0, low_open=True,
-                          why="an IoU; at 0 every disjoint pair would be a match"),
-    "min_overlap": Rule(low=0.0, high=1.0, why="a fraction of the smaller object"),
     "resolution": _POSITIVE,
     "block_size": _POSITIVE,
     "boundary_width": _POSITIVE,
@@ -185,11 +186,11 @@ def check(name: str, value: float | int | None, *, label: str | None = None
 
     Examples
     --------
-    >>> check("hoover_threshold", 0.75)
-    0.75
-    >>> check("iou_threshold", 0, label="--iou-threshold")
+    >>> check("confidence", 0.95)
+    0.95
+    >>> check("resolution", 0, label="--resolution")
     Traceback (most recent call last):
     ...
-    geoeval.validate.BadValue: --iou-threshold must be in (0, 1], got 0
+    geoeval.validate.BadValue: --resolution must be more than 0, got 0
     """
     return RULES[name].check(label or name, value)

@@ -10,6 +10,7 @@ dependency. ``docs/architecture.md`` draws the same picture.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "geoeval"
 LAYERS: list[tuple[str, ...]] = [
     ("geoeval._version", "geoeval.errors", "geoeval.validate", "geoeval.encoding", "geoeval.reprs",
      "geoeval.outputs", "geoeval.parallel", "geoeval.arrays", "geoeval.thresholds",
-     "geoeval.sums", "geoeval.cancel", "geoeval.streams"),
+     "geoeval.sums", "geoeval.cancel", "geoeval.streams", "geoeval.progress"),
     ("geoeval.grid",),
     ("geoeval.objects",),
     ("geoeval.io",),
@@ -50,12 +51,18 @@ def is_module(name: str) -> bool:
     return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
 
 
+@functools.cache
+def nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a module's syntax tree (parsed once for all the checks)."""
+    return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+
+
 def imports(path: Path) -> set[str]:
     """Every ``geoeval`` module ``path`` imports (at any depth of the file)."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.split(".")[0] == "geoeval")
         elif isinstance(node, ast.ImportFrom):
@@ -149,3 +156,47 @@ def test_no_cycle_between_modules():
     """Not even inside a stage (type-checking imports count: they are imports too)."""
     g = nx.DiGraph((src, dst) for src, targets in graph().items() for dst in targets)
     assert [c for c in nx.strongly_connected_components(g) if len(c) > 1] == []
+
+
+def private_reaches(path: Path) -> list[str]:
+    """The private names (``_name``, or anything in a private module ``_module``) that
+    ``path`` imports from outside the package holding them (``from geoeval.io.vector
+    import _check_fields`` in geoeval.engine): a package's private names are for its
+    own modules and subpackages; a top-level module (``geoeval.grid``) is a stage of
+    its own, its private names its own."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in nodes(path):
+        if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+            continue
+        for alias in node.names:
+            parts = [*node.module.split("."), alias.name]
+            if parts[0] != "geoeval":
+                continue
+            first = next((i for i, p in enumerate(parts)
+                          if p.startswith("_") and not p.startswith("__")), None)
+            if first is None:
+                continue
+            owner = ".".join(parts[:first])  # the package holding it, or a module's
+            is_package = (PACKAGE.parent / owner.replace(".", "/") / "__init__.py").exists()
+            if not is_package and owner.count(".") > 1:  # package (a top-level module
+                owner = owner.rpartition(".")[0]        # such as geoeval.grid: itself)
+            if package != owner and not package.startswith(owner + "."):
+                found.append(f"{name}: {'.'.join(parts)}")
+    return found
+
+
+def test_no_private_name_crosses_a_package():
+    assert [r for p in sorted(PACKAGE.rglob("*.py")) for r in private_reaches(p)] == []
+
+
+def test_docs_architecture_names_every_module():
+    """``docs/architecture.md`` names every module (by its path, or its file name in its
+    package's row)."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    unnamed = [str(p.relative_to(PACKAGE)) for p in sorted(PACKAGE.rglob("*.py"))
+               if p.name not in ("__init__.py", "__main__.py")
+               and str(p.relative_to(PACKAGE)) not in text and f"`{p.name}`" not in text
+               and f"{p.name}`" not in text]
+    assert unnamed == []

@@ -175,7 +175,7 @@ def test_builtin_entries_resolve_and_agree_with_their_functions(name):
         default = keywords[p.keyword].default
         assert default == p.default or (name.startswith("robin") and p.keyword == "preset")
     command, _ = _command_and_doc(protocol)
-    from geoeval.cli.options import with_groups
+    from geoeval.cli.groups import with_groups
 
     options = {o for q in inspect.signature(with_groups(command)).parameters.values()
                for o in _option_names(q)}

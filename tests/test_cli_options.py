@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from geoeval import validate
+from geoeval.cli.groups import Group, add_command, ruled, with_groups
 from geoeval.cli.main import command, main
-from geoeval.cli.options import REPORTING, Group, Reporting, add_command, ruled, with_groups
+from geoeval.cli.options import REPORTING
+from geoeval.cli.printers import Reporting
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -85,20 +87,23 @@ def test_a_bad_value_is_refused_before_any_input_is_read(argv, flag, capsys):
 
 def test_the_cli_and_the_api_apply_one_rule():
     import geoeval.scoring as scoring
+    from geoeval.matching import registry
 
     for name, bad in (("iou_threshold", 0.0), ("hoover_threshold", 0.5), ("min_overlap", -0.1)):
         with pytest.raises(validate.BadValue) as api:
             scoring.check_options(**{name: bad})
-        assert validate.RULES[name].text in str(api.value)
-    assert validate.RULES["iou_threshold"].text == "in (0, 1]"
-    assert validate.RULES["hoover_threshold"].text == "in (0.5, 1]"
+        assert registry.parameter(name).range in str(api.value)
+    assert registry.parameter("iou_threshold").range == "in (0, 1]" == validate.IOU.text
+    assert registry.parameter("hoover_threshold").range == "in (0.5, 1]"
 
 
 def test_the_documented_ranges_are_the_rules():
+    from geoeval.matching import registry
+
     table = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
-    for name in ("hoover_threshold", "iou_threshold", "min_overlap"):
-        row = next(line for line in table.splitlines() if f"(`{name}`)" in line)
-        assert validate.RULES[name].text in row, row
+    for p in registry.parameters():  # every matcher parameter, by its registry rule
+        row = next(line for line in table.splitlines() if f"(`{p.keyword}`)" in line)
+        assert p.range in row, row
 
 
 def test_strict_makes_a_warning_an_error(tmp_path, capsys):
@@ -134,7 +139,7 @@ def test_a_group_stands_for_its_options_in_place():
         return alpha * 10, beta.upper()
 
     pair = Group(build)
-    checked = Group(lambda **kw: kw, [ruled(float, "iou_threshold", "An IoU.", 0.5)])
+    checked = Group(lambda **kw: kw, [ruled(float, "confidence", "A coverage.", 0.5)])
 
     def cmd(first: int = 0, pair: tuple = pair, iou: dict = checked, last: int = 9,
             out: Reporting = REPORTING) -> None:
@@ -145,21 +150,21 @@ def test_a_group_stands_for_its_options_in_place():
     add_command(app, "other", lambda: None, None)  # two commands: `cmd` is a subcommand
     runner = CliRunner()
     res = runner.invoke(app, ["cmd", "--alpha", "3", "--beta", "x", "--last", "2",
-                              "--iou-threshold", "0.25", "--json", "r.json", "-q"])
+                              "--confidence", "0.25", "--json", "r.json", "-q"])
     assert res.exit_code == 0, res.output
-    assert seen == {"first": 0, "pair": (30, "X"), "iou": {"iou_threshold": 0.25}, "last": 2,
+    assert seen == {"first": 0, "pair": (30, "X"), "iou": {"confidence": 0.25}, "last": 2,
                     "out": Reporting(Path("r.json"), True, False)}
     # the options stand where the group parameter stands, in the help too
     text = runner.invoke(app, ["cmd", "--help"], terminal_width=200).output
-    order = [text.index(o) for o in ("--first", "--alpha", "--beta", "--iou-threshold",
+    order = [text.index(o) for o in ("--first", "--alpha", "--beta", "--confidence",
                                      "--last", "--json", "--quiet", "--strict")]
     assert order == sorted(order)
     # the rule of validate.RULES applies, named by the option
-    res = runner.invoke(app, ["cmd", "--iou-threshold", "1.5"])
-    assert res.exit_code == 2 and "--iou-threshold" in res.output
+    res = runner.invoke(app, ["cmd", "--confidence", "1.5"])
+    assert res.exit_code == 2 and "--confidence" in res.output
     # called from Python, the command takes the options (defaults as on the command line)
     with_groups(cmd)(5, beta="y")
-    assert seen == {"first": 5, "pair": (10, "Y"), "iou": {"iou_threshold": 0.5}, "last": 9,
+    assert seen == {"first": 5, "pair": (10, "Y"), "iou": {"confidence": 0.5}, "last": 9,
                     "out": Reporting()}
 
 
@@ -203,7 +208,7 @@ def test_the_terminal_prints_names_as_they_are_and_cuts_long_lines(capsys, monke
     megabytes of a file is one line of a readable length."""
     from rich.table import Table
 
-    from geoeval.cli.options import note, show, warn
+    from geoeval.cli.printers import note, show, warn
     from geoeval.errors import MESSAGE_CHARS
 
     monkeypatch.setenv("COLUMNS", "100")
@@ -219,7 +224,7 @@ def test_the_terminal_prints_names_as_they_are_and_cuts_long_lines(capsys, monke
     table.add_column("f1", justify="right")
     table.add_row("t[red]u", "1.0000")
     show([table])
-    from geoeval.cli.options import terminal
+    from geoeval.cli.printers import terminal
     from geoeval.report.layout import records
 
     terminal().print(records(table))  # one block per row (a narrow terminal)

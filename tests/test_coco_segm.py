@@ -30,9 +30,9 @@ from coco_segm_data import (  # noqa: E402
 from geoeval.challenges.coco import evaluate_coco  # noqa: E402
 from geoeval.cli.main import main as cli_main  # noqa: E402
 from geoeval.errors import InputError  # noqa: E402
-from geoeval.io._masks import decode_counts, masks_from_counts  # noqa: E402
 from geoeval.io._polygon_masks import _crossing_steps, polygon_masks  # noqa: E402
 from geoeval.io.boxes import read_coco  # noqa: E402
+from geoeval.io.masks import decode_counts, masks_from_counts  # noqa: E402
 from geoeval.measures.boundary_band import mask_bands  # noqa: E402
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from geoeval.challenges import crowdai_polygons as cp
 from geoeval.errors import InputError
-from geoeval.io._coco_rings import NotPolygons
+from geoeval.io.coco_rings import NotPolygons
 from sample_data.crowdai_tiles import tiles
 from tests import crowdai_oracles as oracles
 

@@ -2,10 +2,10 @@
 scored on its own in the partition and boundary tasks, as partial sums added like the
 strata, gives the local engine's ``per_class`` report object.
 
-Fast: the partition functions run in this process (``run_in_process``) on a scene of
-36 partitions with components crossing them, with the submission's classes from its
-own field and from the reference it overlaps most (ties included), against
-:func:`geoeval.scoring.scene.score_objects`. Slow (a ``distributed.LocalCluster`` of
+Fast: the engine's run in this process (:class:`geoeval.engine.inline.InlineClient`) on
+a scene of >= 32 partitions with components crossing them, with the submission's
+classes from its own field and from the reference it overlaps most (ties included),
+against the local engine, byte for byte. Slow (a ``distributed.LocalCluster`` of
 two worker processes): ``geoeval.score(..., engine="dask", class_field=...)`` on a
 GeoParquet file of ≥ 32 partitions, the JSON report's ``per_class`` as the local one.
 """
@@ -17,8 +17,7 @@ import pytest
 import shapely
 from dask_cluster import local_cluster
 
-from geoeval.objects import ObjectSet
-from tests.test_dask_partitioned import assert_close, run_in_process, scene
+from tests.test_dask_partitioned import assert_close, scene
 
 CRS = "EPSG:32631"
 
@@ -41,46 +40,38 @@ def classed_scene(seed: int = 4, n: int = 100):
 
 
 @pytest.mark.parametrize("from_field", [pytest.param(True, marks=pytest.mark.slow), False])
-def test_per_class_by_partitions_as_local(from_field):
-    """The ``per_class`` object, the class strata (with their bootstrap intervals) and
-    each matcher's class confusion (counts exact, floats to 1e-12, MOM with its Mallows
-    score) from the partition tasks' partial sums equal the local engine's, with the
-    submission's classes from its field or inherited."""
-    from geoeval.scoring import partition_sums as ps
-    from geoeval.scoring.classes import FROM_FIELD, FROM_REFERENCE
-    from geoeval.scoring.scene import score_objects
+def test_per_class_by_partitions_as_local(from_field, monkeypatch, tmp_path):
+    """The Dask engine's run in this process (:class:`geoeval.engine.inline.InlineClient`)
+    on >= 32 partitions with components crossing them: ``per_class``, the class strata
+    (with their bootstrap intervals) and each matcher's class confusion (MOM with its
+    Mallows score), with the submission's classes from its field or inherited, make the
+    local engine's report, byte for byte."""
+    from geoeval.engine import Engine, layers
+    from geoeval.engine.inline import InlineClient
+    from geoeval.io import pieces as io_pieces
+    from geoeval.scoring.options import score_options
+    from geoeval.scoring.scene import score
 
     ref, sub, rc, sc = classed_scene(8, n=144)
-    if not from_field:
-        sc = None
-    plan = ps.Plan(classes=True, breakdown=True, bootstrap=20, seed=1)
-    bounds = (tuple(shapely.total_bounds(ref)), tuple(shapely.total_bounds(sub)))
-    partials, kept = plan.prepare(step=None, bounds=bounds, crs=None)
-    matchers = ["bgm", "mom", "iou"]
-    _, results, (bsol, _) = run_in_process(ref, sub, k=36, matchers=matchers,
-                                           mallows=("mom",), resolution=2.0,
-                                           partials=partials, classes=(rc, sc))
-    assert len(results) >= 32 and bsol.summary["n_reference"] > 0  # components cross
-    got = ps.Plan.add(*[r.interior.summary["partials"] for r in results],
-                      bsol.summary["partials"])[ps.PER_CLASS]
-    source = FROM_FIELD if from_field else FROM_REFERENCE
-    local = score_objects(ObjectSet.from_geometries(ref, classes=rc),
-                          ObjectSet.from_geometries(sub, classes=sc), matchers=matchers,
-                          resolution=2.0, per_class=True, breakdown=True, bootstrap=20,
-                          seed=1).to_dict()
-    assert_close(ps.per_class_report(got, source, matchers), local["per_class"],
-                 "per_class")
-    assert list(local["strata"]) == ["class"]
-    assert_close(ps.class_strata_report(got, source, plan, kept, matchers),
-                 local["strata"]["class"], "strata.class")
-    confusion = ps.class_confusion_report(got, matchers)
-    for m in matchers:
-        assert_close(confusion[m], local["breakdown"][m]["class_confusion"], m)
-    assert local["breakdown"]["bgm"]["class_confusion"]["count"] > 0
+    rpath, spath = _write(tmp_path, ref, sub, rc, sc if from_field else None)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 8)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
+    options = score_options(matchers=["bgm", "mom", "iou"], class_field="cls",
+                            resolution=2.0, breakdown=True, bootstrap=20, seed=1)
+    res = score(rpath, spath, options, opened=Engine("dask", client=InlineClient(),
+                                                     n_jobs=1))
+    local = score(rpath, spath, options)
+    assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
+    assert res.to_json() == local.to_json()
+    report = local.to_dict()
+    assert list(report["strata"]) == ["class"]
+    assert report["breakdown"]["bgm"]["class_confusion"]["count"] > 0
+    assert report["per_class"]["submission_classes"] == ("field" if from_field
+                                                         else "from_reference")
     if not from_field:  # the tie went to the first reference in layer order
-        assert local["per_class"]["classes"]["zz"]["submission_objects"] == 1
-        assert local["per_class"]["classes"]["aa"]["submission_objects"] == 0
-    assert local["per_class"]["unclassified_submission"] > 0
+        assert report["per_class"]["classes"]["zz"]["submission_objects"] == 1
+        assert report["per_class"]["classes"]["aa"]["submission_objects"] == 0
+    assert report["per_class"]["unclassified_submission"] > 0
 
 
 def _write(tmp_path, ref, sub, rc, sc):
@@ -103,12 +94,12 @@ def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
     import json
 
     import geoeval
-    from geoeval.engine import distributed as dist
+    from geoeval.engine import layers
     from geoeval.io import pieces as io_pieces
 
     ref, sub, rc, sc = classed_scene(8, n=400)
     rpath, spath = _write(tmp_path, ref, sub, rc, sc if from_field else None)
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 25)
     monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     options = dict(matchers=["bgm", "mom", "iou"], class_field="cls", bootstrap=20, seed=1,
                    size_bins="coco", breakdown=True)
@@ -139,7 +130,7 @@ def test_class_field_is_scored_by_partitions(tmp_path):
     assert choice.route is Route.PARTITIONS
 
 
-def test_a_stratum_takes_the_union_the_scene_calls_for():
+def test_a_stratum_takes_the_union_the_scene_calls_for(monkeypatch, tmp_path):
     """Hand-worked: reference R = [0,20]×[0,10] (200, large) and T = [20,27]×[0,7] (49,
     small), detections S1 = [15,24]×[0,5] (45) and S2 = [17,25]×[2,7] (40) overlapping
     each other inside R ∪ T; elsewhere two references overlap each other, so the scene's
@@ -149,32 +140,27 @@ def test_a_stratum_takes_the_union_the_scene_calls_for():
     49 + 25 + 15 − 9 = 80, which the local engine takes (the scene is not a sum). Its
     BGM accuracy, matched overlap 25 over the union: 25/80 = 0.3125 by partitions too,
     and the bootstrap intervals as local."""
-    from geoeval.scoring import partition_sums as ps
-    from geoeval.scoring.scene import score_objects
+    from geoeval.engine import Engine, layers
+    from geoeval.engine.inline import InlineClient
+    from geoeval.scoring.options import score_options
+    from geoeval.scoring.scene import score
 
     ref = shapely.box([0, 20, 100, 105], [0, 0, 100, 100], [20, 27, 110, 115], [10, 7, 110, 110])
     sub = shapely.box([15, 17, 200], [0, 2, 200], [24, 25, 210], [5, 7, 210])
-    plan = ps.Plan(size_bins=[60.0, 100.0], bootstrap=20, seed=2, classes=True)
-    bounds = (tuple(shapely.total_bounds(ref)), tuple(shapely.total_bounds(sub)))
-    partials, kept = plan.prepare(step=None, bounds=bounds, crs=None)
     rc = np.array(["s", "s", "t", "t"], dtype=object)  # the class s: R and T
     sc = np.array(["s", "s", "t"], dtype=object)
-    m = ["bgm", "iou"]
-    _, results, (bsol, _) = run_in_process(ref, sub, k=2, pieces=1, matchers=m,
-                                           partials=partials, classes=(rc, sc))
-    got = ps.Plan.add(*[r.interior.summary["partials"] for r in results],
-                      bsol.summary["partials"])
-    strata = ps.strata_report(got[ps.STRATA], plan, kept, m)
-    local = score_objects(ObjectSet.from_geometries(ref, classes=rc),
-                          ObjectSet.from_geometries(sub, classes=sc), matchers=m,
-                          size_bins=[60.0, 100.0], bootstrap=20, seed=2,
-                          per_class=True).to_dict()
-    small = local["strata"]["size"]["strata"]["small"]["results"]["bgm"]
-    assert small["matched_overlap"] == pytest.approx(25.0)
-    assert small["accuracy"] == pytest.approx(25 / 80)
-    assert_close(strata["size"], local["strata"]["size"], "strata.size")
-    assert_close(ps.class_strata_report(got[ps.PER_CLASS], "field", plan, kept, m),
-                 local["strata"]["class"], "strata.class")
+    rpath, spath = _write(tmp_path, ref, sub, rc, sc)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 4)  # two partitions
+    options = score_options(matchers=["bgm", "iou"], class_field="cls",
+                            size_bins=[60.0, 100.0], bootstrap=20, seed=2)
+    res = score(rpath, spath, options, opened=Engine("dask", client=InlineClient(),
+                                                     n_jobs=1))
+    local = score(rpath, spath, options)
+    assert res.partitions["partitions"] == 2
+    small = local.to_dict()["strata"]["size"]["strata"]["small"]["results"]["bgm"]
+    assert small["matched_overlap"] == 25.0
+    assert small["accuracy"] == 25 / 80
+    assert res.to_json() == local.to_json()
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".gpkg"])
@@ -183,9 +169,9 @@ def test_a_missing_class_field_is_named_as_the_local_reader_does(tmp_path, suffi
     with the in-memory reader's message (from the file's metadata)."""
     import geopandas as gpd
 
-    from geoeval.engine.distributed import check_field
     from geoeval.errors import InputError
-    from geoeval.io.pieces import plan_pieces
+    from geoeval.io import read_side
+    from geoeval.io.pieces import check_field, plan_pieces
     from geoeval.io.vector import read_vector
 
     path = tmp_path / f"ref{suffix}"
@@ -199,4 +185,9 @@ def test_a_missing_class_field_is_named_as_the_local_reader_does(tmp_path, suffi
         check_field(pieces, "cls", path)
     assert str(cluster.value) == str(local.value)
     assert "--class-field 'cls' is not a field" in str(cluster.value)
+    # a FieldError, as the local reader's: the run names the side (FieldError.on)
+    with pytest.raises(InputError) as local_side:
+        read_side(path, "reference", class_field="cls")
+    assert str(cluster.value.on("reference")) == str(local_side.value)
+    assert "of the reference" in str(local_side.value)
     check_field(pieces, "kind", path)  # present: no error

@@ -199,6 +199,26 @@ def test_client_gathers_per_block_not_per_object(cluster, tmp_path, monkeypatch)
     assert big_bytes < 1.3 * small_bytes, (small_bytes, big_bytes)
 
 
+def test_the_run_in_process_gives_the_local_report(tmp_path):
+    """The engine's own run (:func:`geoeval.engine.mosaic.score_mosaic`) in this process
+    (:class:`geoeval.engine.inline.InlineClient`) on the 12-block scene, MOM with its
+    Mallows scores: the report is the local engine's, byte for byte, its lists gathered
+    from the blocks and the boundary groups."""
+    from geoeval.engine import Engine
+    from geoeval.engine.inline import InlineClient
+    from geoeval.scoring.scene import score
+    from geoeval.scoring.summary import ScoreSummary
+
+    ref, sub = scene(3)
+    paths = [write(tmp_path / "ref.tif", ref), write(tmp_path / "sub.tif", sub)]
+    options = dict(matchers=["bgm", "mom", "iou"], mallows=True)
+    res = score(*paths, opened=Engine("dask", client=InlineClient(), n_jobs=1), **options)
+    local = score(*paths, **options)
+    assert isinstance(res, ScoreSummary) and res.partitions["blocks"] == 12
+    assert res.partitions["cut_objects"] > 20
+    assert res.to_json() == local.to_json()
+
+
 def test_every_object_solved_once_in_process(tmp_path):
     """The block tasks run in this process on the 12-block scene: every object is solved
     exactly once (by its block or by the boundary task), the cut labels are those held by

@@ -1,12 +1,13 @@
 """The Dask engine on two vector layers: read, matched and written by partitions.
 
-The fast tests run the workers' functions in this process (no cluster) on scenes
-cut into many partitions and check the ownership rule against the in-memory
-engine: every pair found once, every component solved once (inside one partition,
-or once at the boundary), and the same matches. The slow test runs a real
-``distributed.LocalCluster`` (two worker processes) on a GeoParquet dataset of
-≥ 32 partitions and a GeoPackage, compares report and objects dataset with the
-local engine's, and bounds what reaches the client.
+The fast tests run the engine's orchestration itself (:func:`geoeval.engine.layers.
+score_layers`) in this process, every task at once (:class:`geoeval.engine.inline.
+InlineClient`), on scenes cut into many partitions, and check the ownership rule and the
+report against the in-memory engine: every pair found once, every component solved once
+(inside one partition, or once at the boundary), the same report byte for byte. The slow
+tests run a real ``distributed.LocalCluster`` (two worker processes) on a GeoParquet
+dataset of >= 32 partitions and a GeoPackage, compare report and objects dataset with
+the local engine's, and bound what reaches the client.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import pytest
 import shapely
 from dask_cluster import kill_a_worker_mid_run, local_cluster, record_gathered
 
-from geoeval.engine import distributed as dist
+from geoeval.engine import ids as id_check
+from geoeval.engine import layers
+from geoeval.engine import parts as dist
+from geoeval.engine.inline import InlineClient
 from geoeval.io.pieces import PieceData
-from geoeval.matching import match
-from geoeval.measures.mallows import add_mallows_sums
 from geoeval.objects import ObjectSet
 from geoeval.overlap import compute_overlap
 
@@ -52,142 +54,44 @@ def scene(seed: int = 0, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
     return ref, det
 
 
-def run_in_process(ref: np.ndarray, sub: np.ndarray, k: int, matchers=("bgm", "iou", "hoover"),
-                   pieces: int = 3, mallows=(), resolution=None, partials=(), classes=None):
-    """The pipeline of :func:`geoeval.engine.distributed.score_layers`, task by task,
-    in this process: pieces, keys, cuts, splits, partitions, halos, solve, boundary.
-    ``classes``: each side's class values (or ``None`` for a side without), as read."""
-    params = {"iou": {"threshold": 0.5}, "hoover": {"threshold": 0.6}, "mom": {}}
-    keyed = []
-    b = shapely.bounds(np.concatenate([ref, sub]))
-    bounds = (b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max())
-    for side, geoms in enumerate((ref, sub)):
-        for chunk, offset in zip(np.array_split(geoms, pieces),
-                                 np.r_[0, np.cumsum([len(c) for c in
-                                                     np.array_split(geoms, pieces)])[:-1]],
-                                 strict=True):
-            data = PieceData(chunk, np.arange(len(chunk)) + offset, shapely.area(chunk), {})
-            if classes is not None and classes[side] is not None:
-                data.classes = np.asarray(classes[side], dtype=object)[
-                    int(offset):int(offset) + len(chunk)]
-            keyed.append(dist.keyed(data, side, int(offset), bounds))
-    samples = [dist.key_sample(p) for p in keyed]
-    cuts = dist._cuts(np.concatenate([s[0] for s in samples]),
-                      np.concatenate([s[1] for s in samples]), k)
-    splits = [dist.split(p, cuts) for p in keyed]
-    parts = [dist.assemble(*[s.get(p) for s in splits]) for p in range(cuts.size + 1)]
-    prints = [dist.footprint(p) for p in parts]
-    extents = np.array([f.extent for f in prints])
-    near = dist._neighbours(extents)
-    config = dist.Config(tuple(matchers), params, tuple(mallows), resolution, None,
-                         tuple(partials), classes=(False, False) if classes is None else
-                         tuple(c is not None for c in classes))
-    results = [dist.solve_partition(p, parts[p], config,
-                                    *[dist.halo(parts[q], prints[p]) for q in near[p]])
-               for p in range(len(parts))]
-    solved = dist.solve_boundary(config, *[r.boundary for r in results])
-    return parts, results, solved
+class RecordingClient(InlineClient):
+    """The in-process client, keeping what each task function returned (by name): the
+    run's own partitions, partition results and boundary solution, to look inside."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, list] = {}
+
+    def submit(self, fn, *args, pure=True, **kwargs):
+        fut = super().submit(fn, *args, **kwargs)
+        if fut.error is None:
+            self.results.setdefault(getattr(fn, "__name__", str(fn)), []).append(fut.value)
+        return fut
 
 
-@pytest.mark.parametrize("seed", [0])
-def test_every_pair_component_and_object_counted_once(seed):
-    ref, sub = scene(seed)
-    parts, results, (bsol, owner) = run_in_process(ref, sub, k=40)
-    assert len(parts) >= 32
-    # every object owned by exactly one partition
-    for s, geoms in ((0, ref), (1, sub)):
-        pos = np.concatenate([p.pos[p.side == s] for p in parts])
-        assert np.array_equal(np.sort(pos), np.arange(len(geoms)))
-    local = compute_overlap(ObjectSet.from_geometries(ref), ObjectSet.from_geometries(sub))
-    # pairs: interior (per partition) + boundary = the local engine's, none twice
-    pairs = sum(r.interior.summary["pairs"] for r in results) + bsol.summary["pairs"]
-    assert pairs == local.n_pairs
-    comps = sum(r.interior.summary["components"] for r in results) + bsol.summary["components"]
-    assert comps == local.n_components
-    union = sum(r.interior.summary["union_area"] for r in results) + bsol.summary["union_area"]
-    assert float(union) == local.union_area  # exact sums: not a digit apart
-    assert not local.union_is_sum  # both sides overlap themselves
-    # objects solved exactly once: interior of one partition, or the boundary
-    for s in (0, 1):
-        seen = np.concatenate([r.interior.positions[s] for r in results] + [bsol.positions[s]])
-        assert np.array_equal(np.sort(seen), np.arange(len(ref) if s == 0 else len(sub)))
-    # the boundary holds a component across at least four partitions (the chain)
-    assert bsol.positions[0].size > 0
-    from geoeval.overlap import edge_components
+def run_inline(monkeypatch, tmp_path, ref, sub, per_partition=12, objects=False, **options):
+    """The layers scored by the Dask engine's run, in this process (partitions of about
+    ``per_partition`` objects, pieces of 60 features), and by the local engine; with
+    ``objects`` the Dask run writes its objects dataset (``objects_dask``). Returns both
+    results and the client."""
+    import functools
 
-    nr = bsol.positions[0].size
-    bref = ObjectSet.from_geometries(ref[bsol.positions[0]])
-    bsub = ObjectSet.from_geometries(sub[bsol.positions[1]])
-    bov = compute_overlap(bref, bsub)
-    _, labels, _ = edge_components(bov.rows, bov.cols, nr, bsol.positions[1].size)
-    spans = [np.unique(owner[labels == c]).size for c in np.unique(labels)]
-    assert max(spans) >= 4
+    from geoeval.api import _open_objects
+    from geoeval.engine import Engine
+    from geoeval.io import pieces as io_pieces
+    from geoeval.scoring.options import score_options
+    from geoeval.scoring.scene import score
 
-
-@pytest.mark.parametrize("name", ["bgm", "iou", "hoover"])
-def test_same_statuses_as_local(name):
-    from geoeval.engine.objects import matching_columns
-
-    ref, sub = scene(2)
-    _, results, (bsol, _) = run_in_process(ref, sub, k=36, matchers=(name,))
-    local = match(compute_overlap(ObjectSet.from_geometries(ref),
-                                  ObjectSet.from_geometries(sub)), name,
-                  **({} if name == "bgm" else {"threshold": 0.5 if name == "iou" else 0.6}))
-    want = matching_columns(local, np.arange(len(ref)), np.arange(len(sub)))
-    for s in (0, 1):
-        pos = np.concatenate([r.interior.positions[s] for r in results] + [bsol.positions[s]])
-        order = np.argsort(pos)
-        for col in ("status", "instance", "kind", "overlap", "score"):
-            got = np.concatenate([r.interior.columns[s][name][col] for r in results]
-                                 + [bsol.columns[s][name][col]])[order]
-            exp = want[s][col]
-            if col in ("overlap", "score"):
-                np.testing.assert_allclose(got, exp, rtol=1e-12, equal_nan=True)
-            else:
-                assert got.tolist() == exp.tolist(), (s, col)
-    missed = sum(r.interior.summary["matchers"][name]["missed"] for r in results)
-    missed += bsol.summary["matchers"][name]["missed"]
-    assert missed == local.missed.size
-
-
-def test_mom_and_mallows_per_partition_as_local():
-    """MOM and the Mallows score of IoU's instances computed in the partition tasks and
-    the boundary task: every object's status and its instance's Mallows score are the
-    local engine's, the partial sums add up to the local scene score, and the pieces of
-    the report (solvers, undefined and pooled instances) add up to the local ones."""
-    from geoeval.engine.objects import matching_columns
-    from geoeval.measures.mallows import mallows_scores
-
-    ref, sub = scene(8, n=100)
-    step = 2.0
-    _, results, (bsol, _) = run_in_process(ref, sub, k=36, matchers=("mom", "iou"),
-                                           mallows=("mom", "iou"), resolution=step)
-    assert len(results) >= 32 and bsol.positions[0].size > 0
-    rs, ss = ObjectSet.from_geometries(ref), ObjectSet.from_geometries(sub)
-    ov = compute_overlap(rs, ss)
-    for name, kw in (("mom", {}), ("iou", {"threshold": 0.5})):
-        local = match(ov, name, **kw)
-        mal = mallows_scores(rs, ss, local, resolution=step, n_jobs=1)
-        assert mal.scores.size > 50 and np.isfinite(mal.scores).all()
-        want = matching_columns(local, np.arange(len(ref)), np.arange(len(sub)), mal.scores)
-        for s in (0, 1):
-            pos = np.concatenate([r.interior.positions[s] for r in results]
-                                 + [bsol.positions[s]])
-            order = np.argsort(pos)
-            for col in ("status", "instance", "kind", "overlap", "score", "mallows"):
-                got = np.concatenate([r.interior.columns[s][name][col] for r in results]
-                                     + [bsol.columns[s][name][col]])[order]
-                if col in ("overlap", "score", "mallows"):
-                    np.testing.assert_allclose(got, want[s][col], rtol=1e-12, equal_nan=True)
-                else:
-                    assert got.tolist() == want[s][col].tolist(), (name, s, col)
-        total = None
-        for summary in [r.interior.summary for r in results] + [bsol.summary]:
-            total = add_mallows_sums(total, summary["matchers"][name]["mallows"])
-        assert total["n"] == mal.scores.size and total["undefined"] == 0
-        assert float(total["sum"]) / total["n"] == mal.scene
-        assert total["solver"] == mal.to_dict()["solver"]
-        assert total["approximated"] == 0 and total["max_error_bound"] == 0.0
+    folder, gpkg = _write_inputs(tmp_path, ref, sub)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", per_partition)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
+    client = RecordingClient()
+    value = score_options(**options, lists=not objects)
+    writer = functools.partial(_open_objects, tmp_path / "objects_dask",
+                               value.matchers) if objects else None
+    res = score(folder, gpkg, value, objects=writer,
+                opened=Engine("dask", client=client, n_jobs=1))
+    local = score(folder, gpkg, value)
+    return res, local, client
 
 
 def assert_close(got, want, where=""):
@@ -204,44 +108,111 @@ def assert_close(got, want, where=""):
         assert got == want and type(got) is type(want), where
 
 
-@pytest.mark.slow  # CPU budget of the README's command; CI runs it
-def test_strata_breakdown_and_bootstrap_by_partitions_as_local():
-    """Size and zone strata (each with its bootstrap), the error breakdown and the
-    scene's bootstrap computed as partial sums in the partition and boundary tasks, added
-    in the client: the local engine's report objects (counts exact, floats 1e-12), with
-    MOM's Mallows scores; zones leave objects outside and cut components."""
+def test_every_pair_component_and_object_counted_once(monkeypatch, tmp_path):
+    """The run's own tasks: every object owned by one partition, every pair found and
+    every object solved exactly once (a partition's interior or the boundary), the
+    boundary holding a component across at least four partitions (the chain)."""
+    ref, sub = scene(0, n=196)
+    res, local, client = run_inline(monkeypatch, tmp_path, ref, sub, per_partition=8,
+                                    matchers=["bgm", "iou", "hoover"])
+    parts = client.results["assemble"]
+    results = client.results["solve_partition"]
+    (bsol, owner), = client.results["solve_boundary"]
+    assert len(parts) >= 32
+    for s, geoms in ((0, ref), (1, sub)):
+        pos = np.concatenate([p.pos[p.side == s] for p in parts])
+        assert np.array_equal(np.sort(pos), np.arange(len(geoms)))
+    ov = local.overlap
+    pairs = sum(r.interior.summary["pairs"] for r in results) + bsol.summary["pairs"]
+    assert pairs == ov.n_pairs
+    comps = sum(r.interior.summary["components"] for r in results) + bsol.summary["components"]
+    assert comps == ov.n_components
+    union = sum(r.interior.summary["union_area"] for r in results) + bsol.summary["union_area"]
+    assert float(union) == ov.union_area  # exact sums: not a digit apart
+    assert not ov.union_is_sum  # both sides overlap themselves
+    for s in (0, 1):
+        seen = np.concatenate([r.interior.positions[s] for r in results] + [bsol.positions[s]])
+        assert np.array_equal(np.sort(seen), np.arange(len(ref) if s == 0 else len(sub)))
+    from geoeval.overlap import edge_components
+
+    nr = bsol.positions[0].size
+    bov = compute_overlap(ObjectSet.from_geometries(ref[bsol.positions[0]]),
+                          ObjectSet.from_geometries(sub[bsol.positions[1]]))
+    _, labels, _ = edge_components(bov.rows, bov.cols, nr, bsol.positions[1].size)
+    assert max(np.unique(owner[labels == c]).size for c in np.unique(labels)) >= 4
+    assert res.to_json() == local.to_json()
+
+
+def test_same_report_and_objects_as_local(monkeypatch, tmp_path):
+    """BGM, IoU and Hoover by partitions: the report (every status in its lists) and the
+    objects dataset, row for row, are the local engine's."""
     import geopandas as gpd
 
-    from geoeval.scoring import partition_sums as ps
-    from geoeval.scoring.scene import score_objects
+    from geoeval.report.objects_dataset import write_objects_dataset
+
+    ref, sub = scene(2, n=196)
+    options = dict(per_partition=8, matchers=["bgm", "iou", "hoover"])
+    res, local, _ = run_inline(monkeypatch, tmp_path, ref, sub, **options)
+    assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
+    assert res.to_json() == local.to_json()
+    res, local, _ = run_inline(monkeypatch, tmp_path / "o", ref, sub, objects=True, **options)
+    assert res.objects_dataset == str(tmp_path / "o" / "objects_dask")
+    write_objects_dataset(local, tmp_path / "objects_local")
+    d = gpd.read_parquet(tmp_path / "o" / "objects_dask")
+    ell = gpd.read_parquet(tmp_path / "objects_local")
+    d = d.sort_values(["side", "position"]).reset_index(drop=True)
+    ell = ell.sort_values(["side", "position"]).reset_index(drop=True)
+    cols = [c for c in d.columns if c != "geometry"]
+    assert d[cols].equals(ell[cols]) and len(d) == len(ref) + len(sub)
+
+
+def test_mom_and_mallows_per_partition_as_local(monkeypatch, tmp_path):
+    """MOM and the Mallows score of IoU's instances computed in the partition tasks and
+    the boundary task: the report (each instance's Mallows score, the scene score, the
+    solvers, undefined and pooled instances) is the local engine's."""
+    ref, sub = scene(8, n=100)
+    res, local, _ = run_inline(monkeypatch, tmp_path, ref, sub, per_partition=5,
+                               matchers=["mom", "iou"], mallows=True, resolution=2.0)
+    assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
+    report = json.loads(res.to_json())
+    assert report["results"]["mom"]["mallows_details"]["solver"]
+    assert sum(i["mallows"] is not None for i in report["results"]["iou"]["instances"]) > 50
+    assert res.to_json() == local.to_json()
+
+
+@pytest.mark.slow  # CPU budget of the README's command; CI runs it
+def test_strata_breakdown_and_bootstrap_by_partitions_as_local(monkeypatch, tmp_path):
+    """Size and zone strata (each with its bootstrap), the error breakdown and the
+    scene's bootstrap computed as partial sums in the partition and boundary tasks, added
+    on the way to the client: the local engine's report, with MOM's Mallows scores;
+    zones leave objects outside and cut components."""
+    import geopandas as gpd
 
     ref, sub = scene(10, n=100)
     zones = gpd.GeoDataFrame({"name": ["west", "east"]},
                              geometry=[shapely.box(-10, -10, 95, 250),
-                                       shapely.box(95, -10, 150, 250)])
-    plan = ps.Plan(size_bins=[60.0, 100.0], zones=zones, zone_field="name", breakdown=True,
-                   bootstrap=40, seed=3)
-    bounds = (tuple(shapely.total_bounds(ref)), tuple(shapely.total_bounds(sub)))
-    partials, kept = plan.prepare(step=None, bounds=bounds, crs=None)
-    matchers = ["bgm", "mom", "iou"]
-    _, results, (bsol, _) = run_in_process(ref, sub, k=36, matchers=matchers,
-                                           mallows=("mom",), resolution=2.0,
-                                           partials=partials)
-    summaries = [r.interior.summary for r in results] + [bsol.summary]
-    got = ps.Plan.add(*[s["partials"] for s in summaries])
-    local = score_objects(ObjectSet.from_geometries(ref), ObjectSet.from_geometries(sub),
-                          matchers=matchers, resolution=2.0, breakdown=True,
-                          size_bins=[60.0, 100.0], zones=zones, zone_field="name",
-                          bootstrap=40, seed=3).to_dict()
-    strata = ps.strata_report(got[ps.STRATA], plan, kept, matchers)
-    assert set(strata["zone"]["strata"]) == {"west", "east", "outside"}
-    assert_close(strata, local["strata"], "strata")
-    assert_close(ps.breakdown_report(got[ps.BREAKDOWN], matchers), local["breakdown"],
-                 "breakdown")
-    boot = ps.bootstrap_report(got[ps.BOOTSTRAP], plan, kept["grid"]).to_dict()
-    assert boot["notes"]  # both sides overlap themselves: BGM's interval is null
-    assert_close(boot, local["bootstrap"], "bootstrap")
-    assert local["breakdown"]["mom"]["errors"]["missed"]["count"] > 0
+                                       shapely.box(95, -10, 150, 250)], crs="EPSG:32631")
+    res, local, _ = run_inline(monkeypatch, tmp_path, ref, sub, per_partition=5,
+                               matchers=["bgm", "mom", "iou"], resolution=2.0,
+                               breakdown=True, size_bins=[60.0, 100.0], zones=zones,
+                               zone_field="name", bootstrap=40, seed=3)
+    assert res.partitions["partitions"] >= 32
+    report = json.loads(res.to_json())
+    assert set(report["strata"]["zone"]["strata"]) == {"west", "east", "outside"}
+    assert report["bootstrap"]["notes"]  # both sides overlap themselves: BGM's interval null
+    assert report["breakdown"]["mom"]["errors"]["missed"]["count"] > 0
+    assert res.to_json() == local.to_json()
+
+
+def test_one_partition_and_empty_side(monkeypatch, tmp_path):
+    ref, sub = scene(3, n=16)
+    res, local, _ = run_inline(monkeypatch, tmp_path, ref, sub, per_partition=10_000,
+                               matchers=["bgm"])
+    assert res.partitions["partitions"] == 1 and res.partitions["boundary_objects"] == 0
+    assert res.to_json() == local.to_json()
+    res, local, _ = run_inline(monkeypatch, tmp_path / "empty", ref, sub[:0],
+                               per_partition=4, matchers=["bgm"])
+    assert res.results["bgm"].missed == len(ref) and res.to_json() == local.to_json()
 
 
 def test_median_on_partitions_is_numpy_median():
@@ -249,15 +220,6 @@ def test_median_on_partitions_is_numpy_median():
     more than its few values in the bracket) equals numpy's median: odd and even counts,
     ties, many values a partition (several rounds), a side with no positive area."""
     from geoeval.engine import median as med
-
-    class Now:
-        """A client running each task at once in this process."""
-
-        def map(self, f, *args, pure=True):
-            return [f(*a) for a in zip(*args, strict=True)]
-
-        def gather(self, futures):
-            return futures
 
     rng = np.random.default_rng(3)
 
@@ -275,17 +237,26 @@ def test_median_on_partitions_is_numpy_median():
     for values in cases:
         values = rng.permutation(np.concatenate([values, [0.0, 0.0]]))  # zero areas left out
         for k in (1, 7):
-            assert med.median(Now(), parts(values, k), 0) == np.median(values[values > 0])
-    assert med.median(Now(), parts(np.zeros(5), 3), 0) is None
+            assert med.median(InlineClient(), parts(values, k), 0) == np.median(values[values > 0])
+    assert med.median(InlineClient(), parts(np.zeros(5), 3), 0) is None
 
 
-def test_one_partition_and_empty_side():
-    ref, sub = scene(3, n=16)
-    _, results, (bsol, _) = run_in_process(ref, sub, k=1)
-    assert len(results) == 1 and bsol.positions[0].size == 0
-    _, results, (bsol, _) = run_in_process(ref, sub[:0], k=8, pieces=1)
-    missed = [r.interior.summary["matchers"]["bgm"]["missed"] for r in results]
-    assert sum(missed) + bsol.summary["matchers"]["bgm"]["missed"] == len(ref)
+def test_on_workers_raises_the_first_failure_in_item_order():
+    """A layer's planning on the workers (:func:`geoeval.engine.gather.on_workers`) runs
+    with the in-process client too: the results in item order, and of several failures
+    the first item's error, in one line naming the item when it is not geoeval's own."""
+    from geoeval.engine.gather import on_workers
+    from geoeval.errors import InputError
+
+    assert on_workers(InlineClient(), lambda x: 2 * x, [3, 1, 2]) == [6, 2, 4]
+
+    def fail_from_b(tile):
+        if tile >= "b.gpkg":
+            raise ValueError(f"cannot open {tile}")
+        return tile
+
+    with pytest.raises(InputError, match="planning failed on b.gpkg: ValueError: cannot open"):
+        on_workers(InlineClient(), fail_from_b, ["a.gpkg", "b.gpkg", "c.gpkg"])
 
 
 # --- a real cluster --------------------------------------------------------------------
@@ -313,7 +284,7 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
 
     ref, sub = scene(4)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 25)
     monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     # the client never reads features: the piece readers fail if called here
     def refuse(*a, **k):
@@ -330,7 +301,7 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
                             objects_dir=tmp_path / "objects_dask", **options)
         small_bytes = sum(gathered)
         gathered.clear()
-        monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 100)
+        monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 100)
         monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 240)
         res_big = geoeval.score(big_folder, big_gpkg, engine="dask",  # no lists asked
                                 scheduler=c.scheduler_address, lists=False, **options)
@@ -394,7 +365,7 @@ def test_cluster_default_matchers_with_mom_and_mallows_as_local(tmp_path, monkey
 
     ref, sub = scene(9, n=400)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 25)
     monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     with local_cluster() as c:
         res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
@@ -428,7 +399,7 @@ def test_cluster_strata_breakdown_bootstrap_as_local(tmp_path, monkeypatch):
     gpd.GeoDataFrame({"name": ["west", "east"]},
                      geometry=[shapely.box(-10, -10, 190, 420), shapely.box(190, -10, 300, 420)],
                      crs="EPSG:32631").to_file(zones)
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 25)
     monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     options = dict(size_bins="coco", zones=str(zones), zone_field="name", breakdown=True,
                    bootstrap=30, seed=5)
@@ -467,7 +438,7 @@ def test_cluster_report_lists_every_object_byte_for_byte(tmp_path, monkeypatch):
     gpd.GeoDataFrame({"name": ["west", "east"]},
                      geometry=[shapely.box(-10, -10, 190, 420), shapely.box(190, -10, 300, 420)],
                      crs="EPSG:32631").to_file(zones)
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 25)
     monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     options = dict(size_bins="coco", zones=str(zones), zone_field="name", breakdown=True,
                    bootstrap=20, mallows=True, reference_options={"id_field": "bid"})
@@ -498,7 +469,7 @@ def test_a_worker_killed_mid_run_does_not_change_the_result(tmp_path, monkeypatc
 
     ref, sub = scene(6, n=900)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 30)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 30)
     monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     options = dict(matchers=["bgm", "iou"])
     with local_cluster(logging.CRITICAL) as c:
@@ -578,11 +549,11 @@ def _pieces_id_error(chunks, id_field, n_buckets):
         empty += data.empty_ids
         features += len(chunk)
     assert Piece  # the same PieceData the reader returns
-    splits = [dist.id_buckets(p, n_buckets) for p in parts]
-    found = [dist.duplicate_ids(*[dist.bucket(s, b) for s in splits])
+    splits = [id_check.id_buckets(p, n_buckets) for p in parts]
+    found = [id_check.duplicate_ids(*[dist.bucket(s, b) for s in splits])
              for b in range(n_buckets)]
     assert all(len(f) == 3 for f in found)  # a bounded summary a bucket
-    error = dist._ids_error("layer", id_field, features, empty, found)
+    error = id_check.ids_error("layer", id_field, features, empty, found)
     return None if error is None else str(error)
 
 

@@ -20,7 +20,9 @@ import pytest
 import shapely
 from dask_cluster import local_cluster
 
-from geoeval.engine import distributed as dist
+from geoeval import progress
+from geoeval.engine import gather as gathering
+from geoeval.engine import layers
 from geoeval.errors import InputError
 from geoeval.io import pieces as io_pieces
 from geoeval.io.layer_files import is_tile_pattern
@@ -181,9 +183,9 @@ def test_one_progress_count_for_the_whole_run(monkeypatch):
     that only grows, reaches its total, and gives a time left from the throughput
     after the warm-up."""
     clock = [0.0]
-    monkeypatch.setattr(dist.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
     texts: list[str] = []
-    meter = dist._Meter(texts.append, pieces=4, partitions=10, writes=True)
+    meter = gathering.Meter(texts.append, pieces=4, partitions=10, writes=True)
     assert meter.total == 4 + 10 + 1 + (10 + 1)  # writing: a part a partition + the boundary's
     for i in range(4):
         clock[0] += 1.0
@@ -248,7 +250,7 @@ def test_tiles_scored_on_the_cluster_as_locally(cluster, tmp_path, monkeypatch):
     ids = np.arange(ref.size) + 500
     write_tiles(tmp_path / "ref", ref, "gpkg", ids=ids, extra=[shapely.Point(1, 1)])
     write_tiles(tmp_path / "sub", sub, "fgb", tiles=3)
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 60)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 60)
     monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 70)
     refs, subs = str(tmp_path / "ref" / "*.gpkg"), str(tmp_path / "sub" / "*.fgb")
     options = dict(matchers=["bgm", "iou"], id_field=None,
@@ -376,9 +378,9 @@ def test_a_failed_partition_task_is_named(cluster):
         futures = client.map(operator.truediv, [1.0, 1.0, 1.0], [1.0, 0.0, 2.0], pure=False)
         with pytest.raises(InputError, match=r"^matching failed on partition 1: "
                                              r"ZeroDivisionError: float division by zero$"):
-            dist._gather(client, futures, [0, 1, 2], "matching", None, label="partitions")
+            gathering.gather(client, futures, [0, 1, 2], "matching", None, label="partitions")
         texts: list[str] = []
-        meter = dist._Meter(texts.append, pieces=0, partitions=2, writes=False)
+        meter = gathering.Meter(texts.append, pieces=0, partitions=2, writes=False)
         good = client.map(operator.mul, [1, 2], [3, 4], pure=False)
-        assert dist._gather(client, good, [0, 1], "matching", meter, "partitions") == [3, 8]
+        assert gathering.gather(client, good, [0, 1], "matching", meter, "partitions") == [3, 8]
         assert texts[-1].startswith("scoring on the cluster: 2/3 (matching 2/2 partitions)")

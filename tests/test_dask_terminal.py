@@ -98,7 +98,7 @@ def test_dask_score_prints_the_local_tables(tmp_path, monkeypatch, capsys):
     import geopandas as gpd
 
     from geoeval.cli.main import main
-    from geoeval.engine import distributed as dist
+    from geoeval.engine import layers
 
     ref, sub = _scene(7, n=400)
     folder = tmp_path / "ref_dataset"
@@ -111,7 +111,7 @@ def test_dask_score_prints_the_local_tables(tmp_path, monkeypatch, capsys):
     args = [str(folder), str(gpkg), "-m", "bgm", "-m", "iou", "--size-bins", "coco",
             "--breakdown", "--bootstrap", "30", "--seed", "2"]
     monkeypatch.setenv("COLUMNS", "100")
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 25)
 
     def run(*extra: str) -> str:
         capsys.readouterr()
@@ -139,7 +139,7 @@ def test_dask_score_prints_the_local_per_class_table(tmp_path, monkeypatch, caps
     import geopandas as gpd
 
     from geoeval.cli.main import main
-    from geoeval.engine import distributed as dist
+    from geoeval.engine import layers
 
     ref, sub = _scene(5, n=400)
     rng = np.random.default_rng(5)
@@ -149,7 +149,7 @@ def test_dask_score_prints_the_local_per_class_table(tmp_path, monkeypatch, caps
     gpd.GeoDataFrame(geometry=sub, crs=CRS).to_file(spath)
     args = ["score", str(rpath), str(spath), "-m", "bgm", "-m", "iou", "--class-field", "cls"]
     monkeypatch.setenv("COLUMNS", "100")
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 25)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 25)
 
     def run(*extra: str) -> str:
         capsys.readouterr()
@@ -181,11 +181,11 @@ def test_the_sample_gives_one_report_whatever_the_engine(tmp_path, monkeypatch, 
     from pathlib import Path
 
     from geoeval.cli.main import main
-    from geoeval.engine import distributed as dist
+    from geoeval.engine import layers
 
     sample = Path(__file__).resolve().parents[1] / "sample_data"
     ref, sub, extra = pair
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 700)  # the layers cut in ~9
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 700)  # the layers cut in ~9
     args = ["score", str(sample / ref), str(sample / "submissions" / sub), "-m", "bgm",
             "-m", "hoover", "-m", "iou", *extra]
     monkeypatch.setenv("COLUMNS", "80")
@@ -216,7 +216,7 @@ def test_input_crss_named_and_one_report_whatever_the_engine(tmp_path, monkeypat
 
     import geoeval
     from geoeval.cli.main import main
-    from geoeval.engine import distributed as dist
+    from geoeval.engine import layers
     from geoeval.scoring.summary import ScoreSummary
 
     sample = Path(__file__).resolve().parents[1] / "sample_data"
@@ -230,7 +230,7 @@ def test_input_crss_named_and_one_report_whatever_the_engine(tmp_path, monkeypat
     tm = "+proj=tmerc +lat_0=13 +lon_0=123.6 +k=1 +x_0=50000 +y_0=0 +datum=WGS84 +units=m"
     ref.to_crs(tm).to_parquet(tmp_path / "ref_tm.parquet")
     sub.to_crs(tm).to_parquet(tmp_path / "sub_tm.parquet")
-    monkeypatch.setattr(dist, "OBJECTS_PER_PARTITION", 200)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 200)
     args = ["score", str(tmp_path / "ref_4326.gpkg"), str(tmp_path / "sub_3857.gpkg"),
             "-m", "bgm", "-m", "iou", "--id-field", "id", "-q"]
     assert main([*args, "--json", str(tmp_path / "local.json")]) == 0

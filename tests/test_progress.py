@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from shapely import box
 
-from geoeval.cli.options import Progress
+from geoeval.cli.progress import Progress
 from geoeval.objects import ObjectSet
 from geoeval.scoring import score_objects
 
 
 def test_mallows_reports_counts_up_to_the_total(monkeypatch):
-    from geoeval.scoring import scene
+    from geoeval import progress
 
-    monkeypatch.setattr(scene, "MEASURED", 0.0)  # a time left as soon as it is measured
+    ticks = iter(range(10**6))  # a clock a second ahead at each look: a time left to show
+    monkeypatch.setattr(progress.time, "monotonic", lambda: float(next(ticks)))
     ref = ObjectSet.from_geometries([box(10 * k, 0, 10 * k + 6, 6) for k in range(12)])
     sub = ObjectSet.from_geometries([box(10 * k + 1, 0, 10 * k + 7, 6) for k in range(12)])
     steps: list[str] = []
@@ -23,7 +24,7 @@ def test_mallows_reports_counts_up_to_the_total(monkeypatch):
     assert any("s left" in s for s in counts[:-1])
     # no guess before WARM_UP items are done: the first ones carry start-up costs
     early = [s for s in counts
-             if int(s.split(": ")[1].split("/")[0].replace(",", "")) <= scene.WARM_UP]
+             if int(s.split(": ")[1].split("/")[0].replace(",", "")) <= progress.WARM_UP]
     assert early and not any("s left" in s for s in early)
     assert steps[0] == "overlap" and "matching (mom)" in steps
 

@@ -137,7 +137,7 @@ def test_cli_args_pass_only_what_differs_from_the_cli_default():
 
 
 def test_progress_jsonl_lines(monkeypatch, capsys):
-    from geoeval.cli.options import Progress
+    from geoeval.cli.progress import Progress
 
     monkeypatch.setenv("GEOEVAL_PROGRESS", "jsonl")
     with Progress(quiet=True, delay=3600.0) as progress:  # quiet and quick: still reported

@@ -25,8 +25,8 @@ import numpy as np
 
 from geoeval.arrays import lookup
 from geoeval.challenges._pairs import group_pairs
-from geoeval.io._masks import Masks, ranges
 from geoeval.io.boxes import BoxSet
+from geoeval.io.masks import Masks, ranges
 from geoeval.overlap import box_iou_xywh_pairs
 
 IOU_TYPES = ("bbox", "segm", "boundary")

@@ -152,7 +152,7 @@ def _evaluate(reference: str | Path | dict, submission: str | Path | list,
               dilation_ratio: float) -> CrowdaiResult:
     from geoeval.challenges import crowdai_polygons as cp
     from geoeval.challenges.coco import evaluate_coco
-    from geoeval.io._coco_rings import NotPolygons
+    from geoeval.io.coco_rings import NotPolygons
 
     gt, dt, gt_records, dt_records = cp.read(reference, submission)
     segm = evaluate_coco(gt, dt, iou_type="segm")

@@ -94,11 +94,11 @@ def sides(gt: BoxSet, dt: BoxSet, gt_records: list, dt_records: list) -> tuple[S
 
     Raises
     ------
-    geoeval.io._coco_rings.NotPolygons
+    geoeval.io.coco_rings.NotPolygons
         A segmentation that is not polygons (``index`` counts the reference's
         annotations, then the results).
     """
-    from geoeval.io._coco_rings import NotPolygons, read_rings
+    from geoeval.io.coco_rings import NotPolygons, read_rings
 
     g_rings = read_rings(gt_records, gt.path, "annotations")
     try:

@@ -226,7 +226,7 @@ def evaluate_boxes(name: str, reference: Any, submission: Any, **options: Any) -
     return get(name).run(reference, submission, **options)
 
 
-_IOU = validate.RULES["iou_threshold"]
+_IOU = validate.IOU
 _EPS = validate.Rule(low=0.0, high=1.0, high_open=True)
 _ROBIN = (
     Option("preset", "rough", "Thresholds: rough 0.15/0.5/0.15, precise 0.05/0.2/0.05.",

@@ -14,7 +14,9 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import JsonOpt, QuietOpt, add_command, show, write_report
+from geoeval.cli.groups import add_command
+from geoeval.cli.options import JsonOpt, QuietOpt
+from geoeval.cli.printers import show, write_report
 
 
 def register(app: typer.Typer) -> None:
@@ -40,7 +42,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Audit localisation metrics on altered ground truths (Hemery et al. 2010, §3)."""
         from geoeval.audit import audit
-        from geoeval.cli.options import Progress
+        from geoeval.cli.progress import Progress
         from geoeval.report.markdown import write_markdown
         from geoeval.report.tables import audit_tables, metrics_table
 

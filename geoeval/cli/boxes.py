@@ -21,7 +21,10 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.challenges import registry
-from geoeval.cli.options import CONTEXT, REPORTING, Reporting, add_command, checked
+from geoeval.cli.callbacks import checked
+from geoeval.cli.groups import CONTEXT, add_command
+from geoeval.cli.options import REPORTING
+from geoeval.cli.printers import Reporting
 
 
 def generated_command(protocol: registry.BoxProtocol) -> Callable[..., Any]:

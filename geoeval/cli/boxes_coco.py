@@ -14,7 +14,10 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import REPORTING, Reporting, rule, with_groups
+from geoeval.cli.callbacks import rule
+from geoeval.cli.groups import with_groups
+from geoeval.cli.options import REPORTING
+from geoeval.cli.printers import Reporting
 from geoeval.measures.boundary_band import DILATION_RATIO
 
 

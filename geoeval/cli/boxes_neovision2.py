@@ -11,7 +11,10 @@ from typing import Annotated
 
 import typer
 
-from geoeval.cli.options import IOU, POSITIVE, REPORTING, Reporting, with_groups
+from geoeval.cli.callbacks import IOU, POSITIVE
+from geoeval.cli.groups import with_groups
+from geoeval.cli.options import REPORTING
+from geoeval.cli.printers import Reporting
 
 
 @with_groups

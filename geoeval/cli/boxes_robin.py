@@ -13,15 +13,10 @@ from typing import Annotated, Any
 
 import typer
 
-from geoeval.cli.options import (
-    ALPHA,
-    EPS,
-    IMAGE_SIZE,
-    REPORTING,
-    Group,
-    Reporting,
-    with_groups,
-)
+from geoeval.cli.callbacks import ALPHA, EPS, IMAGE_SIZE
+from geoeval.cli.groups import Group, with_groups
+from geoeval.cli.options import REPORTING
+from geoeval.cli.printers import Reporting
 
 
 class Preset(str, Enum):

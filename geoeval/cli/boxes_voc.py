@@ -15,7 +15,10 @@ from typing import Annotated
 import typer
 
 from geoeval.cli import help as sections
-from geoeval.cli.options import IMAGE_SIZE, IOU, REPORTING, Reporting, with_groups
+from geoeval.cli.callbacks import IMAGE_SIZE, IOU
+from geoeval.cli.groups import with_groups
+from geoeval.cli.options import REPORTING
+from geoeval.cli.printers import Reporting
 
 
 class BoxFormat(str, Enum):

@@ -94,7 +94,7 @@ class _Plain:
 
 class HelpCommand(_Plain, TyperCommand):
     """A command whose help is laid out as this module says (``cls`` of every
-    command, :func:`geoeval.cli.options.add_command`)."""
+    command, :func:`geoeval.cli.groups.add_command`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -15,18 +15,15 @@ import re
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from geoeval.cli.options import command_group, guard_all
+from geoeval.cli.groups import command_group
+from geoeval.cli.guard import guard_all
 
 # command modules of geoeval.cli, each with register(app)
 COMMANDS: tuple[str, ...] = ("score", "boxes", "rank", "audit")
-
-app = command_group(
-    "geoeval", "Evaluate and rank object detectors: rasters, vector layers and boxes.",
-    (f"geoeval.cli.{name}" for name in COMMANDS),
-    add_completion=False, pretty_exceptions_enable=False)
 
 
 def _version(value: bool) -> None:
@@ -41,7 +38,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     show_version: bool = typer.Option(
         False, "--version", "-V", callback=_version, is_eager=True,
@@ -50,8 +46,26 @@ def _root(
     """Evaluate and rank object detectors: rasters, vector layers and boxes."""
 
 
-guard_all(app)  # every command: outputs checked first, written all or nothing
+def build_app() -> typer.Typer:
+    """The app and its commands, from the registries as they are now: a matcher (with
+    its parameters) or a box protocol registered since geoeval was imported gets its
+    command-line choices and options when the app is built again."""
+    built = command_group(
+        "geoeval", "Evaluate and rank object detectors: rasters, vector layers and boxes.",
+        (f"geoeval.cli.{name}" for name in COMMANDS),
+        add_completion=False, pretty_exceptions_enable=False)
+    built.callback()(_root)
+    guard_all(built)  # every command: outputs checked first, written all or nothing
+    return built
 
+
+def build_command() -> Any:
+    """The click command of :func:`build_app` (what :func:`main` runs; help laid out by
+    :mod:`geoeval.cli.help`)."""
+    return typer.main.get_command(build_app())
+
+
+app = build_app()
 
 #: The click command (help laid out by geoeval.cli.help).
 command = typer.main.get_command(app)

@@ -1,68 +1,24 @@
-"""Option checks shared by the commands (rasterio's ``rio/options.py`` style).
-
-A callback turns a bad value into a usage error (exit 2, one line) at the edge,
-with the same rule the Python API applies (:mod:`geoeval.validate`), named by
-the option instead of the keyword.
+"""The options the commands share, each declared once (rasterio's ``rio/options.py``
+style): their types, help, defaults (from the library's one declaration,
+:func:`geoeval.scoring.options.score_options`, and the matcher registry) and
+callbacks (:mod:`geoeval.cli.callbacks`); the groups of options several commands take
+as one parameter (``READERS``, ``MATCHER_OPTIONS``, ``STRATA``, ``BOOTSTRAP``,
+``REPORTING``; :mod:`geoeval.cli.groups`).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
 import inspect
-import os
-import sys
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from geoeval import validate
 from geoeval.cli import help as sections
-
-
-def checked(check: Callable[..., Any], **bounds: Any) -> Callable[[Any, Any, Any], Any]:
-    """A Typer/click callback applying ``check(name, value, **bounds)`` to the option."""
-
-    def callback(ctx: Any, param: Any, value: Any) -> Any:
-        if value is None or ctx.resilient_parsing:
-            return value
-        try:
-            return check(param.opts[0] if param.opts else param.name, value, **bounds)
-        except validate.BadValue as exc:
-            raise typer.BadParameter(exc.detail) from None
-
-    return callback
-
-
-def rule(name: str) -> Callable[[Any, Any, Any], Any]:
-    """The callback of an option whose range is ``validate.RULES[name]`` (the rule the
-    Python API applies to the keyword ``name``), named by the option in the message."""
-
-    def check(label: str, value: Any) -> Any:
-        return validate.check(name, value, label=label)
-
-    return checked(check)
-
-
-def rule_text(name: str) -> str:
-    """An option's range in words for its help (``in (0.5, 1]``), from the same rule."""
-    return validate.RULES[name].text
-
-
-FRACTION = checked(validate.fraction)
-POSITIVE = checked(validate.positive)
-COUNT = checked(validate.count)
-SEED = checked(validate.count, minimum=0)
-HOOVER = rule("hoover_threshold")
-IOU = rule("iou_threshold")  # (0, 1]: every IoU threshold, matcher and box protocols
-EPS = checked(validate.fraction, high_open=True)  # [0, 1): ROBIN's ε1..ε3
-ALPHA = checked(validate.fraction, low_open=True, high_open=True)  # (0, 1): a test level
-IMAGE_SIZE = checked(validate.image_size)  # "W,H" -> (W, H), both > 0
-
+from geoeval.cli.callbacks import ALPHA, COUNT, POSITIVE, SEED, checked, measures_choice
+from geoeval.cli.groups import Group
+from geoeval.cli.printers import Reporting
 
 # --- options shared by `score` and `rank` -----------------------------------------
 # One declaration each; defaults are read from the library's signature
@@ -84,18 +40,6 @@ def _defaults() -> dict[str, Any]:
 DEFAULTS = _defaults()
 
 
-def _matcher_enum(name: str, *extra: str) -> Any:
-    """A choice of the registered matchers (:mod:`geoeval.matching.registry`),
-    after the ``extra`` choices; built when the CLI is imported."""
-    from geoeval.matching import registry
-
-    return Enum(name, {n: n for n in (*extra, *registry.names())}, type=str)
-
-
-#: One matcher (``--gpkg-matcher``, ``rank --matcher``).
-OneMatcher = _matcher_enum("OneMatcher")
-
-
 class BoundaryBand(str, Enum):
     """``--boundary-iou-band``: the polygons' distance band or the reference code's
     pixel erosion (geoeval.measures.geometry.BOUNDARY_BANDS)."""
@@ -111,17 +55,6 @@ class EngineChoice(str, Enum):
     dask = "dask"
 
 
-#: ``score --matcher``: one of the matchers, or all of them.
-MatcherChoice = _matcher_enum("MatcherChoice", "all")
-
-
-HooverOpt = Annotated[float, typer.Option(
-    help=f"Hoover threshold T, {rule_text('hoover_threshold')}.", callback=HOOVER)]
-IouOpt = Annotated[float, typer.Option(
-    help=f"IoU matcher threshold, {rule_text('iou_threshold')}.", callback=IOU)]
-MinOverlapOpt = Annotated[float | None, typer.Option(
-    help="MOM: minimum overlap as a fraction of the smaller object, "
-         f"{rule_text('min_overlap')}.", callback=rule("min_overlap"))]
 ResolutionOpt = Annotated[float | None, typer.Option(
     help="Grid step (CRS units) for the Mallows score of two vector layers.",
     callback=POSITIVE, rich_help_panel=sections.MALLOWS)]
@@ -155,23 +88,16 @@ BreakdownFigureOpt = Annotated[Path | None, typer.Option(
     rich_help_panel=sections.MORE_OUTPUTS)]
 
 
-def _measures(ctx: Any, param: Any, value: Any) -> Any:
-    """``--measures``: names checked by :func:`geoeval.measures.geometry.parse_measures`."""
-    if value is None or ctx.resilient_parsing:
-        return value
-    from geoeval.errors import InputError
-    from geoeval.measures.geometry import parse_measures
-
-    try:
-        return ",".join(parse_measures(value))
-    except InputError as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
 # geometry measures (geoeval.measures.geometry)
+def _measure_names() -> str:
+    from geoeval.measures.geometry import measure_names
+
+    return ", ".join(n.replace("_", "-") for n in measure_names())
+
+
 MeasuresOpt = Annotated[str | None, typer.Option(
-    "--measures", help="Geometry measures, comma-separated: pq, clinton, polis, boundary-iou "
-                       "or all (see geometry-measures.md in docs).", callback=_measures,
+    "--measures", help=f"Geometry measures, comma-separated: {_measure_names()} or all (see "
+                       "geometry-measures.md in docs).", callback=measures_choice,
     rich_help_panel=sections.GEOMETRY)]
 BoundaryWidthOpt = Annotated[float | None, typer.Option(
     help="Boundary IoU band width in CRS units (default: 2 % of each reference object's "
@@ -182,6 +108,7 @@ BoundaryBandOpt = Annotated[BoundaryBand, typer.Option(
     "or 'raster' (erosion by a 3 x 3 square as in Cheng et al.'s code, to reproduce "
     "published numbers; two label rasters on one grid).", rich_help_panel=sections.GEOMETRY)]
 BOUNDARY_BAND_DEFAULT = BoundaryBand(DEFAULTS["boundary_band"])
+
 # --- options every command has ------------------------------------------------------
 JsonOpt = Annotated[Path | None, typer.Option(
     "--json", help="Write the JSON report ('-': standard output, no table).")]
@@ -190,164 +117,9 @@ HtmlOpt = Annotated[Path | None, typer.Option(
                    "output; docs/html-report.md).", rich_help_panel=sections.OUTPUTS)]
 
 
-def command_line() -> str:
-    """The command as it was typed (``geoeval …``), for the HTML page's provenance."""
-    import shlex
-
-    import click
-
-    ctx = click.get_current_context(silent=True)
-    obj = ctx.find_root().obj if ctx is not None else None
-    from geoeval.errors import printable
-
-    argv = obj.get("argv") if isinstance(obj, dict) else None
-    return printable(shlex.join(["geoeval", *(sys.argv[1:] if argv is None else argv)]))
-
-
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
 StrictOpt = Annotated[bool, typer.Option(
     "--strict", help="Warnings are errors (exit 2, nothing written).")]
-
-
-def terminal(stderr: bool = False) -> Any:
-    """The console geoeval prints on (stdout, or stderr): text is taken as it is, never
-    as rich markup (a file named ``s[x].gpkg`` was printed ``s.gpkg``)."""
-    from rich.console import Console
-
-    return Console(stderr=stderr, markup=False)
-
-
-def warn(warnings: Any, *, strict: bool = False, prefix: str = "") -> None:
-    """The one warning printer: each warning as a line on stderr, cut to a readable
-    length (:func:`geoeval.errors.cut`: a class name of megabytes from a file); with
-    ``--strict`` they are then an error (exit 2), and the run's outputs are not
-    written."""
-    from rich.text import Text
-
-    from geoeval.errors import MESSAGE_CHARS, InputError, cut
-
-    lines = [f"{prefix}{w}" for w in warnings]
-    err = terminal(stderr=True)
-    for line in lines:
-        err.print(Text.assemble(("warning:", "yellow"), " ", cut(line, MESSAGE_CHARS)),
-                  highlight=False, soft_wrap=True)
-    if strict and lines:
-        raise InputError(f"--strict: {len(lines)} warning(s), the first: {lines[0]}")
-
-
-def note(notes: Any, *, quiet: bool = False) -> None:
-    """Notes on how a run ran (where the work went, and why) on stderr: not warnings
-    (``--strict`` ignores them), not part of the report; none with ``--quiet``."""
-    if quiet:
-        return
-    from geoeval.errors import MESSAGE_CHARS, cut
-
-    err = terminal(stderr=True)
-    for line in notes:
-        err.print(f"note: {cut(str(line), MESSAGE_CHARS)}", highlight=False, soft_wrap=True)
-
-
-def show(renderables: Any, *, quiet: bool = False) -> None:
-    """Print tables and text on stdout, laid out for its width (no number cut)."""
-    if quiet:
-        return
-    from geoeval.report.layout import show as layout
-
-    layout(terminal(), list(renderables))
-
-
-def write_report(json_path: Path | None, report: Any) -> None:
-    """``--json``: the result's report written atomically by
-    :func:`geoeval.report.json_report.write_report` (every output goes through the
-    report layer)."""
-    if json_path is None:
-        return
-    from geoeval.report.json_report import write_report as write_json_report
-
-    write_json_report(report, json_path)
-
-
-class Group:
-    """Options declared once and shared by several commands (rio's shared options,
-    taken as one parameter, as FastAPI's ``Depends``).
-
-    A command's parameter whose default is a ``Group`` stands, in its help and on
-    its command line, for the group's options, in its place; the command receives
-    ``build(**those options)``. :func:`add_command` expands them
-    (:func:`with_groups`). ``parameters`` defaults to ``build``'s own. ``section``:
-    the help's section (:mod:`geoeval.cli.help`) of those without one of their own.
-    """
-
-    def __init__(self, build: Callable[..., Any],
-                 parameters: list[inspect.Parameter] | None = None,
-                 section: str | None = None) -> None:
-        self.build = build
-        self.parameters = [sections.in_section(p, section) for p in (
-            list(inspect.signature(build, eval_str=True).parameters.values())
-            if parameters is None else parameters)]
-
-
-def with_groups(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``command`` with each :class:`Group` parameter replaced by the group's options
-    (the signature Typer reads), called with what each group builds from them.
-
-    A decorator of the commands (so that calling one from Python takes the options
-    too); :func:`add_command` applies it as well (expanding twice changes nothing).
-    """
-    signature = inspect.signature(command, eval_str=True)
-    groups = {p.name: p.default for p in signature.parameters.values()
-              if isinstance(p.default, Group)}
-    if not groups:
-        return command
-    params = [q for p in signature.parameters.values()
-              for q in (p.default.parameters if p.name in groups else [p])]
-    names = [q.name for q in params]
-    clash = sorted({n for n in names if names.count(n) > 1})
-    if clash:  # a programming error, caught by the CLI tests
-        raise TypeError(f"{command.__name__}: options declared twice: {', '.join(clash)}")
-
-    expanded = signature.replace(parameters=params)
-
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        bound = expanded.bind(*args, **kwargs)  # a direct call (tests) as Typer's
-        bound.apply_defaults()
-        values = dict(bound.arguments)
-        for name, group in groups.items():
-            values[name] = group.build(**{q.name: values.pop(q.name)
-                                          for q in group.parameters})
-        return command(**values)
-
-    run.__signature__ = expanded  # type: ignore[attr-defined]
-    run.__annotations__ = {q.name: q.annotation for q in params}
-    return run
-
-
-def ruled(annotation: Any, name: str, help: str, default: Any) -> inspect.Parameter:
-    """An option whose range is ``validate.RULES[name]`` (:func:`rule`), as a keyword
-    parameter of a :class:`Group`: one parametrised declaration instead of one
-    ``Annotated[..., typer.Option(help=..., callback=rule(name))]`` per option."""
-    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
-                             annotation=Annotated[annotation, typer.Option(
-                                 help=help, callback=rule(name))])
-
-
-@dataclass(frozen=True)
-class Reporting:
-    """``--json``, ``--quiet`` and ``--strict``, and the end every command shares."""
-
-    json_path: Path | None = None
-    quiet: bool = False
-    strict: bool = False
-
-    def finish(self, result: Any, tables: Callable[[Any], Any] | None = None) -> None:
-        """The result's warnings (with ``--strict`` an error, before anything is
-        written), its ``--json`` report, then its ``tables(result)`` unless ``--quiet``."""
-        note(getattr(result, "notes", ()), quiet=self.quiet)
-        warn(getattr(result, "warnings", ()), strict=self.strict)
-        write_report(self.json_path, result)
-        if tables is not None and not self.quiet:
-            show(tables(result))
 
 
 def _reporting(json_path: JsonOpt = None, quiet: QuietOpt = False,
@@ -359,37 +131,6 @@ def _reporting(json_path: JsonOpt = None, quiet: QuietOpt = False,
 REPORTING = Group(_reporting, section=sections.OUTPUTS)
 
 
-def add_command(app: typer.Typer, name: str, command: Callable[..., Any],
-                module_doc: str | None) -> None:
-    """Register ``command`` as ``name`` on ``app`` (the one way every command is
-    added): its :class:`Group` options expanded, its help laid out by
-    :mod:`geoeval.cli.help` with the *Examples* of ``module_doc``, and ``-h`` as
-    ``--help``."""
-    from geoeval.cli.help import HelpCommand
-
-    prefix = " ".join(p for p in ("geoeval", _group_name(app), name) if p)
-    app.command(name, cls=HelpCommand, context_settings=CONTEXT,
-                epilog=sections.examples(module_doc, prefix))(with_groups(command))
-
-
-def command_group(name: str, help: str, modules: Iterable[str], **settings: Any) -> typer.Typer:
-    """A Typer app (the main one or a group such as ``boxes``) whose commands are
-    added by each module of ``modules``' ``register(app)``."""
-    from geoeval.cli.help import HelpGroup
-
-    app = typer.Typer(name=name, help=help, no_args_is_help=True, context_settings=CONTEXT,
-                      cls=HelpGroup, rich_markup_mode=None, **settings)
-    for module in modules:
-        importlib.import_module(module).register(app)
-    return app
-
-
-def _group_name(app: typer.Typer) -> str:
-    return "" if app.info.name in (None, "geoeval") else str(app.info.name)
-
-
-#: Every command and group: ``-h`` as ``--help``, help laid out for 80 columns at most.
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 80}
 JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", help="Processes for the Mallows score (default: every core).",
     callback=COUNT, rich_help_panel=sections.ENGINE)]
@@ -423,149 +164,6 @@ BlockSizeOpt = Annotated[float | None, typer.Option(
     callback=POSITIVE)]
 
 
-def progress_jsonl(text: str) -> None:
-    """One machine-readable progress line on stderr (``GEOEVAL_PROGRESS=jsonl``):
-    ``{"progress": TEXT, "step": STEP, "done": N, "total": M}``; ``step`` is the text
-    before the first colon, ``done``/``total`` the first ``N/M`` count in the text
-    (null when there is none). Read by the QGIS plugin (docs/qgis.md)."""
-    import json
-
-    done, total = _count(text)
-    line = {"progress": text, "step": text.split(":")[0], "done": done, "total": total}
-    print(json.dumps(line), file=sys.stderr, flush=True)
-
-
-_COUNT = r"(\d[\d,]*)/(\d[\d,]*)"
-
-
-def _count(text: str) -> tuple[int | None, int | None]:
-    """The first ``N/M`` count of a progress text (``None, None`` when there is none)."""
-    import re
-
-    count = re.search(_COUNT, text)
-    return ((int(count[1].replace(",", "")), int(count[2].replace(",", ""))) if count
-            else (None, None))
-
-
-def _CountBar() -> Any:  # noqa: N802 - a rich column, made when first needed
-    """A rich bar column drawn only for a step with a count (no bar otherwise)."""
-    from rich.progress import BarColumn
-    from rich.text import Text
-
-    class CountBar(BarColumn):
-        def render(self, task: Any) -> Any:
-            return super().render(task) if task.total is not None else Text("")
-
-    return CountBar(bar_width=30)
-
-
-class Progress:
-    """Step texts on stderr: a live status line on a terminal (with a bar of the
-    text's first ``N/M`` count when it has one, e.g. the Dask engine's ``scoring on
-    the cluster: 37/120, about 40 s left (matching 12/48 partitions)``); otherwise (a
-    log, a pipe) plain lines once the run has lasted ``delay`` seconds (a quick run, or an
-    error, prints none; a step reported before then is printed when it is
-    reached), then a new step at once, the same step at most every ``every``
-    seconds, and, while a step runs without news, a line at least every
-    ``heartbeat`` seconds saying how long it has run. Silent when ``quiet``. With
-    the environment variable ``GEOEVAL_PROGRESS=jsonl`` every step is one JSON
-    line instead (:func:`progress_jsonl`), even when ``quiet``."""
-
-    def __init__(self, quiet: bool, first: str = "reading", every: float = 5.0,
-                 delay: float = 3.0, heartbeat: float = 10.0, console: Any = None) -> None:
-        import threading
-        import time
-
-        self.console = console if console is not None else terminal(stderr=True)
-        self.quiet, self.every, self.first, self.delay = quiet, every, first, delay
-        self.heartbeat = heartbeat
-        self._start = time.monotonic()
-        self.jsonl = os.environ.get("GEOEVAL_PROGRESS", "").lower() == "jsonl"
-        self.live = not quiet and not self.jsonl and self.console.is_terminal
-        self._status: Any = None
-        self._last_step, self._last_time = "", 0.0
-        self._text, self._since, self._printed = "", self._start, 0.0
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: Any = None
-
-    def __enter__(self) -> Progress:
-        if self.live:
-            from rich.progress import Progress as Bars
-            from rich.progress import SpinnerColumn, TextColumn
-
-            self._status = Bars(SpinnerColumn("dots"),
-                                TextColumn("{task.description}", markup=False),
-                                _CountBar(), console=self.console, transient=True)
-            self._status.__enter__()
-            self._task = self._status.add_task(self.first, total=None)
-        else:
-            self(self.first)
-            if not self.quiet and not self.jsonl:
-                import threading
-
-                self._thread = threading.Thread(target=self._beat, daemon=True,
-                                                name="geoeval-progress")
-                self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        if self._status is not None:
-            self._status.__exit__(*exc)
-
-    def _print(self, text: str, now: float) -> None:
-        print(f"geoeval: {text}", file=sys.stderr, flush=True)
-        self._printed = now
-
-    def _beat(self) -> None:
-        """The pending step once ``delay`` has passed, then a line every
-        ``heartbeat`` seconds while no new one is printed."""
-        import time
-
-        while not self._stop.wait(0.25):
-            with self._lock:
-                now = time.monotonic()
-                if now - self._start < self.delay or not self._text:
-                    continue
-                if self._printed < self._since:  # reported before the delay
-                    self._print(self._text, now)
-                    self._last_step, self._last_time = self._text.split(":")[0], now
-                elif now - self._printed >= self.heartbeat:
-                    self._print(f"{self._text} (still running, {now - self._since:.0f} s)",
-                                now)
-
-    def __call__(self, text: str) -> None:
-        import time
-
-        if self.jsonl:
-            progress_jsonl(text)
-            return
-        if self.quiet:
-            return
-        if self._status is not None:
-            done, total = _count(text)
-            if total is None:  # no count: no bar (rich keeps a total once set)
-                self._status.remove_task(self._task)
-                self._task = self._status.add_task(text, total=None)
-            else:
-                self._status.update(self._task, description=text, completed=done,
-                                    total=total)
-            return
-        with self._lock:
-            step, now = text.split(":")[0], time.monotonic()
-            if step != self._text.split(":")[0]:
-                self._since = now
-            self._text = text
-            if now - self._start < self.delay:
-                return
-            if step != self._last_step or now - self._last_time >= self.every:
-                self._print(text, now)
-                self._last_step, self._last_time = step, now
-
-
 def _readers(band: BandOpt = DEFAULTS["band"], background: BackgroundOpt = DEFAULTS["background"],
              layer: LayerOpt = None, ref_layer: RefLayerOpt = None, sub_layer: SubLayerOpt = None,
              id_field: IdFieldOpt = DEFAULTS["id_field"], ref_id_field: RefIdFieldOpt = None,
@@ -589,15 +187,28 @@ def _readers(band: BandOpt = DEFAULTS["band"], background: BackgroundOpt = DEFAU
 READERS = Group(_readers, section=sections.INPUTS)
 
 
-def _matcher_options(hoover_threshold: HooverOpt = DEFAULTS["hoover_threshold"],
-                     iou_threshold: IouOpt = DEFAULTS["iou_threshold"],
-                     min_overlap: MinOverlapOpt = DEFAULTS["min_overlap"]) -> dict[str, Any]:
-    return {"hoover_threshold": hoover_threshold, "iou_threshold": iou_threshold,
-            "min_overlap": min_overlap}
+def matcher_parameters() -> list[inspect.Parameter]:
+    """Every registered matcher parameter (:func:`geoeval.matching.registry.parameters`)
+    as a command-line option: ``--`` and its keyword, its help and range, its default,
+    its rule as the callback. A matcher registered before the commands are built has
+    its options with no other edit."""
+    from geoeval.matching import registry
+
+    out = []
+    for p in registry.parameters():
+        kind: Any = float if p.default is not None else float | None
+        out.append(inspect.Parameter(
+            p.keyword, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
+            annotation=Annotated[kind, typer.Option(
+                p.option, help=f"{p.help}, {p.range}.",
+                callback=checked(lambda name, value, p=p: p.check(value, name)))]))
+    return out
 
 
-#: The matchers' parameters, as :func:`geoeval.scoring.score` keywords.
-MATCHER_OPTIONS = Group(_matcher_options, section=sections.MATCHERS)
+#: The matchers' parameters, as :func:`geoeval.scoring.score` keywords (from the registry,
+#: when a command is built).
+MATCHER_OPTIONS = Group(lambda **parameters: parameters, matcher_parameters,
+                        section=sections.MATCHERS)
 
 
 def _strata(size_bins: SizeBinsOpt = DEFAULTS["size_bins"], zones: ZonesOpt = DEFAULTS["zones"],
@@ -618,100 +229,3 @@ def _bootstrap(bootstrap: BootstrapOpt = DEFAULTS["bootstrap"],
 #: The spatial block bootstrap's options (``--seed`` is each command's own: ``rank``'s
 #: seeds the Markov chain), as :func:`geoeval.scoring.score` / :func:`geoeval.rank` keywords.
 BOOTSTRAP = Group(_bootstrap, section=sections.BOOTSTRAP)
-
-
-# Output options of every command: parameter name -> (flag, "file" | "folder", suffixes).
-# Every other path-valued parameter of a command is one of its inputs.
-OUTPUTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "json_path": ("--json", "file", ()),
-    "markdown_path": ("--markdown", "file", ()),
-    "gpkg": ("--gpkg", "file", (".gpkg",)),
-    "figure": ("--figure", "file", (".png", ".svg")),
-    "breakdown_figure": ("--breakdown-figure", "file", (".png", ".svg")),
-    "html": ("--html", "file", (".html", ".htm")),
-    "csv_dir": ("--csv-dir", "folder", ()),
-    "parquet_dir": ("--parquet-dir", "folder", ()),
-    "scene_dir": ("--scene-dir", "folder", ()),
-    "figure_dir": ("--figure-dir", "folder", ()),
-    "objects": ("--objects", "folder", ()),
-}
-
-
-def _stdout_usage(bound: dict[str, Any]) -> None:
-    """``-`` (standard output) given to an output that cannot take it, or to two
-    outputs: a usage error (geoeval.outputs.stdout_refusal is the rule)."""
-    import importlib
-
-    from geoeval.outputs import STDOUT, stdout_refusal
-
-    # the click typer uses (its own copy, typer._click, since typer 0.24)
-    click = importlib.import_module(typer.BadParameter.__module__)  # click.exceptions
-    package = typer.BadParameter.__module__.rpartition(".")[0]
-    ctx = importlib.import_module(f"{package}.globals").get_current_context(silent=True)
-    taken = []
-    for name, (flag, kind, _) in OUTPUTS.items():
-        value = bound.get(name)
-        if value is None or os.fspath(value) != STDOUT:
-            continue
-        refusal = stdout_refusal(flag, kind)
-        if refusal is not None:
-            raise click.BadParameter(refusal, ctx=ctx, param_hint=f"'{flag}'")
-        taken.append(flag)
-    if len(taken) > 1:
-        raise click.UsageError(f"{' and '.join(taken)} both name '-' (standard output); "
-                               "give all but one of them a file", ctx=ctx)
-
-
-def _paths(value: Any) -> list[Path]:
-    if isinstance(value, Path):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [v for v in value if isinstance(v, Path)]
-    return []
-
-
-def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a command inside one output run (:func:`geoeval.outputs.output_run`).
-
-    Before the command starts, every output option it was given is checked (its
-    folder exists and is writable, it is not one of the command's inputs, no two
-    outputs share a path); every file it writes is renamed into place only when
-    the whole command has succeeded, and a line on stderr says what was written.
-    """
-    signature = inspect.signature(command)
-
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        from geoeval.outputs import output_run
-        from geoeval.parallel import collector_paused
-
-        bound = signature.bind_partial(*args, **kwargs).arguments
-        inputs = [p for name, value in bound.items() if name not in OUTPUTS
-                  for p in _paths(value)]
-        _stdout_usage(bound)
-        with collector_paused(), output_run(inputs) as outputs:
-            for name, (flag, kind, suffixes) in OUTPUTS.items():
-                value = bound.get(name)
-                if value is None:
-                    continue
-                if kind == "file":
-                    outputs.file(value, flag, suffixes=suffixes)
-                else:
-                    outputs.folder(value, flag)
-            result = command(*args, **kwargs)
-        written = outputs.describe()
-        if written and not bound.get("quiet"):
-            print("wrote " + written, file=sys.stderr)
-        return result
-
-    return run
-
-
-def guard_all(app: typer.Typer) -> None:
-    """Apply :func:`guarded` to every command of ``app`` and of its command groups."""
-    for info in app.registered_commands:
-        if info.callback is not None:
-            info.callback = guarded(info.callback)
-    for group in app.registered_groups:
-        if group.typer_instance is not None:
-            guard_all(group.typer_instance)

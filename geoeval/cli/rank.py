@@ -27,6 +27,8 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.cli import help as sections
+from geoeval.cli.callbacks import ONE_MATCHER
+from geoeval.cli.groups import Group, add_command, ruled, with_groups
 from geoeval.cli.options import (
     BOOTSTRAP,
     DEFAULTS,
@@ -34,18 +36,12 @@ from geoeval.cli.options import (
     READERS,
     REPORTING,
     STRATA,
-    Group,
     HtmlOpt,
     JobsOpt,
-    OneMatcher,
-    Progress,
-    Reporting,
     ResolutionOpt,
-    add_command,
-    command_line,
-    ruled,
-    with_groups,
 )
+from geoeval.cli.printers import Reporting, command_line
+from geoeval.cli.progress import Progress
 from geoeval.errors import InputError
 
 
@@ -64,7 +60,7 @@ def _rank_defaults() -> dict[str, Any]:
 
 
 RANK_DEFAULTS = _rank_defaults()  # from geoeval.rank's signature, never copied
-DEFAULT_MATCHER = OneMatcher(RANK_DEFAULTS["matcher"])
+DEFAULT_MATCHER = RANK_DEFAULTS["matcher"]
 
 #: The order's options, as keywords of :func:`geoeval.rank` and :func:`geoeval.rank_table`:
 #: (name, type, help); each checked by its rule in :data:`geoeval.validate.RULES`.
@@ -91,8 +87,8 @@ def rank_command(
         show_default=False)] = None,
     table: Annotated[Path | None, typer.Option(
         help="CSV of precomputed indicators: a 'name' column + one per indicator.")] = None,
-    matcher: Annotated[OneMatcher, typer.Option(
-        "--matcher", "-m", metavar="NAME",
+    matcher: Annotated[str, typer.Option(
+        "--matcher", "-m", metavar="NAME", callback=ONE_MATCHER,
         help="bgm, hoover, mom or iou: the matcher whose precision, recall and accuracy "
              "are the indicators.")
     ] = DEFAULT_MATCHER,
@@ -145,7 +141,7 @@ def rank_command(
             result = rank(
                 paths[0],
                 paths[1:],
-                matcher=matcher.value,
+                matcher=matcher,
                 resolution=resolution,
                 n_jobs=jobs,
                 progress=progress,

@@ -34,6 +34,8 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.cli import help as sections
+from geoeval.cli.callbacks import MATCHERS_OR_ALL, ONE_MATCHER
+from geoeval.cli.groups import add_command, with_groups
 from geoeval.cli.options import (
     BOOTSTRAP,
     BOUNDARY_BAND_DEFAULT,
@@ -50,20 +52,12 @@ from geoeval.cli.options import (
     EngineOpt,
     HtmlOpt,
     JobsOpt,
-    MatcherChoice,
     MeasuresOpt,
-    OneMatcher,
-    Progress,
-    Reporting,
     ResolutionOpt,
     SchedulerOpt,
-    add_command,
-    command_line,
-    show,
-    terminal,
-    warn,
-    with_groups,
 )
+from geoeval.cli.printers import Reporting, command_line, show, terminal, warn
+from geoeval.cli.progress import Progress
 
 
 @with_groups
@@ -75,8 +69,8 @@ def score_command(
     submission: Annotated[Path, typer.Argument(
         metavar="SUBMISSION", show_default=False,
         help="The same, for the detector's output.")],
-    matcher: Annotated[list[MatcherChoice] | None, typer.Option(
-        "--matcher", "-m", metavar="NAME",
+    matcher: Annotated[list[str] | None, typer.Option(
+        "--matcher", "-m", metavar="NAME", callback=MATCHERS_OR_ALL,
         help="Matcher to run: bgm, hoover, mom, iou or all (the default); repeat the "
              "option for several.")] = None,
     thresholds: dict = MATCHER_OPTIONS,
@@ -102,8 +96,8 @@ def score_command(
         help="Write a styled GeoPackage (layers reference, submission, instances, summary).",
         rich_help_panel=sections.OUTPUTS)
     ] = None,
-    gpkg_matcher: Annotated[OneMatcher | None, typer.Option(
-        metavar="NAME",
+    gpkg_matcher: Annotated[str | None, typer.Option(
+        metavar="NAME", callback=ONE_MATCHER,
         help="Matcher shown in the GeoPackage, CSV tables and figure (default mom).",
         rich_help_panel=sections.MORE_OUTPUTS)] = None,
     csv_dir: Annotated[Path | None, typer.Option(
@@ -151,9 +145,9 @@ def score_command(
     from geoeval.errors import InputError
     from geoeval.matching import registry
 
-    chosen = [m.value for m in (matcher or [MatcherChoice("all")])]
+    chosen = matcher or ["all"]
     matchers = registry.names() if "all" in chosen else tuple(chosen)
-    out_matcher = None if gpkg_matcher is None else gpkg_matcher.value
+    out_matcher = gpkg_matcher
     err = terminal(stderr=True)
     options = dict(
         matchers=matchers, **thresholds, mallows=mallows, resolution=resolution,

@@ -6,7 +6,7 @@ client maps the overlap over parts on a ``distributed`` cluster
 (:mod:`geoeval.engine.client_overlap`), reduces the overlap edges to the client, and sends
 the Mallows score's batches of instances to the same cluster; components and
 matching then run in the client on the reduced sparse matrix. Two vector layers
-(:mod:`geoeval.engine.distributed`) and two label rasters on one grid
+(:mod:`geoeval.engine.layers`) and two label rasters on one grid
 (:mod:`geoeval.engine.mosaic`) are instead read, matched and summarised by
 partitions or blocks on the workers, the client holding only summaries. The
 results are the same (``docs/scale.md``).

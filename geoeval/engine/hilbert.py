@@ -5,7 +5,7 @@ laid over ``bounds``, of the cell holding the centre of its bounding box (Hilber
 1891; the iterative ``xy → d`` conversion, Warren 2013, *Hacker's Delight*, §16-2).
 Nearby objects get nearby keys, so a run of consecutive keys is a compact region:
 both Dask routes that partition vector layers (by partitions on the workers,
-:mod:`geoeval.engine.distributed`; the overlap of layers held by the client,
+:mod:`geoeval.engine.layers`; the overlap of layers held by the client,
 :mod:`geoeval.engine.client_overlap`) cut the key order into runs.
 """
 

@@ -65,7 +65,7 @@ def rank_counts(part: Any, side: int, thresholds: np.ndarray) -> tuple[np.ndarra
 
 def median(client: Any, parts: list[Any], side: int) -> float | None:
     """``numpy.median`` of the positive areas of side ``side`` over the partitions (futures
-    of :class:`~geoeval.engine.distributed.Part`); ``None`` when there are none."""
+    of :class:`~geoeval.engine.parts.Part`); ``None`` when there are none."""
     lo, hi = -np.inf, np.inf
     k1 = k2 = -1
     for rounds in range(MAX_ROUNDS + 1):

@@ -17,7 +17,8 @@ The pipeline (``docs/scale.md``, *A label mosaic on the cluster*):
 3. **solve**: each block builds, from its own counts, the components of its
    label-pair graph. A component without a cut label is *interior*: every object
    of it lies wholly in the block, so its counts are complete there; the block
-   matches it with the local engine's code (:func:`geoeval.matching.match` on an
+   matches it with the local engine's code (each matcher's registry entry, sent with the
+   task in :attr:`Config.entries`, on an
    :class:`~geoeval.overlap.Overlap` with ``pixel_area``, as
    :func:`geoeval.overlap.overlap_from_scan` builds it) and computes the
    Mallows score of its instances from each object's window
@@ -49,7 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -137,7 +138,7 @@ def scan_block(sources: Sequence[RasterSource], block: Blocks, boxes: bool,
     from geoeval.grid import windows
     from geoeval.io.windowed import (
         SCAN_CACHE_MB,
-        _empty_scan,
+        empty_scan,
         merge_scans,
         release_window_buffers,
         scan_window,
@@ -148,7 +149,7 @@ def scan_block(sources: Sequence[RasterSource], block: Blocks, boxes: bool,
             for a, b, c, d in windows((int(r1 - r0), int(c1 - c0)), sources[0].block_shape,
                                       window_pixels)]
     if not wins:
-        return _empty_scan(sources, boxes)
+        return empty_scan(sources, boxes)
     try:
         with rasterio.Env(GDAL_CACHEMAX=SCAN_CACHE_MB):
             return merge_scans([scan_window(sources, w, True, boxes, reuse=True)
@@ -234,6 +235,16 @@ class Config:
     #: Whether the solved blocks return their per-object lists
     #: (:class:`~geoeval.matching.lists.MatchLists`) for the report.
     lists: bool = False
+    #: The matchers' registry entries (:func:`geoeval.matching.registry.entries`; those
+    #: of ``matchers`` when not given), sent with the tasks: a matcher registered in the
+    #: client alone runs on the workers too.
+    entries: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.entries:
+            from geoeval.matching import registry
+
+            object.__setattr__(self, "entries", registry.entries(self.matchers))
 
 
 class _Inline:
@@ -276,7 +287,6 @@ def solve(found: Scan, config: Config) -> dict[str, Any]:
     """Match the objects of ``found`` (whole components, complete counts) with the local
     engine's code and return the additive summary of the result."""
     from geoeval.grid import label_index
-    from geoeval.matching import match
     from geoeval.overlap import Overlap
 
     assert found.pair_a is not None and found.pair_b is not None
@@ -295,7 +305,7 @@ def solve(found: Scan, config: Config) -> dict[str, Any]:
     per: dict[str, Any] = {}
     lists: dict[str, Any] = {}
     for name in config.matchers:
-        m = match(ov, name, **config.params.get(name, {}))
+        m = config.entries[name].run(ov, **config.params.get(name, {}))
         scores = m.arrays.score[~np.isnan(m.arrays.score)]
         out = {"missed": int(m.missed.size), "false_alarms": int(m.false_alarms.size),
                "matched_overlap": m.matched_sum, "kinds": m.kind_counts(),
@@ -388,10 +398,10 @@ def stitch_boundary(config: Config, n_groups: int, *parts: Scan) -> list[Scan]:
     and dealt into ``n_groups`` groups of whole components (component number mod
     ``n_groups``), each solved by its own task (:func:`solve_group`)."""
     from geoeval.grid import label_index
-    from geoeval.io.windowed import _empty_scan, merge_scans
+    from geoeval.io.windowed import empty_scan, merge_scans
     from geoeval.overlap import edge_components
 
-    found = merge_scans(parts) if parts else _empty_scan(config.sources, bool(config.mallows))
+    found = merge_scans(parts) if parts else empty_scan(config.sources, bool(config.mallows))
     assert found.pair_a is not None and found.pair_b is not None
     nr, ns = found.ids[0].size, found.ids[1].size
     rows = label_index(found.ids[0], found.pair_a).astype(np.int64)
@@ -488,7 +498,7 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
         :data:`~geoeval.matching.lists.LIST_LIMIT` objects, checked once the blocks are
         scanned).
     """
-    from geoeval.engine.distributed import _gather, _Meter, add_summaries
+    from geoeval.engine.gather import Meter, add_summaries, gather
 
     ref, sub = sources
     workers = max(1, len(client.scheduler_info()["workers"]))
@@ -500,14 +510,14 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     k = len(blocks)
     names = [f"block {i} ({_where(b)}) of {ref.path} and {sub.path}"
              for i, b in enumerate(blocks)]
-    meter = _Meter(progress, k, k, False)  # blocks scanned, blocks solved, the boundary
+    meter = Meter(progress, k, k, False)  # blocks scanned, blocks solved, the boundary
     need_boxes = bool(mallows)
     config = Config((ref, sub), tuple(transform)[:6], crs, tuple(matchers), params,
                     tuple(mallows), approximate, lists)
     meter.report(f"scanning {k} blocks of {ref.shape[0]:,} x {ref.shape[1]:,} pixels")
     scans = client.map(scan_block, [[ref, sub]] * k, blocks, [need_boxes] * k,
                        [window_pixels] * k, pure=False)
-    sizes = _gather(client, client.map(scan_sizes, scans), names, "scanning", meter,
+    sizes = gather(client, client.map(scan_sizes, scans), names, "scanning", meter,
                     "blocks")
     labels = sum(s[0] + s[1] for s in sizes)
     union = sum(s[3] for s in sizes)
@@ -527,7 +537,7 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     results = client.map(solve_block, list(range(k)), scans, [cut] * k, [config] * k,
                          pure=False)
     del scans
-    summaries = _gather(client, client.map(summary_of, results), names, "matching", meter,
+    summaries = gather(client, client.map(summary_of, results), names, "matching", meter,
                         "blocks")
     n_boundary = sum(s["boundary_objects"] for s in summaries)
     meter.report(f"solving the components that cross blocks ({n_boundary:,} objects)")
@@ -537,7 +547,7 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     groups = client.submit(stitch_boundary, config, n_groups, *parts, pure=False)
     solved = [client.submit(solve_group, config, groups, g, pure=False)
               for g in range(n_groups)]
-    last = _gather(client, solved, [f"the components crossing blocks of {ref.path} and "
+    last = gather(client, solved, [f"the components crossing blocks of {ref.path} and "
                                     f"{sub.path} (group {g} of {n_groups})"
                                     for g in range(n_groups)], "solving the boundary",
                    meter, "tasks")

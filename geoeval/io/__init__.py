@@ -15,13 +15,12 @@ from typing import Any
 
 from geoeval.errors import CRSMismatchError, FieldError, InputError, first_line, printable
 from geoeval.grid import crs_name, same_crs
+from geoeval.io.formats import OGR_SUFFIXES, format_of
 from geoeval.objects import ObjectSet
 
-# Extensions read as vector layers; everything else is tried as a raster first.
-VECTOR_SUFFIXES = {
-    ".shp", ".gpkg", ".geojson", ".json", ".fgb", ".gml", ".kml", ".sqlite", ".tab",
-    ".parquet", ".geoparquet", ".csv", ".gdb", ".mif", ".geojsonl", ".geojsons",
-}
+# Extensions read as vector layers; everything else is tried as a raster first (the
+# input formats' registry, geoeval.io.formats, decides).
+VECTOR_SUFFIXES = set(OGR_SUFFIXES)
 
 
 def detect_input_type(path: str | Path) -> str:
@@ -33,9 +32,7 @@ def detect_input_type(path: str | Path) -> str:
         return "vector"
     if not p.exists():
         raise InputError("no such file", path)
-    if p.suffix.lower() in VECTOR_SUFFIXES or p.is_dir():
-        return "vector"
-    return "raster"
+    return format_of(p).kind
 
 
 def input_kind(source: Any, input_type: str | None = None) -> str:
@@ -163,6 +160,11 @@ def _read_file(path: str | Path, *, input_type: str | None, band: int, backgroun
                crs: Any, max_memory: int | None) -> ObjectSet:
     """:func:`read` of a file (or a pattern of tiles, a dataset folder)."""
     input_type = input_type or detect_input_type(path)
+    own = format_of(path).reader() if isinstance(path, str | Path) else None
+    if own is not None:  # a registered format's own reader (geoeval.io.formats)
+        options = (dict(band=band, background=background, crs=crs) if input_type == "raster"
+                   else dict(layer=layer, id_field=id_field, class_field=class_field, crs=crs))
+        return own(path, **options)
     if input_type == "raster":
         from geoeval.io.raster import read_raster
 
@@ -202,6 +204,8 @@ def _both_raster_files(reference: Any, submission: Any, ref_opts: dict[str, Any]
     """True when both inputs are raster files read with raster options only (one pass)."""
     for path, opts in ((reference, ref_opts), (submission, sub_opts)):
         if isinstance(path, ObjectSet) or in_memory_type(path) is not None:
+            return False
+        if format_of(path).reader() is not None:  # a registered format's own reader
             return False
         if not set(k for k, v in opts.items() if v is not None) <= _RASTER_OPTIONS:
             return False

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError
-from geoeval.io._masks import Masks
 from geoeval.io._outlines import Outlines
+from geoeval.io.masks import Masks
 from geoeval.reprs import listed, warned
 
 ImageSize = tuple[float, float]

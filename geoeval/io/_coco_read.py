@@ -41,7 +41,7 @@ from geoeval.io._coco_segm import (
     read_masks,
 )
 from geoeval.io._json_values import _int_id, _is_number, _req, _short
-from geoeval.io._masks import Masks
+from geoeval.io.masks import Masks
 from geoeval.parallel import collector_paused
 
 
@@ -196,7 +196,7 @@ def _gt_from_columns(rest: dict, cols: GtColumns, *, path: str, masks: bool
     """The ground truth from Arrow's columns of its annotations (``rest``: the file's
     other fields), or ``None`` when a value breaks a rule (the caller then reads the
     file record by record, naming the first bad annotation)."""
-    from geoeval.io._masks import ranges
+    from geoeval.io.masks import ranges
 
     got = _gt_boxes(rest, path, cols.arrays)
     if got is None:

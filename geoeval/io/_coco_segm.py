@@ -1,4 +1,4 @@
-"""COCO ``segmentation`` fields read into :class:`~geoeval.io._masks.Masks`.
+"""COCO ``segmentation`` fields read into :class:`~geoeval.io.masks.Masks`.
 
 A segmentation is what ``COCO.annToRLE`` (pycocotools) accepts, on the grid of the
 annotation's image (``images[].height`` × ``width``):
@@ -29,7 +29,8 @@ import numpy as np
 
 from geoeval.errors import InputError
 from geoeval.io._json_values import _short
-from geoeval.io._masks import (
+from geoeval.io._polygon_masks import COORD_LIMIT, box_rings, polygon_masks
+from geoeval.io.masks import (
     Masks,
     RleError,
     concat_masks,
@@ -37,7 +38,6 @@ from geoeval.io._masks import (
     empty_masks,
     masks_from_counts,
 )
-from geoeval.io._polygon_masks import COORD_LIMIT, box_rings, polygon_masks
 
 _MISSING = object()
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from geoeval.cancel import threads
-from geoeval.io._masks import Masks, concat_masks, empty_masks, masks_from_linear_runs, ranges
+from geoeval.io.masks import Masks, concat_masks, empty_masks, masks_from_linear_runs, ranges
 from geoeval.parallel import workers
 
 SCALE = 5

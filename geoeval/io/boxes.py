@@ -61,8 +61,8 @@ from geoeval.io._box_text import _read_lines, relative_to_absolute
 from geoeval.io._box_xml import _read_voc, parse_xml_safely
 from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
 from geoeval.io._coco_read import read_coco, read_coco_pair
-from geoeval.io._masks import Masks
 from geoeval.io._outlines import Outlines
+from geoeval.io.masks import Masks
 
 __all__ = [
     "BOX_FORMATS", "FORMATS", "SIDES", "BoxSet", "ImageSize", "Masks", "Outlines",

@@ -584,3 +584,31 @@ def _dataset_frame(path: str | Path, id_field: str | None,
         frame.index = idx
         frame = frame.drop(columns="__id")
     return frame, crs
+
+
+def check_field(pieces: list[Any], name: str, source: Any) -> None:
+    """The in-memory reader's error (:class:`~geoeval.errors.FieldError`, named by the
+    layer ``source``) when the layer of ``pieces`` (its first file) has no field
+    ``name`` (``--class-field``), from the file's metadata: checked before any piece is
+    read."""
+    if not pieces:
+        return
+    from geoeval.io.vector import _check_fields
+
+    q = pieces[0]
+    if q.kind == "parquet":
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(local_path(q.path))
+        primary = json.loads((schema.metadata or {}).get(b"geo", b"{}")).get("primary_column")
+        fields = [n for n in schema.names if n != primary]
+    else:
+        import pyogrio
+
+        fields = [str(f) for f in pyogrio.read_info(local_path(q.path),
+                                                    layer=q.layer)["fields"]]
+    try:
+        _check_fields(Path(q.path), fields, None, name)
+    except FieldError as exc:  # named by the layer, not its first file
+        raise FieldError(exc.keyword, exc.field, exc.problem, source,
+                         detail=exc.detail) from None

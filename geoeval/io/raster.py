@@ -402,7 +402,7 @@ def _read_whole(source: Any, max_memory: int | None) -> np.ndarray:
 def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, transform: Any,
                       crs: Any, max_memory: int | None = None) -> ObjectSet:
     """An :class:`ObjectSet` on a windowed :class:`LabelGrid` from a scan of its source."""
-    from geoeval.grid import _id_array
+    from geoeval.grid import id_array
 
     ids = np.asarray(ids)
     hi = int(ids.max()) if ids.size else 0
@@ -412,7 +412,7 @@ def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, transfor
     grid = LabelGrid(None, transform, crs, source.background, source=source, shape=(h, w),
                      dtype=dtype, whole=partial(_read_whole, source, max_memory))
     return ObjectSet(
-        ids=_id_array(ids, hi),
+        ids=id_array(ids, hi),
         areas=np.asarray(counts).astype(float) * grid.pixel_area,
         crs=crs,
         grid=grid,

@@ -476,7 +476,7 @@ def scan_window(sources: Sequence[RasterSource], window: Window,
         returned never refer to them.
     """
     if all(s.is_empty(window) for s in sources):
-        return _empty_scan(sources, boxes)
+        return empty_scan(sources, boxes)
     with quiet_gdal():
         labels = [s.read(window, out=_window_buffer(k, s, window) if reuse else None)
                   for k, s in enumerate(sources)]
@@ -505,7 +505,7 @@ def release_window_buffers() -> None:
     _LOCAL.buffers = None
 
 
-def _empty_scan(sources: Sequence[RasterSource], boxes: bool = True) -> Scan:
+def empty_scan(sources: Sequence[RasterSource], boxes: bool = True) -> Scan:
     """The scan of a window holding only background."""
     return scan_labels([np.zeros((0, 0), np.dtype(s.dtype)) for s in sources],
                        [s.background for s in sources], boxes=boxes)
@@ -557,7 +557,7 @@ def scan(sources: Sequence[RasterSource], n_jobs: int | None = None,
     wins = written_windows(sources, windows(sources[0].shape, sources[0].block_shape,
                                             target))
     if not wins:
-        return _empty_scan(sources, boxes)
+        return empty_scan(sources, boxes)
     mapper = parallel.remote_mapper()
     if mapper is not None:  # e.g. the Dask engine: the workers open the files by window
         from functools import partial

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from geoeval import validate
 from geoeval.matching.areas import object_union_areas, pair_union_areas
 from geoeval.matching.build import from_arrays
 from geoeval.matching.result import InstanceArrays, Matching
@@ -48,7 +47,9 @@ def match_hoover(overlap: Overlap, *, threshold: float = 0.6) -> Matching:
     Matching
         Instances with ``score = (s1 + s2)/2``; eq. 2 is their mean.
     """
-    t = float(validate.check("hoover_threshold", threshold))  # 0.5 < T <= 1 (validate.RULES)
+    from geoeval.matching.registry import HOOVER_THRESHOLD
+
+    t = float(HOOVER_THRESHOLD.rule.check("threshold", threshold))  # 0.5 < T <= 1
     rows, cols, c = overlap.rows, overlap.cols, overlap.values
     ar, ao = overlap.ref_area, overlap.sub_area
     nr, no = overlap.n_reference, overlap.n_submission

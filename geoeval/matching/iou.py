@@ -39,7 +39,7 @@ def match_iou(overlap: Overlap, *, threshold: float = 0.5) -> Matching:
     counts for two label rasters on one grid, with a relative slack of 1e-12 on
     polygon areas.
     """
-    validate.check("iou_threshold", threshold)  # (0, 1]: one rule (validate.RULES)
+    validate.IOU.check("threshold", threshold)  # (0, 1]: one rule for every IoU threshold
     iou = overlap.iou
     cand = np.flatnonzero(overlap.iou_at_least(threshold))
     chosen = max_weight_matching(

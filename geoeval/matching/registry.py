@@ -19,7 +19,7 @@ that the API checks and the command-line options derive from one place.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -51,10 +51,9 @@ class Parameter:
     default : float or None
         Value when not given (``None``: the rule is off).
     help : str
-        One line for ``--help`` and the docs.
+        What it is, for ``--help`` (followed there by its range) and the docs.
     rule : geoeval.validate.Rule
-        Its valid range; the built-in parameters' rules are those of
-        :data:`geoeval.validate.RULES` (one rule per option).
+        Its valid range (the API's check and the command line's, one rule).
     symbol : str
         Short name in plain-language texts (``T``).
     """
@@ -163,14 +162,16 @@ class Matcher:
 
 
 HOOVER_THRESHOLD = Parameter(
-    "hoover_threshold", "threshold", 0.6, "Hoover threshold T, 0.5 < T <= 1.",
-    validate.RULES["hoover_threshold"], symbol="T")
+    "hoover_threshold", "threshold", 0.6, "Hoover threshold T",
+    validate.Rule(low=0.5, high=1.0, low_open=True,
+                  why="below one half an object could be part of two correct detections "
+                      "(Hoover et al. 1996, §3.1)"), symbol="T")
 IOU_THRESHOLD = Parameter(
-    "iou_threshold", "threshold", 0.5, "IoU matcher threshold, 0 < t <= 1.",
-    validate.RULES["iou_threshold"], symbol="t")
+    "iou_threshold", "threshold", 0.5, "IoU matcher threshold", validate.IOU, symbol="t")
 MIN_OVERLAP = Parameter(
     "min_overlap", "min_overlap", None,
-    "MOM: minimum overlap as a fraction of the smaller object.", validate.RULES["min_overlap"])
+    "MOM: minimum overlap as a fraction of the smaller object",
+    validate.Rule(low=0.0, high=1.0, why="a fraction of the smaller object"))
 
 _MATCHERS: dict[str, Matcher] = {}
 #: Every registered parameter by keyword, in the order the report lists them.
@@ -190,6 +191,13 @@ def register(matcher: Matcher) -> Matcher:
     for p in matcher.parameters:
         _PARAMETERS.setdefault(p.keyword, p)
     return matcher
+
+
+def entries(names: Iterable[str]) -> dict[str, Matcher]:
+    """The entries of the matchers ``names`` by name (:func:`get`: an unknown name is an
+    :class:`~geoeval.errors.InputError`), to hand to another process whose registry may
+    lack them (a Dask worker)."""
+    return {n: get(n) for n in names}
 
 
 def unregister(name: str) -> None:

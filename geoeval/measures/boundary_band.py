@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.arrays import lookup
-from geoeval.io._masks import Masks, empty_masks
+from geoeval.io.masks import Masks, empty_masks
 
 #: The paper's and the reference code's dilation ratio (of the image diagonal).
 DILATION_RATIO = 0.02
@@ -169,7 +169,7 @@ def mask_bands(masks: Masks, ratio: float = DILATION_RATIO, *,
     Parameters
     ----------
     masks : Masks
-        Column runs (:class:`geoeval.io._masks.Masks`).
+        Column runs (:class:`geoeval.io.masks.Masks`).
     ratio : float
         The dilation ratio of the image diagonal (0.02 in the paper and the code).
     canvas_pixels : int
@@ -224,7 +224,7 @@ def _sliding_bands(masks: Masks, obj: np.ndarray, members: np.ndarray, d: int
     :func:`mask_bands`): the bands' runs (object, x, y0, y1)."""
     from scipy.ndimage import maximum_filter1d, minimum_filter1d
 
-    from geoeval.io._masks import ranges
+    from geoeval.io.masks import ranges
 
     runs = ranges(masks.ptr[members], np.diff(masks.ptr)[members])
     if runs.size == 0:
@@ -258,7 +258,7 @@ def _canvas_bands(masks: Masks, obj: np.ndarray, box: np.ndarray, members: np.nd
     """Bands of the objects ``members`` laid out on one binary canvas: one canvas row per
     column of each object's box, one background row after each object; returns the
     bands' runs (object, x, y0, y1)."""
-    from geoeval.io._masks import ranges
+    from geoeval.io.masks import ranges
 
     # one empty canvas row after each object: its band then needs only "is this pixel
     # the object's", not which object (a neighbour is as much background as the gap)

@@ -20,6 +20,9 @@ is at least one pixel when an input is a labelled raster.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import shapely
 
@@ -74,3 +77,81 @@ def _boundary_iou(g: np.ndarray, p: np.ndarray, d: np.ndarray) -> np.ndarray:
     gb, pb = inner_band(g, d), inner_band(p, d)
     inter = shapely.area(shapely.intersection(gb, pb))
     return iou_values(inter, shapely.area(gb), shapely.area(pb), empty=np.nan)
+
+
+@dataclass(frozen=True, eq=False)
+class BoundaryIoUValues:
+    """Boundary IoU of each matcher's one-to-one pairs, with its band: the report's
+    ``boundary_iou`` entry (:meth:`to_dict`)."""
+
+    pairs: Any  # geoeval.measures.geometry.PairsByMatcher
+    band: str
+    width: float | None
+    width_pixels: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.band == "raster":
+            from geoeval.measures.boundary_band import RULE as RASTER_RULE
+
+            rule = ("given (CRS units), rounded to whole pixels" if self.width is not None
+                    else RASTER_RULE)
+        else:
+            rule = "given (CRS units)" if self.width is not None else WIDTH_RULE
+        return {"band": self.band, "width": self.width, "width_pixels": self.width_pixels,
+                "width_rule": rule, "matchers": self.pairs.to_dict()}
+
+
+def boundary_iou_measure(overlap: Any, pairs: dict[str, tuple[np.ndarray, np.ndarray]], *,
+                         boundary_width: float | None = None,
+                         boundary_band: str = "distance", **_: Any) -> BoundaryIoUValues:
+    """The registry's entry point (:mod:`geoeval.measures.geometry`): Boundary IoU of each
+    matcher's one-to-one pairs, on the polygons' distance band, or the reference code's
+    pixel band for two label rasters on one grid (``boundary_band="raster"``)."""
+    from geoeval.measures.geometry import PairsByMatcher, PairValues, pixel_size
+
+    pixels = None
+    if boundary_band == "raster":
+        pixels, values = _raster_boundary_iou(overlap, pairs, boundary_width)
+    else:
+        rg, sg = overlap.reference.polygons, overlap.submission.polygons
+        pixel = pixel_size(overlap)
+        values = {n: PairValues(r, s, boundary_iou(rg[r], sg[s], boundary_width,
+                                                   min_width=pixel))
+                  for n, (r, s) in pairs.items()}
+    return BoundaryIoUValues(PairsByMatcher(values, overlap.reference.ids,
+                                            overlap.submission.ids),
+                             boundary_band, boundary_width, pixels)
+
+
+def _raster_boundary_iou(overlap: Any, pairs: dict[str, tuple[np.ndarray, np.ndarray]],
+                         width: float | None) -> tuple[int, dict[str, Any]]:
+    """The reference code's pixel band for every matcher's pairs (one pass over the
+    rasters for all of them); ``d`` from ``width`` in whole pixels, else 2 % of the
+    image diagonal."""
+    from geoeval.errors import InputError
+    from geoeval.measures.boundary_band import raster_boundary_iou, reference_dilation
+    from geoeval.measures.geometry import PairValues, pixel_size
+
+    rg, sg = overlap.reference.grid, overlap.submission.grid
+    if rg is None or sg is None or not rg.same_grid(sg):
+        raise InputError("the raster Boundary IoU band (--boundary-iou-band raster) needs "
+                         "two labelled rasters on one grid; use the distance band for "
+                         "vector layers")
+    d = (reference_dilation(rg.shape) if width is None
+         else max(1, int(round(width / pixel_size(overlap)))))
+    if not pairs:
+        return d, {}
+    names = list(pairs)
+    r = np.concatenate([pairs[n][0] for n in names])
+    s = np.concatenate([pairs[n][1] for n in names])
+    values = raster_boundary_iou(rg, sg, overlap.reference.ids[r],
+                                 overlap.submission.ids[s], d)
+    cuts = np.cumsum([pairs[n][0].size for n in names])[:-1]
+    return d, {n: PairValues(pairs[n][0], pairs[n][1], v)
+               for n, v in zip(names, np.split(values, cuts), strict=True)}
+
+
+def table_rows(entry: dict[str, Any]) -> list[tuple[str, str, Any, Any, Any]]:
+    """The terminal table's rows of the report's ``boundary_iou`` entry: one per matcher."""
+    return [("Boundary IoU", m, v["mean"], v["median"], v["pairs"])
+            for m, v in entry["matchers"].items()]

@@ -225,3 +225,15 @@ def _lookup(overlap: Overlap, keys: np.ndarray) -> np.ndarray:
 
 def _mean(x: np.ndarray) -> float | None:
     return float(np.mean(x)) if x.size else None
+
+
+def clinton_measure(overlap: Overlap, pairs: Any = None, **_: Any) -> ClintonSegmentation:
+    """The registry's entry point (:mod:`geoeval.measures.geometry`)."""
+    return clinton_segmentation(overlap)
+
+
+def table_rows(c: dict[str, Any]) -> list[tuple[str, str, Any, Any, Any]]:
+    """The terminal table's rows of the report's ``clinton`` entry."""
+    return [(f"Clinton {label}", c["rule"], c[key], None, c["pairs"])
+            for key, label in (("over_segmentation", "over-segm."),
+                               ("under_segmentation", "under-segm."), ("d", "D"))]

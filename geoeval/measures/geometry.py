@@ -1,14 +1,18 @@
-"""Geometry measures on request: Panoptic Quality, Clinton et al.'s over- and
-under-segmentation, PoLiS and Boundary IoU (``docs/geometry-measures.md``).
+"""Geometry measures on request, one registry: Panoptic Quality, Clinton et al.'s over-
+and under-segmentation, PoLiS and Boundary IoU (``docs/geometry-measures.md``).
 
 PQ and Clinton's measures are the scene's own (PQ has its own IoU > 0.5
 matching); PoLiS and Boundary IoU are computed per one-to-one instance of each
-matcher that ran (the pair whose outlines are compared).
+matcher that ran (the pair whose outlines are compared). A new measure is its module
+(a ``compute`` and a ``rows`` function) and one :func:`register_measure` entry: the
+options (``--measures``), the report's ``geometry`` entry and the terminal table read
+the registry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +24,6 @@ from geoeval.errors import InputError
 from geoeval.matching.result import Matching
 from geoeval.overlap import Overlap
 
-#: measure names (the CLI also takes ``boundary-iou``)
-GEOMETRY_MEASURES = ("pq", "clinton", "polis", "boundary_iou")
 #: Boundary IoU bands: the polygons' exact distance band (default) or the reference
 #: code's pixel erosion (:mod:`geoeval.measures.boundary_band`)
 BOUNDARY_BANDS = ("distance", "raster")
@@ -35,8 +37,92 @@ def check_boundary_band(band: str) -> str:
     return band
 
 
+@dataclass(frozen=True)
+class GeometryMeasure:
+    """One registered geometry measure.
+
+    Attributes
+    ----------
+    name : str
+        Its name (``--measures``, the report's ``geometry`` key; ``-`` and ``_`` are the
+        same on the command line).
+    compute : callable or str
+        ``compute(overlap, pairs, **settings)`` (or ``"module:function"``, imported on
+        first use) returning a value whose ``to_dict()`` is the report's entry.
+        ``pairs`` maps each matcher that ran to the reference and submission indices of
+        its one-to-one instances (:func:`one_to_one_pairs`); ``settings`` are the run's
+        geometry settings (``boundary_width``, ``boundary_band``), each measure taking
+        what it uses.
+    rows : callable or str
+        ``rows(entry)`` turns the report's entry into terminal-table rows ``(measure,
+        matching, value or mean, median, pairs)``.
+    title : str
+        Its name in words.
+    source : str
+        Where it comes from (authors, year, section).
+    """
+
+    name: str
+    compute: Callable[..., Any] | str
+    rows: Callable[[dict[str, Any]], list[tuple[str, str, Any, Any, Any]]] | str
+    title: str = ""
+    source: str = ""
+
+    def run(self, overlap: Overlap, pairs: Mapping[str, tuple[np.ndarray, np.ndarray]],
+            **settings: Any) -> Any:
+        return _resolve(self.compute)(overlap, pairs, **settings)
+
+    def table_rows(self, entry: dict[str, Any]) -> list[tuple[str, str, Any, Any, Any]]:
+        return _resolve(self.rows)(entry)
+
+
+def _resolve(function: Callable[..., Any] | str) -> Callable[..., Any]:
+    if not isinstance(function, str):
+        return function
+    import importlib
+
+    module, _, attr = function.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+_MEASURES: dict[str, GeometryMeasure] = {}
+
+
+def register_measure(measure: GeometryMeasure) -> GeometryMeasure:
+    """Add ``measure`` to the registry (its name must be new)."""
+    if measure.name in _MEASURES or measure.name == "all":
+        raise ValueError(f"a geometry measure called {measure.name!r} is already registered")
+    _MEASURES[measure.name] = measure
+    return measure
+
+
+@contextmanager
+def registered_measure(measure: GeometryMeasure) -> Iterator[GeometryMeasure]:
+    """``measure`` registered for the ``with`` block only (tests, experiments)."""
+    register_measure(measure)
+    try:
+        yield measure
+    finally:
+        _MEASURES.pop(measure.name, None)
+
+
+def measure_names() -> tuple[str, ...]:
+    """The registered geometry measures, in registration order."""
+    return tuple(_MEASURES)
+
+
+def get_measure(name: str) -> GeometryMeasure:
+    """The registered measure ``name`` (:class:`InputError` listing the known ones)."""
+    try:
+        return _MEASURES[name]
+    except KeyError:
+        raise InputError(f"unknown geometry measure {name.replace('_', '-')!r} (choose "
+                         f"from {', '.join(n.replace('_', '-') for n in _MEASURES)}, all)") \
+            from None
+
+
 def parse_measures(measures: Sequence[str] | str | None) -> tuple[str, ...]:
-    """The measures asked for, as a tuple of :data:`GEOMETRY_MEASURES` names.
+    """The measures asked for, as a tuple of registered names (:func:`measure_names`).
 
     Accepts a sequence or a comma-separated string; ``-`` and ``_`` are the same;
     ``all`` is every measure. :class:`InputError` on an unknown name.
@@ -47,11 +133,9 @@ def parse_measures(measures: Sequence[str] | str | None) -> tuple[str, ...]:
     names = [str(m).strip().lower().replace("-", "_") for m in items]
     names = [n for n in names if n]
     if "all" in names:
-        return GEOMETRY_MEASURES
-    bad = [n for n in names if n not in GEOMETRY_MEASURES]
-    if bad:
-        raise InputError(f"unknown geometry measure {bad[0]!r} (choose from pq, clinton, "
-                         "polis, boundary-iou, all)")
+        return measure_names()
+    for n in names:
+        get_measure(n)
     return tuple(dict.fromkeys(names))
 
 
@@ -77,47 +161,38 @@ class PairValues:
 
 
 @dataclass(frozen=True, eq=False)
-class GeometryMeasures:
-    """The geometry measures of a scene; :meth:`to_dict` is the report's ``geometry`` key."""
+class PairsByMatcher:
+    """A per-pair measure of each matcher's one-to-one instances (PoLiS, Boundary IoU):
+    :meth:`to_dict` gives, per matcher, :meth:`PairValues.to_dict` with the objects' ids."""
 
-    measures: tuple[str, ...]
-    pq: Any = None  # geoeval.measures.panoptic.PanopticQuality
-    clinton: Any = None  # geoeval.measures.clinton.ClintonSegmentation
-    polis: dict[str, PairValues] | None = None
-    boundary_iou: dict[str, PairValues] | None = None
-    boundary_width: float | None = None
-    ref_ids: np.ndarray | None = None
-    sub_ids: np.ndarray | None = None
-    boundary_band: str = "distance"
-    boundary_pixels: int | None = None  # d of the raster band
+    values: dict[str, PairValues]
+    ref_ids: np.ndarray
+    sub_ids: np.ndarray
 
     def to_dict(self) -> dict[str, Any]:
-        from geoeval.measures.boundary_iou import WIDTH_RULE
+        return {n: v.to_dict(self.ref_ids, self.sub_ids) for n, v in self.values.items()}
 
-        rid, sid = self.ref_ids, self.sub_ids
-        out: dict[str, Any] = {"measures": list(self.measures)}
-        if self.pq is not None:
-            out["pq"] = self.pq.to_dict()
-        if self.clinton is not None:
-            out["clinton"] = self.clinton.to_dict()
-        if self.polis is not None:
-            out["polis"] = {n: v.to_dict(rid, sid) for n, v in self.polis.items()}
-        if self.boundary_iou is not None:
-            if self.boundary_band == "raster":
-                from geoeval.measures.boundary_band import RULE as RASTER_RULE
 
-                rule = ("given (CRS units), rounded to whole pixels"
-                        if self.boundary_width is not None else RASTER_RULE)
-            else:
-                rule = "given (CRS units)" if self.boundary_width is not None else WIDTH_RULE
-            out["boundary_iou"] = {
-                "band": self.boundary_band,
-                "width": self.boundary_width,
-                "width_pixels": self.boundary_pixels,
-                "width_rule": rule,
-                "matchers": {n: v.to_dict(rid, sid) for n, v in self.boundary_iou.items()},
-            }
-        return out
+@dataclass(frozen=True, eq=False)
+class GeometryMeasures:
+    """The geometry measures of a scene; :meth:`to_dict` is the report's ``geometry`` key
+    (``measures`` the names asked for, then each one's entry)."""
+
+    measures: tuple[str, ...]
+    values: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"measures": list(self.measures),  # as asked; the entries in registry order
+                **{n: self.values[n].to_dict() for n in measure_names() if n in self.values}}
+
+
+def table_rows(geometry: dict[str, Any] | None) -> list[tuple[str, str, Any, Any, Any]]:
+    """Terminal-table rows of a report's ``geometry`` entry, each registered measure's
+    (:attr:`GeometryMeasure.rows`) in registry order."""
+    if geometry is None:
+        return []
+    return [row for n in measure_names() if n in geometry
+            for row in get_measure(n).table_rows(geometry[n])]
 
 
 def one_to_one_pairs(m: Matching) -> tuple[np.ndarray, np.ndarray]:
@@ -131,96 +206,57 @@ def geometry_measures(
     overlap: Overlap,
     matchings: Mapping[str, Matching],
     measures: Sequence[str] | str,
-    *,
-    boundary_width: float | None = None,
-    boundary_band: str = "distance",
+    **settings: Any,
 ) -> GeometryMeasures:
-    """Compute the geometry measures asked for.
+    """Compute the geometry measures asked for (each registered measure's
+    :attr:`GeometryMeasure.compute`).
 
     Parameters
     ----------
     overlap : Overlap
     matchings : mapping of matcher name to Matching
-        PoLiS and Boundary IoU are computed on each one's one-to-one instances.
+        Per-pair measures (PoLiS, Boundary IoU) are computed on each one's one-to-one
+        instances.
     measures : sequence of str or str
         See :func:`parse_measures`.
-    boundary_width : float, optional
-        Boundary IoU band width ``d`` in CRS units; default 2 % of each reference
-        object's bounding-box diagonal (:mod:`geoeval.measures.boundary_iou`), or
-        for the raster band the reference code's 2 % of the image diagonal.
-    boundary_band : {'distance', 'raster'}
-        ``distance``: the polygons' exact band of points within ``d`` of the
-        outline; ``raster``: the reference code's band (erosion by a 3 × 3 square
-        ``d`` times, :mod:`geoeval.measures.boundary_band`), for two label rasters
-        on one grid.
+    **settings
+        The run's geometry settings, each measure taking what it uses:
+        ``boundary_width`` (Boundary IoU band width ``d`` in CRS units; default 2 % of
+        each reference object's bounding-box diagonal, or for the raster band the
+        reference code's 2 % of the image diagonal) and ``boundary_band``
+        (``distance``: the polygons' exact band; ``raster``: the reference code's
+        erosion, for two label rasters on one grid).
 
     Returns
     -------
     GeometryMeasures
     """
     names = parse_measures(measures)
-    validate.positive("boundary_width", boundary_width)
-    check_boundary_band(boundary_band)
-    kw: dict[str, Any] = {}
-    pixels = None
-    if "pq" in names:
-        from geoeval.measures.panoptic import panoptic_quality
-
-        kw["pq"] = panoptic_quality(overlap)
-    if "clinton" in names:
-        from geoeval.measures.clinton import clinton_segmentation
-
-        kw["clinton"] = clinton_segmentation(overlap)
-    if "polis" in names or "boundary_iou" in names:
-        from geoeval.measures.boundary_iou import boundary_iou
-        from geoeval.measures.polis import polis
-
-        rg, sg = overlap.reference.polygons, overlap.submission.polygons
-        pairs = {n: one_to_one_pairs(m) for n, m in matchings.items()}
-        if "polis" in names:
-            kw["polis"] = {n: PairValues(r, s, polis(rg[r], sg[s]))
-                           for n, (r, s) in pairs.items()}
-        if "boundary_iou" in names and boundary_band == "raster":
-            pixels, kw["boundary_iou"] = _raster_boundary_iou(overlap, pairs, boundary_width)
-        elif "boundary_iou" in names:
-            pixel = _pixel_size(overlap)
-            kw["boundary_iou"] = {n: PairValues(r, s, boundary_iou(rg[r], sg[s],
-                                                                   boundary_width,
-                                                                   min_width=pixel))
-                                  for n, (r, s) in pairs.items()}
-    return GeometryMeasures(names, boundary_width=boundary_width,
-                            ref_ids=overlap.reference.ids, sub_ids=overlap.submission.ids,
-                            boundary_band=boundary_band, boundary_pixels=pixels, **kw)
+    validate.positive("boundary_width", settings.get("boundary_width"))
+    check_boundary_band(settings.get("boundary_band", "distance"))
+    pairs = {n: one_to_one_pairs(m) for n, m in matchings.items()}
+    return GeometryMeasures(names, {n: get_measure(n).run(overlap, pairs, **settings)
+                                    for n in names})
 
 
-def _raster_boundary_iou(overlap: Overlap, pairs: Mapping[str, tuple[np.ndarray, np.ndarray]],
-                         width: float | None) -> tuple[int, dict[str, PairValues]]:
-    """The reference code's pixel band for every matcher's pairs (one pass over the
-    rasters for all of them); ``d`` from ``width`` in whole pixels, else 2 % of the
-    image diagonal."""
-    from geoeval.measures.boundary_band import raster_boundary_iou, reference_dilation
-
-    rg, sg = overlap.reference.grid, overlap.submission.grid
-    if rg is None or sg is None or not rg.same_grid(sg):
-        raise InputError("the raster Boundary IoU band (--boundary-iou-band raster) needs "
-                         "two labelled rasters on one grid; use the distance band for "
-                         "vector layers")
-    d = (reference_dilation(rg.shape) if width is None
-         else max(1, int(round(width / _pixel_size(overlap)))))
-    if not pairs:
-        return d, {}
-    names = list(pairs)
-    r = np.concatenate([pairs[n][0] for n in names])
-    s = np.concatenate([pairs[n][1] for n in names])
-    values = raster_boundary_iou(rg, sg, overlap.reference.ids[r],
-                                 overlap.submission.ids[s], d)
-    cuts = np.cumsum([pairs[n][0].size for n in names])[:-1]
-    return d, {n: PairValues(pairs[n][0], pairs[n][1], v)
-               for n, v in zip(names, np.split(values, cuts), strict=True)}
-
-
-def _pixel_size(overlap: Overlap) -> float:
+def pixel_size(overlap: Overlap) -> float:
     """The larger pixel side of the inputs that are labelled rasters (0 for none)."""
     sides = [max(abs(g.transform.a), abs(g.transform.e))
              for g in (overlap.reference.grid, overlap.submission.grid) if g is not None]
     return float(max(sides, default=0.0))
+
+
+register_measure(GeometryMeasure(
+    "pq", "geoeval.measures.panoptic:pq_measure", "geoeval.measures.panoptic:table_rows",
+    title="Panoptic Quality", source="Kirillov et al. 2019"))
+register_measure(GeometryMeasure(
+    "clinton", "geoeval.measures.clinton:clinton_measure",
+    "geoeval.measures.clinton:table_rows", title="over- and under-segmentation",
+    source="Clinton et al. 2010"))
+register_measure(GeometryMeasure(
+    "polis", "geoeval.measures.polis:polis_measure", "geoeval.measures.polis:table_rows",
+    title="PoLiS distance", source="Avbelj et al. 2015"))
+register_measure(GeometryMeasure(
+    "boundary_iou", "geoeval.measures.boundary_iou:boundary_iou_measure",
+    "geoeval.measures.boundary_iou:table_rows", title="Boundary IoU",
+    source="Cheng et al. 2021"))

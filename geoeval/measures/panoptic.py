@@ -86,3 +86,15 @@ def panoptic_quality(overlap: Overlap) -> PanopticQuality:
     pq = total / denom if denom else float("nan")
     return PanopticQuality(tp, fp, fn, pq, sq, rq, ref.astype(np.int64),
                            sub.astype(np.int64), values)
+
+
+def pq_measure(overlap: Overlap, pairs: Any = None, **_: Any) -> PanopticQuality:
+    """The registry's entry point (:mod:`geoeval.measures.geometry`): the scene's PQ."""
+    return panoptic_quality(overlap)
+
+
+def table_rows(entry: dict[str, Any]) -> list[tuple[str, str, Any, Any, Any]]:
+    """The terminal table's rows of the report's ``pq`` entry: PQ, SQ, RQ."""
+    tp = f"{entry['tp']} TP"
+    return [("PQ", "IoU>0.5", entry["pq"], None, tp), ("SQ", "IoU>0.5", entry["sq"], None, tp),
+            ("RQ", "IoU>0.5", entry["rq"], None, tp)]

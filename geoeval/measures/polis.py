@@ -22,6 +22,8 @@ See :mod:`geoeval.challenges.crowdai_polygons`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import shapely
 
@@ -102,3 +104,19 @@ def _one_way(a: np.ndarray, b: np.ndarray, n: int,
     coords, owner = vertices(a, corners)
     dist = shapely.distance(shapely.points(coords), shapely.boundary(b)[owner])
     return np.bincount(owner, weights=dist, minlength=n), np.bincount(owner, minlength=n)
+
+
+def polis_measure(overlap: Any, pairs: dict[str, tuple[np.ndarray, np.ndarray]],
+                  **_: Any) -> Any:
+    """The registry's entry point (:mod:`geoeval.measures.geometry`): PoLiS of each
+    matcher's one-to-one pairs."""
+    from geoeval.measures.geometry import PairsByMatcher, PairValues
+
+    rg, sg = overlap.reference.polygons, overlap.submission.polygons
+    return PairsByMatcher({n: PairValues(r, s, polis(rg[r], sg[s])) for n, (r, s) in
+                           pairs.items()}, overlap.reference.ids, overlap.submission.ids)
+
+
+def table_rows(entry: dict[str, Any]) -> list[tuple[str, str, Any, Any, Any]]:
+    """The terminal table's rows of the report's ``polis`` entry: one per matcher."""
+    return [("PoLiS", m, v["mean"], v["median"], v["pairs"]) for m, v in entry.items()]

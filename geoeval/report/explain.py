@@ -17,10 +17,10 @@ from typing import Any
 from geoeval.matching import registry
 
 
-def _thresholds(result: Any) -> dict[str, float]:
-    p = getattr(result, "parameters", {}) or {}
-    return {"T": float(p.get("hoover_threshold", registry.HOOVER_THRESHOLD.default)),
-            "t": float(p.get("iou_threshold", registry.IOU_THRESHOLD.default))}
+def _threshold(result: Any, matcher: str) -> float:
+    """A matcher's threshold (its first registered parameter) as the run used it."""
+    p = registry.get(matcher).parameters[0]
+    return float((getattr(result, "parameters", {}) or {}).get(p.keyword, p.default))
 
 
 def _known(name: str) -> Any:
@@ -90,7 +90,6 @@ def explain(result: Any) -> list[str]:
     """
     nr, ns = result.reference.objects, result.submission.objects
     ms = result.results
-    th = _thresholds(result)
     lines: list[str] = []
     if nr == 0:
         lines.append("The reference has no objects: there is nothing to find, so recall is "
@@ -129,12 +128,13 @@ def explain(result: Any) -> list[str]:
                      f"{and_list(many)} {_verb(many, 'credits', 'credit')} {credited}{rest}.")
     if "iou" in ms and "bgm" in ms and found["iou"] < found["bgm"]:
         fewer = found["bgm"] - found["iou"]
-        lines.append(f"iou needs IoU ≥ {th['t']:g}: it finds {fewer:,} fewer "
+        lines.append(f"iou needs IoU ≥ {_threshold(result, 'iou'):g}: it finds {fewer:,} fewer "
                      f"{plural(fewer, 'reference object', 'reference objects')} than bgm, "
                      "which takes any overlap.")
     if "hoover" in ms and "mom" in ms and found["hoover"] < found["mom"]:
         fewer = found["mom"] - found["hoover"]
-        lines.append(f"hoover needs the pieces to cover at least T = {th['T']:g} of each "
+        t = _threshold(result, "hoover")
+        lines.append(f"hoover needs the pieces to cover at least T = {t:g} of each "
                      f"other: it finds {fewer:,} fewer "
                      f"{plural(fewer, 'reference object', 'reference objects')} than mom, "
                      "which has no threshold.")

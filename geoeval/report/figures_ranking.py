@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 FORMATS = {".png": "png", ".svg": "svg"}
 
 
-def _rows(result: RankingResult) -> tuple[list[list[Any]], list[list[Any]]]:
+def ranking_rows(result: RankingResult) -> tuple[list[list[Any]], list[list[Any]]]:
     """Sugiyama-style rows: the items by level (the longest chain above each,
     best at the top, :meth:`Poset.levels`), a placeholder in every row a cover
     edge passes, and each row ordered by the mean position of its neighbours
@@ -76,7 +76,7 @@ def hasse_layout(result: RankingResult) -> dict[str, tuple[float, float]]:
     """Node positions: one row per level (best at the top, ``y = −level``, the
     level being the longest chain above an item), in a row ordered by
     barycentre sweeps, the cover edges' bends taking a place of their own."""
-    rows, _ = _rows(result)
+    rows, _ = ranking_rows(result)
     return {item: (i - (len(row) - 1) / 2.0, -float(k))
             for k, row in enumerate(rows) for i, item in enumerate(row)
             if isinstance(item, str)}
@@ -104,7 +104,7 @@ def hasse_drawing(result: RankingResult, ax: Axes) -> dict[str, Any]:
     """:func:`plot_hasse`, returning what it drew: ``boxes`` (name → x0, y0, x1,
     y1 in data units, as rendered) and ``edges`` (``(worse, better, points)``,
     the polyline of each cover edge)."""
-    rows, chains = _rows(result)
+    rows, chains = ranking_rows(result)
     xy = {item: (i - (len(row) - 1) / 2.0, -float(k))
           for k, row in enumerate(rows) for i, item in enumerate(row)}
     width = max((len(row) for row in rows), default=1)
@@ -241,7 +241,7 @@ def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> 
     from geoeval.outputs import atomic_path
 
     n = len(result.names)
-    rows, _ = _rows(result)
+    rows, _ = ranking_rows(result)
     width = max(4.0, 1.6 * max(len(row) for row in rows))
     height = max(3.0, 1.1 * len(rows), 0.35 * n + 1.5)
     fig = Figure(figsize=(width + 0.45 * n + 3.0, height), layout="constrained")

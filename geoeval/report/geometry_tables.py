@@ -9,29 +9,11 @@ from geoeval.report.tables import fmt
 
 def geometry_rows(result: Any) -> list[tuple[str, str, Any, Any, Any]]:
     """``(measure, matcher, value or mean, median, pairs)`` rows of the report's
-    ``geometry`` key (empty without it)."""
-    g = result.summary.geometry
-    if g is None:
-        return []
-    rows: list[tuple[str, str, Any, Any, Any]] = []
-    if "pq" in g:
-        pq = g["pq"]
-        tp = f"{pq['tp']} TP"
-        rows += [("PQ", "IoU>0.5", pq["pq"], None, tp), ("SQ", "IoU>0.5", pq["sq"], None, tp),
-                 ("RQ", "IoU>0.5", pq["rq"], None, tp)]
-    if "clinton" in g:
-        c = g["clinton"]
-        for key, label in (("over_segmentation", "over-segm."),
-                           ("under_segmentation", "under-segm."), ("d", "D")):
-            rows.append((f"Clinton {label}", c["rule"], c[key], None, c["pairs"]))
-    for name, label in (("polis", "PoLiS"), ("boundary_iou", "Boundary IoU")):
-        per = g.get(name)
-        if per is None:
-            continue
-        per = per["matchers"] if name == "boundary_iou" else per
-        for m, v in per.items():
-            rows.append((label, m, v["mean"], v["median"], v["pairs"]))
-    return rows
+    ``geometry`` key (empty without it): each registered measure's rows
+    (:func:`geoeval.measures.geometry.table_rows`)."""
+    from geoeval.measures.geometry import table_rows
+
+    return table_rows(result.summary.geometry)
 
 
 def geometry_table(result: Any) -> Any:

@@ -92,7 +92,7 @@ def crs_unit(crs: Any) -> str:
             "US survey foot": "ft"}.get(name, name or "units")
 
 
-def _scale_bar(ax: Axes, unit: str, geoms: np.ndarray | None = None
+def scale_bar(ax: Axes, unit: str, geoms: np.ndarray | None = None
                ) -> tuple[float, float, float, float]:
     """Draw the scale bar in its white box where the box hides nothing: the first
     corner of the map (lower left, lower right, upper right, upper left) whose box
@@ -192,7 +192,7 @@ def plot_status_map(result: ScoreResult, ax: Axes, matcher: str | None = None, *
         handles.append(Line2D([], [], color=colour, lw=1.5,
                               label=f"submission {status.replace('_', ' ')} ({int(sel.sum())})"))
     if bounds is None:
-        bounds = _bounds(result, ref_geoms, sub_geoms)
+        bounds = map_bounds(result, ref_geoms, sub_geoms)
     if bounds is not None:
         pad = 0.01 * max(bounds[2] - bounds[0], bounds[3] - bounds[1], 1e-9)
         ax.set_xlim(bounds[0] - pad, bounds[2] + pad)
@@ -201,7 +201,7 @@ def plot_status_map(result: ScoreResult, ax: Axes, matcher: str | None = None, *
     ax.tick_params(labelsize=7)
     ax.ticklabel_format(useOffset=False, style="plain")
     shown = np.concatenate([ref_geoms, sub_geoms])
-    _scale_bar(ax, crs_unit(result.reference.crs), shown[~_empty(shown)])
+    scale_bar(ax, crs_unit(result.reference.crs), shown[~_empty(shown)])
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.06), ncol=2,
               fontsize=8, frameon=False)
     ax.set_title(f"{Path(result.submission.path).name} vs {Path(result.reference.path).name}"
@@ -232,8 +232,10 @@ def _add_layer(ax: Axes, patch: Any) -> None:
     patch.set_clip_path(ax.patch)
 
 
-def _bounds(result: ScoreResult, ref: np.ndarray,
-            sub: np.ndarray) -> tuple[float, float, float, float] | None:
+def map_bounds(result: ScoreResult, ref: np.ndarray,
+               sub: np.ndarray) -> tuple[float, float, float, float] | None:
+    """The map's extent: the reference grid's bounds, else those of both layers'
+    shapes (``None`` when there are none)."""
     if result.reference.grid is not None:
         return result.reference.grid.bounds
     import shapely

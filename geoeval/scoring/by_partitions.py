@@ -1,7 +1,7 @@
 """Scoring two vector layers by partitions on a Dask cluster: summaries only in the client.
 
 :func:`geoeval.scoring.dispatch.dispatch` says whether a run goes this way;
-:func:`score_partitioned` runs it (:func:`geoeval.engine.distributed.score_layers`)
+:func:`score_partitioned` runs it (:func:`geoeval.engine.layers.score_layers`)
 and returns its :class:`~geoeval.scoring.summary.ScoreSummary`, whose JSON report is
 the in-memory engine's (``docs/report.md``).
 """
@@ -28,7 +28,7 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
                       objects: Callable[[str, Any], Any] | None = None,
                       progress: Callable[[str], None] | None = None) -> ScoreSummary:
     """Score two vector layers (:class:`~geoeval.scoring.options.Side`) by partitions
-    (:mod:`geoeval.engine.distributed`) with the
+    (:mod:`geoeval.engine.layers`) with the
     :class:`~geoeval.scoring.options.ScoreOptions` ``options``.
 
     ``objects(id_kind, crs)`` opens the objects dataset writer (see
@@ -39,7 +39,7 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
     computed as partial sums in the same tasks
     (:mod:`geoeval.scoring.partition_sums`).
     """
-    from geoeval.engine.distributed import score_layers
+    from geoeval.engine.layers import score_layers
     from geoeval.io.evaluation_crs import evaluation_record
     from geoeval.io.vector import reader_notes
 

@@ -5,7 +5,7 @@
 
 * :attr:`Route.LOCAL`: this process (``engine="local"``);
 * :attr:`Route.PARTITIONS`: two vector layers read, matched and written by
-  partitions on a Dask cluster (:mod:`geoeval.engine.distributed`);
+  partitions on a Dask cluster (:mod:`geoeval.engine.layers`);
 * :attr:`Route.BLOCKS`: two label rasters on one grid scanned and matched by blocks
   on a Dask cluster (:mod:`geoeval.engine.mosaic`);
 * :attr:`Route.CLIENT`: the client reads both inputs, the cluster computes the
@@ -52,6 +52,7 @@ class Reason(Enum):
     NEEDS_EVALUATION_CRS = ("the {}' CRS needs an evaluation CRS (reprojection)", True)
     SIDE_OPTION = ("a {} given for one side is not read by {} yet", True)
     GRIDS_DIFFER = ("the rasters are on different grids (resampling)", True)
+    FORMAT = ("{} files are not read {} yet", True)
     RASTER_DATASET = ("the objects dataset of label rasters is not written by blocks yet",
                       True)
 
@@ -126,9 +127,14 @@ def _client(reason: Reason, *detail: str, kind: str | None = None) -> Choice:
 
 def _partitions(reference: Side, submission: Side, options: ScoreOptions) -> Choice:
     """Two vector layers by partitions, unless an input or option needs the client."""
+    from geoeval.io.formats import format_of
     from geoeval.io.layer_files import is_parquet_dataset, is_tile_pattern
     from geoeval.io.pieces import layer_crs
 
+    for s in (reference, submission):
+        fmt = None if is_tile_pattern(s.source) else format_of(s.source)
+        if fmt is not None and not fmt.pieces:
+            return _client(Reason.FORMAT, fmt.name, "by pieces", kind=VECTOR)
     for s in (reference, submission):
         p = Path(s.source)
         if not is_tile_pattern(s.source) and p.is_dir() and not is_parquet_dataset(p) \
@@ -175,9 +181,14 @@ def _blocks(reference: Side, submission: Side, options: ScoreOptions,
     client."""
     from geoeval.grid import same_crs
     from geoeval.io.evaluation_crs import unsuitable
+    from geoeval.io.formats import format_of
     from geoeval.io.raster import open_source
     from geoeval.scoring.by_blocks import Plan
 
+    for s in (reference, submission):
+        fmt = format_of(s.source)
+        if fmt.reader() is not None:  # a registered format's own reader: not GDAL's blocks
+            return _client(Reason.FORMAT, fmt.name, "by blocks", kind=RASTER)
     keep = ("band", "background")
     ro, so = reference.reader, submission.reader
     rs, rt, rc = open_source(reference.source, **{k: ro[k] for k in keep if k in ro})

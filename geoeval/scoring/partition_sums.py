@@ -3,8 +3,8 @@
 Every measure of the report is a ratio of sums over objects and instances
 (:mod:`geoeval.measures.counts`), and every instance lies inside one overlap
 component. The Dask engine solves each component once, in one task
-(:mod:`geoeval.engine.distributed`): the functions here run in those tasks, on
-the components solved there (:class:`~geoeval.engine.distributed.Solution`),
+(:mod:`geoeval.engine.solve`): the functions here run in those tasks, on
+the components solved there (:class:`~geoeval.engine.solve.Solution`),
 with the in-memory engine's code, and return sums; the client adds them and
 applies the one formula of each measure.
 
@@ -47,7 +47,7 @@ STRATA, BREAKDOWN, BOOTSTRAP, PER_CLASS = "strata", "breakdown", "bootstrap", "p
 @dataclass
 class Plan:
     """The options a partitioned run computes as partial sums (for
-    :func:`geoeval.engine.distributed.score_layers`)."""
+    :func:`geoeval.engine.layers.score_layers`)."""
 
     size_bins: Any = None
     zones: Any = None

@@ -15,6 +15,7 @@ from geoeval.errors import InputError
 from geoeval.matching import registry
 from geoeval.objects import ObjectSet
 from geoeval.parallel import gc_paused
+from geoeval.progress import TimeLeft
 from geoeval.scoring.dispatch import Route, dispatch
 from geoeval.scoring.options import ScoreOptions, score_options, side
 from geoeval.scoring.result import MatcherResult, ScoreResult, describe, empty_sides, measure
@@ -328,32 +329,16 @@ def _engine(opened: Engine | None, options: ScoreOptions,
 
 def _counter(progress: Callable[[str], None] | None, what: str,
              unit: str) -> Callable[[int, int, float], None] | None:
-    """``(done, total, fraction of the work)`` callbacks turned into step texts
-    with the time left, from the throughput measured since the first
-    :data:`WARM_UP` items (start-up costs left out; no guess before that)."""
+    """``(done, total, fraction of the work)`` callbacks turned into step texts with the
+    time left (:class:`geoeval.progress.TimeLeft`)."""
     if progress is None:
         return None
-    import time
-
-    base: list[float] = []  # (time, fraction) once WARM_UP items are done
+    left = TimeLeft()
 
     def report(done: int, total: int, fraction: float) -> None:
-        now = time.monotonic()
-        eta = ""
-        if not base and done >= min(WARM_UP, total):
-            base.extend((now, fraction))
-        elif base and fraction > base[1] and now - base[0] >= MEASURED and fraction < 1:
-            left = (now - base[0]) * (1 - fraction) / (fraction - base[1])
-            eta = f", about {left:.0f} s left"
-        progress(f"{what}: {done:,}/{total:,} {unit}{eta}")
+        progress(f"{what}: {done:,}/{total:,} {unit}{left.text(done, total, fraction)}")
 
     return report
-
-
-#: Items done before the throughput is measured (the first ones carry start-up costs).
-WARM_UP = 3
-#: Seconds of measured throughput before a time left is printed.
-MEASURED = 1.0
 
 
 def _parts(progress: Callable[[str], None] | None,
@@ -362,21 +347,12 @@ def _parts(progress: Callable[[str], None] | None,
     sub-step, its parts done and the time left of that sub-step."""
     if progress is None:
         return None
-    import time
-
-    base: list[float] = [0.0, 0.0]  # (time, parts done) when the throughput is measured
+    left = TimeLeft()
 
     def report(sub: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done == 0 or done < min(WARM_UP, total) and base[1] == 0:
-            base[:] = [now, float(done)]
-            if done == 0:
-                return
-        eta = ""
-        if done > base[1] and now - base[0] >= MEASURED and done < total:
-            left = (now - base[0]) * (total - done) / (done - base[1])
-            eta = f", about {left:.0f} s left" if left >= 1 else ""
-        progress(f"{what}: {sub} {done}/{total} parts{eta}")
+        eta = left.text(done, total)
+        if done:  # a sub-step starting: its count, from the next part on
+            progress(f"{what}: {sub} {done}/{total} parts{eta}")
 
     return report
 

@@ -101,10 +101,10 @@ def hasse_svg(result: RankingResult) -> str:
     """The Hasse diagram (:func:`~geoeval.report.figures_ranking.plot_hasse`)."""
     from matplotlib.figure import Figure
 
-    from geoeval.report.figures_ranking import _rows, plot_hasse
+    from geoeval.report.figures_ranking import plot_hasse, ranking_rows
 
     # sized as save_ranking_figure sizes it: its rows hold the items and the edges' bends
-    rows, _ = _rows(result)
+    rows, _ = ranking_rows(result)
     levels = result.levels()
     width = max(4.0, 1.6 * max(len(row) for row in rows))
     height = max(2.0, 1.1 * len(rows) + 0.6)
@@ -239,11 +239,11 @@ def plot_status_image(result: ScoreResult, ax: Any, tables: Any,
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from geoeval.report.status_figure import _bounds, _scale_bar, crs_unit
+    from geoeval.report.status_figure import crs_unit, map_bounds, scale_bar
 
     ref = np.asarray(result.reference.polygons, dtype=object)
     sub = np.asarray(result.submission.polygons, dtype=object)
-    bounds = _bounds(result, ref, sub)
+    bounds = map_bounds(result, ref, sub)
     layers = _status_layers(result, tables)
     handles: list[Any] = []
     if bounds is not None:
@@ -280,7 +280,7 @@ def plot_status_image(result: ScoreResult, ax: Any, tables: Any,
                                   label=f"{label} ({int(sel.sum())})"))
     ax.set_aspect("equal")
     ax.ticklabel_format(useOffset=False, style="plain")
-    _scale_bar(ax, crs_unit(result.reference.crs))
+    scale_bar(ax, crs_unit(result.reference.crs))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.06), ncol=2,
               fontsize=8, frameon=False)
 

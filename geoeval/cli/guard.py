@@ -1,0 +1,93 @@
+"""The output guard of every command: each output option it was given checked before
+the work (:data:`geoeval.outputs.OUTPUTS`, the one table of outputs), every file it
+writes renamed into place only when the whole command has succeeded."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from geoeval.outputs import OUTPUTS as ALL_OUTPUTS
+
+# Every other path-valued parameter of a command is one of its inputs.
+OUTPUTS = {o.name: o for o in ALL_OUTPUTS}  # a command's parameter name -> its output
+
+
+def _stdout_usage(bound: dict[str, Any]) -> None:
+    """``-`` (standard output) given to an output that cannot take it, or to two
+    outputs: a usage error (geoeval.outputs.stdout_refusal is the rule)."""
+    import importlib
+
+    from geoeval.outputs import STDOUT, stdout_refusal
+
+    # the click typer uses (its own copy, typer._click, since typer 0.24)
+    click = importlib.import_module(typer.BadParameter.__module__)  # click.exceptions
+    package = typer.BadParameter.__module__.rpartition(".")[0]
+    ctx = importlib.import_module(f"{package}.globals").get_current_context(silent=True)
+    taken = []
+    for name, o in OUTPUTS.items():
+        value = bound.get(name)
+        if value is None or os.fspath(value) != STDOUT:
+            continue
+        flag, refusal = o.flag, stdout_refusal(o.flag, o.kind)
+        if refusal is not None:
+            raise click.BadParameter(refusal, ctx=ctx, param_hint=f"'{flag}'")
+        taken.append(flag)
+    if len(taken) > 1:
+        raise click.UsageError(f"{' and '.join(taken)} both name '-' (standard output); "
+                               "give all but one of them a file", ctx=ctx)
+
+
+def _paths(value: Any) -> list[Path]:
+    if isinstance(value, Path):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, Path)]
+    return []
+
+
+def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a command inside one output run (:func:`geoeval.outputs.output_run`).
+
+    Before the command starts, every output option it was given is checked (its
+    folder exists and is writable, it is not one of the command's inputs, no two
+    outputs share a path); every file it writes is renamed into place only when
+    the whole command has succeeded, and a line on stderr says what was written.
+    """
+    signature = inspect.signature(command)
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        from geoeval.outputs import declare, output_run
+        from geoeval.parallel import collector_paused
+
+        bound = signature.bind_partial(*args, **kwargs).arguments
+        inputs = [p for name, value in bound.items() if name not in OUTPUTS
+                  for p in _paths(value)]
+        _stdout_usage(bound)
+        with collector_paused(), output_run(inputs) as outputs:
+            declare(outputs, bound, flags=True)
+            result = command(*args, **kwargs)
+        written = outputs.describe()
+        if written and not bound.get("quiet"):
+            print("wrote " + written, file=sys.stderr)
+        return result
+
+    return run
+
+
+def guard_all(app: typer.Typer) -> None:
+    """Apply :func:`guarded` to every command of ``app`` and of its command groups."""
+    for info in app.registered_commands:
+        if info.callback is not None:
+            info.callback = guarded(info.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            guard_all(group.typer_instance)
