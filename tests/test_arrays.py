@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,7 +52,7 @@ def test_label_index_is_a_binary_search(data, dtype, n_ids, n_values, spread, ab
     values = ids[rng.integers(0, ids.size, n_values)]
     if absent and n_values:  # a gap between ids if there is one, else past the last
         exact = [int(v) for v in ids]  # Python integers: uint64 differences exact
-        gaps = [a + 1 for a, b in zip(exact, exact[1:]) if b - a > 1]
+        gaps = [a + 1 for a, b in itertools.pairwise(exact) if b - a > 1]
         miss = gaps[0] if gaps else min(exact[-1] + 1, int(info.max))
         values[rng.integers(0, n_values)] = dtype(miss)
     want = np.searchsorted(ids, values)
