@@ -365,6 +365,7 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
     """
     from rasterio.enums import MaskFlags
 
+    from geoeval.io.raster_files import file_version
     from geoeval.io.windowed import RasterSource
 
     nodata = src.nodatavals[band - 1]
@@ -379,13 +380,8 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
     # unwritten blocks of a sparse GeoTIFF read as the nodata value, else 0
     sparse_bg = src.driver == "GTiff" and (
         value is not None or gdal_mask or (nodata is None and background == 0))
-    try:
-        st = os.stat(path)
-        version: tuple[int, ...] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    except OSError:  # not a file of its own (e.g. a dataset open in memory)
-        version = ()
     return RasterSource(
-        sparse_background=bool(sparse_bg), version=version,
+        sparse_background=bool(sparse_bg), version=file_version(path),
         path=str(path), band=int(band), background=int(background), dtype=dtype.name,
         nodata=value, gdal_mask=gdal_mask, shape=(int(src.height), int(src.width)),
         block_shape=tuple(int(v) for v in src.block_shapes[band - 1]),  # type: ignore[arg-type]

@@ -55,6 +55,17 @@ def quiet_gdal() -> Iterator[None]:
 _LOCAL = threading.local()
 
 
+def file_version(path: str | os.PathLike[str]) -> tuple[int, ...]:
+    """The identity and version of a file (device, inode, size, modification time): equal
+    only while it is the same file, unchanged; ``()`` for a name that is no file of its own
+    (a GDAL virtual path such as ``/vsicurl/…``)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def open_raster(path: str) -> Any:
     """An open rasterio dataset for ``path``, one per thread (handles are not thread-safe).
 
@@ -70,13 +81,8 @@ def open_raster(path: str) -> Any:
     cache = getattr(_LOCAL, "datasets", None)
     if cache is None:
         cache = _LOCAL.datasets = {}
-    try:
-        st = os.stat(path)
-    except OSError:  # a GDAL virtual path (/vsicurl/…): no file to check
-        where, version = path, None
-    else:
-        where = os.path.abspath(path)
-        version = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    version = file_version(path)
+    where = os.path.abspath(path) if version else path  # a GDAL virtual path as it is
     held = cache.get(where)
     if held is not None and held[0] == version and not held[1].closed:
         return held[1]
