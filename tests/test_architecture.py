@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "geoeval"
 #: Lowest first. A module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, ...]] = [
     ("geoeval._version", "geoeval.errors", "geoeval.validate", "geoeval.encoding", "geoeval.reprs",
-     "geoeval.outputs", "geoeval.parallel", "geoeval.arrays", "geoeval.thresholds",
+     "geoeval.outputs", "geoeval.parallel", "geoeval.heap", "geoeval.arrays", "geoeval.thresholds",
      "geoeval.sums", "geoeval.cancel", "geoeval.streams", "geoeval.progress"),
     ("geoeval.grid",),
     ("geoeval.objects",),

@@ -204,13 +204,16 @@ def evaluate_coco(
     validate.check("dilation_ratio", dilation_ratio)
     if isinstance(reference, BoxSet) and reference.fmt != "coco":
         raise InputError("COCO evaluation needs COCO ground truth", reference.path)
-    gt, dt = read_coco_pair(reference, submission, masks=iou_type != "bbox")
-    if dt.scores is None or dt.wh is None or dt.class_ids is None:
-        raise InputError("COCO evaluation needs COCO results", dt.path)
-    if dt.images != gt.images:
-        raise InputError("results were not read against this ground truth "
-                         "(read them with like=reference)", dt.path)
-    return _evaluate(gt, dt, iou_type, float(dilation_ratio))
+    from geoeval.heap import memory_kept
+
+    with memory_kept():
+        gt, dt = read_coco_pair(reference, submission, masks=iou_type != "bbox")
+        if dt.scores is None or dt.wh is None or dt.class_ids is None:
+            raise InputError("COCO evaluation needs COCO results", dt.path)
+        if dt.images != gt.images:
+            raise InputError("results were not read against this ground truth "
+                             "(read them with like=reference)", dt.path)
+        return _evaluate(gt, dt, iou_type, float(dilation_ratio))
 
 
 #: detections from which images and categories are processed in threads (boxes; masks)

@@ -30,6 +30,7 @@ import numpy as np
 from geoeval.challenges.coco import IOU_THRESHOLDS, MAX_DETS, CocoResult
 from geoeval.challenges.crowdai_polygons import PolygonMetrics
 from geoeval.measures.boundary_band import DILATION_RATIO
+from geoeval.heap import memory_kept
 from geoeval.parallel import collector_paused
 from geoeval.reprs import number, warned
 
@@ -144,7 +145,7 @@ def evaluate_crowdai(reference: str | Path | dict, submission: str | Path | list
     from geoeval.validate import check
 
     check("dilation_ratio", dilation_ratio)
-    with collector_paused():
+    with collector_paused(), memory_kept():
         return _evaluate(reference, submission, dilation_ratio)
 
 

@@ -42,6 +42,7 @@ from geoeval.challenges._box_groups import centred_pairs, overlapping_pairs
 from geoeval.challenges._pr import ap_every_point, interpolated_precision, pr_curve
 from geoeval.challenges.voc import assign, ranked_hits
 from geoeval.errors import InputError
+from geoeval.heap import memory_kept
 from geoeval.io.boxes import (
     BoxSet,
     dota_result_files,
@@ -228,33 +229,34 @@ def evaluate_dota(
                          f"{', '.join(VERSIONS)})")
     if metric not in METRICS:
         raise InputError(f"unknown metric {metric!r} (expected voc07 or area)")
-    names = CLASSES[version]
-    warnings: list[str] = []
-    gt = reference if isinstance(reference, BoxSet) else read_dota_labels(reference)
-    if gt.outlines is None:
-        raise InputError("the reference carries no outlines (read it with read_dota_labels)",
-                         gt.path)
-    if isinstance(submission, BoxSet):
-        det = submission
-        if det.images != gt.images:
-            raise InputError("the submission is not on the reference's images", det.path)
-    else:
-        det = _read_submission(submission, task, gt.images, names, warnings)
-    if det.scores is None:
-        raise InputError("the submission carries no confidence", det.path)
-    if task == 1 and (det.outlines is None or det.outlines.quads() is None):
-        raise InputError("task 1 needs four corners per detection", det.path)
-    g_cls, d_cls = _codes(gt.classes, names), _codes(det.classes, names)
-    warnings += _left_out(gt, g_cls < 0, "reference object(s)", version)
-    warnings += _left_out(det, d_cls < 0, "detection(s)", version)
-    if (g_cls < 0).any():
-        gt, g_cls = gt.subset(np.flatnonzero(g_cls >= 0)), g_cls[g_cls >= 0]
-    if (d_cls < 0).any():
-        det, d_cls = det.subset(np.flatnonzero(d_cls >= 0)), d_cls[d_cls >= 0]
-    warnings += _shape_warnings(gt, det, task)
-    result = _evaluate(gt, det, g_cls, d_cls, task, version, metric)
-    return DotaResult(task, version, metric, result[0], result[1], result[2], result[3], gt,
-                      det, tuple(warnings))
+    with memory_kept():  # freed memory reused, not given back and zeroed again
+        names = CLASSES[version]
+        warnings: list[str] = []
+        gt = reference if isinstance(reference, BoxSet) else read_dota_labels(reference)
+        if gt.outlines is None:
+            raise InputError("the reference carries no outlines (read it with read_dota_labels)",
+                             gt.path)
+        if isinstance(submission, BoxSet):
+            det = submission
+            if det.images != gt.images:
+                raise InputError("the submission is not on the reference's images", det.path)
+        else:
+            det = _read_submission(submission, task, gt.images, names, warnings)
+        if det.scores is None:
+            raise InputError("the submission carries no confidence", det.path)
+        if task == 1 and (det.outlines is None or det.outlines.quads() is None):
+            raise InputError("task 1 needs four corners per detection", det.path)
+        g_cls, d_cls = _codes(gt.classes, names), _codes(det.classes, names)
+        warnings += _left_out(gt, g_cls < 0, "reference object(s)", version)
+        warnings += _left_out(det, d_cls < 0, "detection(s)", version)
+        if (g_cls < 0).any():
+            gt, g_cls = gt.subset(np.flatnonzero(g_cls >= 0)), g_cls[g_cls >= 0]
+        if (d_cls < 0).any():
+            det, d_cls = det.subset(np.flatnonzero(d_cls >= 0)), d_cls[d_cls >= 0]
+        warnings += _shape_warnings(gt, det, task)
+        result = _evaluate(gt, det, g_cls, d_cls, task, version, metric)
+        return DotaResult(task, version, metric, result[0], result[1], result[2], result[3], gt,
+                          det, tuple(warnings))
 
 
 def _read_submission(path: str | Path, task: int, images: tuple[str, ...],

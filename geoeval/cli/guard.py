@@ -65,6 +65,7 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
+        from geoeval.heap import memory_kept
         from geoeval.outputs import declare, output_run
         from geoeval.parallel import collector_paused
 
@@ -72,7 +73,7 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
         inputs = [p for name, value in bound.items() if name not in OUTPUTS
                   for p in _paths(value)]
         _stdout_usage(bound)
-        with collector_paused(), output_run(inputs) as outputs:
+        with collector_paused(), memory_kept(), output_run(inputs) as outputs:
             declare(outputs, bound, flags=True)
             result = command(*args, **kwargs)
         written = outputs.describe()
