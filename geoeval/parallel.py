@@ -29,6 +29,8 @@ _REPORTER: ContextVar[Callable[[str, int, int], None] | None] = ContextVar(
     "geoeval_parallel_reporter", default=None)
 _REMOTE: ContextVar[Callable[[Callable[[Any], Any], list[Any]], list[Any]] | None] = ContextVar(
     "geoeval_parallel_remote", default=None)
+#: The threads one task may use (set to 1 for the tasks :func:`concurrently` runs).
+_JOBS: ContextVar[int | None] = ContextVar("geoeval_parallel_jobs", default=None)
 
 
 @contextmanager
@@ -148,11 +150,49 @@ def _run(work: Callable[[int], Any], parts: int, jobs: int, what: str) -> list[A
 
 
 def workers() -> int:
-    """Threads to use: the cores this process may run on."""
+    """Threads to use: the cores this process may run on (1 within a task of
+    :func:`concurrently`)."""
+    cap = _JOBS.get()
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+        cores = max(1, os.cpu_count() or 1)
+    return cores if cap is None else min(cap, cores)
+
+
+def concurrently(*tasks: Callable[[], Any]) -> list[Any]:
+    """The results of ``task()`` for each task, computed side by side on the cores
+    (threads), each task on one thread: its :func:`chunked` calls and other
+    :func:`workers`-sized work stay in it. For independent steps of a run that
+    each let go of the interpreter (shapely, numpy): without the cap, every step
+    would cut its arrays for every core, and the cores would be shared among
+    four times as many threads waiting on each other (on the CrowdAI table: 7.7 s
+    of CPU for 4.8 s; 6.2 s for 3.7 s with it).
+
+    Tasks start in the order given (put the longest first); the first failure is
+    raised once all have stopped, and tasks not yet started then never start.
+
+    Examples
+    --------
+    >>> concurrently(lambda: workers(), lambda: sum(range(10)))
+    [1, 45]
+    """
+    from contextvars import copy_context
+
+    jobs = min(workers(), len(tasks))
+
+    def one(task: Callable[[], Any]) -> Any:
+        token = _JOBS.set(1)
+        try:
+            return task()
+        finally:
+            _JOBS.reset(token)
+
+    if jobs <= 1:
+        return [one(task) for task in tasks]
+    with threads(jobs) as pool:
+        futures = [pool.submit(copy_context().run, one, task) for task in tasks]
+        return [f.result() for f in futures]
 
 
 def chunked(func: Callable[..., np.ndarray], *arrays: Any, n_jobs: int | None = None,

@@ -152,3 +152,23 @@ def test_polis_invariance_is_only_for_vertices_exactly_on_an_edge():
     a_dense = shapely.Polygon(dense)
     rounded = polis(np.array([a_dense]), np.array([b]))[0]
     assert 1e-3 < abs(rounded - plain) < 0.1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 12), st.floats(0, 1),
+       st.integers(0, 2**32 - 1))
+def test_numpy_erosions_equal_scipy_ndimage(rows, cols, d, fill, seed):
+    """The band's erosions without scipy (a summed-area table, sliding windows) equal
+    scipy.ndimage's filters, padded with background."""
+    from geoeval.measures.boundary_band import _binary_band, _sliding
+
+    rng = np.random.default_rng(seed)
+    image = (rng.random((rows, cols)) < fill).astype(np.uint8)
+    kept = ndimage.minimum_filter(image, size=2 * d + 1, mode="constant", cval=0)
+    assert np.array_equal(_binary_band(image, d), (image != 0) & (kept == 0))
+    values = rng.integers(-1000, 1000, rows * cols).astype(np.int64)
+    big = np.int64(1) << 40
+    assert np.array_equal(_sliding(values, 2 * d + 1, big, np.maximum),
+                          ndimage.maximum_filter1d(values, 2 * d + 1, mode="constant", cval=big))
+    assert np.array_equal(_sliding(values, 2 * d + 1, -big, np.minimum),
+                          ndimage.minimum_filter1d(values, 2 * d + 1, mode="constant", cval=-big))

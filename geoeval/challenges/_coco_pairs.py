@@ -133,7 +133,9 @@ def _iou(inter: np.ndarray, area_d: np.ndarray, area_g: np.ndarray,
 
 
 def mask_pairs(gt: BoxSet, dt: BoxSet, g_key: np.ndarray, g_crowd: np.ndarray,
-               threshold: float, boundary_ratio: float | None = None) -> PairFunction:
+               threshold: float, boundary_ratio: float | None = None,
+               shared: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+               ) -> PairFunction:
     """Pairs by mask IoU (``iouType="segm"``), or with ``boundary_ratio`` by
     ``min(mask IoU, boundary IoU)`` (``iouType="boundary"``, crowd ground truth by
     mask IoU alone).
@@ -142,7 +144,9 @@ def mask_pairs(gt: BoxSet, dt: BoxSet, g_key: np.ndarray, g_crowd: np.ndarray,
     shares nothing mutable: each call indexes the runs of its images' ground truth
     (a group's arrays stay small enough for the cache). Boundaries are made only
     for the objects of pairs whose mask IoU reaches the threshold (a boundary can
-    only lower it).
+    only lower it). ``shared`` keeps each group's mask-IoU pairs for another
+    evaluation of the same two sets (``segm`` then ``boundary``: the boundary pass
+    reuses them instead of intersecting the masks again).
     """
     gm, dm = gt.masks, dt.masks
     assert gm is not None and dm is not None
@@ -156,16 +160,22 @@ def mask_pairs(gt: BoxSet, dt: BoxSet, g_key: np.ndarray, g_crowd: np.ndarray,
         if d_idx.size == 0:
             z = np.zeros(0, dtype=np.int64)
             return z, z, np.zeros(0)
-        # this group's ground truth: its images are consecutive, so are their keys
-        lo = np.searchsorted(g_sorted, d_key.min(), side="left")
-        hi = np.searchsorted(g_sorted, d_key.max(), side="right")
-        rows = np.sort(g_order[lo:hi])
-        index = _RunIndex(gm.subset(rows), g_key[rows], stride)
-        pi, local, inter = _intersections(dm, d_idx, d_key, index, rows.size)
-        pg = rows[local]
-        iou = _iou(inter, d_area[d_idx[pi]], g_area[pg], g_crowd[pg])
-        ok = iou >= threshold
-        pi, pg, iou = pi[ok], pg[ok], iou[ok]
+        known = None if shared is None else shared.get(d_idx.tobytes())
+        if known is not None:
+            pi, pg, iou = known
+        else:
+            # this group's ground truth: its images are consecutive, so are their keys
+            lo = np.searchsorted(g_sorted, d_key.min(), side="left")
+            hi = np.searchsorted(g_sorted, d_key.max(), side="right")
+            rows = np.sort(g_order[lo:hi])
+            index = _RunIndex(gm.subset(rows), g_key[rows], stride)
+            pi, local, inter = _intersections(dm, d_idx, d_key, index, rows.size)
+            pg = rows[local]
+            iou = _iou(inter, d_area[d_idx[pi]], g_area[pg], g_crowd[pg])
+            ok = iou >= threshold
+            pi, pg, iou = pi[ok], pg[ok], iou[ok]
+            if shared is not None:
+                shared[d_idx.tobytes()] = (pi, pg, iou)
         if boundary_ratio is None:
             return pi, pg, iou
         need = np.flatnonzero(~g_crowd[pg])  # crowd regions keep their mask IoU

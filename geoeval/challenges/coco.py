@@ -223,8 +223,18 @@ THREADED_MASKS_FROM = 5_000
 MASK_PART = 40_000
 
 
+def masks_and_boundaries(gt: BoxSet, dt: BoxSet, dilation_ratio: float = DILATION_RATIO
+                         ) -> tuple[CocoResult, CocoResult]:
+    """``segm`` and ``boundary`` evaluations of two box sets read with their masks
+    (:func:`geoeval.io.boxes.read_coco_pair`), the masks intersected once for both."""
+    shared: dict = {}
+    return (_evaluate(gt, dt, "segm", shared=shared),
+            _evaluate(gt, dt, "boundary", dilation_ratio, shared=shared))
+
+
 def _evaluate(gt: BoxSet, dt: BoxSet, iou_type: str = "bbox",
-              dilation_ratio: float = DILATION_RATIO) -> CocoResult:
+              dilation_ratio: float = DILATION_RATIO, shared: dict | None = None
+              ) -> CocoResult:
     cat_ids = np.array(sorted(gt.categories.values()), dtype=np.int64)
     K, A, T, M = cat_ids.size, len(AREA_RANGES), IOU_THRESHOLDS.size, len(MAX_DETS)
     n_img = len(gt.images)
@@ -259,7 +269,7 @@ def _evaluate(gt: BoxSet, dt: BoxSet, iou_type: str = "bbox",
         pairs = box_pairs(gt, dt, g_crowd, IOU_THRESHOLDS[0])
     else:
         pairs = mask_pairs(gt, dt, g_key, g_crowd, IOU_THRESHOLDS[0],
-                           dilation_ratio if iou_type == "boundary" else None)
+                           dilation_ratio if iou_type == "boundary" else None, shared)
     d_area = dt.areas if dt.areas is not None else dt.wh[:, 0] * dt.wh[:, 1]
 
     def match(sel: np.ndarray) -> tuple[np.ndarray, ...]:

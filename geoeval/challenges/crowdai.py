@@ -29,8 +29,8 @@ import numpy as np
 
 from geoeval.challenges.coco import IOU_THRESHOLDS, MAX_DETS, CocoResult
 from geoeval.challenges.crowdai_polygons import PolygonMetrics
-from geoeval.measures.boundary_band import DILATION_RATIO
 from geoeval.heap import memory_kept
+from geoeval.measures.boundary_band import DILATION_RATIO
 from geoeval.parallel import collector_paused
 from geoeval.reprs import number, warned
 
@@ -152,16 +152,37 @@ def evaluate_crowdai(reference: str | Path | dict, submission: str | Path | list
 def _evaluate(reference: str | Path | dict, submission: str | Path | list,
               dilation_ratio: float) -> CrowdaiResult:
     from geoeval.challenges import crowdai_polygons as cp
-    from geoeval.challenges.coco import evaluate_coco
+    from geoeval.challenges.coco import masks_and_boundaries
     from geoeval.io.coco_rings import NotPolygons
+    from geoeval.parallel import concurrently
 
     gt, dt, gt_records, dt_records = cp.read(reference, submission)
-    segm = evaluate_coco(gt, dt, iou_type="segm")
-    boundary = evaluate_coco(gt, dt, iou_type="boundary", dilation_ratio=dilation_ratio)
-    warnings = [*gt.warnings, *dt.warnings, *segm.warnings]
     try:
         g, d = cp.sides(gt, dt, gt_records, dt_records)
     except NotPolygons as exc:
+        g = d = None
+        not_polygons = exc
+    def masks() -> tuple[CocoResult, CocoResult, Any, Any]:
+        segm, boundary = masks_and_boundaries(gt, dt, dilation_ratio)
+        if g is None:
+            return segm, boundary, None, None
+        return (segm, boundary,
+                cp.iou_ciou(g, d, gt.masks.linear_runs(), dt.masks.linear_runs()),
+                cp.polis_hisup(g, d))
+
+    def fixed() -> tuple[cp.Fixed, cp.Fixed]:
+        return cp.mta_fixed(g, g, cp.MTA_GT_BUFFER), cp.mta_fixed(d, g, 0.0)
+
+    # the polygons the tangent angles need (GEOS, which lets go of the interpreter)
+    # made beside the mask numbers and the other polygon columns (numpy and Python)
+    if g is None:
+        segm, boundary, _, _ = masks()
+    else:
+        (segm, boundary, ious, polis), mta_polygons = concurrently(masks, fixed)
+        polygons = cp.assembled(g, d, ious, polis, cp.mta_ffl(g, d, fixed=mta_polygons))
+    warnings = [*gt.warnings, *dt.warnings, *segm.warnings]
+    if g is None:
+        exc = not_polygons
         side, k = (gt, exc.index) if exc.index < len(gt_records) else (
             dt, exc.index - len(gt_records))
         what = "annotations" if side is gt else "results"
@@ -169,8 +190,6 @@ def _evaluate(reference: str | Path | dict, submission: str | Path | list,
                "PoLiS need polygon segmentations")
         polygons = PolygonMetrics(unavailable=why)
         warnings.append(why)
-    else:
-        polygons = cp.polygon_metrics(g, d, gt.masks.linear_runs(), dt.masks.linear_runs())
     name = Path(str(submission)).name if isinstance(submission, (str, Path)) else "submission"
     return CrowdaiResult(segm=segm, boundary=boundary, polygons=polygons, name=name,
                          n_images=len(gt.images), n_reference=len(gt), n_submission=len(dt),

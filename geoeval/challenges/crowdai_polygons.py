@@ -252,21 +252,16 @@ def _xywh(polys: np.ndarray) -> np.ndarray:
 
 # --- max tangent angle error (frame-field learning) -----------------------------------
 
-def mta_ffl(gt: Side, dt: Side) -> tuple[float | None, int]:
-    """Mean max tangent angle error (degrees) and the polygons it averages."""
-    cats = np.array(sorted(gt.boxes.categories.values()), dtype=np.int64)
-    K = max(cats.size, 1)
+#: One side's polygons as the script fixes them (:func:`_fixed`).
+Fixed = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
-    def groups(side: Side) -> tuple[np.ndarray, np.ndarray]:
-        pos = np.searchsorted(cats, side.boxes.class_ids)
-        ok = (pos < cats.size) & (cats[np.minimum(pos, cats.size - 1)] == side.boxes.class_ids)
-        key = side.boxes.image_index * K + np.minimum(pos, K - 1)
-        return ok, key
 
-    g_ok, g_key = groups(gt)
-    d_ok, d_key = groups(dt)
-    g_parts, g_group, g_keys, g_union = _fixed(gt.rings, g_ok, g_key, MTA_GT_BUFFER)
-    d_parts, d_group, _, _ = _fixed(dt.rings, d_ok, d_key, 0.0)
+def mta_ffl(gt: Side, dt: Side, fixed: tuple[Fixed, Fixed] | None = None
+            ) -> tuple[float | None, int]:
+    """Mean max tangent angle error (degrees) and the polygons it averages; ``fixed``:
+    :func:`mta_fixed` of the two sides when computed already."""
+    g_parts, g_group, g_keys, g_union = fixed[0] if fixed else mta_fixed(gt, gt, MTA_GT_BUFFER)
+    d_parts, d_group, _, _ = fixed[1] if fixed else mta_fixed(dt, gt, 0.0)
     # groups with both sides, numbered 0..G-1 in key order
     keys = np.intersect1d(g_group, d_group)
     g_in, d_in = np.isin(g_group, keys), np.isin(d_group, keys)
@@ -284,6 +279,18 @@ def mta_ffl(gt: Side, dt: Side) -> tuple[float | None, int]:
     angle = max_tangent_angle(rings, r_part, d_parts.size, d_group[r_part], targets)
     deg = angle[~np.isnan(angle)] * 180 / np.pi
     return _mean(deg), int(deg.size)
+
+
+def mta_fixed(side: Side, gt: Side, buffer: float) -> Fixed:
+    """:func:`_fixed` of one side's rings grouped by image and the reference's
+    categories (``gt``): the script's buffer is :data:`MTA_GT_BUFFER` for the
+    reference, 0 for the predictions."""
+    cats = np.array(sorted(gt.boxes.categories.values()), dtype=np.int64)
+    K = max(cats.size, 1)
+    pos = np.searchsorted(cats, side.boxes.class_ids)
+    ok = (pos < cats.size) & (cats[np.minimum(pos, cats.size - 1)] == side.boxes.class_ids)
+    key = side.boxes.image_index * K + np.minimum(pos, K - 1)
+    return _fixed(side.rings, ok, key, buffer)
 
 
 def _covered(parts: np.ndarray, group: np.ndarray, reference: np.ndarray,
@@ -411,9 +418,16 @@ class PolygonMetrics:
 def polygon_metrics(gt: Side, dt: Side, gt_runs: tuple[np.ndarray, np.ndarray, np.ndarray],
                     dt_runs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> PolygonMetrics:
     """Every polygon column (see :func:`iou_ciou` for the runs)."""
-    iou, ciou, iou_images = iou_ciou(gt, dt, gt_runs, dt_runs)
-    polis_value, polis_images, pairs = polis_hisup(gt, dt)
-    mta, polygons = mta_ffl(gt, dt)
-    return PolygonMetrics(iou=iou, ciou=ciou, n_ratio=n_ratio(gt, dt), mta=mta,
-                          polis=polis_value, iou_images=iou_images, polis_images=polis_images,
-                          polis_pairs=pairs, mta_polygons=polygons)
+    return assembled(gt, dt, iou_ciou(gt, dt, gt_runs, dt_runs), polis_hisup(gt, dt),
+                     mta_ffl(gt, dt))
+
+
+def assembled(gt: Side, dt: Side, ious: tuple[float | None, float | None, int],
+              polis_value: tuple[float | None, int, int],
+              mta: tuple[float | None, int]) -> PolygonMetrics:
+    """The columns from the answers of :func:`iou_ciou`, :func:`polis_hisup` and
+    :func:`mta_ffl` (computed side by side), with the N ratio."""
+    (iou, ciou, iou_images), (polis_mean, polis_images, pairs) = ious, polis_value
+    return PolygonMetrics(iou=iou, ciou=ciou, n_ratio=n_ratio(gt, dt), mta=mta[0],
+                          polis=polis_mean, iou_images=iou_images, polis_images=polis_images,
+                          polis_pairs=pairs, mta_polygons=mta[1])

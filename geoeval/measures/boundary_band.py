@@ -77,11 +77,29 @@ def band_labels(labels: np.ndarray, d: int, background: int) -> np.ndarray:
 def _binary_band(inside: np.ndarray, d: int) -> np.ndarray:
     """:func:`band_labels` of a 0/1 image whose objects never touch: the pixels of
     an object with a background pixel in their ``(2d+1)²`` square (outside the
-    array is background)."""
-    from scipy.ndimage import minimum_filter
+    array is background), counted by a summed-area table of the background (exact
+    integers; no scipy import, a fifth of a second of every run)."""
+    d = int(d)
+    rows, cols = inside.shape
+    # background of the image padded by d (+1 leading zero row and column for the sums)
+    shape = (rows + 2 * d + 1, cols + 2 * d + 1)
+    table = np.zeros(shape, dtype=np.int32 if shape[0] * shape[1] < 2**31 else np.int64)
+    table[1:, 1:] = 1
+    table[d + 1:d + 1 + rows, d + 1:d + 1 + cols] = inside == 0
+    np.cumsum(table, axis=0, out=table)
+    np.cumsum(table, axis=1, out=table)
+    k = 2 * d + 1
+    background = (table[k:, k:] - table[:-k, k:] - table[k:, :-k] + table[:-k, :-k])
+    return (inside != 0) & (background > 0)
 
-    kept = minimum_filter(inside, size=2 * int(d) + 1, mode="constant", cval=0)
-    return (inside != 0) & (kept == 0)
+
+def _sliding(values: np.ndarray, size: int, fill: int, reduce: np.ufunc) -> np.ndarray:
+    """``reduce`` (``np.maximum`` or ``np.minimum``) of each centred window of
+    ``size`` (odd) values, ``fill`` beyond the ends."""
+    half = size // 2
+    padded = np.concatenate([np.full(half, fill, values.dtype), values,
+                             np.full(half, fill, values.dtype)])
+    return reduce.reduce(np.lib.stride_tricks.sliding_window_view(padded, size), axis=1)
 
 
 def raster_boundary_iou(ref_grid: Any, sub_grid: Any, ref_labels: np.ndarray,
@@ -222,8 +240,6 @@ def _sliding_bands(masks: Masks, obj: np.ndarray, members: np.ndarray, d: int
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Bands of objects with one run in each column of their box (see
     :func:`mask_bands`): the bands' runs (object, x, y0, y1)."""
-    from scipy.ndimage import maximum_filter1d, minimum_filter1d
-
     from geoeval.io.masks import ranges
 
     runs = ranges(masks.ptr[members], np.diff(masks.ptr)[members])
@@ -242,8 +258,8 @@ def _sliding_bands(masks: Masks, obj: np.ndarray, members: np.ndarray, d: int
     lo[slot[keep]] = y0[keep] + d
     hi[slot[keep]] = y1[keep] - d
     size = 2 * d + 1
-    e0 = maximum_filter1d(lo, size, mode="constant", cval=big)[slot]
-    e1 = minimum_filter1d(hi, size, mode="constant", cval=-big)[slot]
+    e0 = _sliding(lo, size, big, np.maximum)[slot]
+    e1 = _sliding(hi, size, -big, np.minimum)[slot]
     inner = e0 < e1  # the eroded object's rows in this column: [e0, e1)
     # band = the run minus [e0, e1): the run itself, or its two ends (in order)
     top_end = np.where(inner, e0, y1)
