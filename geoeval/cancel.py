@@ -36,10 +36,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 from geoeval import streams
+
+if TYPE_CHECKING:  # the process pool (and multiprocessing) only when one is made
+    from concurrent.futures import ProcessPoolExecutor
 
 #: The one line an interrupted command prints on stderr.
 MESSAGE = "geoeval: interrupted; no output was written"
@@ -373,6 +376,8 @@ def process_pool(jobs: int, mp_context: Any = None) -> Iterator[ProcessPoolExecu
     """A ``ProcessPoolExecutor`` of ``jobs`` workers (set up by :func:`worker_setup`),
     shut down at the end of the block; if the block fails or is interrupted, its
     workers are stopped at once, mid-task, and the queued tasks dropped."""
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp_context,
                                initializer=worker_setup)
     try:

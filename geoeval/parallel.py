@@ -165,9 +165,9 @@ def concurrently(*tasks: Callable[[], Any]) -> list[Any]:
     (threads), each task on one thread: its :func:`chunked` calls and other
     :func:`workers`-sized work stay in it. For independent steps of a run that
     each let go of the interpreter (shapely, numpy): without the cap, every step
-    would cut its arrays for every core, and the cores would be shared among
-    four times as many threads waiting on each other (on the CrowdAI table: 7.7 s
-    of CPU for 4.8 s; 6.2 s for 3.7 s with it).
+    would cut its arrays for every core and twice as many threads would wait on
+    each other (the CrowdAI table on two cores, mean of three runs: 4.5 s and 7.0 s
+    of CPU without the cap, 4.1 s and 6.5 s with it).
 
     Tasks start in the order given (put the longest first); the first failure is
     raised once all have stopped, and tasks not yet started then never start.
