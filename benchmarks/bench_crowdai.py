@@ -82,7 +82,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     gt, dt = tiles(args.tiles, seed=args.seed, per_image=8, p_empty=0.0, p_unpredicted=0.0,
-                   min_per_image=1)
+                   min_per_image=1, min_predictions=1)
     print(f"{args.tiles} tiles, {len(gt['annotations'])} buildings, {len(dt)} predictions")
     with tempfile.TemporaryDirectory() as tmp:
         g, d = Path(tmp) / "annotation.json", Path(tmp) / "results.json"

@@ -73,7 +73,8 @@ def _prediction(rng: np.random.Generator, ring: np.ndarray, noise: float) -> np.
 def tiles(n_images: int = 50, seed: int = 0, *, per_image: float = 4.0,
           p_empty: float = 0.08, p_unpredicted: float = 0.08, noise: float = 1.0,
           adversarial: bool = False, closed: float = 0.5, decimals: int = 2,
-          first_id: int = 0, min_per_image: int = 0) -> tuple[dict, list]:
+          first_id: int = 0, min_per_image: int = 0, min_predictions: int = 0
+          ) -> tuple[dict, list]:
     """A CrowdAI-style reference (dict) and results (list), seeded.
 
     Parameters
@@ -93,6 +94,10 @@ def tiles(n_images: int = 50, seed: int = 0, *, per_image: float = 4.0,
         Share of rings written closed (last vertex repeated), as CrowdAI does.
     min_per_image : int
         Buildings at least on a tile that is not empty.
+    min_predictions : int
+        Predictions at least on a tile that is predicted (false alarms added):
+        with 1, every script runs to the end (HiSup's angle evaluation fails on a
+        tile with a reference and no prediction).
     """
     rng = np.random.default_rng(seed)
     images, anns, dets = [], [], []
@@ -102,6 +107,7 @@ def tiles(n_images: int = 50, seed: int = 0, *, per_image: float = 4.0,
                        "width": SIZE, "height": SIZE})
         n = 0 if rng.random() < p_empty else max(int(rng.poisson(per_image)), min_per_image)
         unpredicted = rng.random() < p_unpredicted
+        tile_start = len(dets)
         for _ in range(n):
             r = rng.random()
             if adversarial and r < 0.06:
@@ -138,7 +144,8 @@ def tiles(n_images: int = 50, seed: int = 0, *, per_image: float = 4.0,
                 dets.append({"image_id": image_id, "category_id": 100, "segmentation": pseg,
                              "bbox": _bbox(pseg), "score": float(np.round(rng.random(), 1))})
         if not unpredicted:  # false alarms
-            for _ in range(int(rng.poisson(0.5))):
+            made = len(dets) - tile_start
+            for _ in range(max(int(rng.poisson(0.5)), min_predictions - made)):
                 cx, cy = rng.uniform(10, SIZE - 10, 2)
                 seg = [_flat(footprint(rng, cx, cy, rng.uniform(6, 30)), rng.random() < closed,
                              decimals)]

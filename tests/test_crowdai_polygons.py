@@ -127,6 +127,23 @@ def test_mta_is_none_without_a_reference_or_a_covered_prediction():
     assert cp.mta_ffl(g, d) == (None, 0)
 
 
+def test_mta_leaves_out_predictions_that_vanish_when_repaired():
+    # tile 1's prediction has three distinct collinear vertices: repaired by buffer(0)
+    # it is POLYGON EMPTY, which the scripts then test for cover and fail on (GEOS:
+    # "Unable to determine overlay result geometry dimension"); geoeval leaves it out
+    flat = [[0, 0, 10, 0, 20, 0]]
+    both = data({0: [[square(0, 0, 20)]], 1: [[square(0, 0, 20)]]},
+                {0: [[square(1, 0, 20)]], 1: [flat]})
+    alone = data({0: [[square(0, 0, 20)]]}, {0: [[square(1, 0, 20)]]})
+    value, n = cp.mta_ffl(*sides(*both))
+    assert (value, n) == cp.mta_ffl(*sides(*alone)) and n == 1 and value > 0
+    if ORACLES is None:
+        import shapely
+
+        with pytest.raises(shapely.errors.GEOSException, match="dimension"):
+            oracles.hisup_mta(*both, processes=1)
+
+
 def test_mta_cover_test_is_the_scripts_near_one_half():
     # a 20 x 20 prediction slid right over a reference buffered by r = 1e-4: half of it
     # over the reference at a shift of 10 + r; the bounds leave shifts near it to GEOS
