@@ -16,7 +16,6 @@ Elsewhere (another C library, another system) the block does nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 import threading
 from collections.abc import Iterator
@@ -36,7 +35,7 @@ def _glibc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL(None)  # the symbols already loaded: no search for the library
         libc.gnu_get_libc_version  # noqa: B018 - only glibc has it
         return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
     except (OSError, AttributeError):
