@@ -11,7 +11,7 @@ import numpy as np
 
 from geoeval.arrays import has_duplicates
 from geoeval.errors import InputError
-from geoeval.io._boxset import BoxSet, ImageSize, outside_warnings
+from geoeval.io._boxset import BoxSet, ImageSize, checked_class, outside_warnings
 from geoeval.io._coco_arrow import _valid_values
 from geoeval.io._json_values import _int_id, _is_number, _req, _short
 from geoeval.parallel import collector_paused
@@ -123,7 +123,7 @@ def _gt_boxes(data: dict, path: str, arrays: tuple | None = None
         cid = _int_id(_req(c, "id", where), "category id", where)
         if cid in cat_name:
             raise InputError(f"duplicate category id {cid!r}", where)
-        name = str(c.get("name", cid))
+        name = checked_class(str(c.get("name", cid)), where)
         seen_names[name] = seen_names.get(name, 0) + 1
         cat_name[cid] = name
     cat_name = {cid: (n if seen_names[n] == 1 else f"{n}#{cid}") for cid, n in cat_name.items()}

@@ -34,7 +34,7 @@ import numpy as np
 
 from geoeval.errors import InputError
 from geoeval.io._box_text import _read_text
-from geoeval.io._boxset import BoxSet, _number, _shown
+from geoeval.io._boxset import BoxSet, _number, _shown, checked_class
 from geoeval.io._outlines import Outlines
 
 #: Header keys of a labelTxt file.
@@ -225,7 +225,7 @@ def _label_file(f: Path, shown: str, cols: _Objects) -> None:
         corners = np.array([[float(t) for t in parts[:8]] for _, parts in body]).reshape(-1, 8)
         flags = [parts[9] if len(parts) == 10 else "0" for _, parts in body]
     cols.corners.append(corners)
-    cols.classes += [parts[8] for _, parts in body]
+    cols.classes += [checked_class(parts[8], f"{shown}:{n}") for n, parts in body]
     cols.difficult += [flag.strip("0") != "" for flag in flags]
     cols.image += [index] * len(body)
     cols.lines += [n for n, _ in body]

@@ -16,6 +16,7 @@ from geoeval.io._boxset import (
     _shown,
     _Sizes,
     box_files,
+    checked_class,
     with_outside_warnings,
 )
 
@@ -120,7 +121,7 @@ def _read_lines(
                     x1, y1, x2, y2 = a, b, c, d
             if x2 < x1 or y2 < y1:
                 raise InputError("right < left or bottom < top", where)
-            cols.add((x1, y1, x2, y2), cls_name, score)
+            cols.add((x1, y1, x2, y2), checked_class(cls_name, where), score)
             lines.append(lineno)
     box = cols.assemble(side == "submission", path, fmt, lines=lines,
                         class_ids=class_ids if fmt == "yolo" else None,

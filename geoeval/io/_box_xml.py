@@ -15,6 +15,7 @@ from geoeval.io._boxset import (
     _number,
     _shown,
     box_files,
+    checked_class,
     with_outside_warnings,
 )
 
@@ -152,7 +153,8 @@ def _read_voc(path: Path, side: str | None) -> BoxSet:
             if sc is not None:
                 any_score = True
                 score = _number(sc.text.strip(), f"{shown}:{sc.line}", f"<{sc.tag}>")
-            cols.add((x1, y1, x2, y2), name.text.strip(), score)
+            cols.add((x1, y1, x2, y2), checked_class(name.text.strip(), f"{shown}:{name.line}"),
+                     score)
             difficult.append(dflag)
     is_det = any_score if side is None else side == "submission"
     if is_det and any(math.isnan(s) for s in cols.scores):

@@ -322,6 +322,20 @@ def with_outside_warnings(box: BoxSet, sizes: dict[str, ImageSize], what: str,
     return replace(box, warnings=tuple(box.warnings) + tuple(warns)) if warns else box
 
 
+#: The longest class name read, in characters. Names are short words; a longer one is a
+#: broken file, and numpy's fixed-width strings would give every box its width (a
+#: megabyte name in one box of 10,000 was 40 GB).
+MAX_CLASS_NAME = 1000
+
+
+def checked_class(name: str, where: str) -> str:
+    """``name``, or an :class:`InputError` at ``where`` when it is too long."""
+    if len(name) > MAX_CLASS_NAME:
+        raise InputError(f"a class name of {len(name):,} characters (at most "
+                         f"{MAX_CLASS_NAME:,}) starting {name[:40]!r}", where)
+    return name
+
+
 def _number(token: str, where: str, what: str) -> float:
     try:
         value = float(token)

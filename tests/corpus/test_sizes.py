@@ -6,7 +6,8 @@ Each case was reproduced by hand on the previous main: ``--gpkg 'g;x.gpkg'`` a
 ``sqlite3.OperationalError`` traceback; a legal 250-byte output name "File name too
 long"; a NaN or infinite coordinate a ``GEOSException`` traceback from ``make_valid``;
 a 52 MB number in a VOC file repeated whole on stderr (a class name of megabytes
-in a warning too); a truncated sparse GeoTIFF
+in a warning too, and 50 s and gigabytes of fixed-width strings: now an error); a
+truncated sparse GeoTIFF
 1 004 lines (84 KB) of GDAL's own complaints before the right last line.
 """
 
@@ -93,20 +94,66 @@ def test_a_huge_number_in_a_box_file_is_not_repeated_whole(tmp_path):
 
 
 @pytest.mark.slow  # a VOC evaluation, 1.3 s (the printer's rule: test_cli_options)
-def test_a_huge_class_name_in_a_warning_is_cut(tmp_path):
+def test_a_long_class_name_in_a_warning_is_cut(tmp_path):
     """A warning quotes the file's text too (a class the ground truth lacks): one line
-    of a readable length, the file named (it was printed whole: 3 MB for a 3 MB name;
-    20 000 characters here, as the class names are fixed-width arrays in the evaluation)."""
+    of a readable length, the file named (it was printed whole: 3 MB for a 3 MB name)."""
     gt, det = tmp_path / "gt", tmp_path / "det"
     shutil.copytree(SAMPLE / "boxes" / "voc" / "gt", gt)
     shutil.copytree(SAMPLE / "boxes" / "voc" / "det", det)
     with (det / "img001.txt").open("a") as f:
-        f.write("x" * 20_000 + " 0.5 106 405 206 445\n")
+        f.write("x" * 1000 + " 0.5 106 405 206 445\n")
     run = run_cli("boxes", "voc", gt, det, "-q", inputs=[gt, det])
     assert_ok(run)
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"warning: {det}"), str(run)
     assert "absent from the ground truth" in lines[0] and "characters" in lines[0]
+    assert len(run.stderr) < 1000
+
+
+def _long_name(kind: str, root: Path, name: str) -> tuple[str, list[Path], str]:
+    """A copy of a bundled box sample with one class name replaced by ``name``: the
+    command's protocol, its inputs, and where the error must point."""
+    if kind == "voc":
+        gt, det = root / "gt", root / "det"
+        shutil.copytree(SAMPLE / "boxes" / "voc" / "gt", gt)
+        shutil.copytree(SAMPLE / "boxes" / "voc" / "det", det)
+        lines = (det / "img001.txt").read_text().splitlines()
+        lines[0] = " ".join([name, *lines[0].split()[1:]])
+        (det / "img001.txt").write_text("\n".join(lines) + "\n")
+        return "voc", [gt, det], "img001.txt:1"
+    if kind == "voc_xml":
+        gt, det = root / "gt", root / "det"
+        shutil.copytree(SAMPLE / "boxes" / "voc_xml" / "gt", gt)
+        shutil.copytree(SAMPLE / "boxes" / "voc" / "det", det)
+        xml = (gt / "img002.xml").read_text()
+        first = xml.index("<name>") + len("<name>")
+        (gt / "img002.xml").write_text(xml[:first] + name + xml[xml.index("</name>", first):])
+        return "voc", [gt, det], "img002.xml:"
+    if kind == "coco":
+        gt = root / "instances.json"
+        data = json.loads((SAMPLE / "boxes" / "coco" / "instances.json").read_text())
+        data["categories"][1]["name"] = name
+        gt.write_text(json.dumps(data))
+        det = root / "results.json"
+        shutil.copy(SAMPLE / "boxes" / "coco" / "results.json", det)
+        return "coco", [gt, det], "categories[1]"
+    gt, det = root / "labelTxt", root / "det"
+    shutil.copytree(SAMPLE / "boxes" / "dota" / "labelTxt", gt)
+    shutil.copytree(SAMPLE / "boxes" / "dota" / "det", det)
+    lines = (gt / "P0002.txt").read_text().splitlines()
+    lines[3] = " ".join([*lines[3].split()[:8], name, "0"])
+    (gt / "P0002.txt").write_text("\n".join(lines) + "\n")
+    return "dota", [gt, det], "P0002.txt:4"
+
+
+@pytest.mark.parametrize("kind", ["voc", "voc_xml", "coco", "dota"])
+def test_a_huge_class_name_is_an_error_naming_file_and_line(tmp_path, kind):
+    """A class name of 3 MB (a broken file): one line naming the file and its line (or
+    COCO category), at once. It cost about 50 s and gigabytes before: numpy's
+    fixed-width strings gave every box the name's width."""
+    protocol, inputs, where = _long_name(kind, tmp_path, "x" * 3_000_000)
+    run = run_cli("boxes", protocol, *inputs, "-q", inputs=inputs)
+    assert_error(run, where, "class name of 3,000,000 characters", max_lines=1)
     assert len(run.stderr) < 1000
 
 
