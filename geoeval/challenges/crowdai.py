@@ -160,36 +160,30 @@ def _evaluate(reference: str | Path | dict, submission: str | Path | list,
     try:
         g, d = cp.sides(gt, dt, gt_records, dt_records)
     except NotPolygons as exc:
-        g = d = None
-        not_polygons = exc
-    def masks() -> tuple[CocoResult, CocoResult, Any, Any]:
         segm, boundary = masks_and_boundaries(gt, dt, dilation_ratio)
-        if g is None:
-            return segm, boundary, None, None
-        return (segm, boundary,
-                cp.iou_ciou(g, d, gt.masks.linear_runs(), dt.masks.linear_runs()),
-                cp.polis_hisup(g, d))
-
-    def fixed() -> tuple[cp.Fixed, cp.Fixed]:
-        return cp.mta_fixed(g, g, cp.MTA_GT_BUFFER), cp.mta_fixed(d, g, 0.0)
-
-    # the polygons the tangent angles need (GEOS, which lets go of the interpreter)
-    # made beside the mask numbers and the other polygon columns (numpy and Python)
-    if g is None:
-        segm, boundary, _, _ = masks()
-    else:
-        (segm, boundary, ious, polis), mta_polygons = concurrently(masks, fixed)
-        polygons = cp.assembled(g, d, ious, polis, cp.mta_ffl(g, d, fixed=mta_polygons))
-    warnings = [*gt.warnings, *dt.warnings, *segm.warnings]
-    if g is None:
-        exc = not_polygons
         side, k = (gt, exc.index) if exc.index < len(gt_records) else (
             dt, exc.index - len(gt_records))
         what = "annotations" if side is gt else "results"
-        why = (f"{side.path}: {what}[{k}] holds {exc.reason}: IoU, C-IoU, N ratio, MTA and "
-               "PoLiS need polygon segmentations")
-        polygons = PolygonMetrics(unavailable=why)
-        warnings.append(why)
+        polygons = PolygonMetrics(unavailable=(
+            f"{side.path}: {what}[{k}] holds {exc.reason}: IoU, C-IoU, N ratio, MTA and "
+            "PoLiS need polygon segmentations"))
+    else:
+        def masks_and_columns() -> tuple[CocoResult, CocoResult, Any, Any]:
+            segm, boundary = masks_and_boundaries(gt, dt, dilation_ratio)
+            return (segm, boundary,
+                    cp.iou_ciou(g, d, gt.masks.linear_runs(), dt.masks.linear_runs()),
+                    cp.polis_hisup(g, d))
+
+        def fixed() -> tuple[cp.Fixed, cp.Fixed]:
+            return cp.mta_fixed(g, g, cp.MTA_GT_BUFFER), cp.mta_fixed(d, g, 0.0)
+
+        # the polygons of the tangent angles (GEOS, which lets go of the interpreter)
+        # made beside the mask numbers and the other columns (numpy and Python)
+        (segm, boundary, ious, polis), mta_polygons = concurrently(masks_and_columns, fixed)
+        polygons = cp.assembled(g, d, ious, polis, cp.mta_ffl(g, d, fixed=mta_polygons))
+    warnings = [*gt.warnings, *dt.warnings, *segm.warnings]
+    if polygons.unavailable:
+        warnings.append(polygons.unavailable)
     name = Path(str(submission)).name if isinstance(submission, (str, Path)) else "submission"
     return CrowdaiResult(segm=segm, boundary=boundary, polygons=polygons, name=name,
                          n_images=len(gt.images), n_reference=len(gt), n_submission=len(dt),
