@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from geoeval.report.explain import plural
 from geoeval.report.tables import fmt as cell
 
 
@@ -184,7 +185,8 @@ def crowdai_tables(result: Any) -> list[Any]:
         return "–" if v is None else f"{100 * v:.1f}"
 
     s, r = result.stats, result.recall_at_iou
-    first = _table(f"{result.name}: CrowdAI mapping challenge, {result.n_images} tiles, "
+    first = _table(f"{result.name}: CrowdAI mapping challenge, {result.n_images:,} "
+                   f"{plural(result.n_images, 'tile', 'tiles')}, "
                    "mask AP and AR (%)",
                    ("AP", "AP50", "AP75", "APS", "APM", "APL",
                     "AR", "AR50", "AR75", "ARS", "ARM", "ARL"))
@@ -204,9 +206,13 @@ def crowdai_tables(result: Any) -> list[Any]:
     out = [first, second]
     if p.unavailable:
         out.append(_line(f"IoU, C-IoU, N ratio, MTA, PoLiS: {p.unavailable}."))
+    def n(count: int, one: str, many: str) -> str:
+        return f"{count:,} {plural(count, one, many)}"
+
     out.append(_line(
         f"AR is AR100; AR50, AR75 at IoU .5, .75 (frame-field learning's eval_coco). IoU, "
-        f"C-IoU, N ratio over {p.iou_images} tiles with predictions (PolyWorld); MTA over "
-        f"{p.mta_polygons} predicted polygons (frame-field learning); PoLiS over "
-        f"{p.polis_pairs} pairs in {p.polis_images} tiles (HiSup). docs/crowdai.md."))
+        f"C-IoU, N ratio over {n(p.iou_images, 'tile', 'tiles')} with predictions "
+        f"(PolyWorld); MTA over {n(p.mta_polygons, 'predicted polygon', 'predicted polygons')} "
+        f"(frame-field learning); PoLiS over {n(p.polis_pairs, 'pair', 'pairs')} in "
+        f"{n(p.polis_images, 'tile', 'tiles')} (HiSup). docs/crowdai.md."))
     return out
