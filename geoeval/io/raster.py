@@ -328,21 +328,14 @@ def open_source(path: str | Path, *, band: int = 1, background: int = 0) -> tupl
     InputError
         As :func:`read_raster`, for everything known before reading pixels.
     """
-    import warnings
-
-    import rasterio
     from rasterio._err import CPLE_BaseError  # GDAL's errors (not RasterioErrors)
     from rasterio.errors import RasterioError
 
-    from geoeval.io.paths import local_path
-    from geoeval.io.raster_files import quiet_gdal
+    from geoeval.io.raster_files import open_quietly
 
-    try:  # a Path: rasterio would parse a string as a URL (';', '#', '!')
-        # NotGeoreferencedWarning ("has no CRS" is ours to say) and GDAL's complaints
-        # (a truncated file's tags) kept off the terminal: to rasterio's logger
-        with warnings.catch_warnings(), quiet_gdal():
-            warnings.simplefilter("ignore")
-            src = rasterio.open(Path(local_path(path)))
+    try:  # NotGeoreferencedWarning ("has no CRS" is ours to say) and GDAL's complaints
+        # (a truncated file's tags) kept off the terminal
+        src = open_quietly(path)
     except (RasterioError, CPLE_BaseError) as exc:
         raise InputError(f"cannot open as a raster ({first_line(exc)})", path) from None
     with src:

@@ -53,6 +53,28 @@ def quiet_gdal() -> Iterator[None]:
 
 
 _LOCAL = threading.local()
+#: Held while a raster is opened with its warnings caught: ``warnings.catch_warnings``
+#: swaps the process's filters, so two threads inside it at once can each restore the
+#: other's state (a ``NotGeoreferencedWarning`` then reached the terminal, once in a
+#: CI run, from a truncated GeoTIFF opened by two threads).
+_OPENING = threading.Lock()
+
+
+def open_quietly(path: str | os.PathLike[str]) -> Any:
+    """``rasterio.open`` of ``path`` (a local file or a GDAL virtual path), its Python
+    warnings and GDAL's messages kept off the terminal: the readers say what matters
+    once, in their words."""
+    import warnings
+    from pathlib import Path
+
+    import rasterio
+
+    from geoeval.io.paths import local_path
+
+    with _OPENING, warnings.catch_warnings(), quiet_gdal():
+        warnings.simplefilter("ignore")
+        # a Path: rasterio would parse a string as a URL (';', '#', '!')
+        return rasterio.open(Path(local_path(path)))
 
 
 def file_version(path: str | os.PathLike[str]) -> tuple[int, ...]:
@@ -74,10 +96,6 @@ def open_raster(path: str) -> Any:
     time) must still match. A relative name read again from another folder, or a file
     written anew at the same path (a notebook regenerating ``predictions.tif``), opens the
     file afresh instead of reading the old one's pixels."""
-    import warnings
-
-    import rasterio
-
     cache = getattr(_LOCAL, "datasets", None)
     if cache is None:
         cache = _LOCAL.datasets = {}
@@ -88,14 +106,8 @@ def open_raster(path: str) -> Any:
         return held[1]
     if held is not None:
         held[1].close()
-    from pathlib import Path
-
-    from geoeval.io.paths import local_path
-
     # NotGeoreferencedWarning and GDAL's complaints: the reader's to say (once)
-    with warnings.catch_warnings(), quiet_gdal():
-        warnings.simplefilter("ignore")
-        ds = rasterio.open(Path(local_path(path)))
+    ds = open_quietly(path)
     cache[where] = (version, ds)
     return ds
 
