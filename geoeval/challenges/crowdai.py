@@ -174,12 +174,10 @@ def _evaluate(reference: str | Path | dict, submission: str | Path | list,
                     cp.iou_ciou(g, d, gt.masks.linear_runs(), dt.masks.linear_runs()),
                     cp.polis_hisup(g, d))
 
-        def fixed() -> tuple[cp.Fixed, cp.Fixed]:
-            return cp.mta_fixed(g, g, cp.MTA_GT_BUFFER), cp.mta_fixed(d, g, 0.0)
-
         # the polygons of the tangent angles (GEOS, which lets go of the interpreter)
         # made beside the mask numbers and the other columns (numpy and Python)
-        (segm, boundary, ious, polis), mta_polygons = concurrently(masks_and_columns, fixed)
+        (segm, boundary, ious, polis), mta_polygons = concurrently(
+            masks_and_columns, lambda: cp.mta_polygons(g, d))
         polygons = cp.assembled(g, d, ious, polis, cp.mta_ffl(g, d, fixed=mta_polygons))
     warnings = [*gt.warnings, *dt.warnings, *segm.warnings]
     if polygons.unavailable:

@@ -259,9 +259,9 @@ Fixed = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 def mta_ffl(gt: Side, dt: Side, fixed: tuple[Fixed, Fixed] | None = None
             ) -> tuple[float | None, int]:
     """Mean max tangent angle error (degrees) and the polygons it averages; ``fixed``:
-    :func:`mta_fixed` of the two sides when computed already."""
-    g_parts, g_group, g_keys, g_union = fixed[0] if fixed else mta_fixed(gt, gt, MTA_GT_BUFFER)
-    d_parts, d_group, _, _ = fixed[1] if fixed else mta_fixed(dt, gt, 0.0)
+    :func:`mta_polygons` of the two sides when computed already."""
+    (g_parts, g_group, g_keys, g_union), (d_parts, d_group, _, _) = (
+        fixed if fixed is not None else mta_polygons(gt, dt))
     # groups with both sides, numbered 0..G-1 in key order
     keys = np.intersect1d(g_group, d_group)
     g_in, d_in = np.isin(g_group, keys), np.isin(d_group, keys)
@@ -281,16 +281,20 @@ def mta_ffl(gt: Side, dt: Side, fixed: tuple[Fixed, Fixed] | None = None
     return _mean(deg), int(deg.size)
 
 
-def mta_fixed(side: Side, gt: Side, buffer: float) -> Fixed:
-    """:func:`_fixed` of one side's rings grouped by image and the reference's
-    categories (``gt``): the script's buffer is :data:`MTA_GT_BUFFER` for the
-    reference, 0 for the predictions."""
+def mta_polygons(gt: Side, dt: Side) -> tuple[Fixed, Fixed]:
+    """:func:`_fixed` of each side's rings grouped by image and the reference's
+    categories, with the script's buffers (:data:`MTA_GT_BUFFER` for the reference,
+    none for the predictions): the GEOS part of :func:`mta_ffl`."""
     cats = np.array(sorted(gt.boxes.categories.values()), dtype=np.int64)
     K = max(cats.size, 1)
-    pos = np.searchsorted(cats, side.boxes.class_ids)
-    ok = (pos < cats.size) & (cats[np.minimum(pos, cats.size - 1)] == side.boxes.class_ids)
-    key = side.boxes.image_index * K + np.minimum(pos, K - 1)
-    return _fixed(side.rings, ok, key, buffer)
+
+    def fixed(side: Side, buffer: float) -> Fixed:
+        pos = np.searchsorted(cats, side.boxes.class_ids)
+        ok = (pos < cats.size) & (cats[np.minimum(pos, cats.size - 1)] == side.boxes.class_ids)
+        key = side.boxes.image_index * K + np.minimum(pos, K - 1)
+        return _fixed(side.rings, ok, key, buffer)
+
+    return fixed(gt, MTA_GT_BUFFER), fixed(dt, 0.0)
 
 
 def _covered(parts: np.ndarray, group: np.ndarray, reference: np.ndarray,
@@ -413,13 +417,6 @@ class PolygonMetrics:
     def counts(self) -> dict[str, int]:
         return {"iou_images": self.iou_images, "polis_images": self.polis_images,
                 "polis_pairs": self.polis_pairs, "mta_polygons": self.mta_polygons}
-
-
-def polygon_metrics(gt: Side, dt: Side, gt_runs: tuple[np.ndarray, np.ndarray, np.ndarray],
-                    dt_runs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> PolygonMetrics:
-    """Every polygon column (see :func:`iou_ciou` for the runs)."""
-    return assembled(gt, dt, iou_ciou(gt, dt, gt_runs, dt_runs), polis_hisup(gt, dt),
-                     mta_ffl(gt, dt))
 
 
 def assembled(gt: Side, dt: Side, ious: tuple[float | None, float | None, int],
