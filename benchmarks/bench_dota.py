@@ -26,13 +26,13 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent))
 
-import dota_devkit as dk  # noqa: E402  (tests/dota_devkit.py: the oracle and the data)
+from tests import dota_devkit as dk  # noqa: E402  (the oracle and the data)
 
 #: The devkit's loop in a fresh interpreter (its imports included, as the command's are).
 DEVKIT_PROCESS = ("import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; "
-                  "import dota_devkit as dk; a = sys.argv; "
+                  "from tests import dota_devkit as dk; a = sys.argv; "
                   "dk.run_devkit(Path(a[2]), Path(a[3]), task=int(a[4]), work=Path(a[5]))")
 
 
@@ -78,7 +78,7 @@ def main() -> None:
             ref = dk.run_devkit(labels, dets, task=task, work=work)
             t_dev, c_dev = time.perf_counter() - wall, time.process_time() - cpu
             t_devp, c_devp = _process([sys.executable, "-c", DEVKIT_PROCESS,
-                                       str(HERE.parent / "tests"), str(labels), str(dets),
+                                       str(HERE.parent), str(labels), str(dets),
                                        str(task), str(work)])
             same = (all(ours.classes[c].ap == a for c, a in ref.ap.items())
                     and ours.map == dk.expected_map(ref.ap, "voc07"))

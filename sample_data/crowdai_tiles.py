@@ -44,6 +44,23 @@ def footprint(rng: np.random.Generator, cx: float, cy: float, size: float) -> np
     return pts
 
 
+def ring_area(xy: np.ndarray, decimals: int) -> np.ndarray:
+    """Shoelace area of rings whose coordinates are rounded to ``decimals``, exactly.
+
+    ``xy`` is ``(..., k, 2)``, one ring per leading index (closed or not; a repeated
+    vertex adds nothing). The coordinates are taken as the integers ``xy · 10^decimals``
+    they stand for, the shoelace sum is made in integers, and the one division by
+    ``2 · 10^(2 decimals)`` is correctly rounded: the area written to a sample file is
+    the same on every machine. (``np.dot`` and float sums are not: their order of
+    addition follows the CPU's BLAS and SIMD kernels, which changed the last bits of a
+    written area from one machine to another.)
+    """
+    q = np.rint(np.asarray(xy, float) * 10.0 ** decimals).astype(np.int64)
+    x, y = q[..., 0], q[..., 1]
+    twice = (x * np.roll(y, -1, axis=-1) - y * np.roll(x, -1, axis=-1)).sum(axis=-1)
+    return np.abs(twice) / (2 * 10 ** (2 * decimals))
+
+
 def _flat(ring: np.ndarray, closed: bool, decimals: int) -> list[float]:
     r = np.round(ring, decimals)
     if closed:
@@ -125,9 +142,7 @@ def tiles(n_images: int = 50, seed: int = 0, *, per_image: float = 4.0,
             if adversarial and rng.random() < 0.08:  # a second part beside it
                 rings.append(ring + [size * 1.2, 0])
             seg = [_flat(x, rng.random() < closed, decimals) for x in rings]
-            xy = np.asarray(seg[0]).reshape(-1, 2)
-            area = 0.5 * abs(np.dot(xy[:, 0], np.roll(xy[:, 1], 1))
-                             - np.dot(xy[:, 1], np.roll(xy[:, 0], 1)))
+            area = ring_area(np.asarray(seg[0]).reshape(-1, 2), decimals)
             anns.append({"id": len(anns) + 1, "image_id": image_id, "category_id": 100,
                          "segmentation": seg, "area": float(area), "bbox": _bbox(seg),
                          "iscrowd": 0})

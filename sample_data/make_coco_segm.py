@@ -26,6 +26,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from crowdai_tiles import ring_area
 
 CATEGORY = {"id": 100, "name": "building", "supercategory": "building"}
 TILE = 300
@@ -63,15 +64,7 @@ def _columns(p: np.ndarray, k: np.ndarray) -> tuple[list, list, np.ndarray]:
     polys = [[row[:2 * n]] for row, n in zip(flat, k.tolist(), strict=True)]
     lo, hi = r.min(axis=1), r.max(axis=1)
     boxes = np.round(np.column_stack([lo, hi - lo]), 2).tolist()
-    x, y = r[:, :, 0], r[:, :, 1]
-    area = np.abs((x * np.roll(y, -1, axis=1) - y * np.roll(x, -1, axis=1)).sum(axis=1)) / 2
-    return polys, boxes, np.round(area, 2)
-
-
-def _area(p: np.ndarray) -> float:
-    """Shoelace area of a ring."""
-    x, y = p[:, 0], p[:, 1]
-    return float(abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2)
+    return polys, boxes, np.round(ring_area(r, 2), 2)
 
 
 def _bbox(rings: list[np.ndarray]) -> list[float]:
@@ -150,7 +143,7 @@ def write_coco_segm(out: Path, n_tiles: int = 8, seed: int = 36) -> None:
     annex = np.array([[-14, 0], [-4, 0], [-4, 9], [-14, 9]], float) + [lo[0] + 1, lo[1]]
     rings = [ring, annex]
     a.update(segmentation=[_flat(r) for r in rings], bbox=_bbox(rings),
-             area=round(sum(_area(r) for r in rings), 2))
+             area=round(float(ring_area(ring, 2) + ring_area(annex, 2)), 2))
     # a crowd region (a block of small sheds, too many to draw one by one)
     region = np.zeros((TILE, TILE), bool)
     region[200:260, 20:110] = True

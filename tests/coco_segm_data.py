@@ -31,7 +31,9 @@ import pycocotools.mask as mu
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
-BOUNDARY_IOU_API = Path("/work/.mirror/bowenc0221+boundary-iou-api/repo")
+from tests.mirrors import git_dir
+
+BOUNDARY_IOU_API = git_dir("bowenc0221/boundary-iou-api")
 
 
 def _ring(rng: np.random.Generator, h: int, w: int, kind: str) -> list[float]:

@@ -26,7 +26,6 @@ import copy
 import importlib.util
 import io
 import json
-import os
 import re
 import subprocess
 import sys
@@ -37,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-MIRRORS = Path(os.environ.get("GEOEVAL_ORACLE_MIRRORS", "/work/.mirror"))
+from tests.mirrors import MIRRORS
 
 #: name -> (mirror folder, commit, path in the repository)
 SCRIPTS = {

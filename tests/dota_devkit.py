@@ -37,7 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-MIRROR = Path("/work/.mirror/CAPTAIN-WHU+DOTA_devkit/repo")
+from tests.mirrors import git_dir
+
+MIRROR = git_dir("CAPTAIN-WHU/DOTA_devkit")
 COMMIT = "99388551054be9a6dabb01c8bb2a7eb562d57b4f"
 SCRIPTS = {(1, "1.0"): "dota_evaluation_task1.py", (2, "1.0"): "dota_evaluation_task2.py",
            (1, "1.5"): "dota-v1.5_evaluation_task1.py",

@@ -227,3 +227,28 @@ def test_one_vector_submission_is_stored_in_wgs84(manifest):
     c = shapely.centroid(df.geometry.values)
     lon, lat = shapely.get_x(c).mean(), shapely.get_y(c).mean()
     assert 123.5 < lon < 123.8 and 13.0 < lat < 13.3  # Legaspi City
+
+
+def test_sample_areas_are_exact_whatever_the_machine():
+    """A written area is the exact shoelace area of the written (rounded) coordinates,
+    correctly rounded once: the same bits on every CPU and BLAS. ``np.dot``'s order of
+    addition follows the machine's BLAS kernel (the CrowdAI sample's first area was
+    1184.5661499999915 on one machine, 1184.566150000006 on another; exactly 1184.56615)."""
+    from fractions import Fraction
+
+    sys.path.insert(0, str(SAMPLE))
+    from crowdai_tiles import ring_area
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        k = int(rng.integers(3, 12))
+        xy = np.round(rng.uniform(0, 300, (k, 2)), 2)
+        q = [(Fraction(str(x)), Fraction(str(y))) for x, y in xy.tolist()]
+        twice = sum(x0 * y1 - y0 * x1 for (x0, y0), (x1, y1) in zip(q, q[1:] + q[:1]))
+        exact = float(abs(twice) / 2)  # Fraction -> float: correctly rounded
+        assert ring_area(xy, 2) == exact
+        assert ring_area(np.roll(xy, 3, axis=0)[::-1], 2) == exact  # any start, either way
+    annotations = json.loads((SAMPLE / "boxes" / "crowdai" / "annotation.json").read_text())
+    for a in annotations["annotations"]:
+        ring = np.asarray(a["segmentation"][0]).reshape(-1, 2)
+        assert a["area"] == ring_area(ring, 2)
