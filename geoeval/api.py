@@ -23,7 +23,6 @@ from geoeval.scoring import rank as _rank
 from geoeval.scoring import score as _score
 from geoeval.scoring import score_scenes as _score_scenes
 from geoeval.scoring.options import score_options
-from geoeval.scoring.summary import ScoreSummary
 
 
 def score(
@@ -42,7 +41,7 @@ def score(
     objects_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     **options: Any,
-) -> ScoreResult | ScoreSummary:
+) -> ScoreResult:
     """Score one submission against one reference and write the outputs asked for.
 
     Parameters
@@ -95,9 +94,12 @@ def score(
 
     Returns
     -------
-    ScoreResult or ScoreSummary
-        The summary alone (:class:`~geoeval.scoring.summary.ScoreSummary`, the same
-        report, ``docs/scale.md``) when ``engine="dask"`` scored by partitions or blocks.
+    ScoreResult
+        The same from every engine. When ``engine="dask"`` scored by partitions or
+        blocks (``docs/scale.md``) the objects, overlap and matchings stayed on the
+        workers: reading them raises :class:`~geoeval.errors.NotHeldError` saying what
+        to use instead (``objects_dir`` writes every object's result), and
+        ``objects_held`` is ``False``.
 
     Examples
     --------
@@ -140,7 +142,7 @@ def score(
             check_target(objects_dir)
             writer = functools.partial(_open_objects, objects_dir, value.matchers)
         result = _score(reference, submission, value, progress=progress, objects=writer)
-        if isinstance(result, ScoreSummary):  # a Dask run by parts: the summary only
+        if not result.objects_held:  # a Dask run by parts: the summary only
             if json is not None:
                 from geoeval.report.json_report import write_report
 
