@@ -73,7 +73,7 @@ def check_same_result(local, dask, matchers):
             (lr.precision, lr.recall, lr.f1, lr.accuracy)
         assert dr.summary() == lr.summary()
         assert dr.n_instances == lr.n_instances == lr.matching.n_instances
-        with pytest.raises(NotHeldError, match=f"{name!r}'s per-object matching on the "
+        with pytest.raises(NotHeldError, match=f"per-object matching of {name!r} on the "
                                                "workers.*engine='local'"):
             _ = dr.matching
         assert getattr(dr, "matching", None) is None  # an AttributeError: hasattr works

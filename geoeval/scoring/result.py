@@ -127,19 +127,21 @@ class MatcherResult:
         ``"blocks"``; ``objects_dataset``: the folder its objects were written to): its
         numbers, the matching and per-instance Mallows scores left on the workers."""
         name = numbers.matcher
-        local = "score with engine='local' to hold them here"
+        local = "score with engine='local', which keeps everything in this process"
         if objects_dataset is not None:
-            instead = f"the objects dataset {objects_dataset} holds them; {local}"
+            instead = (f"the objects dataset {objects_dataset} holds every object's "
+                       f"result; {local}")
         elif where == "partitions":
-            instead = f"write them with geoeval.score(..., objects_dir=...) or {local}"
+            instead = ("write every object's result with geoeval.score(..., objects_dir=...), "
+                       f"or {local}")
         else:
             instead = (f"{local} (an objects dataset of label rasters is not written by "
                        "blocks yet)")
-        matching = NotHeld(f"the dask engine keeps matcher {name!r}'s per-object matching "
-                           f"on the workers (scored by {where})", instead)
+        matching = NotHeld(f"the dask engine keeps the per-object matching of {name!r} on "
+                           f"the workers (scored by {where})", instead)
         mallows = None if numbers.mallows_details is None else NotHeld(
-            f"the dask engine keeps matcher {name!r}'s per-instance Mallows scores on the "
-            f"workers (scored by {where}); the scene's is summary()['mallows']", instead)
+            f"the dask engine keeps the per-instance Mallows scores of {name!r} on the "
+            f"workers (scored by {where})", f"the scene's is summary()['mallows']; {instead}")
         return cls(name, matching, numbers.precision, numbers.recall, numbers.f1,
                    numbers.accuracy, mallows, numbers)
 
@@ -292,7 +294,7 @@ class ScoreResult:
         :class:`~geoeval.errors.NotHeldError` when read."""
         where = "blocks" if "blocks" in summary.partitions else "partitions"
         ran = f"the dask engine (scored by {where})"
-        local = "score with engine='local' to hold them here"
+        local = "score with engine='local', which keeps everything in this process"
 
         def away(what: str, instead: str) -> NotHeld:
             return NotHeld(f"{ran} keeps {what} on the workers", instead)
