@@ -108,7 +108,7 @@ def run(reference: Any, submissions: Sequence[Any], names: list[str] | None,
     from geoeval.scoring import rank as rank_only
 
     t0, c0 = time.perf_counter(), time.process_time()
-    rank_only(reference, submissions, matcher=matcher, names=names)
+    rank_only(reference, submissions, matchers=matcher, names=names)
     t_rank, c_rank = time.perf_counter() - t0, time.process_time() - c0
 
     spent = {"entries": 0.0, "render": 0.0, "entries_cpu": 0.0, "render_cpu": 0.0}
@@ -132,7 +132,7 @@ def run(reference: Any, submissions: Sequence[Any], names: list[str] | None,
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "contest.html"
             t0, c0 = time.perf_counter(), time.process_time()
-            geoeval.rank(reference, submissions, matcher=matcher, names=names, html=out,
+            geoeval.rank(reference, submissions, matchers=matcher, names=names, html=out,
                          html_command="benchmarks/bench_html.py")
             t_html, c_html = time.perf_counter() - t0, time.process_time() - c0
             size = out.stat().st_size

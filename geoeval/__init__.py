@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "GeoevalError": "geoeval.errors",
     "GeoevalWarning": "geoeval.errors",
     "InputError": "geoeval.errors",
+    "NotHeldError": "geoeval.errors",
     "ObjectSet": "geoeval.objects",
     "LabelGrid": "geoeval.grid",
     "read": "geoeval.io",

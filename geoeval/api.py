@@ -22,8 +22,7 @@ from geoeval.scoring import ScenesResult, ScoreResult, check_options
 from geoeval.scoring import rank as _rank
 from geoeval.scoring import score as _score
 from geoeval.scoring import score_scenes as _score_scenes
-from geoeval.scoring.options import score_options
-from geoeval.scoring.summary import ScoreSummary
+from geoeval.scoring.options import check_keywords, score_options
 
 
 def score(
@@ -42,7 +41,7 @@ def score(
     objects_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     **options: Any,
-) -> ScoreResult | ScoreSummary:
+) -> ScoreResult:
     """Score one submission against one reference and write the outputs asked for.
 
     Parameters
@@ -95,9 +94,12 @@ def score(
 
     Returns
     -------
-    ScoreResult or ScoreSummary
-        The summary alone (:class:`~geoeval.scoring.summary.ScoreSummary`, the same
-        report, ``docs/scale.md``) when ``engine="dask"`` scored by partitions or blocks.
+    ScoreResult
+        The same from every engine. When ``engine="dask"`` scored by partitions or
+        blocks (``docs/scale.md``) the objects, overlap and matchings stayed on the
+        workers: reading them raises :class:`~geoeval.errors.NotHeldError` saying what
+        to use instead (``objects_dir`` writes every object's result), and
+        ``objects_held`` is ``False``.
 
     Examples
     --------
@@ -120,6 +122,7 @@ def score(
     0.8182
     """
     check_options(gpkg_matcher=gpkg_matcher)
+    check_keywords(options, _keywords(score))  # a mistyped one: which was meant
     if breakdown_figure is not None or html is not None:
         options["breakdown"] = True
     if objects_dir is not None:
@@ -140,7 +143,7 @@ def score(
             check_target(objects_dir)
             writer = functools.partial(_open_objects, objects_dir, value.matchers)
         result = _score(reference, submission, value, progress=progress, objects=writer)
-        if isinstance(result, ScoreSummary):  # a Dask run by parts: the summary only
+        if not result.objects_held:  # a Dask run by parts: the summary only
             if json is not None:
                 from geoeval.report.json_report import write_report
 
@@ -185,9 +188,11 @@ def rank(
     Parameters
     ----------
     reference, submissions, progress, **options
-        As in :func:`geoeval.scoring.rank` (matcher, reader options, ranking
-        and bootstrap settings; ``size_bins``, ``zones`` and ``zone_field``
-        add each entry's results by size and zone to the page).
+        As in :func:`geoeval.scoring.rank` (``matchers``: the one matcher ranked by,
+        as :func:`score` names it; reader options, ranking and bootstrap settings;
+        ``size_bins``, ``zones`` and ``zone_field`` add each entry's results by size
+        and zone to the page). ``matcher=``, the former name of ``matchers=``, still
+        works with a :class:`DeprecationWarning`.
     html : path, optional
         Write the contest report as one self-contained HTML page (``.html``;
         ``docs/html-report.md``): leaderboard, Hasse diagram, each entry's
@@ -204,7 +209,7 @@ def rank(
     Examples
     --------
     Files (``geoeval.rank("sample_data/reference.tif", ["sample_data/submissions/
-    s1_near_perfect.tif", "sample_data/submissions/s2_misses.tif"], matcher="bgm")``
+    s1_near_perfect.tif", "sample_data/submissions/s2_misses.tif"], matchers="bgm")``
     ranks s1_near_perfect first) or object sets already read, as here: three
     reference squares; A finds all three (one shifted by 1), B only the shifted one.
 
@@ -216,12 +221,17 @@ def rank(
     >>> a = geoeval.ObjectSet.from_geometries([box(1, 0, 11, 10), *squares[1:]])
     >>> b = geoeval.ObjectSet.from_geometries([box(1, 0, 11, 10)])
     >>> page = pathlib.Path(tempfile.mkdtemp()) / "contest.html"
-    >>> r = geoeval.rank(ref, [a, b], names=["A", "B"], matcher="bgm", html=page)
+    >>> r = geoeval.rank(ref, [a, b], names=["A", "B"], matchers="bgm", html=page)
     >>> r.ranking
     ('A', 'B')
     >>> r.values["B"]["recall"], page.exists()
     (0.3333333333333333, True)
     """
+    if "matcher" in options:  # the former name: warned here, at the caller's line
+        from geoeval.scoring.contest import DEFAULT_MATCHER, one_matcher
+
+        options["matchers"] = one_matcher(options.pop("matchers", DEFAULT_MATCHER), options,
+                                          "geoeval.rank")
     # chained, not listed: submissions given in memory are looked at one at a time
     with output_run(itertools.chain([reference], submissions)) as outputs:
         declare(outputs, {"html": html})
@@ -246,6 +256,13 @@ def rank(
                 strata_given=_strata_given(options))
             write_html(html, page)
     return result
+
+
+def _keywords(function: Callable[..., Any]) -> tuple[str, ...]:
+    """``function``'s own keywords (for the message of a keyword mistyped)."""
+    import inspect
+
+    return tuple(inspect.signature(function).parameters)
 
 
 def python_call(function: str, args: Sequence[Any], kwargs: dict[str, Any]) -> str:

@@ -2,7 +2,8 @@
 
 ``GeoevalError`` → ``InputError`` (a file or argument cannot be used),
 ``OutputError`` (an output target cannot be written), ``CapacityError`` (a job
-too large for the limits it was given) and ``SolverError`` (a solver failed).
+too large for the limits it was given), ``SolverError`` (a solver failed) and
+``NotHeldError`` (a part of a result left on a Dask cluster's workers).
 The CLI turns every :class:`GeoevalError` into a one-line message on stderr and
 exit code 2; anything else is a bug and keeps its traceback.
 """
@@ -101,6 +102,13 @@ class CapacityError(GeoevalError):
 
 class SolverError(GeoevalError):
     """An optimisation solver failed or returned a non-optimal status."""
+
+
+class NotHeldError(GeoevalError, AttributeError):
+    """A part of a result that the run did not bring to this process (the Dask engine
+    keeps each object and matching on its workers); the message says what to use
+    instead. An :class:`AttributeError` too, so ``getattr(result, name, default)`` and
+    ``hasattr`` treat it as absent."""
 
 
 class GeoevalWarning(UserWarning):

@@ -74,7 +74,10 @@ class ObjectSet:
 
     def __repr__(self) -> str:
         what = "label grid" if self.grid is not None else "geometries"
-        return f"<ObjectSet {len(self)} objects ({self.input_type}, {what}) from {self.path}>"
+        from geoeval.reprs import counted
+
+        return (f"<ObjectSet {counted(len(self), 'object')} ({self.input_type}, {what}) from "
+                f"{self.path}>")
 
     @property
     def input_crs(self) -> Any:

@@ -85,7 +85,9 @@ class Overlap:
                 - self.area_sum(self.values))
 
     def __repr__(self) -> str:
-        return (f"<Overlap {self.n_pairs} pairs of {self.n_reference} reference and "
+        from geoeval.reprs import counted
+
+        return (f"<Overlap {counted(self.n_pairs, 'pair')} of {self.n_reference} reference and "
                 f"{self.n_submission} submitted objects ({self.method})>")
 
     @property

@@ -106,7 +106,7 @@ def test_cluster_per_class_as_local(tmp_path, monkeypatch, from_field):
     with local_cluster() as c:
         res = geoeval.score(rpath, spath, engine="dask", scheduler=c.scheduler_address,
                             **options)
-    assert isinstance(res, geoeval.scoring.summary.ScoreSummary), res.warnings
+    assert isinstance(res, geoeval.ScoreResult) and not res.objects_held, res.warnings
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     local = json.loads(geoeval.score(rpath, spath, **options).to_json())
     got = json.loads(res.to_json())

@@ -96,9 +96,7 @@ def compare(paths, cluster, **options):
     local = geoeval.score(*paths, **options)
     res = geoeval.score(*paths, engine="dask", scheduler=cluster.scheduler_address,
                         **options)
-    from geoeval.scoring.summary import ScoreSummary
-
-    assert isinstance(res, ScoreSummary)
+    assert isinstance(res, geoeval.ScoreResult) and not res.objects_held
     assert res.to_json() == local.to_json()
     return res, local.to_dict()
 
@@ -195,7 +193,7 @@ def test_client_gathers_per_block_not_per_object(cluster, tmp_path, monkeypatch)
     big_bytes = sum(gathered)
     monkeypatch.undo()
     assert res.partitions["blocks"] == res_big.partitions["blocks"] == 12
-    assert res_big.reference.objects > 3.5 * res.reference.objects
+    assert res_big.summary.reference.objects > 3.5 * res.summary.reference.objects
     assert big_bytes < 1.3 * small_bytes, (small_bytes, big_bytes)
 
 
@@ -206,15 +204,16 @@ def test_the_run_in_process_gives_the_local_report(tmp_path):
     from the blocks and the boundary groups."""
     from geoeval.engine import Engine
     from geoeval.engine.inline import InlineClient
+    from geoeval.scoring import ScoreResult
     from geoeval.scoring.scene import score
-    from geoeval.scoring.summary import ScoreSummary
 
     ref, sub = scene(3)
     paths = [write(tmp_path / "ref.tif", ref), write(tmp_path / "sub.tif", sub)]
     options = dict(matchers=["bgm", "mom", "iou"], mallows=True)
     res = score(*paths, opened=Engine("dask", client=InlineClient(), n_jobs=1), **options)
     local = score(*paths, **options)
-    assert isinstance(res, ScoreSummary) and res.partitions["blocks"] == 12
+    assert isinstance(res, ScoreResult) and not res.objects_held
+    assert res.partitions["blocks"] == 12
     assert res.partitions["cut_objects"] > 20
     assert res.to_json() == local.to_json()
 

@@ -212,7 +212,7 @@ def test_one_partition_and_empty_side(monkeypatch, tmp_path):
     assert res.to_json() == local.to_json()
     res, local, _ = run_inline(monkeypatch, tmp_path / "empty", ref, sub[:0],
                                per_partition=4, matchers=["bgm"])
-    assert res.results["bgm"].missed == len(ref) and res.to_json() == local.to_json()
+    assert res.summary.results["bgm"].missed == len(ref) and res.to_json() == local.to_json()
 
 
 def test_median_on_partitions_is_numpy_median():
@@ -307,11 +307,11 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
                                 scheduler=c.scheduler_address, lists=False, **options)
         big_bytes = sum(gathered)
     monkeypatch.undo()
-    assert isinstance(res, geoeval.scoring.summary.ScoreSummary)
+    assert isinstance(res, geoeval.ScoreResult) and not res.objects_held
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     # what reached the client is bounded by partitions and pieces, not by objects: four
     # times the objects in as many partitions and pieces, about the same bytes
-    assert res_big.reference.objects > 3.5 * res.reference.objects
+    assert res_big.summary.reference.objects > 3.5 * res.summary.reference.objects
     def tasks(r):
         return sum(r.partitions[k] for k in ("partitions", "reference_pieces",
                                              "submission_pieces"))
@@ -370,7 +370,7 @@ def test_cluster_default_matchers_with_mom_and_mallows_as_local(tmp_path, monkey
     with local_cluster() as c:
         res = geoeval.score(folder, gpkg, engine="dask", scheduler=c.scheduler_address,
                             objects_dir=tmp_path / "objects_dask", mallows=True)
-    assert isinstance(res, geoeval.scoring.summary.ScoreSummary)
+    assert isinstance(res, geoeval.ScoreResult) and not res.objects_held
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     assert not any("read and matched in the client" in w for w in res.warnings)
     local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", mallows=True)
@@ -413,7 +413,7 @@ def test_cluster_strata_breakdown_bootstrap_as_local(tmp_path, monkeypatch):
     partial = [r for r in received if isinstance(r, dict) and "bootstrap" in r]
     assert len(partial) == 1 and set(partial[0]) == {"strata", "breakdown", "bootstrap"}
     assert not any(isinstance(r, dict) and "partials" in r for r in received)
-    assert isinstance(res, geoeval.scoring.summary.ScoreSummary)
+    assert isinstance(res, geoeval.ScoreResult) and not res.objects_held
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     local = geoeval.score(folder, gpkg, objects_dir=tmp_path / "objects_local", **options)
     assert local.strata is not None and local.bootstrap is not None

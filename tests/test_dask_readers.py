@@ -271,7 +271,7 @@ def test_tiles_scored_on_the_cluster_as_locally(cluster, tmp_path, monkeypatch):
     # only each side's first tile, for its CRS: the 4 + 3 tiles are planned on the workers
     assert sorted(planned) == [str(tmp_path / "ref" / "t0.gpkg"),
                                str(tmp_path / "sub" / "t0.fgb")]
-    assert isinstance(res, geoeval.scoring.summary.ScoreSummary)
+    assert isinstance(res, geoeval.ScoreResult) and not res.objects_held
     k = res.partitions["partitions"]
     pieces = res.partitions["reference_pieces"] + res.partitions["submission_pieces"]
     assert k >= 20 and res.partitions["reference_pieces"] >= 16

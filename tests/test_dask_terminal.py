@@ -217,7 +217,7 @@ def test_input_crss_named_and_one_report_whatever_the_engine(tmp_path, monkeypat
     import geoeval
     from geoeval.cli.main import main
     from geoeval.engine import layers
-    from geoeval.scoring.summary import ScoreSummary
+    from geoeval.scoring import ScoreResult
 
     sample = Path(__file__).resolve().parents[1] / "sample_data"
     ref = gpd.read_file(sample / "reference.gpkg", layer="buildings")
@@ -250,7 +250,8 @@ def test_input_crss_named_and_one_report_whatever_the_engine(tmp_path, monkeypat
     assert ev["crs"].startswith("geoeval local equal-area") and ev["wkt"].startswith("PROJCRS")
     # by partitions: the PROJ string names the CRS (its name is "unknown"), the WKT
     # defines it once
-    assert isinstance(dask_tm, ScoreSummary) and dask_tm.partitions["partitions"] > 1
+    assert isinstance(dask_tm, ScoreResult) and not dask_tm.objects_held
+    assert dask_tm.partitions["partitions"] > 1
     assert dask_tm.to_json() == local_tm.to_json()
     d = local_tm.to_dict()
     ev = d["parameters"]["evaluation_crs"]

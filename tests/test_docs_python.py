@@ -176,4 +176,4 @@ def test_slow_blocks_are_the_heavy_ones():
     assert slow('geoeval.rank("a.tif", ["b.tif"])')  # rank's matcher is MOM by default
     assert slow('geoeval.score("a", "b", matchers=["iou"], html="r.html")')
     assert not slow('geoeval.score("a", "b", matchers=["bgm", "iou"])')
-    assert not slow('geoeval.rank("a", ["b"], matcher="bgm")')
+    assert not slow('geoeval.rank("a", ["b"], matchers="bgm")')

@@ -119,7 +119,7 @@ def test_the_api_takes_the_three_toys(toys, tmp_path):
     assert report["results"]["unique"]["parameters"] == {"threshold": 0.4}
     shift = report["geometry"]["centroid_shift"]
     assert set(shift) == {"bgm", "unique"} and 0 < shift["bgm"]["mean"] < 3
-    ranked = geoeval.rank(ref, [sub, ref], names=["sub", "ref"], matcher="unique",
+    ranked = geoeval.rank(ref, [sub, ref], names=["sub", "ref"], matchers="unique",
                           unique_threshold=0.4)
     assert ranked.ranking == ("ref", "sub")
     with pytest.raises(geoeval.InputError, match="unique_threshold must be in"):

@@ -122,7 +122,7 @@ def contest(tmp_path_factory):
     ref, subs = _scene()
     out = tmp_path_factory.mktemp("html") / "contest.html"
     result = geoeval.rank((ref, TRANSFORM, CRS), [(s, TRANSFORM, CRS) for s in subs.values()],
-                          names=list(subs), matcher="hoover", html=out, size_bins=[90],
+                          names=list(subs), matchers="hoover", html=out, size_bins=[90],
                           bootstrap=20)
     return result, out, _parse(out.read_text(encoding="utf-8"))
 

@@ -239,7 +239,7 @@ def test_cli_errors(scores_csv: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_rank_rejects_unknown_matcher() -> None:
     with pytest.raises(InputError, match="unknown matcher"):
-        geoeval.rank("ref.tif", ["s.tif"], matcher="best")
+        geoeval.rank("ref.tif", ["s.tif"], matchers="best")
 
 
 SUBMISSIONS = sorted(

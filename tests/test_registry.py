@@ -150,7 +150,7 @@ def test_a_toy_matcher_is_pooled_ranked_and_tabled(toy, scene, tmp_path):
                                   matchers=["unique"]).pooled["unique"]
     for k, v in HAND.items():
         assert pooled[k] == pytest.approx(v, rel=1e-12)
-    ranked = geoeval.rank(ref, [sub, ref], names=["sub", "ref"], matcher="unique")
+    ranked = geoeval.rank(ref, [sub, ref], names=["sub", "ref"], matchers="unique")
     assert ranked.ranking == ("ref", "sub")
     assert ranked.values["sub"]["accuracy"] == pytest.approx(0.8)
 

@@ -239,3 +239,25 @@ def test_audit_partitioned_and_scenes_reprs_are_short():
     scene = Scene("a", "ref.tif", "sub.tif", {}, {}, ())
     scenes = ScenesResult((scene,) * 3, {"bgm": {"f1": 0.5}}, {}, ("w",))
     assert short(scenes) == "<ScenesResult 3 scenes; pooled bgm: F1 0.5; 1 warning>"
+
+
+def test_counts_of_one_are_singular():
+    """One object, pair, instance, scene or partition is not written as a plural."""
+    from geoeval.scoring.scenes import Scene, ScenesResult
+    from geoeval.scoring.summary import OverlapSummary, ScoreSummary, SideSummary
+
+    one = geoeval.ObjectSet.from_geometries([box(0, 0, 10, 10)], crs=CRS)
+    res = geoeval.score(one, one, matchers=["mom"], resolution=1.0)
+    r = res.results["mom"]
+    assert "<ObjectSet 1 object (" in short(res.reference)
+    assert "<Overlap 1 pair of" in short(res.overlap)
+    assert "<Matching mom: 1 instance (1 one-to-one), 0 missed, 0 false alarms>" \
+        == short(r.matching)
+    assert short(r).endswith("; 1 instance>") and "<MallowsResult 1 instance," in short(r.mallows)
+    scenes = ScenesResult((Scene("a", "ref.tif", "sub.tif", {}, {}, ()),), {}, {})
+    assert short(scenes).startswith("<ScenesResult 1 scene;")
+    part = ScoreSummary(SideSummary("r.gpkg", "vector", 1, None),
+                        SideSummary("s.gpkg", "vector", 1, None),
+                        OverlapSummary("rtree", 1, 1, None, 100.0), {}, {},
+                        partitions={"partitions": 1})
+    assert " in 1 partition; " in short(part)

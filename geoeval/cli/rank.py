@@ -60,7 +60,7 @@ def _rank_defaults() -> dict[str, Any]:
 
 
 RANK_DEFAULTS = _rank_defaults()  # from geoeval.rank's signature, never copied
-DEFAULT_MATCHER = RANK_DEFAULTS["matcher"]
+DEFAULT_MATCHER = RANK_DEFAULTS["matchers"]
 
 #: The order's options, as keywords of :func:`geoeval.rank` and :func:`geoeval.rank_table`:
 #: (name, type, help); each checked by its rule in :data:`geoeval.validate.RULES`.
@@ -141,7 +141,7 @@ def rank_command(
             result = rank(
                 paths[0],
                 paths[1:],
-                matcher=matcher,
+                matchers=matcher,
                 resolution=resolution,
                 n_jobs=jobs,
                 progress=progress,

@@ -133,8 +133,10 @@ class InstanceArrays:
     score: np.ndarray
 
     def __repr__(self) -> str:
-        return (f"<InstanceArrays {len(self)} instances, {self.ref_idx.size} reference and "
-                f"{self.sub_idx.size} submitted members>")
+        from geoeval.reprs import counted
+
+        return (f"<InstanceArrays {counted(len(self), 'instance')}, {self.ref_idx.size} "
+                f"reference and {self.sub_idx.size} submitted members>")
 
     @classmethod
     def empty(cls) -> InstanceArrays:
@@ -274,9 +276,12 @@ class Matching:
     instance_scores: np.ndarray | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
+        from geoeval.reprs import counted
+
         kinds = ", ".join(f"{v} {k}" for k, v in self.kind_counts().items() if v)
-        return (f"<Matching {self.matcher}: {self.n_instances} instances ({kinds or 'none'}), "
-                f"{self.missed.size} missed, {self.false_alarms.size} false alarms>")
+        return (f"<Matching {self.matcher}: {counted(self.n_instances, 'instance')} "
+                f"({kinds or 'none'}), {self.missed.size} missed, "
+                f"{counted(self.false_alarms.size, 'false alarm')}>")
 
     @classmethod
     def from_instances(cls, matcher: str, instances: Sequence[Instance], n_reference: int,

@@ -125,9 +125,9 @@ class MallowsResult:
     method: str = METHOD
 
     def __repr__(self) -> str:
-        from geoeval.reprs import number
+        from geoeval.reprs import counted, number
 
-        return (f"<MallowsResult {self.scores.size} instances, scene score "
+        return (f"<MallowsResult {counted(self.scores.size, 'instance')}, scene score "
                 f"{number(self.scene)}>")
 
     def to_dict(self) -> dict[str, Any]:

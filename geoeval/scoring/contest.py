@@ -8,7 +8,9 @@ rank frequencies, iterated CRF operator).
 
 from __future__ import annotations
 
+import inspect
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,15 +24,18 @@ from geoeval.ranking.api import (
 )
 from geoeval.ranking.crf import DEFAULT_MAX_ROUNDS
 from geoeval.ranking.extensions import DEFAULT_BATCHES, DEFAULT_MAX_STATES
-from geoeval.scoring.options import score_options
+from geoeval.scoring.options import check_keywords, score_options
 from geoeval.scoring.scene import read_reference, score
+
+#: The matcher a contest ranks by unless told (its accuracy the Mallows score).
+DEFAULT_MATCHER = "mom"
 
 
 def rank(
     reference: str | os.PathLike[str],
     submissions: Sequence[str | os.PathLike[str]],
     *,
-    matcher: str = "mom",
+    matchers: str | Sequence[str] = DEFAULT_MATCHER,
     names: Sequence[str] | None = None,
     method: str = "auto",
     max_states: int = DEFAULT_MAX_STATES,
@@ -54,10 +59,12 @@ def rank(
         Reference raster or vector layer.
     submissions : sequence of path-like
         The submissions (at least one).
-    matcher : str
-        A matcher of :mod:`geoeval.matching.registry` (``mom``, ``bgm``, ``hoover``, ``iou``)
-        whose precision, recall and accuracy (Özdemir et al. 2010, Figs. 5–7) are the
-        indicators; for ``mom`` the accuracy is the scene Mallows score.
+    matchers : str or sequence of one str
+        The matcher of :mod:`geoeval.matching.registry` (``mom``, ``bgm``, ``hoover``,
+        ``iou``) whose precision, recall and accuracy (Özdemir et al. 2010, Figs. 5–7) are
+        the indicators; for ``mom`` the accuracy is the scene Mallows score. The keyword
+        :func:`geoeval.score` takes, with one matcher; ``matcher=``, its former name,
+        still works with a :class:`DeprecationWarning`.
     **options
         The options of :func:`geoeval.scoring.score` (the matcher's parameters such as
         ``hoover_threshold``, ``iou_threshold``, ``min_overlap``; ``band``,
@@ -89,7 +96,8 @@ def rank(
         With ``matcher`` set; an accuracy undefined for every submission is
         dropped from the indicators (noted in ``notes``).
     """
-    registry.get(matcher)  # InputError naming the registered matchers
+    matcher = one_matcher(matchers, options, "geoeval.scoring.rank")
+    check_keywords(options, _OWN, "geoeval.rank")
     check_options(method, max_states, samples, burn_in, batches, max_rounds)
     value = score_options(matchers=(matcher,), **options)  # built and checked once
     if not submissions:
@@ -144,3 +152,47 @@ def rank(
     boot = contest_bootstrap(ref, scored, matcher, ranked.indicators, n=bootstrap, seed=seed,
                              confidence=confidence, block_size=block_size)
     return replace(ranked, bootstrap=boot)
+
+
+#: :func:`rank`'s own keywords (besides :func:`~geoeval.scoring.options.score_options`'),
+#: for the message of a keyword mistyped.
+_OWN = tuple(n for n in inspect.signature(rank).parameters
+             if n not in ("reference", "submissions", "options"))
+
+
+def one_matcher(matchers: str | Sequence[str], options: dict[str, Any],
+                function: str, stacklevel: int = 3) -> str:
+    """The one matcher a contest ranks by: ``matchers`` (a name, or a sequence of one),
+    or the deprecated ``matcher=`` taken out of ``options`` with a
+    :class:`DeprecationWarning` (``stacklevel`` pointing at the caller of ``function``);
+    :class:`InputError` for several matchers, or an unknown one.
+
+    Examples
+    --------
+    >>> one_matcher("bgm", {}, "rank"), one_matcher(["iou"], {}, "rank")
+    ('bgm', 'iou')
+    >>> one_matcher(["bgm", "iou"], {}, "geoeval.rank")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    geoeval.errors.InputError: geoeval.rank ranks by one matcher's ... give one, e.g. matchers='bgm'
+    """
+    if "matcher" in options:  # its name before it was matchers=, as geoeval.score's
+        old = options.pop("matcher")
+        if matchers != DEFAULT_MATCHER and list(_names(matchers)) != [old]:
+            raise InputError(f"{function}: matcher={old!r} and matchers={matchers!r} given; "
+                             "give matchers= only (matcher= is its former name)")
+        warnings.warn(f"{function}(matcher=...) is deprecated: use matchers= (the keyword "
+                      "geoeval.score takes)", DeprecationWarning, stacklevel=stacklevel)
+        matchers = old
+    names = _names(matchers)
+    if len(names) != 1:
+        raise InputError(f"{function} ranks by one matcher's precision, recall and "
+                         f"accuracy, got {len(names)} ({', '.join(map(str, names))}): give "
+                         f"one, e.g. matchers={(names or ['mom'])[0]!r}")
+    registry.get(names[0])  # InputError naming the registered matchers
+    return names[0]
+
+
+
+def _names(matchers: str | Sequence[str]) -> list[Any]:
+    return [matchers] if isinstance(matchers, str) else list(matchers)

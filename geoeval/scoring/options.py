@@ -16,7 +16,7 @@ accepted, checked by its rule, and reported in the registry's order.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -345,6 +345,7 @@ def score_options(
         raise InputError(f"no matcher given (choose from {', '.join(registry.names())})")
     for name in names:
         registry.get(name)
+    check_keywords(parameters)
     given = {**dict(matcher_options or {}), **parameters}
     checked = []
     for keyword, value in given.items():
@@ -385,6 +386,36 @@ def score_options(
         engine=EngineOptions(engine, scheduler, n_jobs, memory_limit),
         per_class=bool(per_class) or class_field is not None, lists=bool(lists),
         by_parts=bool(partitioned))
+
+
+def check_keywords(given: Mapping[str, Any], also: Iterable[str] = (),
+                   function: str = "geoeval.score") -> None:
+    """:class:`InputError` for the first of ``given``'s keywords that is neither one of
+    :func:`score_options` nor a registered matcher parameter, pointing at the known
+    keyword it most resembles (``matcher`` → ``did you mean matchers=?``) among those
+    and ``also`` (the keywords of ``function``, the one called, besides).
+
+    Examples
+    --------
+    >>> check_keywords({"matcher": "bgm"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    geoeval.errors.InputError: unknown keyword 'matcher': did you mean matchers=? (...)
+    """
+    import difflib
+    import inspect
+
+    own = [name for name, p in inspect.signature(score_options).parameters.items()
+           if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    parameters = [p.keyword for p in registry.parameters()]
+    known = [*own, *parameters]
+    for keyword in given:
+        if keyword in known:
+            continue
+        close = difflib.get_close_matches(str(keyword), [*known, *also], n=1, cutoff=0.6)
+        hint = f": did you mean {close[0]}=?" if close else ""
+        raise InputError(f"unknown keyword {keyword!r}{hint} (the matchers' parameters: "
+                         f"{', '.join(parameters)}; every keyword: help({function}))")
 
 
 def _side_options(shared: ReaderOptions, own: Mapping[str, Any] | None,

@@ -19,7 +19,6 @@ from geoeval.progress import TimeLeft
 from geoeval.scoring.dispatch import Route, dispatch
 from geoeval.scoring.options import ScoreOptions, score_options, side
 from geoeval.scoring.result import MatcherResult, ScoreResult, describe, empty_sides, measure
-from geoeval.scoring.summary import ScoreSummary
 
 
 @gc_paused
@@ -32,7 +31,7 @@ def score(
     objects: Callable[[str, Any], Any] | None = None,
     opened: Engine | None = None,
     **keywords: Any,
-) -> ScoreResult | ScoreSummary:
+) -> ScoreResult:
     """Read one submission and one reference and score them with the chosen matchers.
 
     Writes nothing: :func:`geoeval.score` adds the GeoPackage, CSV tables and
@@ -63,10 +62,11 @@ def score(
 
     Returns
     -------
-    ScoreResult or ScoreSummary
-        The scene's objects and matchings with their summary; a Dask run by partitions
-        or blocks gives the summary alone (:class:`~geoeval.scoring.summary.ScoreSummary`,
-        the same report).
+    ScoreResult
+        The scene's objects and matchings with their summary, the same from every
+        engine; a Dask run by partitions or blocks keeps the objects and matchings on
+        its workers (reading them raises :class:`~geoeval.errors.NotHeldError` saying
+        what to use instead, :attr:`ScoreResult.objects_held` is ``False``).
 
     Examples
     --------
@@ -101,13 +101,13 @@ def score(
         if choice.route is Route.PARTITIONS:
             from geoeval.scoring.by_partitions import score_partitioned
 
-            return score_partitioned(eng.client, ref_side, sub_side, options,
-                                     objects=objects, progress=progress)
+            return ScoreResult.added(score_partitioned(
+                eng.client, ref_side, sub_side, options, objects=objects, progress=progress))
         if choice.route is Route.BLOCKS:
             from geoeval.scoring.by_blocks import score_mosaic_files
 
-            return score_mosaic_files(eng.client, choice.plan, ref_side, sub_side, options,
-                                      progress=progress)
+            return ScoreResult.added(score_mosaic_files(
+                eng.client, choice.plan, ref_side, sub_side, options, progress=progress))
         # where the work runs: a note, not part of the report
         notes = () if choice.note is None else (choice.note,)
         _step(progress, "reading")
@@ -306,8 +306,7 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
 
                 strata = bootstrap_strata(strata, boot)
         return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
-                           breakdown=errors, strata=strata, bootstrap=boot,
-                           geometry=geometry)
+                           errors, strata, boot, geometry)
 
 
 def _engine(opened: Engine | None, options: ScoreOptions,

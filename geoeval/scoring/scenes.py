@@ -61,10 +61,10 @@ class ScenesResult:
     warnings: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
-        from geoeval.reprs import number, warned
+        from geoeval.reprs import counted, number, warned
 
         pooled = ", ".join(f"{m}: F1 {number(p.get('f1'))}" for m, p in self.pooled.items())
-        return (f"<ScenesResult {len(self.scenes)} scenes; pooled {pooled}"
+        return (f"<ScenesResult {counted(len(self.scenes), 'scene')}; pooled {pooled}"
                 f"{warned(self.warnings)}>")
 
     def to_dict(self) -> dict[str, Any]:

@@ -32,7 +32,7 @@ import numpy as np
 from geoeval.errors import InputError
 from geoeval.objects import ObjectSet
 from geoeval.overlap import Overlap
-from geoeval.reprs import listed
+from geoeval.reprs import counted, listed
 from geoeval.scoring.result import MatcherResult
 from geoeval.scoring.subset import Subset, score_groups
 
@@ -66,7 +66,8 @@ class StrataKind:
     def __repr__(self) -> str:
         sizes = listed([f"{n} {s.reference_index.size}/{s.submission_index.size}"
                         for n, s in self.strata.items()], 6)
-        return (f"<StrataKind {self.kind}: {len(self.strata)} strata (reference/submitted "
+        return (f"<StrataKind {self.kind}: {counted(len(self.strata), 'stratum', 'strata')} "
+                f"(reference/submitted "
                 f"objects): {sizes}>")
 
     def to_dict(self) -> dict[str, Any]:

@@ -211,15 +211,12 @@ class ScoreSummary:
         return self
 
     def __repr__(self) -> str:
-        from geoeval.reprs import number, warned
+        from geoeval.reprs import result_repr
 
-        scores = ", ".join(f"{n}: F1 {number(r.f1)}, accuracy {number(r.accuracy)}"
-                           for n, r in self.results.items())
-        unit = "blocks" if "blocks" in self.partitions else "partitions"
-        cut = f" in {self.partitions[unit]} {unit}" if unit in self.partitions else ""
-        return (f"<ScoreSummary {self.reference.objects} reference vs "
-                f"{self.submission.objects} submitted objects{cut}; {scores}"
-                f"{warned(self.warnings)}>")
+        return result_repr("ScoreSummary", self.reference.objects, self.submission.objects,
+                           self.partitions,
+                           {n: (r.f1, r.accuracy) for n, r in self.results.items()},
+                           self.warnings)
 
     def to_dict(self, *, rows: bool = False) -> dict[str, Any]:
         """The JSON report (schema in ``docs/report.md``); with ``rows`` the instances come
