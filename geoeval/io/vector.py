@@ -113,8 +113,9 @@ def read_vector(
     else:
         frame, caught = _read_ogr(p, layer, wanted, id_field, class_field)
 
-    return objects_from_frame(frame, id_field=id_field, class_field=class_field,
-                              crs=frame.crs if frame.crs is not None else _assumed_crs(p, crs),
+    own = frame.crs if frame.crs is not None else _assumed_crs(
+        p, crs, bounds=tuple(map(float, frame.total_bounds)))
+    return objects_from_frame(frame, id_field=id_field, class_field=class_field, crs=own,
                               path=str(path), caught=caught, polygons_only=True, layer=layer)
 
 
@@ -611,22 +612,27 @@ def shapefile_encoding(path: str | Path) -> str | None:
         return None
 
 
-def _assumed_crs(path: str | Path, crs: Any) -> Any:
+def _assumed_crs(path: str | Path, crs: Any,
+                 bounds: tuple[float, float, float, float] | None = None) -> Any:
     """The CRS given for a layer that has none; a Shapefile without ``.prj`` must get one.
 
     A Shapefile's CRS lives in its ``.prj`` sidecar, which is easily lost when
     files are copied: comparing it in unknown coordinates would give wrong
     numbers silently, so it is an error unless ``crs`` (``--crs``) says which.
+    ``bounds``: the layer's extent, kept in the error so that whoever reads the other
+    input of a pair can suggest a CRS that fits
+    (:meth:`geoeval.io.missing_crs.MissingCRSError.beside`).
     """
     if crs is None:
         p = Path(path)
         if p.suffix.lower() == ".shp":
+            from geoeval.io.missing_crs import MissingCRSError
+
             prj = _sidecar(p, ".prj")
             problem = (f"{prj.name} holds no CRS OGR can read" if prj is not None
                        else f"{p.with_suffix('.prj').name} is missing")
-            raise InputError(
-                f"Shapefile without .prj ({problem}): its CRS is unknown; give it with --crs "
-                "(e.g. --crs EPSG:32651)", path)
+            raise MissingCRSError(f"Shapefile without .prj ({problem}): its CRS is unknown",
+                                  path, bounds=bounds)
         return None
     from pyproj import CRS
 
