@@ -34,14 +34,27 @@ VECTOR_SUFFIXES = set(OGR_SUFFIXES)
 
 def detect_input_type(path: str | Path) -> str:
     """``raster`` or ``vector``, from the file name (and content when unclear)."""
+    from geoeval.io import zipped
     from geoeval.io.layer_files import is_tile_pattern
 
-    p = Path(path)
     if is_tile_pattern(path):  # a layer of tiles: vector files only
         return "vector"
-    if not p.exists():
+    path = zipped.resolve(path)  # a zip archive: what it holds
+    if not zipped.exists(path):
         raise InputError("no such file", path)
-    return format_of(p).kind
+    return format_of(path).kind
+
+
+def input_path(source: Any) -> Any:
+    """An input as the readers take it: a zip archive (``det.zip``, ``zip://…``,
+    ``/vsizip/…``) as the member it holds or names, ``det.zip/det.shp``
+    (:func:`geoeval.io.zipped.resolve`); anything else as it is."""
+    from geoeval.io.layer_files import is_tile_pattern
+    from geoeval.io.zipped import resolve
+
+    if isinstance(source, (str, Path)) and not is_tile_pattern(source):
+        return resolve(source)
+    return source
 
 
 def input_kind(source: Any, input_type: str | None = None) -> str:
@@ -122,7 +135,9 @@ def read(
     Parameters
     ----------
     path : str, Path, or data in memory
-        A file, or data already in memory (see :func:`in_memory_type`): a
+        A file (a zip archive holding one layer or raster, or a member of one:
+        ``det.zip``, ``det.zip/buildings.shp``, ``/vsizip/det.zip/buildings.shp``,
+        :mod:`geoeval.io.zipped`), or data already in memory (see :func:`in_memory_type`): a
         GeoDataFrame/GeoSeries, ``(labels, transform[, crs])``, an open rasterio
         dataset, an xarray ``DataArray`` with rioxarray's ``.rio``; an
         :class:`~geoeval.objects.ObjectSet` is returned as it is.
@@ -149,6 +164,7 @@ def read(
     if in_memory_type(path) is not None:
         return _read_in_memory(path, band=band, background=background, id_field=id_field,
                                class_field=class_field, crs=crs)
+    path = input_path(path)
     return _printable(_read_file(path, input_type=input_type, band=band,
                                  background=background, layer=layer, id_field=id_field,
                                  class_field=class_field, crs=crs, max_memory=max_memory))
@@ -284,6 +300,7 @@ def read_pair_counted(
         shared edge alone is not an overlap).
     """
     ref_opts, sub_opts = reference_options or {}, submission_options or {}
+    reference, submission = input_path(reference), input_path(submission)
     if _both_raster_files(reference, submission, ref_opts, sub_opts):
         from geoeval.io.raster import read_raster_pair
 

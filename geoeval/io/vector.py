@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import FieldError, InputError, first_line
+from geoeval.io import zipped
 from geoeval.io.paths import local_path
 from geoeval.objects import ObjectSet
 from geoeval.parallel import chunked
@@ -144,7 +145,7 @@ def check_polygonal(counts: dict[str, int], path: str | Path,
         return
     types = ", ".join(f"{n:,} {name}" for name, n in kinds if n)
     p = Path(path)
-    source = p.is_file() or p.suffix.lower() == ".gdb"  # not tiles, not a dataset folder
+    source = zipped.is_file(p) or p.suffix.lower() == ".gdb"  # not tiles, not a dataset
     layers = list_layers(p) if source else []
     name = (layers[int(layer)] if isinstance(layer, (int, np.integer)) and layers
             else layers[0] if layer is None and layers else layer)
@@ -361,18 +362,19 @@ def _union_of_polygons(collections: np.ndarray) -> np.ndarray:
 
 def _check_file(p: Path) -> None:
     """A path that can be a vector source: exists, is not empty; a Shapefile is whole."""
-    if not p.exists():
+    if not zipped.exists(p):
         raise InputError("no such file", p)
-    if p.is_file() and p.stat().st_size == 0:
+    if zipped.is_file(p) and zipped.size(p) == 0:
         raise InputError("is an empty file (0 bytes)", p)
-    if p.is_file() and p.suffix.lower() == ".shp":
+    if zipped.is_file(p) and p.suffix.lower() == ".shp":
         _check_shapefile(p)
 
 
 def _sidecar(p: Path, ext: str) -> Path | None:
-    """The sidecar ``ext`` of a Shapefile (either case), or ``None``."""
-    return next((c for c in (p.with_suffix(ext), p.with_suffix(ext.upper())) if c.is_file()),
-                None)
+    """The sidecar ``ext`` of a Shapefile (either case; in its zip archive for a member
+    of one), or ``None``."""
+    return next((c for c in (p.with_suffix(ext), p.with_suffix(ext.upper()))
+                 if zipped.is_file(c)), None)
 
 
 def _check_shapefile(p: Path) -> None:
@@ -387,15 +389,14 @@ def _check_shapefile(p: Path) -> None:
         if _sidecar(p, ext) is None:
             raise InputError(f"Shapefile without {ext} ({p.with_suffix(ext).name} is missing): "
                              f"its {what} must be copied beside it", p)
-    size = p.stat().st_size
-    with open(p, "rb") as fh:
-        head = fh.read(100)
+    size = zipped.size(p)
+    head = zipped.head(p, 100)
     if len(head) < 100 or int.from_bytes(head[:4], "big") != 9994:
         raise InputError("is not a Shapefile (no valid 100-byte .shp header)", p)
     declared = int.from_bytes(head[24:28], "big") * 2
     shx = _sidecar(p, ".shx")
     assert shx is not None
-    raw = shx.read_bytes()
+    raw = zipped.head(shx)
     # the index: a 100-byte header, then 8 bytes a record, its length declared in the header
     shx_declared = int.from_bytes(raw[24:28], "big") * 2 if len(raw) >= 28 else None
     if (len(raw) < 100 or (len(raw) - 100) % 8 or int.from_bytes(raw[:4], "big") != 9994
@@ -412,9 +413,8 @@ def _check_shapefile(p: Path) -> None:
                          "copy it again", p)
     dbf = _sidecar(p, ".dbf")
     assert dbf is not None
-    dsize = dbf.stat().st_size
-    with open(dbf, "rb") as fh:
-        dhead = fh.read(12)
+    dsize = zipped.size(dbf)
+    dhead = zipped.head(dbf, 12)
     if len(dhead) < 12:
         raise InputError(f"truncated Shapefile: {dbf.name} has no dBASE header", p)
     n_rec = int.from_bytes(dhead[4:8], "little")
@@ -600,7 +600,7 @@ def shapefile_encoding(path: str | Path) -> str | None:
     cpg = _sidecar(p, ".cpg")
     if cpg is None:
         return None
-    text = cpg.read_text(encoding="ascii", errors="ignore").strip()
+    text = zipped.head(cpg).decode("ascii", errors="ignore").strip()
     m = re.fullmatch(r"(?i)(?:ansi|windows|cp|ms)?[ _-]?(\d{3,5})", text)
     name = f"cp{m.group(1)}" if m else text
     m = re.fullmatch(r"(?i)(?:iso[ _-]?)?8859[ _-]?(\d{1,2})", text)
