@@ -174,3 +174,16 @@ def test_the_dask_engine_reads_a_zipped_layer_by_partitions(tmp_path, ref, det_z
     res = score(ref, det_zip, options, opened=Engine("dask", client=InlineClient(), n_jobs=1))
     assert res.partitions is not None  # read by pieces on the workers, not in the client
     assert res.to_json() == score(ref, det_zip, options).to_json()
+
+
+def test_the_readers_themselves_take_an_archive(tmp_path, det_zip):
+    from geoeval.io.raster import read_raster
+    from geoeval.io.vector import read_vector
+
+    assert len(read_vector(det_zip)) == 2
+    tif = tmp_path / "labels.tif"
+    with rasterio.open(tif, "w", driver="GTiff", width=4, height=4, count=1, dtype="uint8",
+                       crs=UTM, transform=from_origin(690000, 5330010, 1, 1)) as ds:
+        ds.write(np.eye(4, dtype=np.uint8), 1)
+    objects = read_raster(_zip(tmp_path / "labels.zip", {"labels.tif": tif}))
+    assert objects.ids.tolist() == [1] and objects.path == f"{tmp_path}/labels.zip/labels.tif"

@@ -81,7 +81,9 @@ def read_vector(
     ----------
     path : str or Path
         Any data source OGR can open (Shapefile, GeoPackage, GeoJSON, CSV with a
-        WKT column, …) or a GeoParquet file (``.parquet``, ``.geoparquet``).
+        WKT column, …) or a GeoParquet file (``.parquet``, ``.geoparquet``); in a
+        zip archive too (``det.zip``, ``det.zip/buildings.shp``,
+        :mod:`geoeval.io.zipped`).
     layer : str or int, optional
         Layer name or index; required when the source has several layers.
     id_field : str, optional
@@ -103,6 +105,7 @@ def read_vector(
         The file, layer or a field cannot be used (the message names which).
     """
 
+    path = zipped.resolve(path)  # a zip archive: the layer it holds
     p = Path(path)
     layers = list_layers(p)
     if not layers:
