@@ -187,3 +187,22 @@ def test_the_readers_themselves_take_an_archive(tmp_path, det_zip):
         ds.write(np.eye(4, dtype=np.uint8), 1)
     objects = read_raster(_zip(tmp_path / "labels.zip", {"labels.tif": tif}))
     assert objects.ids.tolist() == [1] and objects.path == f"{tmp_path}/labels.zip/labels.tif"
+
+
+def test_the_dask_engine_reads_a_zipped_raster_by_blocks(tmp_path):
+    from geoeval.engine import Engine
+    from geoeval.engine.inline import InlineClient
+    from geoeval.scoring.options import score_options
+    from geoeval.scoring.scene import score
+
+    tif = tmp_path / "labels.tif"
+    labels = np.zeros((10, 30), dtype=np.uint8)
+    labels[:, :10], labels[:, 20:] = 1, 2
+    with rasterio.open(tif, "w", driver="GTiff", width=30, height=10, count=1, dtype="uint8",
+                       crs=UTM, transform=from_origin(690000, 5330010, 1, 1)) as ds:
+        ds.write(labels, 1)
+    archive = _zip(tmp_path / "labels.zip", {"labels.tif": tif})
+    options = score_options(matchers=["bgm"])
+    res = score(archive, tif, options, opened=Engine("dask", client=InlineClient(), n_jobs=1))
+    assert res.partitions["blocks"] == 1  # read by blocks on the workers
+    assert res.results["bgm"].f1 == 1.0
