@@ -145,7 +145,7 @@ class MissingCRSError(CRSMismatchError):
         note = ""
         if example is None and other_crs is not None and self.bounds is not None \
                 and _finite(self.bounds) and _finite(other_bounds) \
-                and not overlap(self.bounds, other_bounds):  # type: ignore[arg-type]
+                and not overlap(self.bounds, other_bounds):
             from geoeval.grid import crs_name
 
             note = (f" (its extent {extent_text(self.bounds)} is not where {other_name} is in "
