@@ -28,6 +28,12 @@ class GeoevalError(Exception):
         self.message = cut(printable(message), MESSAGE_CHARS)
         super().__init__(f"{self.path}: {self.message}" if self.path else self.message)
 
+    def cli_text(self) -> str:
+        """The message as the command line prints it: the same, but where it names a
+        parameter of the Python API (``submission_options={'crs': …}``), the option of
+        the command line instead (``--sub-crs``)."""
+        return str(self)
+
 
 class InputError(GeoevalError, ValueError):
     """A file or argument cannot be used as given (the message names it)."""

@@ -26,7 +26,7 @@ def copy_shp(src: Path, dest: Path, *, prj: bool = True) -> Path:
 
 def test_missing_prj_is_an_error_unless_crs_given(tmp_path, capsys):
     shp = copy_shp(SAMPLE / "submissions" / "s5_merged.shp", tmp_path, prj=False)
-    with pytest.raises(InputError, match=r"without \.prj.*--crs"):
+    with pytest.raises(InputError, match=r"without \.prj.*with crs="):
         read(shp)
     objs = read(shp, crs="EPSG:32651")
     assert objs.crs.to_epsg() == 32651

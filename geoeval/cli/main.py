@@ -139,7 +139,7 @@ def _main(argv: list[str] | None) -> int:
             code = command.main(args=argv, standalone_mode=False,  # type: ignore[attr-defined]
                                 obj={"argv": list(sys.argv[1:] if argv is None else argv)})
     except GeoevalError as exc:
-        print(f"geoeval: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"geoeval: error: {' '.join(exc.cli_text().split())}", file=sys.stderr)
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)

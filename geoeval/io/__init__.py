@@ -13,9 +13,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from geoeval.errors import CRSMismatchError, FieldError, InputError, first_line, printable
+from geoeval.errors import (
+    CRSMismatchError,
+    FieldError,
+    GeoevalError,
+    InputError,
+    first_line,
+    printable,
+)
 from geoeval.grid import crs_name, same_crs
 from geoeval.io.formats import OGR_SUFFIXES, format_of
+from geoeval.io.missing_crs import MissingCRSError, overlap
+from geoeval.io.missing_crs import extent_text as _fmt
 from geoeval.objects import ObjectSet
 
 # Extensions read as vector layers; everything else is tried as a raster first (the
@@ -25,14 +34,27 @@ VECTOR_SUFFIXES = set(OGR_SUFFIXES)
 
 def detect_input_type(path: str | Path) -> str:
     """``raster`` or ``vector``, from the file name (and content when unclear)."""
+    from geoeval.io import zipped
     from geoeval.io.layer_files import is_tile_pattern
 
-    p = Path(path)
     if is_tile_pattern(path):  # a layer of tiles: vector files only
         return "vector"
-    if not p.exists():
+    path = zipped.resolve(path)  # a zip archive: what it holds
+    if not zipped.exists(path):
         raise InputError("no such file", path)
-    return format_of(p).kind
+    return format_of(path).kind
+
+
+def input_path(source: Any) -> Any:
+    """An input as the readers take it: a zip archive (``det.zip``, ``zip://…``,
+    ``/vsizip/…``) as the member it holds or names, ``det.zip/det.shp``
+    (:func:`geoeval.io.zipped.resolve`); anything else as it is."""
+    from geoeval.io.layer_files import is_tile_pattern
+    from geoeval.io.zipped import resolve
+
+    if isinstance(source, (str, Path)) and not is_tile_pattern(source):
+        return resolve(source)
+    return source
 
 
 def input_kind(source: Any, input_type: str | None = None) -> str:
@@ -113,7 +135,9 @@ def read(
     Parameters
     ----------
     path : str, Path, or data in memory
-        A file, or data already in memory (see :func:`in_memory_type`): a
+        A file (a zip archive holding one layer or raster, or a member of one:
+        ``det.zip``, ``det.zip/buildings.shp``, ``/vsizip/det.zip/buildings.shp``,
+        :mod:`geoeval.io.zipped`), or data already in memory (see :func:`in_memory_type`): a
         GeoDataFrame/GeoSeries, ``(labels, transform[, crs])``, an open rasterio
         dataset, an xarray ``DataArray`` with rioxarray's ``.rio``; an
         :class:`~geoeval.objects.ObjectSet` is returned as it is.
@@ -140,6 +164,7 @@ def read(
     if in_memory_type(path) is not None:
         return _read_in_memory(path, band=band, background=background, id_field=id_field,
                                class_field=class_field, crs=crs)
+    path = input_path(path)
     return _printable(_read_file(path, input_type=input_type, band=band,
                                  background=background, layer=layer, id_field=id_field,
                                  class_field=class_field, crs=crs, max_memory=max_memory))
@@ -275,6 +300,7 @@ def read_pair_counted(
         shared edge alone is not an overlap).
     """
     ref_opts, sub_opts = reference_options or {}, submission_options or {}
+    reference, submission = input_path(reference), input_path(submission)
     if _both_raster_files(reference, submission, ref_opts, sub_opts):
         from geoeval.io.raster import read_raster_pair
 
@@ -285,16 +311,22 @@ def read_pair_counted(
                                             reference_options=ro, submission_options=so)
         ref, sub = _printable(ref), _printable(sub)
     else:
-        ref = read_side(reference, "reference", **ref_opts)
-        sub = read_side(submission, "submission", **sub_opts)
+        try:
+            ref = read_side(reference, "reference", **ref_opts)
+        except MissingCRSError as exc:  # a CRS to suggest needs the submission's
+            raise _beside(exc, "reference", submission, sub_opts) from None
+        try:
+            sub = read_side(submission, "submission", **sub_opts)
+        except MissingCRSError as exc:
+            raise _beside(exc, "submission", ref, {}) from None
         counts = None
     warnings: list[str] = [*ref.warnings, *sub.warnings]  # the readers' (skipped features…)
     if (ref.crs is None) != (sub.crs is None):
         has, lacks = (ref, sub) if sub.crs is None else (sub, ref)
-        side = "--ref-crs" if lacks is ref else "--sub-crs"
-        raise CRSMismatchError(
-            f"has no CRS but {has.path} has one; give it the CRS its coordinates are in "
-            f"with {side} (e.g. {side} {crs_name(has.crs).split(' ')[0]})", lacks.path)
+        side = "reference" if lacks is ref else "submission"
+        raise MissingCRSError(f"has no CRS but {has.path} has one", lacks.path,
+                              bounds=extent(lacks)).beside(
+            side, has.crs, extent(has), f"the {_OTHER[side]} {has.path}")
     two_grids = ref.grid is not None and sub.grid is not None
     if ref.crs is not None and not same_crs(ref.crs, sub.crs):
         _check_transformable(sub, ref)
@@ -320,6 +352,25 @@ def read_pair_counted(
     if not two_grids:  # two rasters were checked before resampling
         _check_extents(ref, sub)
     return ref, sub, warnings, counts
+
+
+_OTHER = {"reference": "submission", "submission": "reference"}
+
+
+def _beside(error: MissingCRSError, side: str, other: Any,
+            other_options: dict[str, Any]) -> MissingCRSError:
+    """``error`` (an input of the pair ``side`` without a CRS) with the CRS its
+    coordinates fit beside the other input (:func:`geoeval.io.missing_crs.suggested_crs`),
+    read here when it is not yet; unchanged when the input's extent is unknown (the
+    tiles of a layer)."""
+    if error.bounds is None:
+        return error
+    try:
+        objects = read_side(other, _OTHER[side], **other_options)
+    except GeoevalError:  # the other input fails too: its own error comes after this one
+        return error.beside(side, None, None, "")
+    return error.beside(side, objects.crs, extent(objects),
+                        f"the {_OTHER[side]} {objects.path}")
 
 
 def _check_transformable(sub: ObjectSet, ref: ObjectSet) -> None:
@@ -385,7 +436,7 @@ def _check_extents(ref: ObjectSet, sub: ObjectSet) -> None:
     rb, sb = extent(ref), extent(sub)
     if rb is None or sb is None:
         return
-    if rb[0] > sb[2] or sb[0] > rb[2] or rb[1] > sb[3] or sb[1] > rb[3]:
+    if not overlap(rb, sb):
         raise CRSMismatchError(
             f"extent {_fmt(sb)} does not overlap the reference extent {_fmt(rb)} "
             f"({ref.path}); wrong CRS or wrong file?",
@@ -420,17 +471,3 @@ def _check_grid_extents(ref: ObjectSet, sub: ObjectSet) -> None:
             f"reference raster {ref.path}; wrong CRS or wrong file?",
             sub.path,
         )
-
-
-def _fmt(b: tuple[float, float, float, float]) -> str:
-    """An extent as plain numbers, as a GIS shows coordinates: ``(569800, 1449599.2,
-    …)``, never ``1.4496e+06`` (micro-units kept, trailing zeros dropped).
-
-    >>> _fmt((569800.0, 1449599.2, 2.5e-7, -12.0))
-    '(569800, 1449599.2, 0, -12)'
-    """
-    def plain(v: float) -> str:
-        text = f"{v:.6f}".rstrip("0").rstrip(".")
-        return "0" if text == "-0" else text
-
-    return "(" + ", ".join(plain(float(v)) for v in b) + ")"

@@ -229,8 +229,10 @@ def read_raster(
     (:func:`geoeval.measures.rasterize.label_boxes`).
     """
     from geoeval.io.windowed import scan
+    from geoeval.io.zipped import resolve
 
     memory_limit(max_memory)  # a bad limit is an error even when no whole grid is read
+    path = resolve(path)  # a zip archive: the raster it holds
     source, transform, crs = open_source(path, band=band, background=background)
     if crs is None and assumed_crs is not None:
         crs = _assumed(assumed_crs, path)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import FieldError, InputError, first_line
+from geoeval.io import zipped
 from geoeval.io.paths import local_path
 from geoeval.objects import ObjectSet
 from geoeval.parallel import chunked
@@ -80,7 +81,9 @@ def read_vector(
     ----------
     path : str or Path
         Any data source OGR can open (Shapefile, GeoPackage, GeoJSON, CSV with a
-        WKT column, …) or a GeoParquet file (``.parquet``, ``.geoparquet``).
+        WKT column, …) or a GeoParquet file (``.parquet``, ``.geoparquet``); in a
+        zip archive too (``det.zip``, ``det.zip/buildings.shp``,
+        :mod:`geoeval.io.zipped`).
     layer : str or int, optional
         Layer name or index; required when the source has several layers.
     id_field : str, optional
@@ -102,6 +105,7 @@ def read_vector(
         The file, layer or a field cannot be used (the message names which).
     """
 
+    path = zipped.resolve(path)  # a zip archive: the layer it holds
     p = Path(path)
     layers = list_layers(p)
     if not layers:
@@ -113,8 +117,9 @@ def read_vector(
     else:
         frame, caught = _read_ogr(p, layer, wanted, id_field, class_field)
 
-    return objects_from_frame(frame, id_field=id_field, class_field=class_field,
-                              crs=frame.crs if frame.crs is not None else _assumed_crs(p, crs),
+    own = frame.crs if frame.crs is not None else _assumed_crs(
+        p, crs, bounds=tuple(map(float, frame.total_bounds)))
+    return objects_from_frame(frame, id_field=id_field, class_field=class_field, crs=own,
                               path=str(path), caught=caught, polygons_only=True, layer=layer)
 
 
@@ -143,7 +148,7 @@ def check_polygonal(counts: dict[str, int], path: str | Path,
         return
     types = ", ".join(f"{n:,} {name}" for name, n in kinds if n)
     p = Path(path)
-    source = p.is_file() or p.suffix.lower() == ".gdb"  # not tiles, not a dataset folder
+    source = zipped.is_file(p) or p.suffix.lower() == ".gdb"  # not tiles, not a dataset
     layers = list_layers(p) if source else []
     name = (layers[int(layer)] if isinstance(layer, (int, np.integer)) and layers
             else layers[0] if layer is None and layers else layer)
@@ -360,18 +365,19 @@ def _union_of_polygons(collections: np.ndarray) -> np.ndarray:
 
 def _check_file(p: Path) -> None:
     """A path that can be a vector source: exists, is not empty; a Shapefile is whole."""
-    if not p.exists():
+    if not zipped.exists(p):
         raise InputError("no such file", p)
-    if p.is_file() and p.stat().st_size == 0:
+    if zipped.is_file(p) and zipped.size(p) == 0:
         raise InputError("is an empty file (0 bytes)", p)
-    if p.is_file() and p.suffix.lower() == ".shp":
+    if zipped.is_file(p) and p.suffix.lower() == ".shp":
         _check_shapefile(p)
 
 
 def _sidecar(p: Path, ext: str) -> Path | None:
-    """The sidecar ``ext`` of a Shapefile (either case), or ``None``."""
-    return next((c for c in (p.with_suffix(ext), p.with_suffix(ext.upper())) if c.is_file()),
-                None)
+    """The sidecar ``ext`` of a Shapefile (either case; in its zip archive for a member
+    of one), or ``None``."""
+    return next((c for c in (p.with_suffix(ext), p.with_suffix(ext.upper()))
+                 if zipped.is_file(c)), None)
 
 
 def _check_shapefile(p: Path) -> None:
@@ -386,15 +392,14 @@ def _check_shapefile(p: Path) -> None:
         if _sidecar(p, ext) is None:
             raise InputError(f"Shapefile without {ext} ({p.with_suffix(ext).name} is missing): "
                              f"its {what} must be copied beside it", p)
-    size = p.stat().st_size
-    with open(p, "rb") as fh:
-        head = fh.read(100)
+    size = zipped.size(p)
+    head = zipped.head(p, 100)
     if len(head) < 100 or int.from_bytes(head[:4], "big") != 9994:
         raise InputError("is not a Shapefile (no valid 100-byte .shp header)", p)
     declared = int.from_bytes(head[24:28], "big") * 2
     shx = _sidecar(p, ".shx")
     assert shx is not None
-    raw = shx.read_bytes()
+    raw = zipped.head(shx)
     # the index: a 100-byte header, then 8 bytes a record, its length declared in the header
     shx_declared = int.from_bytes(raw[24:28], "big") * 2 if len(raw) >= 28 else None
     if (len(raw) < 100 or (len(raw) - 100) % 8 or int.from_bytes(raw[:4], "big") != 9994
@@ -411,9 +416,8 @@ def _check_shapefile(p: Path) -> None:
                          "copy it again", p)
     dbf = _sidecar(p, ".dbf")
     assert dbf is not None
-    dsize = dbf.stat().st_size
-    with open(dbf, "rb") as fh:
-        dhead = fh.read(12)
+    dsize = zipped.size(dbf)
+    dhead = zipped.head(dbf, 12)
     if len(dhead) < 12:
         raise InputError(f"truncated Shapefile: {dbf.name} has no dBASE header", p)
     n_rec = int.from_bytes(dhead[4:8], "little")
@@ -599,7 +603,7 @@ def shapefile_encoding(path: str | Path) -> str | None:
     cpg = _sidecar(p, ".cpg")
     if cpg is None:
         return None
-    text = cpg.read_text(encoding="ascii", errors="ignore").strip()
+    text = zipped.head(cpg).decode("ascii", errors="ignore").strip()
     m = re.fullmatch(r"(?i)(?:ansi|windows|cp|ms)?[ _-]?(\d{3,5})", text)
     name = f"cp{m.group(1)}" if m else text
     m = re.fullmatch(r"(?i)(?:iso[ _-]?)?8859[ _-]?(\d{1,2})", text)
@@ -611,22 +615,27 @@ def shapefile_encoding(path: str | Path) -> str | None:
         return None
 
 
-def _assumed_crs(path: str | Path, crs: Any) -> Any:
+def _assumed_crs(path: str | Path, crs: Any,
+                 bounds: tuple[float, float, float, float] | None = None) -> Any:
     """The CRS given for a layer that has none; a Shapefile without ``.prj`` must get one.
 
     A Shapefile's CRS lives in its ``.prj`` sidecar, which is easily lost when
     files are copied: comparing it in unknown coordinates would give wrong
     numbers silently, so it is an error unless ``crs`` (``--crs``) says which.
+    ``bounds``: the layer's extent, kept in the error so that whoever reads the other
+    input of a pair can suggest a CRS that fits
+    (:meth:`geoeval.io.missing_crs.MissingCRSError.beside`).
     """
     if crs is None:
         p = Path(path)
         if p.suffix.lower() == ".shp":
+            from geoeval.io.missing_crs import MissingCRSError
+
             prj = _sidecar(p, ".prj")
             problem = (f"{prj.name} holds no CRS OGR can read" if prj is not None
                        else f"{p.with_suffix('.prj').name} is missing")
-            raise InputError(
-                f"Shapefile without .prj ({problem}): its CRS is unknown; give it with --crs "
-                "(e.g. --crs EPSG:32651)", path)
+            raise MissingCRSError(f"Shapefile without .prj ({problem}): its CRS is unknown",
+                                  path, bounds=bounds)
         return None
     from pyproj import CRS
 

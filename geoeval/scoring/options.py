@@ -470,10 +470,11 @@ def side(source: Any, options: SideOptions, *, optional_class: bool = False) -> 
     dropped when the input has no such field: its objects then take the class of the
     reference they overlap most.
     """
-    from geoeval.io import input_kind
+    from geoeval.io import input_kind, input_path
 
     if isinstance(source, ObjectSet):
         return Side(source, OBJECTS)
+    source = input_path(source)  # a zip archive: the member it holds, named once
     kind = input_kind(source, options.readers.input_type)
     keywords = options.readers.keywords(kind, options.given)
     keywords["input_type"] = kind  # the readers take it as decided here

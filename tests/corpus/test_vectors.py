@@ -144,7 +144,7 @@ def _shp_missing(ext: str, *names: str) -> Builder:
 def _shp_bad_prj(tmp):
     p = _shp(tmp)
     p.with_suffix(".prj").write_text("this is not a CRS")
-    return p, [], ["sub.shp", "sub.prj", "--crs"]
+    return p, [], ["sub.shp", "sub.prj", "--sub-crs"]
 
 
 def _shp_cut(keep: int | None, *names: str) -> Builder:
@@ -346,7 +346,7 @@ REFUSED: dict[str, Builder] = {
     "flatgeobuf truncated": _truncated_copy(".fgb", 300),
     "shp without .shx": _shp_missing(".shx", ".shx"),
     "shp without .dbf": _shp_missing(".dbf", ".dbf"),
-    "shp without .prj": _shp_missing(".prj", "--crs"),
+    "shp without .prj": _shp_missing(".prj", "--sub-crs"),
     "shp with unreadable .prj": _shp_bad_prj,
     "shp last record cut": _shp_cut(None, "truncated", "1 of 2"),
     "shp cut to its header": _shp_cut(100, "truncated", "2 of 2"),
