@@ -149,3 +149,35 @@ def test_rank_exact_within_cap_counts_by_hand(tmp_path) -> None:
     import json
 
     assert json.loads(out.read_text())["linear_extensions"] == 8
+
+
+# (given options, what the message names): options `rank --table` cannot use (they score
+# the scenes) and options scenes cannot use are refused in one line, before any reading
+# (the table need not exist; the scenes neither).
+RANK_IGNORED = [
+    (("--table", "t.csv", "--bootstrap", "10"), ["--bootstrap", "--table"]),
+    (("--table", "t.csv", "-m", "bgm", "--jobs", "2", "--band", "2", "--iou-threshold",
+      "0.6", "--confidence", "0.9", "--block-size", "5", "--resolution", "1"),
+     ["--matcher", "--jobs", "--band", "--iou-threshold", "--confidence", "--block-size",
+      "--resolution"]),
+    (("--table", "t.csv", "--size-bins", "coco"), ["--size-bins", "--table"]),
+    (("--table", "t.csv", "--layer", "a", "--sub-crs", "EPSG:4326"), ["--layer", "--sub-crs"]),
+    (("r.tif", "s.tif", "--tie-break", "precision"), ["--tie-break", "--table only"]),
+    (("r.tif", "s.tif", "--indicators", "p", "--lower-is-better", "r"),
+     ["--indicators and --lower-is-better apply", "--table only"]),
+]
+
+
+@pytest.mark.parametrize(("args", "named"), RANK_IGNORED,
+                         ids=[" ".join(a) for a, _ in RANK_IGNORED])
+def test_rank_refuses_options_it_would_ignore(args, named, tmp_path) -> None:
+    assert_error(run_cli("rank", *args, cwd=tmp_path), *named, max_lines=1)
+
+
+def test_rank_table_takes_the_options_of_the_order(tmp_path) -> None:
+    table = tmp_path / "t.csv"
+    table.write_text("name,p,r\na,1,0\nb,0,1\n")
+    out = tmp_path / "rank.json"
+    run = run_cli("rank", "--table", table, "--seed", "3", "--tie-break", "p", "--method",
+                  "mcmc", "--samples", "50", "--json", out, inputs=[table])
+    assert run.code == 0, str(run)
