@@ -181,3 +181,28 @@ def test_rank_table_takes_the_options_of_the_order(tmp_path) -> None:
     run = run_cli("rank", "--table", table, "--seed", "3", "--tie-break", "p", "--method",
                   "mcmc", "--samples", "50", "--json", out, inputs=[table])
     assert run.code == 0, str(run)
+
+
+# (command, option, value, the plain reason): a choice or a number typer checks itself
+# (with pydantic, since typer 0.29) is said in plain words, never pydantic's
+# "Value error, …" or "Input should be a valid integer, …".
+TYPER_CHECKED = [
+    ("score", "--engine", "dasq", "'dasq' is not one of local, dask"),
+    ("score", "--boundary-iou-band", "x", "'x' is not one of distance, raster"),
+    ("boxes dota", "--task", "3", "'3' is not one of 1, 2"),
+    ("boxes coco", "--iou-type", "box", "'box' is not one of bbox, segm, boundary"),
+    ("boxes voc", "--ref-coords", "q", "'q' is not one of abs, rel"),
+    ("score", "--jobs", "x", "must be a whole number, got 'x'"),
+    ("score", "--band", "1.5", "must be a whole number, got '1.5'"),
+    ("rank", "--max-states", "many", "must be a whole number, got 'many'"),
+    ("score", "--iou-threshold", "abc", "must be a number, got 'abc'"),
+]
+
+
+@pytest.mark.parametrize(("command", "option", "value", "reason"), TYPER_CHECKED,
+                         ids=[f"{c}{o}={v}" for c, o, v, _ in TYPER_CHECKED])
+def test_typer_checked_values_are_said_plainly(command, option, value, reason,
+                                               tmp_path) -> None:
+    run = run_cli(*command.split(), tmp_path / "r", tmp_path / "s", option, value)
+    assert_error(run, f"Invalid value for '{option}'", reason, max_lines=1)
+    assert "Value error" not in run.stderr and "Input should" not in run.stderr
