@@ -99,6 +99,9 @@ class HelpCommand(_Plain, TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._help_all: Any = None
+        for p in self.params:  # messages name an argument as the usage line does
+            if getattr(p, "param_type_name", "") == "argument" and p.metavar is None:
+                p.metavar = p.name.upper() + ("..." if p.nargs != 1 else "")
 
     # --- -h, --help and --help-all ------------------------------------------------
     def get_help_option(self, ctx: Any) -> Any:

@@ -206,3 +206,17 @@ def test_typer_checked_values_are_said_plainly(command, option, value, reason,
     run = run_cli(*command.split(), tmp_path / "r", tmp_path / "s", option, value)
     assert_error(run, f"Invalid value for '{option}'", reason, max_lines=1)
     assert "Value error" not in run.stderr and "Input should" not in run.stderr
+
+
+@pytest.mark.parametrize(("command", "given", "named"), [
+    ("score", (), "REFERENCE"), ("score", ("r",), "SUBMISSION"),
+    ("boxes coco", (), "REFERENCE"), ("boxes dota", ("r",), "SUBMISSION"),
+    ("boxes crowdai", (), "REFERENCE"), ("boxes voc", ("r",), "SUBMISSION"),
+    ("boxes neovision2", (), "REFERENCE"), ("boxes robin", ("r",), "SUBMISSIONS..."),
+])
+def test_a_missing_argument_is_named_as_the_usage_line_names_it(command, given,
+                                                                 named) -> None:
+    run = run_cli(*command.split(), *given)
+    assert_error(run, f"Missing argument '{named}'", max_lines=1)
+    usage = run_cli(*command.split(), "--help").stdout.splitlines()[0]
+    assert named in usage.split()
