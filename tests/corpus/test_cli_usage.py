@@ -220,3 +220,17 @@ def test_a_missing_argument_is_named_as_the_usage_line_names_it(command, given,
     assert_error(run, f"Missing argument '{named}'", max_lines=1)
     usage = run_cli(*command.split(), "--help").stdout.splitlines()[0]
     assert named in usage.split()
+
+
+def test_a_submission_given_twice_is_named_once_as_given(tmp_path) -> None:
+    ref, sub = tmp_path / "ref.tif", tmp_path / "sub.tif"  # refused before any reading
+    run = run_cli("rank", ref.resolve(), sub.resolve(), sub.resolve())
+    assert_error(run, f"the same submission is given twice: {sub.resolve()}", max_lines=1)
+    assert "//" not in run.stderr and "[" not in run.stderr
+
+
+def test_submissions_differing_only_in_suffix_are_two_entries() -> None:
+    from geoeval.ranking.api import submission_names
+
+    assert submission_names(["/d/s5.shp", "/d/s5.gpkg"]) == ["s5.shp", "s5.gpkg"]
+    assert submission_names(["/x/s.tif", "/s.tif"]) == ["x/s", "/s"]
