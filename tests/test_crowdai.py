@@ -103,3 +103,12 @@ def test_the_docs_python_example_runs(monkeypatch, capsys):
 
     run_python_examples("crowdai.md", monkeypatch)
     assert "MTA" in capsys.readouterr().out
+
+
+def test_the_table_note_points_to_the_docs_in_a_sentence(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli_main(["boxes", "crowdai", GT, DT]) in (0, None)
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert lines[-1] != "docs/crowdai.md."  # a bare path was the note's last line
+    note = " ".join(lines[-4:])
+    assert "(HiSup). Which script each number equals, and its quirks: docs/crowdai.md." in note

@@ -155,3 +155,24 @@ def test_the_console_script_prints_the_same_through_a_pipe():
     assert run.returncode == 0, run.stderr
     assert run.stdout.rstrip("\n") == cli_help.help_text(command, ["score"])
     assert len(run.stdout.splitlines()) <= H_LINES
+
+
+@pytest.mark.parametrize("path", [p for p, c in cli_help.leaves(command) if hasattr(c, "commands")],
+                         ids=lambda p: " ".join(p) or "geoeval")
+def test_groups_take_help_all_too(path, capsys, monkeypatch):
+    """The README: every command takes ``--help-all`` (``geoeval`` and ``geoeval boxes``
+    refused it); a group's shows all its examples."""
+    full = printed(path, "--help-all", capsys, monkeypatch, most=ALL_LINES)
+    short = printed(path, "-h", capsys, monkeypatch, most=H_LINES)
+    assert mentions(short, "--help-all") and "Commands:" in full
+    assert examples(full)[:cli_help.EXAMPLES] == examples(short)
+
+
+def test_boxes_help_has_an_example_of_every_builtin_protocol(capsys, monkeypatch):
+    from geoeval.challenges import registry
+
+    full = printed(["boxes"], "--help-all", capsys, monkeypatch)
+    shown = {shlex.split(e)[2] for e in examples(full)}
+    assert set(registry.BUILTIN) <= shown
+    for example in examples(full):
+        assert parse(example).command is not None and "sample_data/" in example

@@ -124,6 +124,15 @@ def test_every_parameter_is_a_cli_option_with_its_default(command, options):
             assert set(o.choices) <= set(choices), (command, o.flag)
 
 
+def test_rank_offers_no_option_of_a_table_only():
+    """The algorithm ranks scenes: an option of ``rank --table`` only (``--tie-break``:
+    scenes break ties by accuracy) would be refused by the command."""
+    from geoeval.cli.rank import TABLE_OPTIONS
+
+    params = _click_params("rank")
+    assert not [o.flag for o in cli.RANK_OPTIONS if params[o.flag].name in TABLE_OPTIONS]
+
+
 def test_cli_args_pass_only_what_differs_from_the_cli_default():
     values = {"MATCHERS": ["bgm", "iou"], "HOOVER_THRESHOLD": 0.6, "IOU_THRESHOLD": 0.7,
               "MALLOWS": True, "BREAKDOWN": False, "MEASURES": ["pq", "polis"],

@@ -164,6 +164,10 @@ def test_without_a_bootstrap_the_answer_says_how_to_measure_it():
     sure = ranking_answers(r)[1]
     assert sure.question == "How sure is this order?"
     assert "--bootstrap N" in sure.answer and "fix 0 of the 1 pair of entries" in sure.answer
+    # a table of indicators (no matcher: nothing scored here) cannot be bootstrapped
+    assert "precomputed indicators hold no scene to resample" in sure.answer
+    scored = ranking_answers(dataclasses.replace(r, matcher="bgm"))[1].answer
+    assert "not measured: rank with a bootstrap (--bootstrap N) to find out." in scored
     won = ranking_answers(r)[2].answer
     assert won.startswith("Yes: B, like A, is dominated by no entry")
     assert "B in 50%" in won

@@ -265,6 +265,12 @@ def _read_submission(path: str | Path, task: int, images: tuple[str, ...],
     if not found and other:
         raise InputError(f"no Task{task}_<class>.txt file, but {other[0]} (evaluate it "
                          f"with --task {3 - task})", path)
+    if not found:
+        labels = sorted(q.name for q in Path(path).glob("*.txt") if q.is_file())
+        if labels:
+            raise InputError(f"no Task{task}_<class>.txt file, but {labels[0]} (labelTxt?): "
+                             "expected order: REFERENCE (labelTxt folder) SUBMISSION (folder "
+                             f"of Task{task}_<class>.txt files)", path)
     missing = [c for c in names if c not in found]
     if missing:
         shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")

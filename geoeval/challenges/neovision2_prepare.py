@@ -52,10 +52,46 @@ class Prepared:
     warnings: list[str]
 
 
+def _swapped(gt: Neovision2Boxes, det: Neovision2Boxes) -> None:
+    """An error when the ground truth has detection scores (a Confidence on every row,
+    not all 1) and the results none: the two arguments given the wrong way round. (A
+    ground truth with Confidence 1 throughout and results without scores is valid.)"""
+    conf = gt.confidence
+    if (conf.size and det.confidence.size and not np.isnan(conf).any()
+            and (conf != 1).any() and np.isnan(det.confidence).all()):
+        raise InputError("every row here has a Confidence score and no row of the submission "
+                         f"({det.path}) has one: the arguments look swapped (expected "
+                         "order: REFERENCE (ground truth) SUBMISSION (results))", gt.path)
+
+
+def _one_file_and_a_folder(gt: Neovision2Boxes, det: Neovision2Boxes) -> None:
+    """One side a single CSV file and the other a folder of several: an error naming the
+    other side's file of that sequence (a file is paired with a file, a folder with a
+    folder), if there is one."""
+    from pathlib import Path
+
+    one, many = (gt, det) if len(gt.sequences) == 1 else (det, gt)
+    if len(one.sequences) != 1 or not Path(one.path).is_file():
+        return
+    same = [f for k, f in zip(many.sequences, many.files, strict=True)
+            if k.rsplit("/", 1)[-1] == one.sequences[0]]
+    if one is gt:
+        what = ("REFERENCE is one ground-truth file and SUBMISSION a folder: give the "
+                "results file of that sequence as SUBMISSION")
+        other = "or the ground-truth folder as REFERENCE"
+    else:
+        what = ("SUBMISSION is one results file and REFERENCE a folder: give the "
+                "ground-truth file of that sequence as REFERENCE")
+        other = "or the results folder as SUBMISSION"
+    named = f" ({same[0]})" if len(same) == 1 else ""
+    raise InputError(f"{what}{named}, {other}", one.path)
+
+
 def prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) -> Prepared:
     """Pair the sequences of ``det`` with those of ``gt``, drop the detections of don't-care
     frames and those inside a don't-care region by more than ``dcr_threshold`` of their
     area (Ekambaram et al. 2012, §3.2), and index both sides by class."""
+    _swapped(gt, det)
     warnings: list[str] = list(gt.warnings) + list(det.warnings)
     # pair the sequences of the detections with those of the ground truth
     if len(gt.sequences) == 1 and len(det.sequences) == 1:
@@ -64,6 +100,7 @@ def prepare(gt: Neovision2Boxes, det: Neovision2Boxes, dcr_threshold: float) -> 
         index = {k: i for i, k in enumerate(gt.sequences)}
         unknown = [k for k in det.sequences if k not in index]
         if unknown:
+            _one_file_and_a_folder(gt, det)
             f = det.files[det.sequences.index(unknown[0])]
             raise InputError(f"sequence {unknown[0]!r} has no ground-truth file in {gt.path}", f)
         det_seq = np.array([index[k] for k in det.sequences], dtype=np.int64)[det.sequence]

@@ -7,6 +7,21 @@ that one; any other entry gets a command generated from the entry:
 checked at the edge), ``--json``/``--quiet``/``--strict``, and the entry's
 tables printed. A protocol registered before the command line is built (a
 plug-in, at import time) is a command like the others.
+
+Examples on the bundled sample (they run as written from a checkout):
+
+    $ geoeval boxes voc sample_data/boxes/voc/gt sample_data/boxes/voc/det
+    $ geoeval boxes coco sample_data/boxes/coco/instances.json \
+          sample_data/boxes/coco/results.json
+    $ geoeval boxes dota sample_data/boxes/dota/labelTxt sample_data/boxes/dota/det
+    $ geoeval boxes crowdai sample_data/boxes/crowdai/annotation.json \
+          sample_data/boxes/crowdai/results.json
+    $ geoeval boxes robin sample_data/boxes/robin/gt sample_data/boxes/robin/run1 \
+          sample_data/boxes/robin/run2 sample_data/boxes/robin/run3
+    $ geoeval boxes robin-categories sample_data/boxes/robin/gt \
+          sample_data/boxes/robin/run1
+    $ geoeval boxes neovision2 sample_data/boxes/neovision2/truth \
+          sample_data/boxes/neovision2/results
 """
 
 from __future__ import annotations
@@ -79,10 +94,11 @@ def _command_and_doc(protocol: registry.BoxProtocol) -> tuple[Callable[..., Any]
 
 def boxes_group() -> typer.Typer:
     """The ``boxes`` command group, one command per registered protocol."""
-    from geoeval.cli.help import HelpGroup
+    from geoeval.cli.help import HelpGroup, examples
 
     app = typer.Typer(name="boxes", no_args_is_help=True, context_settings=CONTEXT,
                       cls=HelpGroup, rich_markup_mode=None,
+                      epilog=examples(__doc__, "geoeval boxes"),
                       help="Box-based challenges: "
                            + ", ".join(registry.names()) + ".")
     for name in registry.names():

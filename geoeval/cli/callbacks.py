@@ -27,6 +27,23 @@ def checked(check: Callable[..., Any], **bounds: Any) -> Callable[[Any, Any, Any
     return callback
 
 
+def given(*names: str) -> list[str]:
+    """The options among ``names`` (parameter names) that the running command was given
+    (on its command line or by an environment variable), each by its flag, in the
+    order of the command's help; none when no command runs (a call from Python)."""
+    import importlib
+
+    # the click typer uses (its own copy, typer._click, since typer 0.24)
+    package = typer.BadParameter.__module__.rpartition(".")[0]
+    ctx = importlib.import_module(f"{package}.globals").get_current_context(silent=True)
+    if ctx is None:
+        return []
+    source = importlib.import_module(f"{package}.core").ParameterSource
+    typed = (source.COMMANDLINE, source.ENVIRONMENT)
+    return [p.opts[0] if p.opts else p.name for p in ctx.command.params
+            if p.name in names and ctx.get_parameter_source(p.name) in typed]
+
+
 def rule(name: str) -> Callable[[Any, Any, Any], Any]:
     """The callback of an option whose range is ``validate.RULES[name]`` (the rule the
     Python API applies to the keyword ``name``), named by the option in the message."""

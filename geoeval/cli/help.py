@@ -92,24 +92,14 @@ class _Plain:
         return option
 
 
-class HelpCommand(_Plain, TyperCommand):
-    """A command whose help is laid out as this module says (``cls`` of every
-    command, :func:`geoeval.cli.groups.add_command`)."""
+class _HelpAll:
+    """What commands and groups share: ``--help-all`` (every section and every
+    example) and the *Examples* of the epilog."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._help_all: Any = None
-
-    # --- -h, --help and --help-all ------------------------------------------------
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        if option is not None:
-            option.help = ("Show the main options and exit." if _folded(self, ctx)
-                           else "Show this message and exit.")
-        return option
+    _help_all: Any = None
 
     def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
+        params = super().get_params(ctx)  # type: ignore[misc]
         every = self._help_all_option(ctx)
         return params if every is None else [*params, every]
 
@@ -118,7 +108,7 @@ class HelpCommand(_Plain, TyperCommand):
         example (a copy of click's own help option, whatever click Typer uses).
         Every command takes it; its help lists it when ``-h`` leaves something out."""
         if self._help_all is None:
-            option = super().get_help_option(ctx)
+            option = super().get_help_option(ctx)  # type: ignore[misc]
             if option is None:
                 return None
 
@@ -134,6 +124,40 @@ class HelpCommand(_Plain, TyperCommand):
             every.help = "Show every option and example and exit."
             self._help_all = every
         return self._help_all
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        """The *Examples*, each laid out by :func:`example_lines`."""
+        commands = _examples(self)
+        if not commands:
+            return
+        shown = commands if ctx.meta.get(HELP_ALL) else commands[:EXAMPLES]
+        with formatter.section("Examples"):
+            indent = formatter.current_indent
+            for command in shown:
+                for line in example_lines(command, formatter.width - indent):
+                    formatter.write(" " * indent + line + "\n")
+            if len(shown) < len(commands):
+                formatter.write(f"{'':>{indent}}({len(commands) - len(shown)} more: "
+                                f"{ctx.command_path} --help-all)\n")
+
+
+class HelpCommand(_HelpAll, _Plain, TyperCommand):
+    """A command whose help is laid out as this module says (``cls`` of every
+    command, :func:`geoeval.cli.groups.add_command`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for p in self.params:  # messages name an argument as the usage line does
+            if getattr(p, "param_type_name", "") == "argument" and p.metavar is None:
+                p.metavar = p.name.upper() + ("..." if p.nargs != 1 else "")
+
+    # --- -h, --help and --help-all ------------------------------------------------
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.help = ("Show the main options and exit." if _folded(self, ctx)
+                           else "Show this message and exit.")
+        return option
 
     # --- usage, options, examples ------------------------------------------------
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
@@ -166,23 +190,8 @@ class HelpCommand(_Plain, TyperCommand):
             with formatter.section(f"More options ({ctx.command_path} --help-all)"):
                 formatter.write_dl(list(folded.items()), col_max=COLUMN)
 
-    def format_epilog(self, ctx: Any, formatter: Any) -> None:
-        """The *Examples*, each laid out by :func:`example_lines`."""
-        commands = _examples(self)
-        if not commands:
-            return
-        shown = commands if ctx.meta.get(HELP_ALL) else commands[:EXAMPLES]
-        with formatter.section("Examples"):
-            indent = formatter.current_indent
-            for command in shown:
-                for line in example_lines(command, formatter.width - indent):
-                    formatter.write(" " * indent + line + "\n")
-            if len(shown) < len(commands):
-                formatter.write(f"{'':>{indent}}({len(commands) - len(shown)} more: "
-                                f"{ctx.command_path} --help-all)\n")
 
-
-class HelpGroup(_Plain, TyperGroup):
+class HelpGroup(_HelpAll, _Plain, TyperGroup):
     """A command group with the same help: its commands' descriptions whole
     (click cuts them at the column's end with ``...``)."""
 

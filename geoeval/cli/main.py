@@ -90,6 +90,35 @@ def _usage_message(exc: BaseException) -> str:
     return f"{command}: error: {text}{hint}{_unquoted_pattern_hint(text)}"
 
 
+def _plain_reason(exc: BaseException) -> str | None:
+    """What is wrong with an option's value, in geoeval's words, when typer's check of
+    it (pydantic, since typer 0.29) said it in pydantic's: ``Value error, 'dasq' is not
+    one of 'local', 'dask'.``, ``Input should be a valid integer, unable to parse string
+    as an integer``. ``None``: the message is already plain (geoeval's own checks)."""
+    cause = exc.__cause__
+    if type(cause).__name__ != "ValidationError" or not hasattr(cause, "errors"):
+        return None
+    errors = cause.errors()
+    if not errors:
+        return None
+    first = errors[0]
+    value, kind = first.get("input"), first.get("type", "")
+    describe = getattr(getattr(exc, "param", None), "type_descriptor", None)
+    choices = getattr(describe, "choices", None) if getattr(describe, "is_choice", False) \
+        else None
+    if choices:
+        names = (str(getattr(c, "value", c)) for c in choices)
+        return f"{value!r} is not one of {', '.join(names)}"
+    if kind == "int_parsing":
+        return f"must be a whole number, got {value!r}"
+    if kind in ("float_parsing", "float_type"):
+        return f"must be a number, got {value!r}"
+    error = first.get("ctx", {}).get("error")
+    if kind == "value_error" and error is not None:
+        return str(error).rstrip(".")
+    return str(first.get("msg", "")).removeprefix("Value error, ") or None
+
+
 def _unquoted_pattern_hint(text: str) -> str:
     """A hint when extra arguments look like a file pattern the shell expanded.
 
@@ -160,6 +189,9 @@ def _main(argv: list[str] | None) -> int:
         if type(exc).__name__ in ("Abort",):
             print("geoeval: aborted", file=sys.stderr)
             return 130
+        reason = _plain_reason(exc)
+        if reason is not None:
+            exc.message = reason  # type: ignore[attr-defined]
         if hasattr(exc, "ctx"):
             print(_usage_message(exc), file=sys.stderr)
         else:

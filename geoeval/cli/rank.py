@@ -27,7 +27,7 @@ from typing import Annotated, Any
 import typer
 
 from geoeval.cli import help as sections
-from geoeval.cli.callbacks import ONE_MATCHER
+from geoeval.cli.callbacks import ONE_MATCHER, given
 from geoeval.cli.groups import Group, add_command, ruled, with_groups
 from geoeval.cli.options import (
     BOOTSTRAP,
@@ -78,6 +78,14 @@ ORDER = Group(lambda **options: options,
               [METHOD, *(ruled(kind, name, text, RANK_DEFAULTS[name])
                          for name, kind, text in ORDER_OPTIONS)], section=sections.ORDER)
 
+#: What only scoring the scenes uses (``REFERENCE SUBMISSION...``): refused with ``--table``
+#: (``--html`` has its own message).
+SCENE_OPTIONS = ("matcher", "resolution", "jobs",
+                 *(p.name for g in (READERS, MATCHER_OPTIONS, BOOTSTRAP, STRATA)
+                   for p in g.parameters))
+#: What only a table of indicators uses (``--table``): refused with scenes.
+TABLE_OPTIONS = ("indicators", "lower_is_better", "tie_break")
+
 
 @with_groups
 def rank_command(
@@ -116,12 +124,18 @@ def rank_command(
     from geoeval import rank, rank_table  # deferred: keeps `--help` fast
 
     paths = list(paths or [])
+    if table is not None:
+        if paths:
+            raise InputError("give either --table or REFERENCE SUBMISSION..., not both")
+        _refuse(given(*SCENE_OPTIONS), "when rank scores REFERENCE SUBMISSION..., "
+                "not to --table (precomputed indicators: no scene to score or resample)")
+    else:
+        _refuse(given(*TABLE_OPTIONS), "to --table only (scenes are ranked on "
+                "precision, recall and accuracy, ties broken by accuracy)")
     if html is None and any(v is not None for v in strata.values()):
         raise InputError("--size-bins, --zones and --zone-field apply with --html "
                          "(each entry's results by size and zone on the page)")
     if table is not None:
-        if paths:
-            raise InputError("give either --table or REFERENCE SUBMISSION..., not both")
         if html is not None:
             raise InputError("--html needs REFERENCE SUBMISSION... (the page shows each "
                              "entry's scene); with --table use --json or --figure")
@@ -135,7 +149,7 @@ def rank_command(
     else:
         if len(paths) < 2:
             raise InputError("need REFERENCE and at least one SUBMISSION (or --table)")
-        if indicators is not None or lower_is_better is not None:
+        if indicators is not None or lower_is_better is not None:  # called from Python
             raise InputError("--indicators and --lower-is-better apply to --table only")
         with Progress(out.quiet, "reading the reference") as progress:
             result = rank(
@@ -158,6 +172,15 @@ def rank_command(
         from geoeval.report.figures_ranking import save_ranking_figure  # deferred
 
         save_ranking_figure(result, figure)
+
+
+def _refuse(flags: list[str], why: str) -> None:
+    """A usage error naming ``flags`` (options that would be silently ignored), if any."""
+    if not flags:
+        return
+    named = flags[0] if len(flags) == 1 else f"{', '.join(flags[:-1])} and {flags[-1]}"
+    verb = "applies" if len(flags) == 1 else "apply"
+    raise InputError(f"{named} {verb} {why}")
 
 
 def _tables(result: object) -> list[Any]:

@@ -30,6 +30,11 @@ def load_json(path: str | Path) -> Any:
 
 def _read_bytes(path: str | Path) -> bytes:
     p = Path(path)
+    if p.is_dir():
+        inside = sorted(q.name for q in p.glob("*.json") if q.is_file())
+        named = f" (it holds {', '.join(inside[:3])}{', ...' if len(inside) > 3 else ''})" \
+            if inside else ""
+        raise InputError(f"a folder, where a JSON file is expected{named}", p)
     try:
         return p.read_bytes()
     except OSError as exc:

@@ -80,6 +80,10 @@ def read_dota_labels(path: str | Path) -> BoxSet:
         key=lambda q: q.stem)
     if not files:
         raise InputError("no .txt labelTxt file in this folder", root)
+    if all(_RESULT.match(q.name) for q in files):
+        raise InputError(f"{files[0].name} is a file of DOTA results, not labelTxt: the "
+                         "arguments look swapped (expected order: REFERENCE (labelTxt "
+                         "folder) SUBMISSION (folder of Task1_<class>.txt files))", root)
     stems = [q.stem for q in files]
     dup = next((a for a, b in zip(stems, stems[1:], strict=False) if a == b), None)
     if dup is not None:
@@ -267,8 +271,10 @@ def dota_result_files(path: str | Path, task: int) -> tuple[dict[str, Path], lis
     if not root.exists():
         raise InputError("no such file or folder", root)
     if not root.is_dir():
-        raise InputError("expected a folder of Task1_<class>.txt / Task2_<class>.txt "
-                         "files", root)
+        holder = (f": give the folder holding it, {root.parent}" if _RESULT.match(root.name)
+                  else "")
+        raise InputError("a file, where a folder of Task1_<class>.txt / Task2_<class>.txt "
+                         f"files is expected{holder}", root)
     found: dict[str, Path] = {}
     other: list[str] = []
     for q in sorted(root.iterdir()):

@@ -23,6 +23,9 @@ from geoeval.io._boxset import (
 _FIELD_NAMES = {"xyrb": ("left", "top", "right", "bottom"),
                 "xywh": ("left", "top", "width", "height")}
 _REL_NAMES = ("centre x", "centre y", "width", "height")
+#: What a reference line of six fields (a detection's: with a confidence) adds.
+SWAPPED = (": a detection line (with a confidence), so the arguments look swapped "
+           "(expected order: REFERENCE (ground truth) SUBMISSION (detections))")
 
 
 def _read_text(f: Path) -> str:
@@ -88,7 +91,9 @@ def _read_lines(
             want = 6 if side == "submission" else 5
             if len(fields) != want:
                 what = "detection" if side == "submission" else "ground-truth"
-                raise InputError(f"expected {want} fields ({what}), got {len(fields)}", where)
+                raise InputError(f"expected {want} fields ({what}), got {len(fields)}"
+                                 + (SWAPPED if side == "reference" and len(fields) == 6
+                                    else ""), where)
             if fmt == "yolo":
                 cls_name, cid, score, box = _yolo_line(fields, side, names, where)
                 w, h = sizes.get(key, where)

@@ -123,6 +123,11 @@ def _coco_data(data: Any, path: str, side: str | None, like: BoxSet | None,
         if masks:
             return _coco_mask_results(data, path, like)
         return _coco_results(data, path, like)
+    if isinstance(data, list) and side == "reference":
+        raise InputError("a list of results where the ground truth (an object with 'images', "
+                         "'annotations', 'categories') is expected: the arguments look "
+                         "swapped (expected order: REFERENCE (ground truth) SUBMISSION "
+                         "(results))", path)
     raise InputError("not COCO JSON: expected ground truth (an object with 'images', "
                      "'annotations', 'categories') or results (a list)", path)
 

@@ -101,6 +101,8 @@ class Masks:
         col = self.x * self.height[obj]  # int64
         start = col + self.y0
         end = col + self.y1
+        if obj.size == 0:  # no object, or every mask empty: no run to join
+            return obj, start, end
         joined = np.r_[False, (obj[1:] == obj[:-1]) & (start[1:] == end[:-1])]
         head = np.flatnonzero(~joined)
         tail = np.r_[head[1:], obj.size] - 1

@@ -562,14 +562,19 @@ def rank_table(
 
 def submission_names(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     """Short unique names for submission files: the file stem, or more of the
-    path when two stems clash."""
-    parts = [Path(p).with_suffix("").parts for p in paths]
-    depth = 1
-    while True:
-        names = ["/".join(pp[-depth:]) for pp in parts]
-        if len(set(names)) == len(names) or depth >= max(len(pp) for pp in parts):
-            break
-        depth += 1
-    if len(set(names)) != len(names):
-        raise InputError(f"the same submission is given twice: {names}")
-    return [printable(n) for n in names]  # names go into reports: valid UTF-8
+    path when two stems clash (with the suffix when only it differs: ``s5.shp``,
+    ``s5.gpkg``); one file given twice (however spelt) is an error naming it."""
+    first: dict[str, str] = {}
+    for p in (str(os.fspath(q)) for q in paths):
+        key = os.path.normcase(os.path.abspath(p))
+        if key in first:
+            also = "" if first[key] == p else f" (also as {printable(first[key])})"
+            raise InputError(f"the same submission is given twice: {printable(p)}{also}")
+        first[key] = p
+    for keep_suffix in (False, True):
+        parts = [(Path(p) if keep_suffix else Path(p).with_suffix("")).parts for p in paths]
+        for depth in range(1, max(len(pp) for pp in parts) + 1):
+            names = [Path(*pp[-depth:]).as_posix() for pp in parts]
+            if len(set(names)) == len(names):
+                return [printable(n) for n in names]  # names go into reports: valid UTF-8
+    raise InputError(f"submissions without distinct names: {names}")  # pragma: no cover

@@ -214,5 +214,6 @@ def crowdai_tables(result: Any) -> list[Any]:
         f"C-IoU, N ratio over {n(p.iou_images, 'tile', 'tiles')} with predictions "
         f"(PolyWorld); MTA over {n(p.mta_polygons, 'predicted polygon', 'predicted polygons')} "
         f"(frame-field learning); PoLiS over {n(p.polis_pairs, 'pair', 'pairs')} in "
-        f"{n(p.polis_images, 'tile', 'tiles')} (HiSup). docs/crowdai.md."))
+        f"{n(p.polis_images, 'tile', 'tiles')} (HiSup). Which script each number "
+        "equals, and its quirks: docs/crowdai.md."))
     return out

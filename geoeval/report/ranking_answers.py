@@ -181,7 +181,10 @@ def how_sure(result: Any) -> str:
     boot = result.bootstrap
     if boot is None:
         parts.append("How much the order depends on which parts of the scene were scored is "
-                     "not measured: rank with a bootstrap (--bootstrap N) to find out.")
+                     + ("not measured: rank with a bootstrap (--bootstrap N) to find out."
+                        if result.matcher is not None else  # scored here, else a table
+                        "not measured: precomputed indicators hold no scene to resample "
+                        "(ranking the scenes with --bootstrap N would find out)."))
         return " ".join(parts)
     dom = boot["dominance"]
     conf = percent(boot["confidence"])

@@ -170,8 +170,6 @@ RANK_OPTIONS: tuple[Option, ...] = (
            "2010, §4.3).", MATCHERS, advanced=False),
     *_THRESHOLDS,
     *_READERS,
-    Option("TIE_BREAK", "--tie-break", "string", "accuracy", "Tie break",
-           "Indicator breaking remaining ties (higher first)."),
     Option("METHOD", "--method", "enum", "auto", "Linear extensions",
            "auto, exact (enumerate the up-sets) or mcmc (sample linear extensions).",
            ("auto", "exact", "mcmc")),

@@ -732,3 +732,70 @@ def test_coco_results_of_unknown_categories_are_left_out_with_a_warning(tmp_path
     r = json.loads(out.read_text())
     assert r["stats"]["AP"] == pytest.approx(1.0)
     assert "2 result(s) of category id(s) absent from the ground truth (7)" in run.stderr
+
+
+# --- swapped arguments, a file for a folder and a folder for a file --------------------------
+
+BOXES = Path(__file__).resolve().parents[2] / "sample_data" / "boxes"
+SWAPPED = [
+    ("coco", BOXES / "coco/results.json", BOXES / "coco/instances.json"),
+    ("crowdai", BOXES / "crowdai/results.json", BOXES / "crowdai/annotation.json"),
+    ("dota", BOXES / "dota/det", BOXES / "dota/labelTxt"),
+    ("voc", BOXES / "voc/det", BOXES / "voc/gt"),
+    ("robin", BOXES / "robin/run1", BOXES / "robin/gt"),
+    ("neovision2", BOXES / "neovision2/results", BOXES / "neovision2/truth"),
+]
+
+
+@pytest.mark.parametrize(("protocol", "first", "second"), SWAPPED,
+                         ids=[s[0] for s in SWAPPED])
+def test_swapped_arguments_are_named_as_such(protocol, first, second) -> None:
+    run = run_cli("boxes", protocol, first, second, inputs=[first, second])
+    assert_error(run, "the arguments look swapped", "expected order: REFERENCE", max_lines=2)
+    assert str(first.name) in run.stderr
+
+
+def test_a_dota_label_folder_as_submission_is_named(tmp_path) -> None:
+    labels = BOXES / "dota/labelTxt"
+    assert_error(run_cli("boxes", "dota", labels, labels, inputs=[labels]),
+                 "no Task1_<class>.txt file", "labelTxt", "expected order: REFERENCE")
+
+
+def test_a_dota_results_file_names_its_folder() -> None:
+    one = BOXES / "dota/det/Task1_plane.txt"
+    run = run_cli("boxes", "dota", BOXES / "dota/labelTxt", one, inputs=[one])
+    assert_error(run, str(one), f"give the folder holding it, {one.parent}")
+
+
+@pytest.mark.parametrize("protocol", ["coco", "crowdai"])
+def test_a_json_folder_names_its_json_files(protocol) -> None:
+    d = BOXES / protocol
+    gt = sorted(d.glob("*.json"))[0]
+    assert_error(run_cli("boxes", protocol, d, gt, inputs=[d]), str(d),
+                 "a folder, where a JSON file is expected", gt.name)
+    assert_error(run_cli("boxes", protocol, gt, d, inputs=[d]), str(d),
+                 "a folder, where a JSON file is expected", gt.name)
+
+
+@pytest.mark.parametrize("side", ["reference", "submission"])
+def test_a_neovision2_file_against_a_folder_names_the_matching_file(side) -> None:
+    truth, results = BOXES / "neovision2/truth", BOXES / "neovision2/results"
+    if side == "reference":
+        args, want = (truth / "TowerA/001.csv", results), results / "TowerA/001.csv"
+    else:
+        args, want = (truth, results / "TowerA/001.csv"), truth / "TowerA/001.csv"
+    assert_error(run_cli("boxes", "neovision2", *args, inputs=[truth, results]),
+                 f"{side.upper()} is one", str(want))
+
+
+def test_neovision2_ground_truth_with_confidence_one_is_not_called_swapped(tmp_path) -> None:
+    """A ground truth with Confidence 1 on every row and results without scores are
+    scored (no swap is claimed)."""
+    head = ("Frame,BoundingBox_X1,BoundingBox_Y1,BoundingBox_X2,BoundingBox_Y2,BoundingBox_X3,"
+            "BoundingBox_Y3,BoundingBox_X4,BoundingBox_Y4,ObjectType,Occlusion,Ambiguous,"
+            "Confidence,SiteInfo,Version\n")
+    row = "0,10,10,50,10,50,40,10,40,Car,FALSE,FALSE,{},,1.0\n"
+    gt, det = tmp_path / "gt.csv", tmp_path / "det.csv"
+    gt.write_text(head + row.format("1"))
+    det.write_text(head + row.format(""))
+    assert_ok(run_cli("boxes", "neovision2", gt, det, inputs=[gt, det]))

@@ -149,3 +149,88 @@ def test_rank_exact_within_cap_counts_by_hand(tmp_path) -> None:
     import json
 
     assert json.loads(out.read_text())["linear_extensions"] == 8
+
+
+# (given options, what the message names): options `rank --table` cannot use (they score
+# the scenes) and options scenes cannot use are refused in one line, before any reading
+# (the table need not exist; the scenes neither).
+RANK_IGNORED = [
+    (("--table", "t.csv", "--bootstrap", "10"), ["--bootstrap", "--table"]),
+    (("--table", "t.csv", "-m", "bgm", "--jobs", "2", "--band", "2", "--iou-threshold",
+      "0.6", "--confidence", "0.9", "--block-size", "5", "--resolution", "1"),
+     ["--matcher", "--jobs", "--band", "--iou-threshold", "--confidence", "--block-size",
+      "--resolution"]),
+    (("--table", "t.csv", "--size-bins", "coco"), ["--size-bins", "--table"]),
+    (("--table", "t.csv", "--layer", "a", "--sub-crs", "EPSG:4326"), ["--layer", "--sub-crs"]),
+    (("r.tif", "s.tif", "--tie-break", "precision"), ["--tie-break", "--table only"]),
+    (("r.tif", "s.tif", "--indicators", "p", "--lower-is-better", "r"),
+     ["--indicators and --lower-is-better apply", "--table only"]),
+]
+
+
+@pytest.mark.parametrize(("args", "named"), RANK_IGNORED,
+                         ids=[" ".join(a) for a, _ in RANK_IGNORED])
+def test_rank_refuses_options_it_would_ignore(args, named, tmp_path) -> None:
+    assert_error(run_cli("rank", *args, cwd=tmp_path), *named, max_lines=1)
+
+
+def test_rank_table_takes_the_options_of_the_order(tmp_path) -> None:
+    table = tmp_path / "t.csv"
+    table.write_text("name,p,r\na,1,0\nb,0,1\n")
+    out = tmp_path / "rank.json"
+    run = run_cli("rank", "--table", table, "--seed", "3", "--tie-break", "p", "--method",
+                  "mcmc", "--samples", "50", "--json", out, inputs=[table])
+    assert run.code == 0, str(run)
+
+
+# (command, option, value, the plain reason): a choice or a number typer checks itself
+# (with pydantic, since typer 0.29) is said in plain words, never pydantic's
+# "Value error, …" or "Input should be a valid integer, …".
+TYPER_CHECKED = [
+    ("score", "--engine", "dasq", "'dasq' is not one of local, dask"),
+    ("score", "--boundary-iou-band", "x", "'x' is not one of distance, raster"),
+    ("boxes dota", "--task", "3", "'3' is not one of 1, 2"),
+    ("boxes coco", "--iou-type", "box", "'box' is not one of bbox, segm, boundary"),
+    ("boxes voc", "--ref-coords", "q", "'q' is not one of abs, rel"),
+    ("score", "--jobs", "x", "must be a whole number, got 'x'"),
+    ("score", "--band", "1.5", "must be a whole number, got '1.5'"),
+    ("rank", "--max-states", "many", "must be a whole number, got 'many'"),
+    ("score", "--iou-threshold", "abc", "must be a number, got 'abc'"),
+]
+
+
+@pytest.mark.parametrize(("command", "option", "value", "reason"), TYPER_CHECKED,
+                         ids=[f"{c}{o}={v}" for c, o, v, _ in TYPER_CHECKED])
+def test_typer_checked_values_are_said_plainly(command, option, value, reason,
+                                               tmp_path) -> None:
+    run = run_cli(*command.split(), tmp_path / "r", tmp_path / "s", option, value)
+    assert_error(run, f"Invalid value for '{option}'", reason, max_lines=1)
+    assert "Value error" not in run.stderr and "Input should" not in run.stderr
+
+
+@pytest.mark.parametrize(("command", "given", "named"), [
+    ("score", (), "REFERENCE"), ("score", ("r",), "SUBMISSION"),
+    ("boxes coco", (), "REFERENCE"), ("boxes dota", ("r",), "SUBMISSION"),
+    ("boxes crowdai", (), "REFERENCE"), ("boxes voc", ("r",), "SUBMISSION"),
+    ("boxes neovision2", (), "REFERENCE"), ("boxes robin", ("r",), "SUBMISSIONS..."),
+])
+def test_a_missing_argument_is_named_as_the_usage_line_names_it(command, given,
+                                                                 named) -> None:
+    run = run_cli(*command.split(), *given)
+    assert_error(run, f"Missing argument '{named}'", max_lines=1)
+    usage = run_cli(*command.split(), "--help").stdout.splitlines()[0]
+    assert named in usage.split()
+
+
+def test_a_submission_given_twice_is_named_once_as_given(tmp_path) -> None:
+    ref, sub = tmp_path / "ref.tif", tmp_path / "sub.tif"  # refused before any reading
+    run = run_cli("rank", ref.resolve(), sub.resolve(), sub.resolve())
+    assert_error(run, f"the same submission is given twice: {sub.resolve()}", max_lines=1)
+    assert "//" not in run.stderr and "[" not in run.stderr
+
+
+def test_submissions_differing_only_in_suffix_are_two_entries() -> None:
+    from geoeval.ranking.api import submission_names
+
+    assert submission_names(["/d/s5.shp", "/d/s5.gpkg"]) == ["s5.shp", "s5.gpkg"]
+    assert submission_names(["/x/s.tif", "/s.tif"]) == ["x/s", "/s"]
