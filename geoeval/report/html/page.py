@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from geoeval.report.explain import and_list
 from geoeval.report.objects import choose_matcher
-from geoeval.report.ranking_answers import orderings, percent, ranking_answers, trade_off
+from geoeval.report.ranking_answers import (
+    decided_words,
+    order_sentence,
+    orderings,
+    percent,
+    ranking_answers,
+    tie_break_lines,
+    trade_off,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from geoeval.ranking.api import RankingResult
@@ -117,8 +125,10 @@ def leaderboard(ranking: RankingResult) -> dict[str, Any]:
     (:meth:`RankingResult.to_dict`): final order, indicators (best marked), the
     ranks the indicators allow, the share of the orderings ranking the entry
     first, the expected rank where it decided the order (``decides``: the CRF
-    operator stopped before a ranking) and, with a bootstrap, how often the entry
-    is undominated and its ranks in the replicates."""
+    operator stopped before a ranking), with a bootstrap, how often the entry
+    is undominated and its ranks in the replicates, and -- where a tie-breaker set a
+    place -- the tie-break column and what put each entry above the next
+    (:attr:`RankingResult.places`)."""
     report = ranking.to_dict()
     names = list(report["ranking"])
     index = {n: i for i, n in enumerate(ranking.names)}
@@ -129,6 +139,11 @@ def leaderboard(ranking: RankingResult) -> dict[str, Any]:
         lower = col in report["lower_is_better"]
         best = _best([report["submissions"][n].get(col) for n in names], lower)
         columns.append({"name": col, "lower": lower, "best": best})
+    placed = {p.name: p for p in ranking.places}
+    marked = any(p.by_tie_breaker for p in placed.values())
+    tie_break = report["tie_break"]
+    extra = (tie_break if marked and tie_break is not None
+             and tie_break not in report["indicators"] else None)
     rows = []
     for name in names:
         row_freq = freq[name]
@@ -143,10 +158,15 @@ def leaderboard(ranking: RankingResult) -> dict[str, Any]:
             "boot_interval": None if boot is None else boot["rank_interval"][name],
             "level": next(k for k, lv in enumerate(report["levels"]) if name in lv),
             "index": index[name],
+            "tie_break": None if extra is None else report["submissions"][name].get(extra),
+            "decided": decided_words(ranking, placed[name]),
+            "by_tie_breaker": placed[name].by_tie_breaker,
         })
     return {"columns": columns, "rows": rows, "report": report,
             "decides": not report["converged"], "round": report["deciding_round"],
-            "orderings": orderings(ranking)}
+            "orderings": orderings(ranking), "tie_break_column": extra, "marked": marked,
+            "order_sentence": order_sentence(ranking),
+            "tie_break_lines": tie_break_lines(ranking)}
 
 def incomparable_pairs(ranking: RankingResult) -> list[str]:
     """Each pair of entries that neither dominates, in words: who is better on what.
