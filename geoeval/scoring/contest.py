@@ -14,6 +14,7 @@ from typing import Any
 
 from geoeval.errors import InputError
 from geoeval.matching import registry
+from geoeval.progress import TimeLeft
 from geoeval.ranking.api import (
     RankingResult,
     check_options,
@@ -76,7 +77,10 @@ def rank(
     confidence, block_size
         Coverage of the bootstrap intervals; block side in CRS units.
     progress : callable, optional
-        Called with a text for each step (reading, each submission, ranking).
+        Called with a text for each step: reading the reference, each submission's
+        steps (``mom: s1 (1/4), about 60 s left — Mallows score (mom): 412/2,877
+        instances, about 5 s left``; the contest's time left once a submission is
+        scored, the step's when it can be estimated), ranking.
     each : callable, optional
         Called as ``each(name, result)`` with every submission's
         :class:`~geoeval.scoring.ScoreResult` as soon as it is scored (the HTML
@@ -108,10 +112,11 @@ def rank(
     if progress is not None:
         progress("reading the reference")
     ref = read_reference(reference, value)  # read once, scored many times
+    left = TimeLeft(warm_up=0)  # every submission costs alike: measured from the first
+    left.text(0, len(labels))
     for k, (label, path) in enumerate(zip(labels, submissions, strict=True), start=1):
-        if progress is not None:
-            progress(f"scoring: {label} ({k}/{len(labels)})")
-        result = score(ref, path, value)
+        result = score(ref, path, value,
+                       progress=_within(progress, matcher, label, k, len(labels), left))
         m = result.results[matcher]
         if each is not None:
             each(label, result)
@@ -144,3 +149,20 @@ def rank(
     boot = contest_bootstrap(ref, scored, matcher, ranked.indicators, n=bootstrap, seed=seed,
                              confidence=confidence, block_size=block_size)
     return replace(ranked, bootstrap=boot)
+
+
+def _within(progress: Callable[[str], None] | None, matcher: str, label: str, k: int,
+            n: int, left: TimeLeft) -> Callable[[str], None] | None:
+    """A submission's progress texts: ``mom: s1 (1/4)``, the contest's time left
+    (:class:`geoeval.progress.TimeLeft` over the submissions scored), then the
+    step of :func:`geoeval.scoring.scene.score` that runs."""
+    if progress is None:
+        return None
+    where = f"{matcher}: {label} ({k}/{n})"
+    overall = left.text(k - 1, n) if k > 1 else ""
+    progress(f"{where}{overall}")
+
+    def report(step: str) -> None:
+        progress(f"{where}{overall} — {step}")
+
+    return report
