@@ -58,6 +58,7 @@ class EntryReport:
     status_map: str
     worst: dict[str, Any] | None
     warnings: tuple[str, ...] = field(default=())
+    breakdown_note: str | None = None  # a one-to-one matcher: where merges and splits went
 
 def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
                  index: int = 0) -> EntryReport:
@@ -74,6 +75,7 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
     index : int
         The entry's position (keeps the figures' ids apart).
     """
+    from geoeval.report.breakdown import one_to_one_words
     from geoeval.report.html.figures import status_map_svg
     from geoeval.report.strata_tables import strata_rows
 
@@ -86,11 +88,13 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
             "precision", "recall", "f1", "accuracy")},
             "split": s["instances_by_kind"].get("one-to-many", 0),
             "merged": s["instances_by_kind"].get("many-to-one", 0)})
-    rows = None
+    rows, note = None, None
     if result.breakdown is not None and matcher in result.breakdown:
         b = result.breakdown[matcher]
+        note = one_to_one_words(matcher, b.errors["missed"], b.errors["false_alarm"])
         rows = [{"type": t, "label": ERROR_WORDS[t],
-                 "count": None if t == "all" else b.errors[t],
+                 "count": (None if t == "all" or note is not None and t in ("merge", "split")
+                           else b.errors[t]),
                  "f1": b.fixed[t]["f1"], "f1_gain": b.gain(t, "f1"),
                  "accuracy": b.fixed[t]["accuracy"], "accuracy_gain": b.gain(t, "accuracy")}
                 for t in ("missed", "false_alarm", "merge", "split", "localisation", "all")]
@@ -112,7 +116,7 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
         strata=strata, status_map=status,
         worst=None if worst is None else {"bounds": worst[0], "errors": worst[1],
                                           "objects": worst[2]},
-        warnings=tuple(result.warnings))
+        warnings=tuple(result.warnings), breakdown_note=note)
 
 def _best(values: list[float | None], lower: bool) -> float | None:
     vals = [v for v in values if v is not None]
