@@ -138,3 +138,20 @@ def test_the_page_marks_the_places_and_shows_the_tie_break_column():
     a, b = r.ranking[:2]
     assert f"‡ {a} is above {b} only by the tie-breaker, accuracy" in page
     assert "5 places set by the tie-breaker accuracy." in page
+
+
+def test_the_hasse_diagram_marks_the_places():
+    from matplotlib.figure import Figure
+
+    from geoeval.report.figures_ranking import plot_hasse
+
+    r = rank_six()
+    ax = Figure().subplots()
+    plot_hasse(r, ax)
+    labels = {t.get_text().split()[1]: t.get_text().split()[0] for t in ax.texts}
+    assert labels == {n: f"#{k}‡" if k < 6 else "#6" for k, n in enumerate(r.ranking, 1)}
+    assert "#k‡: above the next only by a tie-breaker (accuracy, then name)" in ax.get_title()
+    scores = {"A": {"p": 0.9, "accuracy": 0.1}, "B": {"p": 0.5, "accuracy": 0.9}}
+    ax = Figure().subplots()
+    plot_hasse(rank_indicators(scores, indicators=("p",)), ax)  # a dominance: no mark
+    assert "‡" not in ax.get_title() + " ".join(t.get_text() for t in ax.texts)
