@@ -183,12 +183,17 @@ def test_a_contest_names_each_submission_its_step_and_the_time_left(monkeypatch)
     rank(subs.parent / "reference.tif", [subs / "s1_near_perfect.tif", subs / "s2_misses.tif"],
          matcher="bgm", n_jobs=1, progress=steps.append)
     assert steps[0] == "reading the reference" and steps[-1] == "ranking"
-    assert "bgm on s1_near_perfect (1/2)" in steps  # what runs, which of how many
-    assert "bgm on s1_near_perfect (1/2): overlap" in steps  # and the step inside it
-    second = [s for s in steps if s.startswith("bgm on s2_misses (2/2)")]
+    assert "scoring: s1_near_perfect (1/2) with bgm" in steps  # what runs, which of how many
+    assert "scoring: s1_near_perfect (1/2) with bgm — overlap" in steps  # and its step
+    second = [s for s in steps if s.startswith("scoring: s2_misses (2/2) with bgm")]
     # once a submission is scored, the contest's time left (the first has none)
     assert second and all(", about " in s and " s left" in s for s in second)
-    assert not any("s left" in s for s in steps if s.startswith("bgm on s1_near_perfect"))
+    assert not any("s left" in s for s in steps if s.startswith("scoring: s1_near_perfect"))
+    # the QGIS plugin's bar: the step is "scoring", its first count the submission's
+    from geoeval.cli.progress import _count
+
+    assert {s.split(":")[0] for s in steps[1:-1]} == {"scoring"}
+    assert {_count(s) for s in steps[1:-1]} == {(1, 2), (2, 2)}
 
 
 def test_the_audit_counts_its_grids_with_the_time_left(monkeypatch):

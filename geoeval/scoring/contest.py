@@ -78,9 +78,9 @@ def rank(
         Coverage of the bootstrap intervals; block side in CRS units.
     progress : callable, optional
         Called with a text for each step: reading the reference, each submission's
-        steps (``mom on s2 (2/4), about 60 s left: Mallows score (mom): 412/2,877
-        instances, about 5 s left``; the contest's time left once a submission is
-        scored, the step's when it can be estimated), ranking.
+        steps (``scoring: s2 (2/4) with mom, about 60 s left — Mallows score (mom):
+        412/2,877 instances, about 5 s left``; the contest's time left once a
+        submission is scored, the step's when it can be estimated), ranking.
     each : callable, optional
         Called as ``each(name, result)`` with every submission's
         :class:`~geoeval.scoring.ScoreResult` as soon as it is scored (the HTML
@@ -153,17 +153,17 @@ def rank(
 
 def _within(progress: Callable[[str], None] | None, matcher: str, label: str, k: int,
             n: int, left: TimeLeft) -> Callable[[str], None] | None:
-    """A submission's progress texts: ``mom on s1 (1/4)``, the contest's time left
-    (:class:`geoeval.progress.TimeLeft` over the submissions scored), then the
-    step of :func:`geoeval.scoring.scene.score` that runs. The text before the
-    first colon names the submission: each is a new step for
-    :class:`geoeval.cli.progress.Progress` (a line at once, its own running time)."""
+    """A submission's progress texts: ``scoring: s1 (1/4) with mom``, the contest's
+    time left (:class:`geoeval.progress.TimeLeft` over the submissions scored), then
+    the step of :func:`geoeval.scoring.scene.score` that runs. The step (the text
+    before the first colon) stays ``scoring`` and its first count is the
+    submission's: the QGIS plugin fills its bar from them (``rank_plan``)."""
     if progress is None:
         return None
-    where = f"{matcher} on {label} ({k}/{n}){left.text(k - 1, n) if k > 1 else ''}"
+    where = f"scoring: {label} ({k}/{n}) with {matcher}{left.text(k - 1, n) if k > 1 else ''}"
     progress(where)
 
     def report(step: str) -> None:
-        progress(f"{where}: {step}")
+        progress(f"{where} — {step}")
 
     return report
