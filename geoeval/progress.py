@@ -26,7 +26,9 @@ class TimeLeft:
     ``fraction`` (the share of the work done, when units differ in cost, e.g. the
     Mallows score's instances weighted by their pixels) replaces ``done / total``
     in the estimate. A count that starts again from 0 (a new sub-step) starts a new
-    measure.
+    measure. ``warm_up`` is the number of units left out of the measure (default
+    :data:`WARM_UP`); 0 for a few long units of the same cost (the submissions of a
+    contest, read after the reference), measured from the report of 0 done.
 
     Examples
     --------
@@ -34,10 +36,15 @@ class TimeLeft:
     >>> t = TimeLeft(clock=clock)
     >>> [t.text(d, 10) for d in (3, 4, 5, 10)]  # 1 unit a second once 3 are done
     ['', ', about 6 s left', ', about 5 s left', '']
+    >>> t = TimeLeft(clock=iter([0.0, 20.0]).__next__, warm_up=0)
+    >>> [t.text(d, 4) for d in (0, 1)]  # 20 s for the first of 4: 60 s for the rest
+    ['', ', about 60 s left']
     """
 
-    def __init__(self, clock: Callable[[], float] | None = None) -> None:
+    def __init__(self, clock: Callable[[], float] | None = None,
+                 warm_up: int = WARM_UP) -> None:
         self.clock = clock  # default: time.monotonic, looked up at each call
+        self.warm_up = warm_up  # 0: units without start-up costs, measured from the start
         self.base: tuple[float, float] | None = None  # (time, fraction) once warmed up
 
     def text(self, done: int, total: int, fraction: float | None = None) -> str:
@@ -46,13 +53,13 @@ class TimeLeft:
         run knows its number of partitions, keeps the measured rate)."""
         now = (self.clock or time.monotonic)()
         if done == 0:
-            self.base = None
+            self.base = (now, 0.0) if self.warm_up == 0 else None
             return ""
         if total <= 0:
             return ""
         at = float(done) if fraction is None else fraction
         if self.base is None:
-            if done >= min(WARM_UP, total):
+            if done >= min(self.warm_up, total):
                 self.base = (now, at)
             return ""
         since, start = now - self.base[0], self.base[1]

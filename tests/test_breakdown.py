@@ -334,3 +334,49 @@ def test_class_confusion_hand_scene():
     assert all(g in (None, 0.0) for c in cc["classes"].values() for g in c["gain"].values())
     assert score_objects(ref, sub, matchers=["mom"], breakdown=True
                          ).breakdown["mom"].class_confusion is None
+
+
+def test_a_one_to_one_matcher_says_where_merges_and_splits_went(tmp_path):
+    """bgm pairs a detection with one reference at most: its breakdown's merges and
+    splits are none by definition, so no count is shown, and the words say that a
+    merge's other references are among the misses and a split's extra pieces among
+    the false alarms (the scene of test_cli_breakdown: one merge, one split)."""
+    import geoeval
+    from geoeval.report.html.page import entry_report
+
+    ref = squares([(1, 1), (1, 10), (12, 4), (12, 14)])
+    sub = np.zeros_like(ref)
+    sub[1:5, 1:5] = 1
+    sub[1:5, 10:12], sub[1:5, 12:14] = 2, 3   # R2 split in two
+    sub[12:16, 4:8] = sub[12:16, 14:18] = 4   # R3 and R4 merged into one
+    sub[20:23, 20:23] = 5                     # a false alarm
+    write_labels(tmp_path / "ref.tif", ref)
+    write_labels(tmp_path / "sub.tif", sub)
+    run = run_cli("score", "ref.tif", "sub.tif", "--matcher", "bgm", "--breakdown",
+                  "--json", "r.json", cwd=tmp_path, columns=80)
+    assert run.code == 0, run.stderr
+    counts = json.loads((tmp_path / "r.json").read_text())["breakdown"]["bgm"]["errors"]
+    missed, false = counts["missed"]["count"], counts["false_alarm"]["count"]
+    assert (missed, false) == (1, 2)  # R3 or R4; sub 5 and one piece of R2
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip()
+            for line in run.stdout.splitlines() if line.startswith("│")}
+    assert rows["merges (under)"] == rows["splits (over)"] == "–"  # not "0"
+    assert rows["misses"] == "1" and rows["false alarms"] == "2"
+    text = " ".join(run.stdout.split())
+    assert ("bgm is one-to-one, so it forms no merges or splits: a detection covering "
+            "several reference objects is matched to one of them and the others count as "
+            "misses (among the 1 here), the extra pieces of a split as false alarms (among "
+            "the 2)") in text
+    # the contest page says the same
+    result = geoeval.score(tmp_path / "ref.tif", tmp_path / "sub.tif", matchers=["bgm"],
+                           breakdown=True)
+    entry = entry_report("sub", result, matcher="bgm")
+    assert entry.breakdown_note is not None and "among the 1 here" in entry.breakdown_note
+    assert {r["type"]: r["count"] for r in entry.breakdown}["merge"] is None
+    assert {r["type"]: r["count"] for r in entry.breakdown}["missed"] == 1
+    # a matcher that forms merges keeps its counts and gets no such words
+    result = geoeval.score(tmp_path / "ref.tif", tmp_path / "sub.tif", matchers=["mom"],
+                           breakdown=True)
+    entry = entry_report("sub", result, matcher="mom")
+    assert entry.breakdown_note is None
+    assert {r["type"]: r["count"] for r in entry.breakdown}["merge"] == 1

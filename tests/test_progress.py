@@ -160,3 +160,50 @@ def test_a_count_is_one_bar_on_a_terminal():
         progress("writing the JSON report")
         [task] = progress._status.tasks
         assert task.total is None and task.description == "writing the JSON report"
+
+
+def _ticking(monkeypatch, module) -> None:
+    """``module.TimeLeft`` on a clock a second ahead at each look: a time left to show."""
+    from geoeval.progress import TimeLeft
+
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(module, "TimeLeft", lambda **kw: TimeLeft(
+        clock=lambda: float(next(ticks)), **kw))
+
+
+def test_a_contest_names_each_submission_its_step_and_the_time_left(monkeypatch):
+    from pathlib import Path
+
+    from geoeval import rank
+    from geoeval.scoring import contest
+
+    _ticking(monkeypatch, contest)
+    subs = Path(__file__).resolve().parents[1] / "sample_data" / "submissions"
+    steps: list[str] = []
+    rank(subs.parent / "reference.tif", [subs / "s1_near_perfect.tif", subs / "s2_misses.tif"],
+         matcher="bgm", n_jobs=1, progress=steps.append)
+    assert steps[0] == "reading the reference" and steps[-1] == "ranking"
+    assert "scoring: s1_near_perfect (1/2) with bgm" in steps  # what runs, which of how many
+    assert "scoring: s1_near_perfect (1/2) with bgm — overlap" in steps  # and its step
+    second = [s for s in steps if s.startswith("scoring: s2_misses (2/2) with bgm")]
+    # once a submission is scored, the contest's time left (the first has none)
+    assert second and all(", about " in s and " s left" in s for s in second)
+    assert not any("s left" in s for s in steps if s.startswith("scoring: s1_near_perfect"))
+    # the QGIS plugin's bar: the step is "scoring", its first count the submission's
+    from geoeval.cli.progress import _count
+
+    assert {s.split(":")[0] for s in steps[1:-1]} == {"scoring"}
+    assert {_count(s) for s in steps[1:-1]} == {(1, 2), (2, 2)}
+
+
+def test_the_audit_counts_its_grids_with_the_time_left(monkeypatch):
+    from geoeval.audit import audit, protocol
+
+    _ticking(monkeypatch, protocol)
+    steps: list[str] = []
+    audit(["pas"], ["translation"], quick=True, progress=steps.append)
+    n = len(protocol.QUICK_SHAPES)
+    assert [s.split(" (")[1].split(")")[0] for s in steps] == [f"{k}/{n}" for k in
+                                                              range(1, n + 1)]
+    assert steps[0] == f"{protocol.QUICK_SHAPES[0]} translation (1/{n})"  # no guess yet
+    assert any(s.endswith(" s left") and ", about " in s for s in steps)

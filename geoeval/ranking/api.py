@@ -21,13 +21,15 @@ import numpy as np
 
 from geoeval.encoding import number
 from geoeval.errors import InputError, printable
-from geoeval.ranking.crf import DEFAULT_MAX_ROUNDS, FALLBACK, CRFRound, final_order, iterate_crf
+from geoeval.ranking.crf import DEFAULT_MAX_ROUNDS, CRFRound, fallback, final_order, iterate_crf
 from geoeval.ranking.extensions import (
     DEFAULT_BATCHES,
     DEFAULT_MAX_STATES,
     ExtensionStats,
     rank_statistics,
 )
+from geoeval.ranking.places import Place
+from geoeval.ranking.places import places as find_places
 from geoeval.ranking.poset import Poset
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -155,6 +157,13 @@ class RankingResult:
         """Tied groups whose order the accuracy decided (at least in part)."""
         return [list(t["items"]) for t in self.ties if str(t["by"]).startswith("accuracy")]
 
+    @property
+    def places(self) -> list[Place]:
+        """Every entry, best first, with what put it above the next one: dominance,
+        a CRF round, expected rank, the tie-break column or the name
+        (:mod:`geoeval.ranking.places`)."""
+        return find_places(self)
+
     def hasse_edges(self) -> list[tuple[str, str]]:
         """Hasse edges of the indicator order as ``(worse, better)`` names."""
         return [(self.names[i], self.names[j]) for i, j in self.poset.hasse_edges()]
@@ -217,11 +226,12 @@ class RankingResult:
             "n_rounds": len(self.rounds),
             "converged": self.converged,
             "stop_reason": self.stop_reason,
-            "fallback": None if self.converged else FALLBACK,
+            "fallback": None if self.converged else fallback(self.tie_break),
             "ranking": list(self.ranking),
             "final_rank": self.final_rank,
             "ties_broken": [dict(t) for t in self.ties],
             "ties_broken_by_accuracy": self.ties_broken_by_accuracy,
+            "places": [p.to_dict() for p in self.places],
             "notes": list(self.notes) + list(st.notes),
             "bootstrap": self.bootstrap,
         }
@@ -429,7 +439,9 @@ def rank_indicators(
     )
     order, ties = final_order(last_poset, last_stats, outcome.converged, accuracy)
     if not outcome.converged:
-        notes.append(f"CRF stopped ({outcome.stop_reason}): ordered by {FALLBACK}")
+        used_tie_break = tie_break if accuracy is not None else None
+        notes.append(f"CRF stopped ({outcome.stop_reason}): ordered by "
+                     f"{fallback(used_tie_break)}")
     if any(rd.stats.method == "mcmc" for rd in outcome.rounds) or stats.method == "mcmc":
         notes.append("sampled rank frequencies: CRF comparisons use estimates")
     return RankingResult(

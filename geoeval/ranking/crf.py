@@ -29,6 +29,20 @@ DEFAULT_MAX_ROUNDS = 20
 FALLBACK = "expected rank in the last round, then accuracy, then name"
 
 
+def fallback(tie_break: str | None) -> str:
+    """The fallback's order in words, naming the tie-break column it uses
+    (:data:`FALLBACK` with the default ``accuracy``; ``then name`` alone when there
+    is no tie-break column).
+
+    >>> fallback("runtime")
+    'expected rank in the last round, then runtime, then name'
+    >>> fallback(None)
+    'expected rank in the last round, then name'
+    """
+    then = f", then {tie_break}" if tie_break else ""
+    return f"expected rank in the last round{then}, then name"
+
+
 @dataclass(frozen=True)
 class CRFRound:
     """One application of the CRF operator.

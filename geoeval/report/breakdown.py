@@ -11,6 +11,7 @@ from typing import Any
 
 from geoeval.matching import registry
 from geoeval.measures.breakdown import ERROR_TYPES
+from geoeval.report.explain import and_list
 from geoeval.report.tables import accuracy_label, fmt
 
 #: Short row labels (the table fits 80 columns).
@@ -19,6 +20,32 @@ FIGURE_ROWS = {"missed": "misses", "false_alarm": "false alarms",
                "localisation": "one-to-one (localisation)"}
 ROWS = {"missed": "misses", "false_alarm": "false alarms", "merge": "merges (under)",
         "split": "splits (over)", "localisation": "localisation", "all": "all fixed"}
+
+
+def one_to_one_words(name: str, missed: int, false_alarms: int) -> str | None:
+    """Why a one-to-one matcher's breakdown has no merges or splits, and where those
+    errors went (None for a matcher that forms them, or one not registered).
+
+    A one-to-one matcher (bgm, iou) pairs a detection with one reference at most:
+    a detection covering several reference objects is matched to one of them and the
+    others are *missed*; the extra pieces of a split are *false alarms* (Özdemir et
+    al. 2010, §4.1). Its "0 merges" is so by definition, not a finding.
+
+    >>> print(one_to_one_words("bgm", 1164, 0))  # doctest: +NORMALIZE_WHITESPACE
+    bgm is one-to-one, so it forms no merges or splits: a detection covering several
+    reference objects is matched to one of them and the others count as misses (among
+    the 1,164 here), the extra pieces of a split as false alarms (among the 0); hoover
+    and mom credit merges and splits (Özdemir et al. 2010, §4.1)
+    """
+    if name not in registry.names() or not registry.get(name).one_to_one:
+        return None
+    many = [n for n in registry.names() if not registry.get(n).one_to_one]
+    credit = (f"; {and_list(many)} {'credit' if len(many) > 1 else 'credits'} merges and "
+              "splits" if many else "")
+    return (f"{name} is one-to-one, so it forms no merges or splits: a detection covering "
+            "several reference objects is matched to one of them and the others count as "
+            f"misses (among the {missed:,} here), the extra pieces of a split as false alarms "
+            f"(among the {false_alarms:,}){credit} (Özdemir et al. 2010, §4.1)")
 
 
 def breakdown_tables(summaries: dict[str, Any]) -> list[Any]:
@@ -69,6 +96,9 @@ def breakdown_table(name: str, b: dict[str, Any]):
                    "all objects) has no breakdown: a fixed matching does not give that area")
     else:
         caption = f"{name}'s accuracy ({accuracy_label(name)}) is undefined here"
+    words = one_to_one_words(name, errors["missed"]["count"], errors["false_alarm"]["count"])
+    if words is not None:  # its "0 merges" is a definition, not a finding: no count shown
+        caption += f"; {words}"
     title = f"{name}: what fixing each error type would gain"
     table = Table(title=title, title_style="bold", caption=caption)
     table.add_column("error", style="bold")
@@ -86,7 +116,9 @@ def breakdown_table(name: str, b: dict[str, Any]):
                   end_section=True)
     for t in (*ERROR_TYPES, "all"):
         e = errors[t]
-        table.add_row(ROWS[t], "" if t == "all" else str(e["count"]), fmt(e["fixed"]["f1"]),
+        count = ("" if t == "all" else
+                 "–" if words is not None and t in ("merge", "split") else str(e["count"]))
+        table.add_row(ROWS[t], count, fmt(e["fixed"]["f1"]),
                       _signed(e["gain"]["f1"]),
                       *accuracy(fmt(e["fixed"]["accuracy"]), _signed(e["gain"]["accuracy"])),
                       end_section=t == ERROR_TYPES[-1])

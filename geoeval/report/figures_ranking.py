@@ -115,6 +115,7 @@ def hasse_drawing(result: RankingResult, ax: Axes) -> dict[str, Any]:
 
     boot = getattr(result, "bootstrap", None)
     final = result.final_rank
+    tied = {p.name for p in result.places if p.by_tie_breaker}  # ‡: above the next by one
     texts, boxes = {}, {}
     for name in result.names:
         x, y = xy[name]
@@ -123,7 +124,8 @@ def hasse_drawing(result: RankingResult, ax: Axes) -> dict[str, Any]:
         ax.add_patch(FancyBboxPatch((x - BOX[0] / 2, y - BOX[1] / 2), BOX[0], BOX[1],
                                     boxstyle="round,pad=0,rounding_size=0.03", fc="white",
                                     ec="0.3", zorder=3))
-        texts[name] = ax.text(x, y, f"#{final[name]} {_label(result, name)}{first}",
+        mark = "‡" if name in tied else ""
+        texts[name] = ax.text(x, y, f"#{final[name]}{mark} {_label(result, name)}{first}",
                               ha="center", va="center", fontsize=8, zorder=4)
     _fit_text(ax, texts)
     robust: set[tuple[str, str]] = set()
@@ -146,11 +148,15 @@ def hasse_drawing(result: RankingResult, ax: Axes) -> dict[str, Any]:
         ax.annotate("", xy=points[-1], xytext=points[-2], zorder=2,
                     arrowprops={"arrowstyle": "-|>", "color": color, "lw": lw,
                                 "shrinkA": 0, "shrinkB": 0, "mutation_scale": 10})
-    ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)}); #k = final rank", fontsize=9)
+    rule = f"{result.tie_break}, then name" if result.tie_break else "name"
+    marked = f";\n#k‡: above the next only by a tie-breaker ({rule})" if tied else ""
+    ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)}); #k = final rank{marked}",
+                 fontsize=9)
     if boot is not None:
         ax.set_title(f"Hasse diagram ({' / '.join(result.indicators)}); #k = final rank;\n"
                      f"undominated: share of {boot['n']} paired bootstrap replicates;\n"
-                     f"bold: dominance in ≥ {boot['confidence']:.0%} of them", fontsize=9)
+                     f"bold: dominance in ≥ {boot['confidence']:.0%} of them{marked}",
+                     fontsize=9)
     return {"boxes": boxes, "edges": edges}
 
 

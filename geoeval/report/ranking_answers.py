@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from geoeval.ranking.places import TIE_BREAKERS, decided_by
 from geoeval.report.explain import and_list, plural
 
 
@@ -129,21 +130,22 @@ def why_above(result: Any, a: str, b: str) -> str:
                        f"allows, {a} is among the top r at least as often as {b} for every "
                        "rank r (Patil & Taillie 2004).")
             return f"{first} {how}"
-    tie = next((t for t in result.ties if a in t["items"] and b in t["items"]), None)
+    by, _ = decided_by(result, a, b)
     k = len(result.rounds)
-    if tie is not None:
+    if by in TIE_BREAKERS:
         level = ("the cumulative rank frequency (CRF) operator leaves them level"
                  if result.converged else
                  "they have the same expected rank in "
                  + (f"CRF round {k}'s orderings" if k else orderings(result)))
-        if tie["by"] == "name" or result.tie_break is None:
+        col = result.tie_break
+        if by == "name":
             rule = "they are ordered by name" + (
-                f" ({result.tie_break} is equal or undefined for both)"
-                if result.tie_break else "")
+                f" ({col} is equal or undefined for both)" if col else
+                " (there is no tie-break column)")
         else:
-            acc = dict(zip(tie["items"], tie["accuracy"] or [], strict=False))
-            rule = (f"the tie-break, {result.tie_break} (higher first), decides: "
-                    f"{_number(acc.get(a))} against {_number(acc.get(b))}")
+            rule = (f"the tie-break, {col} ({_first(result)}), decides: "
+                    f"{_number(result.values[a].get(col))} against "
+                    f"{_number(result.values[b].get(col))}")
         return f"{first} {level.capitalize()}, so {rule}."
     expected = result.deciding_expected_ranks
     where = f"round {k}'s orderings" if k else orderings(result)
@@ -154,6 +156,99 @@ def why_above(result: Any, a: str, b: str) -> str:
 
 def _number(x: float | None) -> str:
     return "undefined" if x is None else f"{x:.4f}"
+
+
+def _first(result: Any) -> str:
+    """``higher first`` or ``lower first``: the tie-break column's direction."""
+    return "lower first" if result.tie_break in result.lower_is_better else "higher first"
+
+
+def decided_words(result: Any, place: Any) -> str:
+    """What put an entry above the next one, in a few words (a table cell):
+    ``dominance``, ``CRF round 1``, ``E(rank)``, ``‡ accuracy`` or ``‡ name``
+    (‡: a tie-breaker, not the indicators)."""
+    by = place.decided_by
+    if by is None:
+        return ""
+    if by == "crf":
+        return f"CRF round {place.crf_round}"
+    if by == "expected rank":
+        return "E(rank)"
+    if by == "tie-break":
+        return f"‡ {result.tie_break}"
+    return f"‡ {by}"
+
+
+def order_sentence(result: Any) -> str:
+    """How the places were set, truthfully: how many by dominance, by the CRF
+    operator, by expected rank, and by the tie-breakers (the tie-break column,
+    then the name).
+
+    >>> from geoeval.ranking import rank_indicators
+    >>> r = rank_indicators({"A": {"p": .9, "r": .5, "accuracy": .6},
+    ...                      "B": {"p": .5, "r": .9, "accuracy": .7}}, indicators=["p", "r"])
+    >>> print(order_sentence(r))  # doctest: +NORMALIZE_WHITESPACE
+    Ordered by dominance and the CRF operator, then by expected rank, then by accuracy
+    (higher first), then by name: 1 place set by the tie-breaker accuracy.
+    """
+    counts: dict[str, int] = {}
+    for p in result.places:
+        if p.decided_by is not None:
+            counts[p.decided_by] = counts.get(p.decided_by, 0) + 1
+    col = result.tie_break
+    rule = ("Ordered by dominance and the CRF operator"
+            + ("" if result.converged else ", then by expected rank")
+            + (f", then by {col} ({_first(result)})" if col else "") + ", then by name")
+    words = {"dominance": "by dominance", "crf": "by the CRF operator",
+             "expected rank": "by expected rank", "tie-break": f"by the tie-breaker {col}",
+             "name": "by name"}
+    keys = [k for k in words if k in counts]
+    parts = [f"{counts[k]:,} {plural(counts[k], 'place', 'places')} set {words[k]}" if i == 0
+             else f"{counts[k]:,} {words[k]}" for i, k in enumerate(keys)]
+    return rule + (": " + and_list(parts) if parts else "") + "."
+
+
+def _need(result: Any, who: str, other: str) -> str:
+    """``precision (1.0000; it has 0.9949)``: what ``who`` would need to be at least
+    as good as ``other`` on every indicator ``other`` is better on."""
+    v = _oriented(result)
+    cols = list(np.flatnonzero(v[other] > v[who]))
+    ind = result.indicators
+    return and_list([f"{ind[c]} ({result.values[other][ind[c]]:.4f}; it has "
+                     f"{result.values[who][ind[c]]:.4f})" for c in cols])
+
+
+def tie_break_lines(result: Any) -> list[str]:
+    """One sentence per place a tie-breaker set (the tie-break column, or the name):
+    which entries, the numbers that decided, what each is better on, and which
+    indicators would have to change for the indicators themselves to order the two
+    (either one at least as good as the other on every indicator: a dominance,
+    which every ordering keeps)."""
+    out = []
+    cols = and_list(list(result.indicators))
+    for p in result.places:
+        if not p.by_tie_breaker:
+            continue
+        a, b, col = p.name, p.next, result.tie_break
+        if p.decided_by == "tie-break":
+            head = (f"{a} is above {b} only by the tie-breaker, {col} ({_first(result)}): "
+                    f"{_number(result.values[a].get(col))} against "
+                    f"{_number(result.values[b].get(col))}")
+        else:
+            head = (f"{a} is above {b} only by name" +
+                    (f" ({col} is equal or undefined for both)" if col else
+                     " (there is no tie-break column)"))
+        words = trade_off(result, b, a)
+        if not words:
+            out.append(f"{head}; they have the same {cols}, so the Hasse diagram cannot tell "
+                       "them apart: the indicators would order them if either were better "
+                       "on one of them.")
+            continue
+        out.append(f"{head}; the Hasse diagram leaves them incomparable: {words}. The "
+                   f"indicators would put {b} above if it were at least as good on "
+                   f"{_need(result, b, a)}, or keep {a} above if it were at least as good "
+                   f"on {_need(result, a, b)}.")
+    return out
 
 
 def how_sure(result: Any) -> str:

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from geoeval.report.ranking_answers import first_shares, orderings, percent, ranking_answers
+from geoeval.report.ranking_answers import (
+    decided_words,
+    first_shares,
+    order_sentence,
+    orderings,
+    percent,
+    ranking_answers,
+    tie_break_lines,
+)
 from geoeval.report.tables import fmt
 
 
@@ -21,6 +29,7 @@ def ranking_tables(result: Any) -> list[Any]:
     out: list[Any] = [ranking_table(result)]
     if result.bootstrap is not None:
         out.append(rank_bootstrap_table(result))
+    out += [Text(f"‡ {line}") for line in tie_break_lines(result)]
     for a in ranking_answers(result):
         out.append(Text.assemble((a.question, "bold"), " ", a.answer))
     out.append(Text("How the order was found:", style="bold"))
@@ -32,7 +41,9 @@ def ranking_tables(result: Any) -> list[Any]:
 def ranking_table(result: Any) -> Any:
     """Rank, name, indicators, the ranks the indicators allow, the share of the
     orderings ranking the entry first, and -- only where it decided the order
-    (the CRF operator stopped before a ranking) -- the expected rank."""
+    (the CRF operator stopped before a ranking) -- the expected rank. Where a
+    tie-breaker set a place, the tie-break column (when it is no indicator) and
+    what put each entry above the next (‡: a tie-breaker)."""
     from rich.table import Table
 
     st = result.stats
@@ -42,20 +53,33 @@ def ranking_table(result: Any) -> Any:
     tab.add_column("name", no_wrap=True)
     for col in result.indicators:
         tab.add_column(col + (" ↓" if col in result.lower_is_better else ""), justify="right")
+    placed = result.places
+    marked = any(p.by_tie_breaker for p in placed)
+    extra = (result.tie_break if marked and result.tie_break is not None
+             and result.tie_break not in result.indicators else None)
+    if extra is not None:
+        tab.add_column(f"{extra}\n(tie-break)", justify="right")
     tab.add_column("possible\nranks", justify="right")
     tab.add_column("first in\norderings", justify="right")
     k = result.deciding_round
     decides = not result.converged
     if decides:
         tab.add_column(f"E(rank),\nround {k}" if k else "E(rank)", justify="right")
+    if marked:
+        tab.add_column("above the\nnext by")
     shares = first_shares(result)
     intervals, expected = result.rank_intervals, result.deciding_expected_ranks
     for r, name in enumerate(result.ranking, start=1):
         vals = [result.values[name].get(c) for c in result.indicators]
         lo, hi = intervals[name]
-        cells = [str(r), name, *[fmt(v) for v in vals], f"{lo}–{hi}", percent(shares[name])]
+        cells = [str(r), name, *[fmt(v) for v in vals]]
+        if extra is not None:
+            cells.append(fmt(result.values[name].get(extra)))
+        cells += [f"{lo}–{hi}", percent(shares[name])]
         if decides:
             cells.append(fmt(float(expected[name]), 3))
+        if marked:
+            cells.append(decided_words(result, placed[r - 1]))
         tab.add_row(*cells)
     tab.geoeval_keys = 2  # rank and name: repeated in every band (report.layout)
     count = (f" (exact count, {st.states:,} up-sets)" if st.exact else
@@ -66,7 +90,10 @@ def ranking_table(result: Any) -> Any:
         where = f"CRF round {k}'s orderings" if k else "those orderings"
         caption += (f"; E(rank): expected rank in {where}, which orders the entries the CRF "
                     "operator left incomparable")
-    tab.caption = caption
+    if marked:
+        caption += ("; above the next by: what put the entry above the next one (‡: a "
+                    "tie-breaker, where the indicators leave the two level)")
+    tab.caption = f"{caption}. {order_sentence(result)}"
     return tab
 
 

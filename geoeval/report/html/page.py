@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from geoeval.report.explain import and_list
 from geoeval.report.objects import choose_matcher
-from geoeval.report.ranking_answers import orderings, percent, ranking_answers, trade_off
+from geoeval.report.ranking_answers import (
+    decided_words,
+    order_sentence,
+    orderings,
+    percent,
+    ranking_answers,
+    tie_break_lines,
+    trade_off,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from geoeval.ranking.api import RankingResult
@@ -50,6 +58,7 @@ class EntryReport:
     status_map: str
     worst: dict[str, Any] | None
     warnings: tuple[str, ...] = field(default=())
+    breakdown_note: str | None = None  # a one-to-one matcher: where merges and splits went
 
 def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
                  index: int = 0) -> EntryReport:
@@ -66,6 +75,7 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
     index : int
         The entry's position (keeps the figures' ids apart).
     """
+    from geoeval.report.breakdown import one_to_one_words
     from geoeval.report.html.figures import status_map_svg
     from geoeval.report.strata_tables import strata_rows
 
@@ -78,11 +88,13 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
             "precision", "recall", "f1", "accuracy")},
             "split": s["instances_by_kind"].get("one-to-many", 0),
             "merged": s["instances_by_kind"].get("many-to-one", 0)})
-    rows = None
+    rows, note = None, None
     if result.breakdown is not None and matcher in result.breakdown:
         b = result.breakdown[matcher]
+        note = one_to_one_words(matcher, b.errors["missed"], b.errors["false_alarm"])
         rows = [{"type": t, "label": ERROR_WORDS[t],
-                 "count": None if t == "all" else b.errors[t],
+                 "count": (None if t == "all" or note is not None and t in ("merge", "split")
+                           else b.errors[t]),
                  "f1": b.fixed[t]["f1"], "f1_gain": b.gain(t, "f1"),
                  "accuracy": b.fixed[t]["accuracy"], "accuracy_gain": b.gain(t, "accuracy")}
                 for t in ("missed", "false_alarm", "merge", "split", "localisation", "all")]
@@ -104,7 +116,7 @@ def entry_report(name: str, result: ScoreResult, *, matcher: str | None = None,
         strata=strata, status_map=status,
         worst=None if worst is None else {"bounds": worst[0], "errors": worst[1],
                                           "objects": worst[2]},
-        warnings=tuple(result.warnings))
+        warnings=tuple(result.warnings), breakdown_note=note)
 
 def _best(values: list[float | None], lower: bool) -> float | None:
     vals = [v for v in values if v is not None]
@@ -117,8 +129,10 @@ def leaderboard(ranking: RankingResult) -> dict[str, Any]:
     (:meth:`RankingResult.to_dict`): final order, indicators (best marked), the
     ranks the indicators allow, the share of the orderings ranking the entry
     first, the expected rank where it decided the order (``decides``: the CRF
-    operator stopped before a ranking) and, with a bootstrap, how often the entry
-    is undominated and its ranks in the replicates."""
+    operator stopped before a ranking), with a bootstrap, how often the entry
+    is undominated and its ranks in the replicates, and -- where a tie-breaker set a
+    place -- the tie-break column and what put each entry above the next
+    (:attr:`RankingResult.places`)."""
     report = ranking.to_dict()
     names = list(report["ranking"])
     index = {n: i for i, n in enumerate(ranking.names)}
@@ -129,6 +143,11 @@ def leaderboard(ranking: RankingResult) -> dict[str, Any]:
         lower = col in report["lower_is_better"]
         best = _best([report["submissions"][n].get(col) for n in names], lower)
         columns.append({"name": col, "lower": lower, "best": best})
+    placed = {p.name: p for p in ranking.places}
+    marked = any(p.by_tie_breaker for p in placed.values())
+    tie_break = report["tie_break"]
+    extra = (tie_break if marked and tie_break is not None
+             and tie_break not in report["indicators"] else None)
     rows = []
     for name in names:
         row_freq = freq[name]
@@ -143,10 +162,15 @@ def leaderboard(ranking: RankingResult) -> dict[str, Any]:
             "boot_interval": None if boot is None else boot["rank_interval"][name],
             "level": next(k for k, lv in enumerate(report["levels"]) if name in lv),
             "index": index[name],
+            "tie_break": None if extra is None else report["submissions"][name].get(extra),
+            "decided": decided_words(ranking, placed[name]),
+            "by_tie_breaker": placed[name].by_tie_breaker,
         })
     return {"columns": columns, "rows": rows, "report": report,
             "decides": not report["converged"], "round": report["deciding_round"],
-            "orderings": orderings(ranking)}
+            "orderings": orderings(ranking), "tie_break_column": extra, "marked": marked,
+            "order_sentence": order_sentence(ranking),
+            "tie_break_lines": tie_break_lines(ranking)}
 
 def incomparable_pairs(ranking: RankingResult) -> list[str]:
     """Each pair of entries that neither dominates, in words: who is better on what.
