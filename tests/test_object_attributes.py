@@ -163,3 +163,14 @@ def test_name_clash_with_a_prefixed_column():
                              ["id", "ref_a"])
     assert list(cols) == ["ref_a_2", "ref_A_3", "ref_a_2_2"]
     assert [v.tolist() for v in cols.values()] == [[1], [2], [3]]
+
+
+def test_objects_dataset_score_columns_as_the_tables(scored, tmp_path):
+    """``--objects``: ``<matcher>_score`` only for the matchers that score instances."""
+    geoeval.score(scored / "ref.gpkg", scored / "sub.gpkg", matchers=["bgm", "hoover", "mom"],
+                  objects_dir=tmp_path / "objects")
+    d = gpd.read_parquet(tmp_path / "objects")
+    assert "hoover_score" in d.columns and "bgm_score" not in d.columns
+    assert "mom_score" not in d.columns and "mom_mallows" in d.columns
+    matched = d["hoover_status"] == "matched"
+    assert matched.any() and d.loc[matched, "hoover_score"].notna().all()

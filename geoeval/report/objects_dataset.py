@@ -4,9 +4,10 @@ One row per object of both sides: ``side`` (``reference`` / ``submission``),
 ``position`` (its position in its layer, the index of the in-memory engine),
 ``id``, ``area``, per matcher ``<matcher>_status`` (``matched``, ``missed``,
 ``false_alarm``), ``<matcher>_instance`` (the smallest reference position of
-its instance, -1 for none), ``<matcher>_kind``, ``<matcher>_overlap`` and
-``<matcher>_score``, ``<matcher>_mallows`` (the instance's Mallows score, when
-computed) (:mod:`geoeval.engine.objects`), and the geometry (WKB).
+its instance, -1 for none), ``<matcher>_kind``, ``<matcher>_overlap``,
+``<matcher>_score`` (only for the matchers that score their instances, Hoover
+and IoU, as in the GeoPackage), ``<matcher>_mallows`` (the instance's Mallows
+score, when computed) (:mod:`geoeval.engine.objects`), and the geometry (WKB).
 
 The folder holds ``part-NNNNN.parquet`` files, one per partition with the
 Dask engine (written by the workers; the last one holds the objects of the
@@ -42,6 +43,22 @@ from geoeval.outputs import move_folder, temp_prefix
 #: Rows (objects) per part written by the local engine.
 PART_ROWS = 1_000_000
 _SUFFIXES = ("status", "instance", "kind", "overlap", "score", "mallows")
+#: Arrow type (its alias) of each per-matcher column.
+_TYPES = {"status": "string", "instance": "int64", "kind": "string", "overlap": "float64",
+          "score": "float64", "mallows": "float64"}
+
+
+def suffixes(matcher: str, unscored: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The column suffixes of ``matcher``: no ``score`` when it is in ``unscored``."""
+    return tuple(s for s in _SUFFIXES if s != "score" or matcher not in unscored)
+
+
+def unscored_matchers(matchers: tuple[str, ...]) -> tuple[str, ...]:
+    """The matchers whose instances carry no score of their own (BGM scores the scene,
+    Özdemir et al. 2010, eq. 1; MOM's instances have their Mallows score)."""
+    from geoeval.matching import registry
+
+    return tuple(m for m in matchers if not registry.get(m).scores_instances)
 
 
 def check_target(folder: str | os.PathLike[str]) -> Path:
@@ -56,17 +73,18 @@ def check_target(folder: str | os.PathLike[str]) -> Path:
     return target
 
 
-def schema(matchers: tuple[str, ...], id_kind: str, crs: Any) -> Any:
-    """The Arrow schema of every part (GeoParquet ``geo`` metadata included)."""
+def schema(matchers: tuple[str, ...], id_kind: str, crs: Any,
+           unscored: tuple[str, ...] = ()) -> Any:
+    """The Arrow schema of every part (GeoParquet ``geo`` metadata included); the
+    matchers in ``unscored`` have no ``<matcher>_score`` column."""
     import pyarrow as pa
 
     fields = [pa.field("side", pa.string()), pa.field("position", pa.int64()),
               pa.field("id", pa.int64() if id_kind in "iub" else pa.string()),
               pa.field("area", pa.float64())]
     for m in matchers:
-        fields += [pa.field(f"{m}_status", pa.string()), pa.field(f"{m}_instance", pa.int64()),
-                   pa.field(f"{m}_kind", pa.string()), pa.field(f"{m}_overlap", pa.float64()),
-                   pa.field(f"{m}_score", pa.float64()), pa.field(f"{m}_mallows", pa.float64())]
+        fields += [pa.field(f"{m}_{s}", pa.type_for_alias(_TYPES[s]))
+                   for s in suffixes(m, unscored)]
     fields.append(pa.field("geometry", pa.binary()))
     column: dict[str, Any] = {"encoding": "WKB", "geometry_types": ["Polygon", "MultiPolygon"]}
     column["crs"] = None if crs is None else json.loads(_projjson(crs))
@@ -90,6 +108,7 @@ class ObjectsWriter:
     id_kind: str
     crs_json: str | None
     target: str = ""
+    unscored: tuple[str, ...] = ()
 
     def finish(self, footers: list[Any]) -> str:
         """Write the dataset's metadata files and move it into place; its folder."""
@@ -105,7 +124,7 @@ class ObjectsWriter:
         import pyarrow.parquet as pq
         import shapely
 
-        sch = schema(self.matchers, self.id_kind, self.crs_json)
+        sch = schema(self.matchers, self.id_kind, self.crs_json, self.unscored)
         data: dict[str, list[Any]] = {f.name: [] for f in sch}
         for side, (pos, ids, areas, geoms, cols) in zip(("reference", "submission"), sides,
                                                         strict=True):
@@ -117,7 +136,7 @@ class ObjectsWriter:
                               else ids.astype(str).astype(object))
             data["area"].append(np.asarray(areas, float))
             for m in self.matchers:
-                for s in _SUFFIXES:
+                for s in suffixes(m, self.unscored):
                     data[f"{m}_{s}"].append(cols[m][s])
             geoms = np.asarray(geoms, dtype=object)
             wkb = n and isinstance(geoms[0], bytes)  # the Dask engine keeps WKB
@@ -148,7 +167,8 @@ def open_dataset(folder: str | os.PathLike[str], matchers: tuple[str, ...], id_k
         staging.mkdir(parents=True)
         cancel.track(staging, "tree")
     return ObjectsWriter(str(staging), tuple(matchers), id_kind,
-                         None if crs is None else _projjson(crs), str(folder))
+                         None if crs is None else _projjson(crs), str(folder),
+                         unscored_matchers(tuple(matchers)))
 
 
 def finish(writer: ObjectsWriter, folder: str | os.PathLike[str], footers: list[Any]) -> Path:
@@ -156,7 +176,7 @@ def finish(writer: ObjectsWriter, folder: str | os.PathLike[str], footers: list[
     import pyarrow.parquet as pq
 
     staging = Path(writer.staging)
-    sch = schema(writer.matchers, writer.id_kind, writer.crs_json)
+    sch = schema(writer.matchers, writer.id_kind, writer.crs_json, writer.unscored)
     pq.write_metadata(sch, staging / "_common_metadata")
     pq.write_metadata(sch, staging / "_metadata",
                       metadata_collector=[f for f in footers if f is not None])
