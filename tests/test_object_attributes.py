@@ -16,8 +16,8 @@ import pytest
 from shapely import LineString, Polygon, box
 
 import geoeval
+from geoeval.io.attributes import attribute_columns
 from geoeval.matching import registry
-from geoeval.report.attributes import attribute_columns
 from geoeval.report.objects import object_tables
 
 CRS = "EPSG:32651"
@@ -165,8 +165,9 @@ def test_name_clash_with_a_prefixed_column():
     assert [v.tolist() for v in cols.values()] == [[1], [2], [3]]
 
 
-def test_objects_dataset_score_columns_as_the_tables(scored, tmp_path):
-    """``--objects``: ``<matcher>_score`` only for the matchers that score instances."""
+def test_objects_dataset_score_and_attribute_columns_as_the_tables(scored, tmp_path):
+    """``--objects``: ``<matcher>_score`` only for the matchers that score instances; the
+    input attributes on their side's rows, null on the other side's."""
     geoeval.score(scored / "ref.gpkg", scored / "sub.gpkg", matchers=["bgm", "hoover", "mom"],
                   objects_dir=tmp_path / "objects")
     d = gpd.read_parquet(tmp_path / "objects")
@@ -174,3 +175,9 @@ def test_objects_dataset_score_columns_as_the_tables(scored, tmp_path):
     assert "mom_score" not in d.columns and "mom_mallows" in d.columns
     matched = d["hoover_status"] == "matched"
     assert matched.any() and d.loc[matched, "hoover_score"].notna().all()
+    subs = d[d.side == "submission"].set_index("sub_id")
+    assert subs["sub_confidence"].to_dict() == {30: 0.93, 10: 0.54, 11: 0.75, 99: 0.36}
+    assert subs["sub_class"].to_dict() == {30: "house", 10: "shed", 11: "barn", 99: "noise"}
+    assert subs["ref_name"].isna().all() and subs["id"].tolist() == [3, 4, 5, 6]
+    refs = d[d.side == "reference"]
+    assert refs["ref_status"].tolist() == ["x", "y", "z", "w"] and refs["sub_id"].isna().all()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geoeval.errors import InputError
-from geoeval.report.attributes import PREFIXES, attribute_columns
+from geoeval.io.attributes import PREFIXES, attribute_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from geoeval.scoring import MatcherResult, ScoreResult

@@ -138,3 +138,46 @@ def _as_text(series: Any) -> np.ndarray:
         return str(v)
 
     return np.asarray(series.map(text, na_action=None).to_numpy(object), dtype=object)
+
+
+def attribute_table(attributes: Any, prefix: str) -> Any:
+    """The columns of :func:`attribute_columns` as a ``pyarrow.Table`` (nulls as nulls,
+    NaN too), or ``None`` without attributes: what the objects dataset writes."""
+    import pyarrow as pa
+
+    columns = attribute_columns(attributes, prefix)
+    if not columns:
+        return None
+    arrays = []
+    for values in columns.values():
+        if isinstance(values, np.ma.MaskedArray):
+            arrays.append(pa.array(np.asarray(values.data), mask=np.ma.getmaskarray(values)))
+        else:
+            arrays.append(pa.array(values, from_pandas=True))
+    return pa.Table.from_arrays(arrays, names=list(columns))
+
+
+def unified_schema(schemas: list[Any]) -> Any:
+    """One Arrow schema for tables of the same attributes read apart (pieces of a layer,
+    both sides): every field of any, types promoted (a column all null in one piece takes
+    the others' type; integers and floats give floats). ``None`` without fields."""
+    import pyarrow as pa
+
+    schemas = [s for s in schemas if s is not None and len(s)]
+    if not schemas:
+        return None
+    return pa.unify_schemas(schemas, promote_options="permissive")
+
+
+def conform(table: Any, schema: Any, n: int) -> list[Any]:
+    """The arrays of ``schema``'s fields from ``table`` (``n`` rows, or ``None``): the
+    table's columns cast to the field types, nulls for the fields it lacks."""
+    import pyarrow as pa
+
+    out = []
+    for f in schema:
+        if table is not None and f.name in table.column_names:
+            out.append(table.column(f.name).combine_chunks().cast(f.type))
+        else:
+            out.append(pa.nulls(n, f.type))
+    return out
