@@ -181,3 +181,20 @@ def test_objects_dataset_score_and_attribute_columns_as_the_tables(scored, tmp_p
     assert subs["ref_name"].isna().all() and subs["id"].tolist() == [3, 4, 5, 6]
     refs = d[d.side == "reference"]
     assert refs["ref_status"].tolist() == ["x", "y", "z", "w"] and refs["sub_id"].isna().all()
+
+
+def test_attribute_text_not_in_its_encoding_leaves_the_attributes_out(tmp_path):
+    """A field whose text is not valid in the layer's encoding, used for nothing else:
+    the layer is scored without its attributes, and a warning says so (the id and
+    class fields still fail with the reader's error, tests/corpus/test_vectors.py)."""
+    sub = tmp_path / "sub.geojson"
+    text = ('{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": '
+            '{"oid": 1, "kind": "caf\u00e9"}, "geometry": {"type": "Polygon", "coordinates": '
+            '[[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]]}}]}')
+    sub.write_bytes(text.encode("latin-1"))
+    ref = gpd.GeoDataFrame({"name": ["a"]}, geometry=[box(1, 0, 11, 10)], crs="EPSG:4326")
+    res = geoeval.score(ref, sub, matchers=["bgm"], csv_dir=tmp_path / "csv")
+    assert res.submission.attributes is None
+    assert any("not valid utf-8" in w and "not carried" in w for w in res.submission.warnings)
+    table = pd.read_csv(tmp_path / "csv" / "submission.csv")
+    assert not any(c.startswith("sub_") for c in table.columns) and len(table) == 1
