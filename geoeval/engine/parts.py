@@ -231,7 +231,8 @@ def extent(part: Part) -> tuple[float, float, float, float]:
 
 def side_extents(part: Part) -> list[tuple[float, float, float, float]]:
     """Runs on a worker: the extent of each side's objects in a partition (NaN: none)."""
-    return [extent(part.take(np.flatnonzero(part.side == s))) for s in (0, 1)]
+    return [extent(part.take(np.flatnonzero(part.side == s), attributes=False))
+            for s in (0, 1)]
 
 
 def split_keys(splits: dict[int, Part]) -> set[int]:

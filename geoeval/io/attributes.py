@@ -10,7 +10,8 @@ object, into types every output can hold:
 
 * booleans, integers and floats stay numbers (integers with nulls become nullable
   64-bit integers; unsigned integers above ``2**63 - 1`` become their decimal text);
-* text stays text; dates and times stay dates and times;
+* text stays text; dates and times stay as the reader gives them (text from a GDAL
+  layer, timestamps from GeoParquet or a GeoDataFrame);
 * anything else (lists, mappings, bytes, durations, complex numbers …) becomes text:
   lists and mappings as JSON, bytes as hexadecimal, the rest as Python prints it.
 
