@@ -34,7 +34,8 @@ class ObjectTables:
     ----------
     matcher : str
     reference, submission, instances, summary : dict of str to numpy.ndarray
-        Column name -> values (same length within a table).
+        Column name -> values (same length within a table; the inputs' dates and
+        times, ``ref_<name>`` / ``sub_<name>``, as pandas arrays).
     instance_members : tuple of numpy.ndarray
         Reference indices, their instance numbers, submission indices and
         theirs (the data the instance geometries are built from).
