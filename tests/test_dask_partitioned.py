@@ -224,6 +224,47 @@ def test_objects_dataset_attributes_as_local(monkeypatch, tmp_path):
     assert subs["sub_day"].iloc[3].startswith("2024-01-04") and subs["ref_bid"].isna().all()
 
 
+def test_objects_dataset_attributes_of_one_geoparquet_file_as_local(monkeypatch, tmp_path):
+    """A GeoParquet file with a named pandas index (its ids) read by row groups on the
+    workers: the index is no attribute, the other columns are the local reader's."""
+    import functools
+
+    import geopandas as gpd
+    import pandas as pd
+
+    from geoeval.api import _open_objects
+    from geoeval.engine import Engine
+    from geoeval.io import pieces as io_pieces
+    from geoeval.report.objects_dataset import write_objects_dataset
+    from geoeval.scoring.options import score_options
+    from geoeval.scoring.scene import score
+
+    ref, sub = scene(1, n=100)
+    k = np.arange(len(ref))
+    gpd.GeoDataFrame({"name": [f"r{i}" for i in k], "h": np.where(k % 3 == 0, np.nan, k * 1.5),
+                      "when": pd.to_datetime("2020-01-01") + pd.to_timedelta(k, unit="h")},
+                     geometry=ref, crs="EPSG:32631", index=pd.Index(k * 10, name="myidx")
+                     ).to_parquet(tmp_path / "ref.parquet", row_group_size=20)
+    gpd.GeoDataFrame({"conf": np.linspace(0, 1, len(sub))}, geometry=sub,
+                     crs="EPSG:32631").to_parquet(tmp_path / "sub.parquet", row_group_size=20)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 8)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 20)
+    value = score_options(matchers=["bgm"], lists=False)
+    args = (tmp_path / "ref.parquet", tmp_path / "sub.parquet", value)
+    score(*args, objects=functools.partial(_open_objects, tmp_path / "od", value.matchers),
+          opened=Engine("dask", client=RecordingClient(), n_jobs=1))
+    write_objects_dataset(score(*args), tmp_path / "ol")
+    d, ell = (gpd.read_parquet(tmp_path / name).sort_values(["side", "position"])
+              .reset_index(drop=True) for name in ("od", "ol"))
+    assert [c for c in d.columns if c.startswith(("ref_", "sub_"))] == [
+        "ref_name", "ref_h", "ref_when", "sub_conf"]
+    cols = [c for c in ell.columns if c != "geometry"]
+    assert list(d.columns) == list(ell.columns) and d[cols].equals(ell[cols])
+    refs = d[d.side == "reference"]
+    assert (refs["id"] == refs["position"] * 10).all()
+    assert (refs["ref_name"] == "r" + refs["position"].astype(str)).all()
+
+
 def test_mom_and_mallows_per_partition_as_local(monkeypatch, tmp_path):
     """MOM and the Mallows score of IoU's instances computed in the partition tasks and
     the boundary task: the report (each instance's Mallows score, the scene score, the
