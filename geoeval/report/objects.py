@@ -89,7 +89,7 @@ def choose_matcher(result: ScoreResult, matcher: str | None) -> str:
 
 
 def object_tables(result: ScoreResult, matcher: str | None = None, *,
-                  instances: bool = True) -> ObjectTables:
+                  instances: bool = True, attributes: bool = True) -> ObjectTables:
     """Build the per-object tables of ``result`` for one matcher.
 
     Parameters
@@ -100,6 +100,9 @@ def object_tables(result: ScoreResult, matcher: str | None = None, *,
     instances : bool
         Build the instance table too (its text columns are most of the time);
         without it ``instances`` is empty (the status maps need only the objects).
+    attributes : bool
+        Add the inputs' own attribute columns (``ref_<name>``, ``sub_<name>``);
+        the figures do without.
 
     Returns
     -------
@@ -181,10 +184,11 @@ def object_tables(result: ScoreResult, matcher: str | None = None, *,
         from geoeval.report.strata_tables import add_stratum_columns
 
         add_stratum_columns(result, reference, submission)
-    reference.update(attribute_columns(result.reference.attributes, PREFIXES["reference"],
-                                       list(reference)))
-    submission.update(attribute_columns(result.submission.attributes, PREFIXES["submission"],
-                                        list(submission)))
+    if attributes:
+        reference.update(attribute_columns(result.reference.attributes,
+                                           PREFIXES["reference"], list(reference)))
+        submission.update(attribute_columns(result.submission.attributes,
+                                            PREFIXES["submission"], list(submission)))
     table = {} if not instances else _instance_columns(
         result, res, ref_members, ref_inst, sub_members, sub_inst, n_ref_in, n_sub_in,
         kinds[:-1], inst_score[:-1] if scored else None,
