@@ -306,10 +306,10 @@ def _strata_given(options: dict[str, Any]) -> bool:
 
 
 def _open_objects(folder: str | Path, matchers: tuple[str, ...], id_kind: str,
-                  crs: Any) -> Any:
+                  crs: Any, attributes: Any = None) -> Any:
     from geoeval.report.objects_dataset import open_dataset
 
-    return open_dataset(folder, matchers, id_kind, crs)
+    return open_dataset(folder, matchers, id_kind, crs, attributes)
 
 
 def write_outputs(

@@ -120,6 +120,8 @@ def nbytes(value: Any) -> int:
         return sum(nbytes(v) for v in value.values())
     if isinstance(value, (list, tuple)):
         return sum(nbytes(v) for v in value)
+    if hasattr(value, "schema") and hasattr(value, "nbytes"):  # an Arrow table
+        return int(value.nbytes)
     return sys.getsizeof(value)
 
 

@@ -55,6 +55,11 @@ class ObjectSet:
         another since (reprojected, resampled, or given the reference's equal CRS);
         ``None`` when :attr:`crs` is it. :attr:`input_crs` is the one the report
         records.
+    attributes : pandas.DataFrame or None
+        The input layer's own attribute columns (geometry columns excluded), one
+        row per object in object order (a ``RangeIndex``): what the per-object
+        outputs carry as ``ref_<name>`` / ``sub_<name>`` columns. ``None`` for
+        inputs without attributes (labelled rasters, boxes).
     """
 
     ids: np.ndarray
@@ -71,6 +76,7 @@ class ObjectSet:
     skipped: int = 0
     warnings: tuple[str, ...] = field(default_factory=tuple)
     read_crs: Any = None
+    attributes: Any = field(default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
         what = "label grid" if self.grid is not None else "geometries"
@@ -193,6 +199,8 @@ class ObjectSet:
             image=take(self.image),
             path=self.path,
             input_type=self.input_type,
+            attributes=None if self.attributes is None
+            else self.attributes.iloc[idx].reset_index(drop=True),
         )
 
 

@@ -166,6 +166,105 @@ def test_same_report_and_objects_as_local(monkeypatch, tmp_path):
     assert d[cols].equals(ell[cols]) and len(d) == len(ref) + len(sub)
 
 
+def test_objects_dataset_attributes_as_local(monkeypatch, tmp_path):
+    """The layers' own columns in the objects dataset (``ref_<name>``, ``sub_<name>``):
+    read with the pieces on the workers, carried through the partitions and the boundary,
+    the same columns, types and values as the local engine's, on the right objects, for
+    a GeoParquet dataset folder and a GeoPackage (text, floats, integers with and without
+    empty values, booleans, dates)."""
+    import functools
+
+    import geopandas as gpd
+    import pandas as pd
+
+    from geoeval.api import _open_objects
+    from geoeval.engine import Engine
+    from geoeval.io import pieces as io_pieces
+    from geoeval.report.objects_dataset import write_objects_dataset
+    from geoeval.scoring.options import score_options
+    from geoeval.scoring.scene import score
+
+    ref, sub = scene(5, n=196)
+    folder = tmp_path / "ref_dataset"
+    folder.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(ref)), 4)):
+        gpd.GeoDataFrame({"bid": chunk * 3 + 7, "name": [f"b{k}" for k in chunk],
+                          "height": np.where(chunk % 5 == 0, np.nan, chunk / 2)},
+                         geometry=ref[chunk], crs="EPSG:32631").to_parquet(
+            folder / f"part{i}.parquet", row_group_size=40)
+    k = np.arange(len(sub))
+    gpkg = tmp_path / "sub.gpkg"
+    gpd.GeoDataFrame({"confidence": k / len(sub), "label": np.where(k % 3 == 0, None, "car"),
+                      "n": pd.array(np.where(k % 4 == 0, None, k), dtype="Int64"),
+                      "ok": k % 2 == 0,
+                      "day": pd.to_datetime("2024-01-01") + pd.to_timedelta(k, unit="D")},
+                     geometry=sub, crs="EPSG:32631").to_file(gpkg)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 8)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
+    value = score_options(matchers=["bgm", "iou"], lists=False)
+    writer = functools.partial(_open_objects, tmp_path / "objects_dask", value.matchers)
+    res = score(folder, gpkg, value, objects=writer,
+                opened=Engine("dask", client=RecordingClient(), n_jobs=1))
+    assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
+    local = score(folder, gpkg, value)
+    write_objects_dataset(local, tmp_path / "objects_local")
+    d, ell = (gpd.read_parquet(tmp_path / name).sort_values(["side", "position"])
+              .reset_index(drop=True) for name in ("objects_dask", "objects_local"))
+    cols = [c for c in ell.columns if c != "geometry"]
+    assert list(d.columns) == list(ell.columns)
+    assert [c for c in cols if c.startswith(("ref_", "sub_"))] == [
+        "ref_bid", "ref_name", "ref_height", "sub_confidence", "sub_label", "sub_n", "sub_ok",
+        "sub_day"]
+    assert d[cols].equals(ell[cols])
+    refs, subs = d[d.side == "reference"], d[d.side == "submission"]
+    assert (refs["ref_name"] == "b" + refs["position"].astype(str)).all()
+    assert (refs["ref_bid"] == refs["position"] * 3 + 7).all() and refs["sub_ok"].isna().all()
+    np.testing.assert_array_equal(subs["sub_confidence"], subs["position"] / len(sub))
+    assert subs["sub_n"].isna().to_numpy().tolist() == (subs["position"] % 4 == 0).tolist()
+    assert subs["sub_day"].iloc[3].startswith("2024-01-04") and subs["ref_bid"].isna().all()
+
+
+def test_objects_dataset_attributes_of_one_geoparquet_file_as_local(monkeypatch, tmp_path):
+    """A GeoParquet file with a named pandas index (its ids) read by row groups on the
+    workers: the index is no attribute, the other columns are the local reader's."""
+    import functools
+
+    import geopandas as gpd
+    import pandas as pd
+
+    from geoeval.api import _open_objects
+    from geoeval.engine import Engine
+    from geoeval.io import pieces as io_pieces
+    from geoeval.report.objects_dataset import write_objects_dataset
+    from geoeval.scoring.options import score_options
+    from geoeval.scoring.scene import score
+
+    ref, sub = scene(1, n=100)
+    k = np.arange(len(ref))
+    gpd.GeoDataFrame({"name": [f"r{i}" for i in k], "h": np.where(k % 3 == 0, np.nan, k * 1.5),
+                      "when": pd.to_datetime("2020-01-01") + pd.to_timedelta(k, unit="h")},
+                     geometry=ref, crs="EPSG:32631", index=pd.Index(k * 10, name="myidx")
+                     ).to_parquet(tmp_path / "ref.parquet", row_group_size=20)
+    gpd.GeoDataFrame({"conf": np.linspace(0, 1, len(sub))}, geometry=sub,
+                     crs="EPSG:32631").to_parquet(tmp_path / "sub.parquet", row_group_size=20)
+    monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 8)
+    monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 20)
+    value = score_options(matchers=["bgm"], lists=False)
+    args = (tmp_path / "ref.parquet", tmp_path / "sub.parquet", value)
+    score(*args, objects=functools.partial(_open_objects, tmp_path / "od", value.matchers),
+          opened=Engine("dask", client=RecordingClient(), n_jobs=1))
+    write_objects_dataset(score(*args), tmp_path / "ol")
+    d, ell = (gpd.read_parquet(tmp_path / name).sort_values(["side", "position"])
+              .reset_index(drop=True) for name in ("od", "ol"))
+    assert [c for c in d.columns if c.startswith(("ref_", "sub_"))] == [
+        "ref_name", "ref_h", "ref_when", "sub_conf"]
+    cols = [c for c in ell.columns if c != "geometry"]
+    assert list(d.columns) == list(ell.columns) and d[cols].equals(ell[cols])
+    refs = d[d.side == "reference"]
+    assert (refs["id"] == refs["position"] * 10).all()
+    assert (refs["ref_name"] == "r" + refs["position"].astype(str)).all()
+
+
 def test_mom_and_mallows_per_partition_as_local(monkeypatch, tmp_path):
     """MOM and the Mallows score of IoU's instances computed in the partition tasks and
     the boundary task: the report (each instance's Mallows score, the scene score, the

@@ -79,7 +79,7 @@ def halo(part: Part, fp: Footprint) -> Part:
     i0, i1, j0, j1 = fp.cells(b[near])
     t = fp.table
     hits = t[j1 + 1, i1 + 1] - t[j0, i1 + 1] - t[j1 + 1, i0] + t[j0, i0]
-    return part.take(near[hits > 0])
+    return part.take(near[hits > 0], attributes=False)  # only owned rows are written
 
 
 def neighbours(extents: np.ndarray) -> list[list[int]]:

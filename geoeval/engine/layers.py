@@ -61,6 +61,7 @@ from geoeval.engine.parts import (
     cuts,
     key_sample,
     keyed,
+    part_attributes,
     part_info,
     piece_info,
     read_keyed,
@@ -160,7 +161,8 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         ``layer``, ``id_field`` and ``class_field`` of each side (the classes are read
         with the objects and carried to the tasks that solve them).
     writer : callable, optional
-        ``writer(id_kind, crs)`` opens the objects dataset: an object whose
+        ``writer(id_kind, crs, attributes)`` opens the objects dataset (``attributes``:
+        the Arrow schema of the layers' attribute columns, read with the pieces): an object whose
         ``write(partition, rows)`` runs on the workers (one part each), then
         ``finish(footers)`` (or ``abandon()`` on failure) in the client
         (:class:`geoeval.report.objects_dataset.ObjectsWriter`).
@@ -201,6 +203,10 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
             from dataclasses import replace
 
             pieces = [replace(q, class_field=opts["class_field"]) for q in pieces]
+        if writer is not None:  # the objects dataset carries every attribute column
+            from dataclasses import replace
+
+            pieces = [replace(q, attributes=True) for q in pieces]
         plans.append((pieces, crs))
         meta.append(bounds)
     rows = sum(q.rows for pieces, _ in plans for q in pieces)
@@ -261,6 +267,12 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     keyed_futs = keyed_by_side[0] + keyed_by_side[1]
     shifts = offsets[0] + offsets[1]
     del keyed_by_side
+    attribute_schema = None
+    if writer is not None:  # the pieces' in layer order: the reference's columns first
+        from geoeval.io.attributes import unified_schema
+
+        attribute_schema = unified_schema(client.gather(client.map(part_attributes,
+                                                                   keyed_futs)))
     samples = client.gather(client.map(key_sample, keyed_futs))
     for side, futs in enumerate(checks):  # ids unique, as the in-memory reader requires
         if futs is not None:
@@ -298,7 +310,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     if writer is not None:
         kinds = [i["ids"] for side in infos for i in side if i["n"]]
         out = writer(kinds[0] if kinds and all(x in "iub" for x in kinds) else
-                     ("U" if kinds else "i"), plans[0][1])
+                     ("U" if kinds else "i"), plans[0][1], attribute_schema)
     try:
         # each partition's result lives only until its summary, boundary objects,
         # partial sums and interior rows (written at once) are taken from it: the

@@ -36,7 +36,10 @@ class Part(SizedByArrays):
     objects as WKB (a third of the memory of shapely objects; parsed where the
     overlap is computed, and written as it is), ``bounds`` their bounding boxes;
     ``classes`` each object's class value as read (``--class-field``; ``None`` for a
-    side read without one), or ``None`` when no class is read.
+    side read without one), or ``None`` when no class is read; ``attributes`` the
+    objects' attribute columns for the objects dataset (a ``pyarrow.Table``,
+    ``ref_<name>`` / ``sub_<name>``, null on the other side's rows; :mod:`geoeval.io.attributes`),
+    or ``None``. Halos leave them behind (only owned objects' rows are written).
     """
 
     side: np.ndarray
@@ -49,15 +52,19 @@ class Part(SizedByArrays):
     info: dict[str, Any] | None = None
     all_ids: np.ndarray | None = None
     classes: np.ndarray | None = None
+    attributes: Any = None
 
     def __len__(self) -> int:
         return int(self.pos.size)
 
-    def take(self, index: np.ndarray) -> Part:
+    def take(self, index: np.ndarray, *, attributes: bool = True) -> Part:
+        """The objects at ``index``; without their attribute table unless ``attributes``."""
         return Part(self.side[index], self.pos[index], self.ids[index], self.geometry[index],
                     self.areas[index], self.bounds[index],
                     None if self.key is None else self.key[index],
-                    classes=None if self.classes is None else self.classes[index])
+                    classes=None if self.classes is None else self.classes[index],
+                    attributes=None if self.attributes is None or not attributes
+                    else self.attributes.take(np.asarray(index)))
 
     @staticmethod
     def concat(parts: Sequence[Part]) -> Part:
@@ -74,11 +81,34 @@ class Part(SizedByArrays):
                     np.concatenate(ids) if ids else parts[0].ids[:0],
                     np.concatenate([p.geometry for p in parts]),
                     np.concatenate([p.areas for p in parts]),
-                    np.concatenate([p.bounds for p in parts]), classes=classes)
+                    np.concatenate([p.bounds for p in parts]), classes=classes,
+                    attributes=_concat_attributes(parts))
+
+    def attribute_schema(self) -> Any:
+        """The Arrow schema of its attribute table (``None``: none)."""
+        return None if self.attributes is None else self.attributes.schema
 
     def shapes(self) -> np.ndarray:
         """The geometries as shapely objects."""
         return _from_wkb(self.geometry)
+
+
+def _concat_attributes(parts: Sequence[Part]) -> Any:
+    """The parts' attribute tables one after the other (columns of any, null where a
+    part lacks them; a part without a table, e.g. a halo, all null)."""
+    tables = [p.attributes for p in parts]
+    if all(t is None for t in tables):
+        return None
+    import pyarrow as pa
+
+    from geoeval.io.attributes import conform, unified_schema
+
+    schema = unified_schema([t.schema for t in tables if t is not None])
+    return pa.Table.from_arrays(
+        [pa.concat_arrays(c) for c in zip(*(conform(t, schema, len(p))
+                                            for t, p in zip(tables, parts, strict=True)),
+                                          strict=True)],
+        schema=schema)
 
 
 def _to_wkb(geoms: np.ndarray) -> np.ndarray:
@@ -119,9 +149,13 @@ def keyed(data: Any, side: int, offset: int, bounds: tuple[float, ...]) -> Part:
     n = data.areas.size
     box = shapely.bounds(data.geometry) if n else np.zeros((0, 4))
     key = hilbert_keys(box, tuple(bounds), HILBERT_LEVEL) if n else np.zeros(0, np.int64)
+    from geoeval.io.attributes import PREFIXES, attribute_table
+
     return Part(np.full(n, side, np.int8), offset + np.arange(n, dtype=np.int64), data.ids,
                 _to_wkb(data.geometry), data.areas, box, key,
-                all_ids=getattr(data, "all_ids", None), classes=getattr(data, "classes", None))
+                all_ids=getattr(data, "all_ids", None), classes=getattr(data, "classes", None),
+                attributes=attribute_table(getattr(data, "attributes", None),
+                                           PREFIXES[("reference", "submission")[side]]))
 
 
 @gc_paused
@@ -135,6 +169,11 @@ def read_keyed(piece: Any, side: int, bounds: tuple[float, ...]) -> Part:
     part = keyed(data, side, 0, bounds)
     part.info = piece_info(data)
     return part
+
+
+def part_attributes(part: Part) -> Any:
+    """Runs on a worker: the Arrow schema of a piece's attribute table (``None``: none)."""
+    return part.attribute_schema()
 
 
 def part_info(part: Part) -> dict[str, Any]:
@@ -159,7 +198,7 @@ def split(part: Part, cuts: np.ndarray, offset: int = 0) -> dict[int, Part]:
         return {}
     if offset:
         part = Part(part.side, part.pos + offset, part.ids, part.geometry, part.areas,
-                    part.bounds, part.key, classes=part.classes)
+                    part.bounds, part.key, classes=part.classes, attributes=part.attributes)
     which = np.searchsorted(cuts, part.key, side="right")
     order = np.argsort(which, kind="stable")
     which = which[order]
@@ -192,7 +231,8 @@ def extent(part: Part) -> tuple[float, float, float, float]:
 
 def side_extents(part: Part) -> list[tuple[float, float, float, float]]:
     """Runs on a worker: the extent of each side's objects in a partition (NaN: none)."""
-    return [extent(part.take(np.flatnonzero(part.side == s))) for s in (0, 1)]
+    return [extent(part.take(np.flatnonzero(part.side == s), attributes=False))
+            for s in (0, 1)]
 
 
 def split_keys(splits: dict[int, Part]) -> set[int]:

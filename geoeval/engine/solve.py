@@ -274,7 +274,7 @@ def solve_boundary(config: Config, *parts: Boundary) -> tuple[Solved, np.ndarray
     objects = Part.concat([p.objects for p in parts])
     owner = np.concatenate([p.owner for p in parts]) if parts else np.zeros(0, np.int32)
     order = np.lexsort((objects.pos, objects.side))
-    objects, owner = objects.take(order), owner[order]
+    objects, owner = objects.take(order, attributes=False), owner[order]  # not written here
     n = len(objects)
     if not n:
         return _solve(objects, np.zeros(0, dtype=object), np.zeros(0, bool),

@@ -16,7 +16,8 @@ from geoeval.parallel import gc_paused
 
 def write_rows(writer: Any, index: int, own: Part, solved: Solved) -> Any:
     """Part ``index`` of the objects dataset: the rows of ``solved``'s objects, taken
-    from ``own`` (their ids, areas and geometries; positions sorted within each side)."""
+    from ``own`` (their ids, areas, geometries and attributes; positions sorted within
+    each side)."""
     out = []
     for s in (0, 1):
         pos = solved.positions[s]
@@ -26,7 +27,8 @@ def write_rows(writer: Any, index: int, own: Part, solved: Solved) -> Any:
         out.append((pos[order], own.ids[rows][order], own.areas[rows][order],
                     own.geometry[rows][order],
                     {m: {c: v[order] for c, v in d.items()}
-                     for m, d in solved.columns[s].items()}))
+                     for m, d in solved.columns[s].items()},
+                    None if own.attributes is None else own.attributes.take(rows[order])))
     return writer.write(index, out)
 
 

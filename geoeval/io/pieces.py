@@ -76,6 +76,9 @@ class Piece:
         Features in the piece (from the metadata).
     class_field : str or None
         Column of the object classes (``--class-field``), read with the objects.
+    attributes : bool
+        Read every attribute column too (for the objects dataset,
+        :mod:`geoeval.io.attributes`).
     """
 
     path: str
@@ -89,6 +92,7 @@ class Piece:
     row_ids: bool = False
     rows: int = 0
     class_field: str | None = None
+    attributes: bool = False
 
 
 def plan_pieces(path: str | Path, *, layer: str | int | None = None,
@@ -402,6 +406,9 @@ class PieceData:
         Features whose id field is empty (null).
     classes : numpy.ndarray or None
         With ``class_field``, each kept object's class value as read (object array).
+    attributes : pandas.DataFrame or None
+        With :attr:`Piece.attributes`, the kept objects' attribute columns, as the
+        in-memory reader keeps them (:func:`geoeval.io.vector.attribute_frame`).
     """
 
     geometry: np.ndarray
@@ -411,6 +418,7 @@ class PieceData:
     all_ids: np.ndarray | None = None
     empty_ids: int = 0
     classes: np.ndarray | None = None
+    attributes: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         import shapely  # one WKB array across processes, not a pickled object each
@@ -447,8 +455,8 @@ def read_piece(piece: Piece) -> PieceData:
     from geoeval.io.vector import polygonal_counts
 
     try:
-        geoms, ids, classes = (_read_parquet_piece(piece) if piece.kind == "parquet"
-                               else _read_ogr_piece(piece))
+        geoms, ids, classes, frame = (_read_parquet_piece(piece) if piece.kind == "parquet"
+                                      else _read_ogr_piece(piece))
     except InputError:
         raise
     except Exception as exc:
@@ -470,7 +478,12 @@ def read_piece(piece: Piece) -> PieceData:
         all_ids = None if keep.all() else ids
     if classes is not None:  # as read (as text: geoeval.scoring.classes.class_labels)
         classes = np.asarray(classes, dtype=object)[keep]
-    return PieceData(kept, ids[keep], area, counts, all_ids, empty, classes)
+    attributes = None
+    if frame is not None:
+        from geoeval.io.vector import attribute_frame
+
+        attributes = attribute_frame(frame, keep)
+    return PieceData(kept, ids[keep], area, counts, all_ids, empty, classes, attributes)
 
 
 def _bad_row_group(piece: Piece) -> tuple[int, BaseException] | None:
@@ -485,7 +498,8 @@ def _bad_row_group(piece: Piece) -> tuple[int, BaseException] | None:
     return None
 
 
-def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
+                                                Any]:
     import pyarrow.parquet as pq
     import shapely
 
@@ -499,7 +513,7 @@ def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarra
     if piece.class_field and piece.class_field not in columns:
         columns.append(piece.class_field)
     table = f.read_row_groups(list(range(piece.start, piece.start + piece.count)),
-                              columns=columns)
+                              columns=None if piece.attributes else columns)
     column = table.column(primary)
     encoding = geo["columns"][primary].get("encoding", "WKB").upper()
     if encoding == "WKB":
@@ -522,10 +536,14 @@ def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarra
         ids = start + step * (piece.first_row + np.arange(geoms.size, dtype=np.int64))
     classes = None if not piece.class_field else \
         table.column(piece.class_field).to_pandas().to_numpy()
-    return geoms, ids, classes
+    frame = None
+    if piece.attributes:  # every column but the geometries and the pandas index
+        frame = table.drop_columns([c for c in table.column_names
+                                    if c in geo["columns"] or c in index]).to_pandas()
+    return geoms, ids, classes, frame
 
 
-def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, Any]:
     import warnings
 
     import pyogrio
@@ -534,8 +552,9 @@ def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | 
         warnings.simplefilter("ignore")
         frame = pyogrio.read_dataframe(
             local_path(piece.path), layer=piece.layer, skip_features=piece.start,
-            max_features=piece.count, fid_as_index=True,
-            columns=list(dict.fromkeys(f for f in (piece.id_field, piece.class_field) if f)))
+            max_features=piece.count, fid_as_index=True, datetime_as_string=piece.attributes,
+            columns=None if piece.attributes else
+            list(dict.fromkeys(f for f in (piece.id_field, piece.class_field) if f)))
     geoms = np.asarray(frame.geometry.values, dtype=object)
     if piece.id_field:
         ids = frame[piece.id_field].to_numpy()
@@ -544,7 +563,7 @@ def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | 
     else:
         ids = frame.index.to_numpy()
     classes = frame[piece.class_field].to_numpy() if piece.class_field else None
-    return geoms, ids, classes
+    return geoms, ids, classes, frame if piece.attributes else None
 
 
 def read_dataset(path: str | Path, *, id_field: str | None = None,
@@ -566,23 +585,28 @@ def read_dataset(path: str | Path, *, id_field: str | None = None,
 
 def _dataset_frame(path: str | Path, id_field: str | None,
                    layer: str | int | None = None, assumed: Any = None) -> tuple[Any, Any]:
+    from dataclasses import replace
+
     import geopandas as gpd
+    import pandas as pd
 
     pieces, crs = plan_pieces(path, id_field=id_field, layer=layer, crs=assumed)
-    geoms, ids = [], []
-    for piece in pieces:
-        g, i, _ = (_read_parquet_piece(piece) if piece.kind == "parquet"
-                   else _read_ogr_piece(piece))
+    geoms, ids, frames = [], [], []
+    for piece in pieces:  # every attribute column, as the one-file reader keeps them
+        whole = replace(piece, attributes=True)
+        g, i, _, f = (_read_parquet_piece(whole) if piece.kind == "parquet"
+                      else _read_ogr_piece(whole))
         geoms.append(np.asarray(g, dtype=object))
         ids.append(np.asarray(i))
+        frames.append(pd.DataFrame(f).reset_index(drop=True))
     geom = np.concatenate(geoms) if geoms else np.zeros(0, dtype=object)
     idx = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
-    frame = gpd.GeoDataFrame({"__id": idx}, geometry=gpd.array.from_shapely(geom), crs=crs)
-    if id_field is not None:
-        frame = frame.rename(columns={"__id": id_field})
-    else:
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if id_field is not None and id_field not in table.columns:
+        table[id_field] = idx
+    frame = gpd.GeoDataFrame(table, geometry=gpd.array.from_shapely(geom), crs=crs)
+    if id_field is None:
         frame.index = idx
-        frame = frame.drop(columns="__id")
     return frame, crs
 
 

@@ -230,6 +230,7 @@ def objects_from_frame(
     else:
         ids = frame.index.to_numpy()[keep]
     classes = frame[class_field].to_numpy()[keep] if class_field is not None else None
+    attributes = attribute_frame(frame, keep)
     layer_crs = frame.crs if frame.crs is not None else crs
     if caught:
         notes.append(f"the reader reported {len(caught)} warning(s) (first: {caught[0]})")
@@ -244,7 +245,23 @@ def objects_from_frame(
         repaired=repaired,
         skipped=int(n_features - kept.size),
         warnings=tuple(f"{path}: {n}" for n in notes),
+        attributes=attributes,
     )
+
+
+def attribute_frame(frame: Any, keep: np.ndarray) -> Any:
+    """The attribute columns of the kept features (every column but geometries), one
+    row per object in a ``RangeIndex``; ``None`` when the layer has none."""
+    import pandas as pd
+
+    columns = [c for c in frame.columns
+               if getattr(frame[c].dtype, "name", "") != "geometry"]
+    if not columns:
+        return None
+    table = pd.DataFrame(frame[columns], copy=False)
+    if not keep.all():
+        table = table.iloc[np.flatnonzero(keep)]
+    return table.reset_index(drop=True)
 
 
 def polygonal_counts(geoms: np.ndarray, names: Any = None
@@ -485,7 +502,9 @@ def _no_geometry(p: Path, layer: str | int | None = None) -> InputError:
 
 def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str | None,
               class_field: str | None) -> tuple[Any, list[str]]:
-    """Read one OGR layer (only the wanted attribute columns), GDAL warnings captured."""
+    """Read one OGR layer, GDAL warnings captured: every attribute column (carried to
+    the per-object outputs), or only the wanted ones when another's text is not valid
+    in its encoding (with a warning saying the attributes were left out)."""
     import pyogrio
 
     options = _open_options(p)
@@ -496,11 +515,20 @@ def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str
             info = pyogrio.read_info(local_path(p), layer=layer, encoding=encoding, **options)
         except Exception as exc:
             raise InputError(_open_failure(p, exc), p) from None
-        _check_fields(p, [str(f) for f in info["fields"]], id_field, class_field)
+        fields = [str(f) for f in info["fields"]]
+        _check_fields(p, fields, id_field, class_field)
         if info.get("geometry_type") is None:
             raise _no_geometry(p, layer)
+        left_out = None
         try:
-            frame = _ogr_frame(p, layer, wanted, encoding, options)
+            try:
+                frame = _ogr_frame(p, layer, fields, encoding, options)
+            except UnicodeDecodeError as exc:
+                if fields == wanted:
+                    raise
+                left_out = (f"attribute text is not valid {encoding or exc.encoding}: the "
+                            "layer's attributes are not carried to the per-object outputs")
+                frame = _ogr_frame(p, layer, wanted, encoding, options)
         except UnicodeDecodeError as exc:
             enc = encoding or exc.encoding
             src = f" (named by {p.with_suffix('.cpg').name})" if encoding else ""
@@ -511,8 +539,9 @@ def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str
             raise InputError(f"cannot read the layer ({_named(first_line(exc), p)})", p) from None
     if not hasattr(frame, "geometry"):
         raise _no_geometry(p, layer)
-    return frame, [first_line(w.message) for w in caught
-                   if not issubclass(w.category, (ResourceWarning, DeprecationWarning))]
+    notes = [first_line(w.message) for w in caught
+             if not issubclass(w.category, (ResourceWarning, DeprecationWarning))]
+    return frame, notes if left_out is None else [left_out, *notes]
 
 
 def _ogr_frame(p: Path, layer: str | int | None, wanted: list[str], encoding: str | None,
@@ -576,7 +605,7 @@ def _read_parquet(p: Path, wanted: list[str], id_field: str | None,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            frame = gpd.read_parquet(local_path(p), columns=[*wanted, primary])
+            frame = gpd.read_parquet(local_path(p))  # every attribute, for the outputs
         except Exception as exc:
             raise InputError(f"cannot read as GeoParquet ({first_line(exc)})", p) from None
     return frame, [first_line(w.message) for w in caught

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geoeval.errors import InputError
+from geoeval.io.attributes import PREFIXES, attribute_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from geoeval.scoring import MatcherResult, ScoreResult
@@ -33,7 +34,8 @@ class ObjectTables:
     ----------
     matcher : str
     reference, submission, instances, summary : dict of str to numpy.ndarray
-        Column name -> values (same length within a table).
+        Column name -> values (same length within a table; the inputs' dates and
+        times, ``ref_<name>`` / ``sub_<name>``, as pandas arrays).
     instance_members : tuple of numpy.ndarray
         Reference indices, their instance numbers, submission indices and
         theirs (the data the instance geometries are built from).
@@ -87,7 +89,7 @@ def choose_matcher(result: ScoreResult, matcher: str | None) -> str:
 
 
 def object_tables(result: ScoreResult, matcher: str | None = None, *,
-                  instances: bool = True) -> ObjectTables:
+                  instances: bool = True, attributes: bool = True) -> ObjectTables:
     """Build the per-object tables of ``result`` for one matcher.
 
     Parameters
@@ -98,6 +100,9 @@ def object_tables(result: ScoreResult, matcher: str | None = None, *,
     instances : bool
         Build the instance table too (its text columns are most of the time);
         without it ``instances`` is empty (the status maps need only the objects).
+    attributes : bool
+        Add the inputs' own attribute columns (``ref_<name>``, ``sub_<name>``);
+        the figures do without.
 
     Returns
     -------
@@ -112,9 +117,15 @@ def object_tables(result: ScoreResult, matcher: str | None = None, *,
     overlap ``Σ C_ij`` with its partners in its instance), ``best_iou`` and
     ``best_partner`` (highest IoU with any overlapping object of the other side,
     matched or not: a missed building shows how close it came), the instance's
-    own ``score`` (Hoover ``(s1 + s2)/2``, IoU) and ``mallows`` (eq. 12).
+    own ``score`` (Hoover ``(s1 + s2)/2``, IoU; only for the matchers that score
+    their instances: BGM scores the scene, eq. 1, and MOM's instances have
+    their ``mallows``) and ``mallows`` (eq. 12), then the input layers' own
+    attributes, ``ref_<name>`` / ``sub_<name>`` (:mod:`geoeval.report.attributes`).
     """
+    from geoeval.matching import registry
+
     name = choose_matcher(result, matcher)
+    scored = registry.get(name).scores_instances
     res = result.results[name]
     m = res.matching
     ov = result.overlap
@@ -157,7 +168,8 @@ def object_tables(result: ScoreResult, matcher: str | None = None, *,
         cols_["overlap"] = overlap
         cols_["best_iou"] = best
         cols_["best_partner"] = _nullable(_take(other_ids, partner), mask=partner < 0)
-        cols_["score"] = inst_score[inst_of]
+        if scored:
+            cols_["score"] = inst_score[inst_of]
         if inst_mallows is not None:
             cols_["mallows"] = inst_mallows[inst_of]
         return cols_
@@ -172,9 +184,15 @@ def object_tables(result: ScoreResult, matcher: str | None = None, *,
         from geoeval.report.strata_tables import add_stratum_columns
 
         add_stratum_columns(result, reference, submission)
+    if attributes:
+        reference.update(attribute_columns(result.reference.attributes,
+                                           PREFIXES["reference"], list(reference)))
+        submission.update(attribute_columns(result.submission.attributes,
+                                            PREFIXES["submission"], list(submission)))
     table = {} if not instances else _instance_columns(
         result, res, ref_members, ref_inst, sub_members, sub_inst, n_ref_in, n_sub_in,
-        kinds[:-1], inst_score[:-1], None if inst_mallows is None else inst_mallows[:-1])
+        kinds[:-1], inst_score[:-1] if scored else None,
+        None if inst_mallows is None else inst_mallows[:-1])
     return ObjectTables(name, reference, submission, table, summary_columns(result),
                         (ref_members, ref_inst, sub_members, sub_inst))
 
@@ -196,7 +214,8 @@ def _best(own: np.ndarray, other: np.ndarray, iou: np.ndarray,
 def _instance_columns(result: ScoreResult, res: MatcherResult, ref_members: np.ndarray,
                       ref_inst: np.ndarray, sub_members: np.ndarray, sub_inst: np.ndarray,
                       n_ref_in: np.ndarray, n_sub_in: np.ndarray, kinds: np.ndarray,
-                      score: np.ndarray, mallows: np.ndarray | None) -> dict[str, np.ndarray]:
+                      score: np.ndarray | None,
+                      mallows: np.ndarray | None) -> dict[str, np.ndarray]:
     n_inst = kinds.size
     rid = _plain(result.reference.ids)
     sid = _plain(result.submission.ids)
@@ -215,8 +234,9 @@ def _instance_columns(result: ScoreResult, res: MatcherResult, ref_members: np.n
         "overlap": overlap,
         "reference_area": ref_area,
         "submission_area": sub_area,
-        "score": score,
     }
+    if score is not None:
+        cols["score"] = score
     if mallows is not None:
         cols["mallows"] = mallows
     return cols

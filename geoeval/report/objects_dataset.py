@@ -4,9 +4,12 @@ One row per object of both sides: ``side`` (``reference`` / ``submission``),
 ``position`` (its position in its layer, the index of the in-memory engine),
 ``id``, ``area``, per matcher ``<matcher>_status`` (``matched``, ``missed``,
 ``false_alarm``), ``<matcher>_instance`` (the smallest reference position of
-its instance, -1 for none), ``<matcher>_kind``, ``<matcher>_overlap`` and
-``<matcher>_score``, ``<matcher>_mallows`` (the instance's Mallows score, when
-computed) (:mod:`geoeval.engine.objects`), and the geometry (WKB).
+its instance, -1 for none), ``<matcher>_kind``, ``<matcher>_overlap``,
+``<matcher>_score`` (only for the matchers that score their instances, Hoover
+and IoU, as in the GeoPackage), ``<matcher>_mallows`` (the instance's Mallows
+score, when computed) (:mod:`geoeval.engine.objects`), the input layers' own
+attributes (``ref_<name>`` on reference rows, ``sub_<name>`` on submission rows,
+null on the other side's; :mod:`geoeval.io.attributes`), and the geometry (WKB).
 
 The folder holds ``part-NNNNN.parquet`` files, one per partition with the
 Dask engine (written by the workers; the last one holds the objects of the
@@ -42,6 +45,22 @@ from geoeval.outputs import move_folder, temp_prefix
 #: Rows (objects) per part written by the local engine.
 PART_ROWS = 1_000_000
 _SUFFIXES = ("status", "instance", "kind", "overlap", "score", "mallows")
+#: Arrow type (its alias) of each per-matcher column.
+_TYPES = {"status": "string", "instance": "int64", "kind": "string", "overlap": "float64",
+          "score": "float64", "mallows": "float64"}
+
+
+def suffixes(matcher: str, unscored: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The column suffixes of ``matcher``: no ``score`` when it is in ``unscored``."""
+    return tuple(s for s in _SUFFIXES if s != "score" or matcher not in unscored)
+
+
+def unscored_matchers(matchers: tuple[str, ...]) -> tuple[str, ...]:
+    """The matchers whose instances carry no score of their own (BGM scores the scene,
+    Özdemir et al. 2010, eq. 1; MOM's instances have their Mallows score)."""
+    from geoeval.matching import registry
+
+    return tuple(m for m in matchers if not registry.get(m).scores_instances)
 
 
 def check_target(folder: str | os.PathLike[str]) -> Path:
@@ -56,17 +75,20 @@ def check_target(folder: str | os.PathLike[str]) -> Path:
     return target
 
 
-def schema(matchers: tuple[str, ...], id_kind: str, crs: Any) -> Any:
-    """The Arrow schema of every part (GeoParquet ``geo`` metadata included)."""
+def schema(matchers: tuple[str, ...], id_kind: str, crs: Any,
+           unscored: tuple[str, ...] = (), attributes: Any = None) -> Any:
+    """The Arrow schema of every part (GeoParquet ``geo`` metadata included); the
+    matchers in ``unscored`` have no ``<matcher>_score`` column; ``attributes`` (an
+    Arrow schema, or ``None``) are the inputs' own columns, before the geometry."""
     import pyarrow as pa
 
     fields = [pa.field("side", pa.string()), pa.field("position", pa.int64()),
               pa.field("id", pa.int64() if id_kind in "iub" else pa.string()),
               pa.field("area", pa.float64())]
     for m in matchers:
-        fields += [pa.field(f"{m}_status", pa.string()), pa.field(f"{m}_instance", pa.int64()),
-                   pa.field(f"{m}_kind", pa.string()), pa.field(f"{m}_overlap", pa.float64()),
-                   pa.field(f"{m}_score", pa.float64()), pa.field(f"{m}_mallows", pa.float64())]
+        fields += [pa.field(f"{m}_{s}", pa.type_for_alias(_TYPES[s]))
+                   for s in suffixes(m, unscored)]
+    fields += list(attributes or ())
     fields.append(pa.field("geometry", pa.binary()))
     column: dict[str, Any] = {"encoding": "WKB", "geometry_types": ["Polygon", "MultiPolygon"]}
     column["crs"] = None if crs is None else json.loads(_projjson(crs))
@@ -90,6 +112,20 @@ class ObjectsWriter:
     id_kind: str
     crs_json: str | None
     target: str = ""
+    unscored: tuple[str, ...] = ()
+    attributes: bytes | None = None
+
+    def attribute_schema(self) -> Any:
+        """The Arrow schema of the inputs' attribute columns (``None``: none)."""
+        if self.attributes is None:
+            return None
+        import pyarrow as pa
+
+        return pa.ipc.read_schema(pa.py_buffer(self.attributes))
+
+    def schema(self) -> Any:
+        return schema(self.matchers, self.id_kind, self.crs_json, self.unscored,
+                      self.attribute_schema())
 
     def finish(self, footers: list[Any]) -> str:
         """Write the dataset's metadata files and move it into place; its folder."""
@@ -99,17 +135,26 @@ class ObjectsWriter:
         abandon(self)
 
     def write(self, part: int, sides: list[tuple[Any, ...]]) -> Any:
-        """Write part ``part`` from ``[(positions, ids, areas, geometries, columns)]`` of
-        the reference then the submission; returns its Parquet footer (for ``_metadata``)."""
+        """Write part ``part`` from ``[(positions, ids, areas, geometries, columns,
+        attributes)]`` of the reference then the submission (``attributes``: the rows'
+        attribute table, :func:`geoeval.io.attributes.attribute_table`, or ``None``);
+        returns its Parquet footer (for ``_metadata``)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
         import shapely
 
-        sch = schema(self.matchers, self.id_kind, self.crs_json)
-        data: dict[str, list[Any]] = {f.name: [] for f in sch}
-        for side, (pos, ids, areas, geoms, cols) in zip(("reference", "submission"), sides,
-                                                        strict=True):
+        from geoeval.io.attributes import conform
+
+        sch = self.schema()
+        extra = self.attribute_schema()
+        own = [f for f in sch if extra is None or f.name not in extra.names]
+        data: dict[str, list[Any]] = {f.name: [] for f in own}
+        added: list[list[Any]] = []
+        for side, (pos, ids, areas, geoms, cols, *attrs) in zip(("reference", "submission"),
+                                                                 sides, strict=True):
             n = len(pos)
+            if extra is not None:
+                added.append(conform(attrs[0] if attrs else None, extra, n))
             data["side"].append(np.full(n, side, dtype=object))
             data["position"].append(np.asarray(pos, np.int64))
             ids = np.asarray(ids)
@@ -117,14 +162,18 @@ class ObjectsWriter:
                               else ids.astype(str).astype(object))
             data["area"].append(np.asarray(areas, float))
             for m in self.matchers:
-                for s in _SUFFIXES:
+                for s in suffixes(m, self.unscored):
                     data[f"{m}_{s}"].append(cols[m][s])
             geoms = np.asarray(geoms, dtype=object)
             wkb = n and isinstance(geoms[0], bytes)  # the Dask engine keeps WKB
             data["geometry"].append(geoms if wkb else shapely.to_wkb(geoms) if n
                                     else np.zeros(0, dtype=object))
-        arrays = [pa.array(np.concatenate(data[f.name]) if data[f.name] else [], type=f.type,
-                           from_pandas=True) for f in sch]
+        arrays = {f.name: pa.array(np.concatenate(data[f.name]) if data[f.name] else [],
+                                   type=f.type, from_pandas=True) for f in own}
+        if extra is not None:
+            arrays.update({f.name: pa.concat_arrays([a[k] for a in added])
+                           for k, f in enumerate(extra)})
+        arrays = [arrays[f.name] for f in sch]
         table = pa.Table.from_arrays(arrays, schema=sch)
         name = f"part-{part:05d}.parquet"
         path = Path(self.staging) / name
@@ -137,8 +186,9 @@ class ObjectsWriter:
 
 
 def open_dataset(folder: str | os.PathLike[str], matchers: tuple[str, ...], id_kind: str,
-                 crs: Any) -> ObjectsWriter:
-    """A writer whose parts go into a staging folder beside ``folder``."""
+                 crs: Any, attributes: Any = None) -> ObjectsWriter:
+    """A writer whose parts go into a staging folder beside ``folder``; ``attributes``
+    the Arrow schema of the inputs' attribute columns (``None``: none)."""
     target = Path(folder).absolute()
     tag = "geoeval-partial"
     staging = target.with_name(temp_prefix(target, len(tag)) + tag)
@@ -148,7 +198,9 @@ def open_dataset(folder: str | os.PathLike[str], matchers: tuple[str, ...], id_k
         staging.mkdir(parents=True)
         cancel.track(staging, "tree")
     return ObjectsWriter(str(staging), tuple(matchers), id_kind,
-                         None if crs is None else _projjson(crs), str(folder))
+                         None if crs is None else _projjson(crs), str(folder),
+                         unscored_matchers(tuple(matchers)),
+                         None if attributes is None else attributes.serialize().to_pybytes())
 
 
 def finish(writer: ObjectsWriter, folder: str | os.PathLike[str], footers: list[Any]) -> Path:
@@ -156,7 +208,7 @@ def finish(writer: ObjectsWriter, folder: str | os.PathLike[str], footers: list[
     import pyarrow.parquet as pq
 
     staging = Path(writer.staging)
-    sch = schema(writer.matchers, writer.id_kind, writer.crs_json)
+    sch = writer.schema()
     pq.write_metadata(sch, staging / "_common_metadata")
     pq.write_metadata(sch, staging / "_metadata",
                       metadata_collector=[f for f in footers if f is not None])
@@ -179,7 +231,12 @@ def write_objects_dataset(result: Any, folder: str | os.PathLike[str]) -> Path:
     ids = np.concatenate([np.asarray(ref.ids), np.asarray(sub.ids)]) if len(ref) or len(sub) \
         else np.zeros(0, np.int64)
     kind = ids.dtype.kind if ids.dtype.kind in "iub" else "U"
-    writer = open_dataset(folder, names, kind, ref.crs)
+    from geoeval.io.attributes import PREFIXES, attribute_table, unified_schema
+
+    tables = (attribute_table(ref.attributes, PREFIXES["reference"]),
+              attribute_table(sub.attributes, PREFIXES["submission"]))
+    writer = open_dataset(folder, names, kind, ref.crs,
+                          unified_schema([None if t is None else t.schema for t in tables]))
     try:
         rpos, spos = np.arange(len(ref)), np.arange(len(sub))
         cols = {n: matching_columns(r.matching, rpos, spos, r.instance_mallows)
@@ -194,7 +251,9 @@ def write_objects_dataset(result: Any, folder: str | os.PathLike[str]) -> Path:
                 k = slice(cut[p], cut[p + 1])
                 sides.append((np.arange(len(objs))[k], objs.ids[k], objs.areas[k],
                               objs.polygons[k],
-                              {n: {c: v[k] for c, v in cols[n][s].items()} for n in names}))
+                              {n: {c: v[k] for c, v in cols[n][s].items()} for n in names},
+                              None if tables[s] is None
+                              else tables[s].slice(cut[p], cut[p + 1] - cut[p])))
             footers.append(writer.write(p, sides))
         return finish(writer, folder, footers)
     except BaseException:

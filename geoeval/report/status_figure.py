@@ -154,7 +154,7 @@ def plot_status_map(result: ScoreResult, ax: Axes, matcher: str | None = None, *
     from matplotlib.patches import Patch, PathPatch
 
     if tables is None:
-        tables = object_tables(result, matcher)
+        tables = object_tables(result, matcher, attributes=False)
     ref_geoms = np.asarray(result.reference.polygons, dtype=object)
     sub_geoms = np.asarray(result.submission.polygons, dtype=object)
     ref_status = tables.reference["status"]

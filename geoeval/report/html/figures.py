@@ -152,7 +152,8 @@ def worst_area(result: ScoreResult, matcher: str,
 
     from geoeval.matching.result import MANY_TO_ONE, ONE_TO_MANY
 
-    tables = object_tables(result, matcher, instances=False) if tables is None else tables
+    tables = object_tables(result, matcher, instances=False, attributes=False) \
+        if tables is None else tables
     ref = np.asarray(result.reference.polygons, dtype=object)
     sub = np.asarray(result.submission.polygons, dtype=object)
     kind = np.asarray(tables.reference["kind"], dtype=object)
@@ -300,7 +301,7 @@ def status_map_svg(result: ScoreResult, matcher: str, key: str, name: str) -> tu
 
     from geoeval.report.status_figure import plot_status_map
 
-    tables = object_tables(result, matcher, instances=False)
+    tables = object_tables(result, matcher, instances=False, attributes=False)
     worst = worst_area(result, matcher, tables)
     # a fixed layout (constrained layout costs a third of the drawing): two square maps
     # side by side, the legend under them
