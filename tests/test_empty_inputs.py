@@ -132,3 +132,55 @@ def test_a_cut_shx_names_the_index(tmp_path, layers, capsys):
     code, _, err = run(capsys, layers["ref"], shp)
     assert code == 2
     assert "cut.shp: damaged Shapefile: its index cut.shx is cut short" in err
+
+
+def _f1_cells(html: str) -> list[str]:
+    """The F1 column of the HTML page's scores table (``data-value``, one per matcher)."""
+    table = html[html.index('<table class="scores">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr><th scope=\"row\">.*?</tr>", table, flags=re.S)
+    return [re.findall(r'data-value="([^"]*)"', r)[2] for r in rows]
+
+
+@pytest.mark.parametrize("empty", ["submission", "reference", "both"])
+def test_f1_of_an_empty_side_agrees_everywhere(layers, tmp_path, capsys, empty):
+    """One rule (F1 = 2PR/(P + R), the harmonic mean, 0 when either is 0): with one side
+    empty F1 is 0, with both empty it is undefined; the table, JSON, CSV, HTML page,
+    Python API, the warnings and the sentence under the table all say so."""
+    import json
+
+    import geoeval
+
+    ref = layers["empty"] if empty in ("reference", "both") else layers["ref"]
+    sub = layers["empty"] if empty in ("submission", "both") else layers["ref"]
+    out = tmp_path / "out"
+    out.mkdir()
+    code = main(["score", str(ref), str(sub), "-m", "bgm", "-m", "iou", "--json",
+                 str(out / "r.json"), "--csv-dir", str(out), "--html", str(out / "r.html")])
+    cap = capsys.readouterr()
+    err = " ".join(cap.err.split())
+    said = " ".join(cap.out.split())
+    assert code == 0, err
+    f1 = None if empty == "both" else 0.0
+    row = re.search(r"│ F1 +│(.*)│", cap.out)
+    assert row, cap.out
+    assert [c.strip() for c in row.group(1).split("│")] == (
+        ["–", "–"] if f1 is None else ["0.0000", "0.0000"])
+    rep = json.loads((out / "r.json").read_text())
+    assert [rep["results"][m]["f1"] for m in ("bgm", "iou")] == [f1, f1]
+    csv_rows = (out / "summary.csv").read_text().splitlines()
+    col = csv_rows[0].split(",").index("f1")
+    assert [r.split(",")[col] for r in csv_rows[1:]] == (["", ""] if f1 is None
+                                                         else ["0.0", "0.0"])
+    assert _f1_cells((out / "r.html").read_text()) == (
+        ["", ""] if f1 is None else ["0.0", "0.0"])
+    with pytest.warns(geoeval.GeoevalWarning):
+        res = geoeval.score(ref, sub, matchers=["bgm", "iou"])
+    assert [res.results[m].f1 for m in ("bgm", "iou")] == [f1, f1]
+    if f1 is None:
+        assert "F1 0" not in err and "F1 are 0" not in said
+        assert err.count("precision, recall and F1 are undefined") == 2
+        assert "Neither side has objects" in said and "F1 are undefined" in said
+    else:
+        assert "F1 0" in err and "F1 are 0" in said
+        assert "F1 are undefined" not in err + said

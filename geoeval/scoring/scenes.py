@@ -227,7 +227,8 @@ def score_scenes(
     -----
     Pooling (SpaceNet; Özdemir et al. 2010, eq. 14–15 over all scenes):
     ``P = Σ_s (No_s − FA_s) / Σ_s No_s``, ``R = Σ_s (Nr_s − MD_s) / Σ_s Nr_s``,
-    ``F1 = 2PR / (P + R)``; ``null`` when a denominator is 0.
+    ``F1 = 2PR / (P + R)``; ``P`` or ``R`` is ``null`` when its denominator is 0, F1
+    then 0 (:func:`geoeval.measures.counts.f1_values`), ``null`` only when both are.
     """
     from contextlib import nullcontext
 

@@ -252,15 +252,23 @@ class ScoreSummary:
 
 
 def empty_sides(reference: SideSummary, submission: SideSummary) -> list[str]:
-    """A warning for each side without a single object, saying why: the layer or
-    raster holds none, or every feature was skipped (the reader's warning says for
-    what). A submission that detected nothing scores F1 0; a reference with no
-    object leaves recall undefined."""
+    """A warning for each side without a single object, saying why (the layer or
+    raster holds none, or every feature was skipped: the reader's warning says for
+    what) and what it does to the measures
+    (:func:`geoeval.measures.counts.f1_values`): a submission that detected
+    nothing has recall and F1 0 and precision undefined; a reference with no
+    object, precision and F1 0 and recall undefined; with both empty, all three
+    are undefined."""
+    if not reference.objects and not submission.objects:
+        both = "precision, recall and F1 are undefined"
+        effects = (f"the submission has none either: {both}",
+                   f"the reference has none either: {both}")
+    else:
+        effects = ("every detection is a false alarm (precision and F1 0, recall undefined)",
+                   "every reference object is missed (recall and F1 0, precision undefined)")
     out = []
-    for side, s, effect in (
-            ("reference", reference, "recall is undefined and every detection is a false "
-                                     "alarm"),
-            ("submission", submission, "every reference object is missed (F1 0)")):
+    for side, s, effect in (("reference", reference, effects[0]),
+                            ("submission", submission, effects[1])):
         if s.objects:
             continue
         if s.skipped:
