@@ -9,9 +9,45 @@ same rule gives the same message in both.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import overload
 
 from geoeval.errors import InputError
+
+# True while a command of the CLI runs (geoeval.cli.guard): messages made deep inside
+# then name its options (--resolution), else the Python keywords (resolution=).
+_COMMAND_LINE: ContextVar[bool] = ContextVar("geoeval_command_line", default=False)
+
+
+@contextmanager
+def command_line_names() -> Iterator[None]:
+    """Inside, :func:`option_name` names the command line's options (the CLI runs every
+    command inside it)."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+def option_name(keyword: str) -> str:
+    """A setting named as the caller knows it, for a message made after the arguments
+    were parsed (a note, a warning): ``resolution=`` from Python, ``--resolution``
+    inside a command (:func:`command_line_names`).
+
+    Examples
+    --------
+    >>> option_name("resolution")
+    'resolution='
+    >>> with command_line_names():
+    ...     option_name("resolution")
+    '--resolution'
+    """
+    if _COMMAND_LINE.get():
+        return "--" + keyword.replace("_", "-")
+    return f"{keyword}="
 
 
 class BadValue(InputError):

@@ -77,10 +77,11 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
         warnings += [f"{name}: {note}" for note in reader_notes(cnt)]
     warnings += empty_sides(*sides)
     chosen = res.mallows_resolution if want_mallows and resolution is None else None
-    if chosen is not None:
-        from geoeval.measures.rasterize import auto_resolution_warning
+    notes = ()
+    if chosen is not None:  # the default, recorded in the report: a note
+        from geoeval.measures.rasterize import auto_resolution_note
 
-        warnings.append(auto_resolution_warning(chosen))
+        notes = (auto_resolution_note(chosen),)
     parameters = options.report_parameters(
         None if res.crs[0] is None else evaluation_record(res.crs[0]), chosen)
     results = {}
@@ -125,7 +126,7 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
             extra["bootstrap"] = ps.bootstrap_report(res.partials[ps.BOOTSTRAP], plan,
                                                      res.prepared["grid"])
     return ScoreSummary(sides[0], sides[1], overlap, results, parameters, tuple(warnings),
-                        objects_dataset=res.objects_dataset,
+                        objects_dataset=res.objects_dataset, notes=notes,
                         partitions={"partitions": res.partitions,
                                     "boundary_objects": res.boundary_objects,
                                     "halo_objects": res.halo_objects,

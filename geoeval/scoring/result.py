@@ -122,7 +122,9 @@ class ScoreResult:
     #: The objects dataset's folder when every object's result was written there
     #: (``--objects``): the report names it instead of listing the objects.
     objects_dataset: str | None = None
-    #: Where the work ran and why (not part of the report: the engine does not change it).
+    #: How the run ran, not warnings (``--strict`` ignores them) and not part of the
+    #: report: where the work ran and why (the engine does not change the report), a
+    #: default chosen from the data (the Mallows grid step; ``parameters`` records it).
     notes: tuple[str, ...] = ()
 
     def __repr__(self) -> str:

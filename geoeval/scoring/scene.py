@@ -127,7 +127,7 @@ def score(
         if notes:
             from dataclasses import replace
 
-            result = replace(result, notes=notes)
+            result = replace(result, notes=(*notes, *result.notes))
         return result
 
 
@@ -211,14 +211,14 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
         want_mallows = options.mallows_matchers
         warnings = [*warnings, *crs_warnings,
                     *empty_sides(describe(reference), describe(submission))]
-        chosen = None
+        chosen, notes = None, ()
         if want_mallows and reference.grid is None and submission.grid is None \
                 and resolution is None:
-            from geoeval.measures.rasterize import auto_resolution, auto_resolution_warning
+            from geoeval.measures.rasterize import auto_resolution, auto_resolution_note
 
             resolution = chosen = auto_resolution(reference, submission)
-            if chosen is not None:
-                warnings.append(auto_resolution_warning(chosen))
+            if chosen is not None:  # the default, recorded in the report: a note
+                notes = (auto_resolution_note(chosen),)
         params = options.report_parameters(
             crs_info if crs_info is not None else
             None if reference.crs is None else evaluation_record(reference.crs), chosen)
@@ -307,7 +307,7 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
                 strata = bootstrap_strata(strata, boot)
         return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
                            breakdown=errors, strata=strata, bootstrap=boot,
-                           geometry=geometry)
+                           geometry=geometry, notes=notes)
 
 
 def _engine(opened: Engine | None, options: ScoreOptions,

@@ -186,8 +186,9 @@ class ScoreSummary:
     (``None`` when not asked for); ``bootstrap`` the
     :class:`~geoeval.scoring.bootstrap.BootstrapResult`. ``objects_dataset`` names the
     objects dataset when every object's result was written there (then no matcher lists
-    its objects). ``notes`` say where the work ran and why, and ``partitions`` how a
-    Dask run cut it: neither is part of the report.
+    its objects). ``notes`` say how the run ran (where the work ran and why, a default
+    chosen from the data: not warnings), and ``partitions`` how a Dask run cut it:
+    neither is part of the report.
     """
 
     reference: SideSummary
