@@ -32,22 +32,23 @@ def command_line_names() -> Iterator[None]:
         _COMMAND_LINE.reset(token)
 
 
-def option_name(keyword: str) -> str:
+def option_name(keyword: str, switch: bool = False) -> str:
     """A setting named as the caller knows it, for a message made after the arguments
     were parsed (a note, a warning): ``resolution=`` from Python, ``--resolution``
-    inside a command (:func:`command_line_names`).
+    inside a command (:func:`command_line_names`); a ``switch`` (a flag without a
+    value) is ``strict=True`` from Python.
 
     Examples
     --------
-    >>> option_name("resolution")
-    'resolution='
+    >>> option_name("resolution"), option_name("strict", switch=True)
+    ('resolution=', 'strict=True')
     >>> with command_line_names():
-    ...     option_name("resolution")
-    '--resolution'
+    ...     option_name("resolution"), option_name("strict", switch=True)
+    ('--resolution', '--strict')
     """
     if _COMMAND_LINE.get():
         return "--" + keyword.replace("_", "-")
-    return f"{keyword}="
+    return f"{keyword}=True" if switch else f"{keyword}="
 
 
 class BadValue(InputError):

@@ -184,3 +184,56 @@ def test_f1_of_an_empty_side_agrees_everywhere(layers, tmp_path, capsys, empty):
     else:
         assert "F1 0" in err and "F1 are 0" in said
         assert "F1 are undefined" not in err + said
+
+
+def test_strict_refuses_before_the_matching(layers, tmp_path, capsys, monkeypatch):
+    """--strict (strict=True): a warning known from reading (here an empty submission)
+    refuses the run before the overlap and matching, with each warning printed, exit 2,
+    nothing written; from Python the refusal names strict=True."""
+    import geoeval
+    from geoeval import engine
+    from geoeval.errors import StrictError
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the overlap was computed before --strict refused the run")
+
+    monkeypatch.setattr(engine, "compute_overlap", no_work)
+    out = tmp_path / "r.json"
+    code = main(["score", str(layers["ref"]), str(layers["empty"]), "--strict", "--json",
+                 str(out)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2, err
+    assert "warning: " in err and "the submission has no objects" in err
+    assert "geoeval: error: --strict: 1 warning(s), the first:" in err
+    assert "Traceback" not in err and not out.exists()
+    steps = []
+    with pytest.raises(StrictError, match=r"^strict=True: 1 warning\(s\), the first: .*"
+                                          r"the submission has no objects"):
+        geoeval.score(layers["ref"], layers["empty"], strict=True, progress=steps.append)
+    assert "overlap" not in steps
+
+
+def test_strict_refuses_a_missing_scene_before_any_scene(layers, tmp_path, capsys,
+                                                         monkeypatch):
+    """A scene without a submission is known from the folders: --strict refuses the run
+    before scoring any scene."""
+    import shutil
+
+    from geoeval.scoring import scenes
+
+    ref_dir, sub_dir = tmp_path / "refs", tmp_path / "subs"
+    ref_dir.mkdir()
+    sub_dir.mkdir()
+    for name in ("a", "b"):
+        shutil.copy(layers["ref"], ref_dir / f"{name}.gpkg")
+    shutil.copy(layers["ref"], sub_dir / "a.gpkg")
+
+    def no_scene(*args, **kwargs):
+        raise AssertionError("a scene was scored before --strict refused the run")
+
+    monkeypatch.setattr("geoeval.scoring.scene.score", no_scene)
+    monkeypatch.setattr(scenes, "_score_empty", no_scene)
+    code = main(["score", str(ref_dir), str(sub_dir), "-m", "bgm", "--strict"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2, err
+    assert "1 scene(s) without a submission" in err and "--strict: 1 warning(s)" in err

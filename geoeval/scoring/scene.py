@@ -204,13 +204,18 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
     resolution, approximate, n_jobs = options.resolution, options.approximate, options.n_jobs
     from geoeval import parallel
 
+    warnings = [*warnings, *crs_warnings,
+                *empty_sides(describe(reference), describe(submission))]
+    if options.strict and warnings:  # known from reading: refused before the work
+        from geoeval.errors import StrictError
+        from geoeval.validate import option_name
+
+        raise StrictError(warnings, option_name("strict", switch=True))
     with _engine(engine, options, progress) as eng, parallel.remote(eng.mapper):
         _step(progress, "overlap")
         with parallel.reporting(_parts(progress, "overlap")):
             ov = eng.overlap(reference, submission, pair_counts)
         want_mallows = options.mallows_matchers
-        warnings = [*warnings, *crs_warnings,
-                    *empty_sides(describe(reference), describe(submission))]
         chosen, notes = None, ()
         if want_mallows and reference.grid is None and submission.grid is None \
                 and resolution is None:
