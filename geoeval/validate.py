@@ -32,6 +32,13 @@ def command_line_names() -> Iterator[None]:
         _COMMAND_LINE.reset(token)
 
 
+def spelled(python: str, command_line: str) -> str:
+    """A setting as the caller knows it: ``command_line`` inside a command
+    (:func:`command_line_names`), else ``python`` (``spelled("approximate=False",
+    "--exact")``; :func:`option_name` when the option is the keyword with dashes)."""
+    return command_line if _COMMAND_LINE.get() else python
+
+
 def option_name(keyword: str, switch: bool = False) -> str:
     """A setting named as the caller knows it, for a message made after the arguments
     were parsed (a note, a warning): ``resolution=`` from Python, ``--resolution``
@@ -46,9 +53,8 @@ def option_name(keyword: str, switch: bool = False) -> str:
     ...     option_name("resolution"), option_name("strict", switch=True)
     ('--resolution', '--strict')
     """
-    if _COMMAND_LINE.get():
-        return "--" + keyword.replace("_", "-")
-    return f"{keyword}=True" if switch else f"{keyword}="
+    return spelled(f"{keyword}=True" if switch else f"{keyword}=",
+                   "--" + keyword.replace("_", "-"))
 
 
 class BadValue(InputError):
