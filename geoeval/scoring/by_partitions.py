@@ -60,13 +60,26 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
 
             read_zones(st.zones, st.zone_field, None)
         plan = ps.Plan.of(options, classes=classes)
+    def refuse_empty(n_reference: int, n_submission: int) -> None:
+        """``strict``: an empty layer, known from the metadata, refused before the work
+        (the warning the run would give at the end, word for word)."""
+        early = empty_sides(*(SideSummary(printable(path), "vector", n, None, 0, 0)
+                              for path, n in ((reference, n_reference),
+                                              (submission, n_submission))))
+        if early:
+            from geoeval.errors import StrictError
+            from geoeval.validate import option_name
+
+            raise StrictError(early, option_name("strict", switch=True))
+
     res = score_layers(client, reference, submission, matchers=matchers, params=params,
                        reference_options=reference_options,
                        submission_options=submission_options, writer=objects,
                        progress=progress,
                        mallows={"matchers": want_mallows, "resolution": resolution,
                                 "approximate": approximate}, summaries_plan=plan,
-                       lists=options.lists and objects is None)
+                       lists=options.lists and objects is None,
+                       planned=refuse_empty if options.strict else None)
     warnings: list[str] = []
     sides = []
     for path, n, cnt, crs in ((reference, res.n_reference, res.counts[0], res.crs[0]),
