@@ -89,8 +89,10 @@ def score(
         ``confidence``, ``seed``, ``block_size`` (``docs/confidence.md``),
         ``evaluation_crs`` (``docs/crs.md``), ``engine`` and ``scheduler``
         (``docs/scale.md``), the reader options (``band``, ``background``,
-        ``layer``, ``id_field``, ``class_field``, ``crs``) and
-        ``reference_options`` / ``submission_options``.
+        ``layer``, ``id_field``, ``class_field``, ``crs``),
+        ``reference_options`` / ``submission_options``, and ``strict`` (warnings are
+        a :class:`~geoeval.errors.StrictError`, before the matching when known then,
+        and nothing is written).
 
     Returns
     -------
@@ -143,6 +145,11 @@ def score(
             check_target(objects_dir)
             writer = functools.partial(_open_objects, objects_dir, value.matchers)
         result = _score(reference, submission, value, progress=progress, objects=writer)
+        if value.strict and result.warnings:  # those known before the work refused it
+            from geoeval.errors import StrictError
+            from geoeval.validate import option_name
+
+            raise StrictError(result.warnings, option_name("strict", switch=True))
         if not result.objects_held:  # a Dask run by parts: the summary only
             if json is not None:
                 from geoeval.report.json_report import write_report

@@ -117,6 +117,21 @@ class NotHeldError(GeoevalError, AttributeError):
     ``hasattr`` treat it as absent."""
 
 
+class StrictError(InputError):
+    """``--strict`` (``strict=True``) refused a run for its warnings (``warnings``, each
+    a line; the message counts them and quotes the first), before the work when they
+    were known before it."""
+
+    def __init__(self, warnings: Any, label: str = "--strict") -> None:
+        self.warnings = tuple(str(w) for w in warnings)
+        self.label = label
+        super().__init__(f"{label}: {len(self.warnings)} warning(s), the first: "
+                         f"{self.warnings[0]}")
+
+    def __reduce__(self) -> Any:
+        return (StrictError, (self.warnings, self.label))
+
+
 class GeoevalWarning(UserWarning):
     """What geoeval accepted with a remark (a box outside its image, an input
     reprojected, a side with no objects …). The public functions give each of a

@@ -9,9 +9,52 @@ same rule gives the same message in both.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import overload
 
 from geoeval.errors import InputError
+
+# True while a command of the CLI runs (geoeval.cli.guard): messages made deep inside
+# then name its options (--resolution), else the Python keywords (resolution=).
+_COMMAND_LINE: ContextVar[bool] = ContextVar("geoeval_command_line", default=False)
+
+
+@contextmanager
+def command_line_names() -> Iterator[None]:
+    """Inside, :func:`option_name` names the command line's options (the CLI runs every
+    command inside it)."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+def spelled(python: str, command_line: str) -> str:
+    """A setting as the caller knows it: ``command_line`` inside a command
+    (:func:`command_line_names`), else ``python`` (``spelled("approximate=False",
+    "--exact")``; :func:`option_name` when the option is the keyword with dashes)."""
+    return command_line if _COMMAND_LINE.get() else python
+
+
+def option_name(keyword: str, switch: bool = False) -> str:
+    """A setting named as the caller knows it, for a message made after the arguments
+    were parsed (a note, a warning): ``resolution=`` from Python, ``--resolution``
+    inside a command (:func:`command_line_names`); a ``switch`` (a flag without a
+    value) is ``strict=True`` from Python.
+
+    Examples
+    --------
+    >>> option_name("resolution"), option_name("strict", switch=True)
+    ('resolution=', 'strict=True')
+    >>> with command_line_names():
+    ...     option_name("resolution"), option_name("strict", switch=True)
+    ('--resolution', '--strict')
+    """
+    return spelled(f"{keyword}=True" if switch else f"{keyword}=",
+                   "--" + keyword.replace("_", "-"))
 
 
 class BadValue(InputError):

@@ -82,6 +82,10 @@ def test_pooled_counts_are_summed_before_the_ratios(folders):
     scenes = {s.name: s for s in res.scenes}
     assert scenes["c"].submission is None and scenes["c"].results["iou"]["missed"] == 1
     assert scenes["c"].results["iou"]["precision"] is None
+    # nothing detected against a reference object: recall and F1 0 (the harmonic mean
+    # of 0 and anything), as the scene's warning says
+    assert scenes["c"].results["iou"]["recall"] == 0.0 and scenes["c"].results["iou"]["f1"] == 0.0
+    assert any("(recall and F1 0, precision undefined)" in w for w in scenes["c"].warnings)
     assert scenes["b"].results["iou"]["recall"] == 1.0
     d = res.to_dict()
     assert d["report"] == "scenes" and d["scenes_scored"] == 3 and len(d["scenes"]) == 3

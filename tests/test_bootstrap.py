@@ -122,8 +122,8 @@ def test_nothing_detected():
     sub = ObjectSet.from_geometries(np.array([], dtype=object), crs=CRS)
     res = score_objects(objects(refs), sub, matchers=["iou", "bgm"], bootstrap=100)
     iv = res.bootstrap.intervals["iou"]
-    assert iv["precision"] is None and iv["f1"] is None and iv["accuracy"] is None
-    assert iv["recall"] == [0.0, 0.0]
+    assert iv["precision"] is None and iv["accuracy"] is None
+    assert iv["recall"] == [0.0, 0.0] and iv["f1"] == [0.0, 0.0]
     assert res.bootstrap.intervals["bgm"]["accuracy"] == [0.0, 0.0]
 
 

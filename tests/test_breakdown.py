@@ -117,15 +117,16 @@ def test_nothing_detected_and_nothing_to_detect():
     res = score_objects(objects_from_labels(lab), objects_from_labels(empty), matchers=["mom"],
                         breakdown=True)
     b = res.breakdown["mom"]
-    assert b.now == {"precision": None, "recall": 0.0, "f1": None, "accuracy": None,
+    assert b.now == {"precision": None, "recall": 0.0, "f1": 0.0, "accuracy": None,
                      "mallows": None}
     assert b.fixed["missed"]["f1"] == 1.0 and b.fixed["missed"]["mallows"] == 1.0
-    assert b.gain("missed", "f1") is None and b.gain("missed", "recall") == 1.0
-    assert b.fixed["false_alarm"]["f1"] is None
+    assert b.gain("missed", "f1") == 1.0 and b.gain("missed", "recall") == 1.0
+    assert b.gain("missed", "precision") is None
+    assert b.fixed["false_alarm"]["f1"] == 0.0
     res = score_objects(objects_from_labels(empty), objects_from_labels(lab), matchers=["mom"],
                         breakdown=True)
     b = res.breakdown["mom"]
-    assert b.now["recall"] is None and b.now["precision"] == 0.0 and b.now["f1"] is None
+    assert b.now["recall"] is None and b.now["precision"] == 0.0 and b.now["f1"] == 0.0
     # nothing left once the false alarms go: every ratio is undefined
     assert b.fixed["false_alarm"] == {k: None for k in b.now}
     assert b.fixed["all"] == {k: None for k in b.now}
@@ -302,7 +303,7 @@ def test_class_confusion_hand_scene():
     """R1 class A, R2 class B; S1 = R1 (class A), S2 = R2 but labelled A.
 
     Class A now: references {R1}, submitted {S1, S2}: S2 is a false alarm,
-    P = 1/2, R = 1, F1 = 2/3. Class B: nothing submitted, P null, R 0, F1 null.
+    P = 1/2, R = 1, F1 = 2/3. Class B: nothing submitted, P null, R 0, F1 0.
     Fixed (S2 takes class B): both classes P = R = F1 = 1.
     """
     from dataclasses import replace
@@ -318,8 +319,9 @@ def test_class_confusion_hand_scene():
         assert a["now"]["f1"] == pytest.approx(2 / 3) and a["fixed"]["f1"] == 1.0
         assert a["gain"]["f1"] == pytest.approx(1 / 3)
         assert a["gain"]["precision"] == pytest.approx(1 / 2) and a["gain"]["recall"] == 0
-        assert b["now"]["f1"] is None and b["now"]["recall"] == 0.0
-        assert b["fixed"]["f1"] == 1.0 and b["gain"]["f1"] is None
+        assert b["now"]["f1"] == 0.0 and b["now"]["recall"] == 0.0
+        assert b["fixed"]["f1"] == 1.0 and b["gain"]["f1"] == 1.0
+        assert b["now"]["precision"] is None and b["gain"]["precision"] is None
         assert b["gain"]["recall"] == 1.0
     assert res.breakdown["mom"].class_confusion["classes"]["B"]["fixed"]["accuracy"] == 1.0
     # all-classes: classes play no part, nothing to fix but nothing confused either

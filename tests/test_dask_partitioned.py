@@ -704,3 +704,26 @@ def test_task_results_report_their_size_to_dask():
     assert payload <= size <= payload + n * 8 + n * 64  # + pointers, bytes headers
     assert dask.sizeof.sizeof({0: part, 1: part.take(np.arange(n // 2))}) > 1.4 * size
     assert nbytes(None) == 0 and nbytes(np.zeros(0, object)) == 0
+
+
+def test_strict_refuses_an_empty_layer_from_its_metadata(monkeypatch, tmp_path):
+    """strict=True by partitions: an empty layer is known from the metadata, so the run
+    is refused before any piece is read, with the warning the run would give."""
+    from geoeval.engine import Engine
+    from geoeval.errors import StrictError
+    from geoeval.io import pieces as io_pieces
+    from geoeval.scoring.options import score_options
+    from geoeval.scoring.scene import score
+
+    ref, sub = scene(3, n=16)
+    folder, gpkg = _write_inputs(tmp_path, ref, sub[:0])
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("a piece was read before strict refused the run")
+
+    monkeypatch.setattr(io_pieces, "read_piece", no_reading)
+    with pytest.raises(StrictError, match=r"strict=True: 1 warning\(s\), the first: .*"
+                                          r"the submission has no objects: its layer has no "
+                                          r"features"):
+        score(folder, gpkg, score_options(matchers=["bgm"], strict=True),
+              opened=Engine("dask", client=RecordingClient(), n_jobs=1))

@@ -132,3 +132,108 @@ def test_a_cut_shx_names_the_index(tmp_path, layers, capsys):
     code, _, err = run(capsys, layers["ref"], shp)
     assert code == 2
     assert "cut.shp: damaged Shapefile: its index cut.shx is cut short" in err
+
+
+def _f1_cells(html: str) -> list[str]:
+    """The F1 column of the HTML page's scores table (``data-value``, one per matcher)."""
+    table = html[html.index('<table class="scores">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr><th scope=\"row\">.*?</tr>", table, flags=re.S)
+    return [re.findall(r'data-value="([^"]*)"', r)[2] for r in rows]
+
+
+@pytest.mark.parametrize("empty", ["submission", "reference", "both"])
+def test_f1_of_an_empty_side_agrees_everywhere(layers, tmp_path, capsys, empty):
+    """One rule (F1 = 2PR/(P + R), the harmonic mean, 0 when either is 0): with one side
+    empty F1 is 0, with both empty it is undefined; the table, JSON, CSV, HTML page,
+    Python API, the warnings and the sentence under the table all say so."""
+    import json
+
+    import geoeval
+
+    ref = layers["empty"] if empty in ("reference", "both") else layers["ref"]
+    sub = layers["empty"] if empty in ("submission", "both") else layers["ref"]
+    out = tmp_path / "out"
+    out.mkdir()
+    code = main(["score", str(ref), str(sub), "-m", "bgm", "-m", "iou", "--json",
+                 str(out / "r.json"), "--csv-dir", str(out), "--html", str(out / "r.html")])
+    cap = capsys.readouterr()
+    err = " ".join(cap.err.split())
+    said = " ".join(cap.out.split())
+    assert code == 0, err
+    f1 = None if empty == "both" else 0.0
+    row = re.search(r"│ F1 +│(.*)│", cap.out)
+    assert row, cap.out
+    assert [c.strip() for c in row.group(1).split("│")] == (
+        ["–", "–"] if f1 is None else ["0.0000", "0.0000"])
+    rep = json.loads((out / "r.json").read_text())
+    assert [rep["results"][m]["f1"] for m in ("bgm", "iou")] == [f1, f1]
+    csv_rows = (out / "summary.csv").read_text().splitlines()
+    col = csv_rows[0].split(",").index("f1")
+    assert [r.split(",")[col] for r in csv_rows[1:]] == (["", ""] if f1 is None
+                                                         else ["0.0", "0.0"])
+    assert _f1_cells((out / "r.html").read_text()) == (
+        ["", ""] if f1 is None else ["0.0", "0.0"])
+    with pytest.warns(geoeval.GeoevalWarning):
+        res = geoeval.score(ref, sub, matchers=["bgm", "iou"])
+    assert [res.results[m].f1 for m in ("bgm", "iou")] == [f1, f1]
+    if f1 is None:
+        assert "F1 0" not in err and "F1 are 0" not in said
+        assert err.count("precision, recall and F1 are undefined") == 2
+        assert "Neither side has objects" in said and "F1 are undefined" in said
+    else:
+        assert "F1 0" in err and "F1 are 0" in said
+        assert "F1 are undefined" not in err + said
+
+
+def test_strict_refuses_before_the_matching(layers, tmp_path, capsys, monkeypatch):
+    """--strict (strict=True): a warning known from reading (here an empty submission)
+    refuses the run before the overlap and matching, with each warning printed, exit 2,
+    nothing written; from Python the refusal names strict=True."""
+    import geoeval
+    from geoeval import engine
+    from geoeval.errors import StrictError
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the overlap was computed before --strict refused the run")
+
+    monkeypatch.setattr(engine, "compute_overlap", no_work)
+    out = tmp_path / "r.json"
+    code = main(["score", str(layers["ref"]), str(layers["empty"]), "--strict", "--json",
+                 str(out)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2, err
+    assert "warning: " in err and "the submission has no objects" in err
+    assert "geoeval: error: --strict: 1 warning(s), the first:" in err
+    assert "Traceback" not in err and not out.exists()
+    steps = []
+    with pytest.raises(StrictError, match=r"^strict=True: 1 warning\(s\), the first: .*"
+                                          r"the submission has no objects"):
+        geoeval.score(layers["ref"], layers["empty"], strict=True, progress=steps.append)
+    assert "overlap" not in steps
+
+
+def test_strict_refuses_a_missing_scene_before_any_scene(layers, tmp_path, capsys,
+                                                         monkeypatch):
+    """A scene without a submission is known from the folders: --strict refuses the run
+    before scoring any scene."""
+    import shutil
+
+    from geoeval.scoring import scenes
+
+    ref_dir, sub_dir = tmp_path / "refs", tmp_path / "subs"
+    ref_dir.mkdir()
+    sub_dir.mkdir()
+    for name in ("a", "b"):
+        shutil.copy(layers["ref"], ref_dir / f"{name}.gpkg")
+    shutil.copy(layers["ref"], sub_dir / "a.gpkg")
+
+    def no_scene(*args, **kwargs):
+        raise AssertionError("a scene was scored before --strict refused the run")
+
+    monkeypatch.setattr("geoeval.scoring.scene.score", no_scene)
+    monkeypatch.setattr(scenes, "_score_empty", no_scene)
+    code = main(["score", str(ref_dir), str(sub_dir), "-m", "bgm", "--strict"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2, err
+    assert "1 scene(s) without a submission" in err and "--strict: 1 warning(s)" in err

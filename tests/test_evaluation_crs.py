@@ -181,3 +181,34 @@ def test_a_resampled_raster_and_a_reprojected_layer_keep_their_own_crs():
     assert d["reference"]["crs"] == d["submission"]["crs"] == "site grid"
     ev = d["parameters"]["evaluation_crs"]
     assert ev["crs"] == "site grid" and ev["wkt"].startswith("ENGCRS[\"site grid\"")
+
+
+def test_the_warning_names_the_option_as_its_caller_knows_it(tmp_path, capsys):
+    """The CRS geoeval chose is a warning that says how to choose another: --eval-crs
+    on the command line, evaluation_crs= from Python (never both); so does the
+    Mallows pooling warning (--exact, approximate=False)."""
+    import warnings
+
+    import geopandas as gpd
+
+    from geoeval.cli.main import main
+    from geoeval.measures.mallows import pooling_warning
+    from geoeval.validate import command_line_names
+
+    ref, sub = squares(60.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", geoeval.GeoevalWarning)
+        res = geoeval.score(ObjectSet.from_geometries(ref, crs="EPSG:4326"),
+                            ObjectSet.from_geometries(sub, crs="EPSG:4326"), matchers=["bgm"])
+    said = [w for w in res.warnings if "computed in" in w]
+    assert said and said[0].endswith("set evaluation_crs= to choose the CRS"), said
+    paths = []
+    for name, geoms in (("ref.gpkg", ref), ("sub.gpkg", sub)):
+        gpd.GeoDataFrame(geometry=list(geoms), crs="EPSG:4326").to_file(tmp_path / name)
+        paths.append(str(tmp_path / name))
+    assert main(["score", *paths, "-m", "bgm"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "set --eval-crs to choose the CRS" in err and "evaluation_crs=" not in err
+    assert pooling_warning("mom", 2, 1e-5).endswith("pass approximate=False for exact scores")
+    with command_line_names():
+        assert pooling_warning("mom", 2, 1e-5).endswith("pass --exact for exact scores")

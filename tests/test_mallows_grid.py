@@ -222,7 +222,11 @@ def test_two_vector_layers_get_a_grid_step_from_the_data():
     given = score_objects(ref, sub, matchers=["mom"], resolution=2.0)
     assert auto.parameters["mallows"]["resolution"] == 2.0
     assert "resolution_rule" in auto.parameters["mallows"]
-    assert any("grid of step 2 " in w and "resolution=" in w for w in auto.warnings)
+    # the documented default, recorded in parameters: a note, not a warning
+    assert not any("grid" in w for w in auto.warnings)
+    assert any("grid of step 2 " in n and n.endswith("set it with resolution=")
+               for n in auto.notes)
+    assert not given.notes
     assert auto.results["mom"].accuracy is not None
     assert auto.results["mom"].accuracy == given.results["mom"].accuracy
     # nothing on either side: no grid (no grid warning), accuracy null; each empty
@@ -233,3 +237,37 @@ def test_two_vector_layers_get_a_grid_step_from_the_data():
     assert not any("grid" in w for w in none.warnings)
     assert [w.split(": ")[1] for w in none.warnings] == [
         "the reference has no objects", "the submission has no objects"]
+
+
+def test_a_default_vector_run_passes_strict_and_names_the_option_its_callers_way(tmp_path,
+                                                                                 capsys):
+    """Two vector layers, MOM, no step: the grid step chosen from the data is a note on
+    stderr naming --resolution (not a warning: --strict passes, exit 0); from Python it
+    names resolution= and gives no GeoevalWarning."""
+    import warnings
+
+    import geopandas as gpd
+
+    import geoeval
+    from geoeval.cli.main import main
+
+    ref, sub = tmp_path / "ref.gpkg", tmp_path / "sub.gpkg"
+    crs = "EPSG:32631"
+    gpd.GeoDataFrame({"id": [1, 2, 3]}, crs=crs, geometry=[
+        box(0, 0, 10, 10), box(20, 0, 40, 20), box(50, 0, 80, 30)]).to_file(ref)
+    gpd.GeoDataFrame({"id": [1, 2, 3]}, crs=crs, geometry=[
+        box(1, 0, 11, 10), box(20, 1, 40, 21), box(52, 0, 80, 30)]).to_file(sub)
+    code = main(["score", str(ref), str(sub), "-m", "mom", "--strict",
+                 "--json", str(tmp_path / "r.json")])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 0, err
+    assert "warning" not in err
+    assert "note: both inputs are vector layers" in err and "grid of step 2 " in err
+    assert "set it with --resolution" in err and "resolution=" not in err
+    report = (tmp_path / "r.json").read_text()
+    assert '"resolution_rule"' in report
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", geoeval.GeoevalWarning)
+        res = geoeval.score(ref, sub, matchers=["mom"])
+    assert res.notes[-1].endswith("set it with resolution=")
+    assert res.parameters["mallows"]["resolution"] == 2.0

@@ -133,17 +133,22 @@ def test_iou_matcher_cardinality_first():
 
 
 def test_empty_sides_are_null():
+    """A ratio over an empty side is null; F1 (2TP / (2TP + FP + FN) one-to-one) is 0
+    with one side empty and null only when both are."""
     empty = ObjectSet.from_geometries([])
     one = objs((0, 0, 1, 1))
     r = score_objects(one, empty).results
     for name in ("bgm", "hoover", "mom", "iou"):
         assert r[name].precision is None
         assert r[name].recall == 0.0
-        assert r[name].f1 is None
-    r = score_objects(empty, one).results["mom"]
-    assert r.recall is None and r.precision == 0.0
-    r = score_objects(empty, empty).results["bgm"]
-    assert r.accuracy is None and r.precision is None and r.recall is None
+        assert r[name].f1 == 0.0
+    r = score_objects(empty, one).results
+    for name in ("bgm", "hoover", "mom", "iou"):
+        assert r[name].recall is None and r[name].precision == 0.0 and r[name].f1 == 0.0
+    r = score_objects(empty, empty).results
+    for name in ("bgm", "hoover", "mom", "iou"):
+        assert r[name].precision is None and r[name].recall is None and r[name].f1 is None
+    assert r["bgm"].accuracy is None
 
 
 def test_min_overlap_drops_small_pairs():

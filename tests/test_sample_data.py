@@ -244,7 +244,7 @@ def test_sample_areas_are_exact_whatever_the_machine():
         k = int(rng.integers(3, 12))
         xy = np.round(rng.uniform(0, 300, (k, 2)), 2)
         q = [(Fraction(str(x)), Fraction(str(y))) for x, y in xy.tolist()]
-        twice = sum(x0 * y1 - y0 * x1 for (x0, y0), (x1, y1) in zip(q, q[1:] + q[:1]))
+        twice = sum(x0 * y1 - y0 * x1 for (x0, y0), (x1, y1) in zip(q, q[1:] + q[:1], strict=True))
         exact = float(abs(twice) / 2)  # Fraction -> float: correctly rounded
         assert ring_area(xy, 2) == exact
         assert ring_area(np.roll(xy, 3, axis=0)[::-1], 2) == exact  # any start, either way

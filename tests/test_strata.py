@@ -54,7 +54,7 @@ def test_three_zones_known_counts():
         "A": (3, 2, 1 / 2, 1 / 3, pytest.approx(0.4)),
         "B": (2, 1, 1.0, 1 / 2, pytest.approx(2 / 3)),
         "C": (1, 1, 0.0, 0.0, 0.0),  # the crossing match is lost: r5 missed in B, s5 FA in C
-        OUTSIDE: (0, 1, 0.0, None, None),
+        OUTSIDE: (0, 1, 0.0, None, 0.0),  # nothing to find: recall null, F1 0
     }
     d = res.to_dict()["strata"]["zone"]
     assert d["strata"]["A"]["results"]["iou"]["missed"] == 2

@@ -54,7 +54,8 @@ def _paths(value: Any) -> list[Path]:
 
 
 def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a command inside one output run (:func:`geoeval.outputs.output_run`).
+    """Run a command inside one output run (:func:`geoeval.outputs.output_run`), its
+    messages naming the command line's options (:func:`geoeval.validate.option_name`).
 
     Before the command starts, every output option it was given is checked (its
     folder exists and is writable, it is not one of the command's inputs, no two
@@ -68,12 +69,15 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
         from geoeval.heap import memory_kept
         from geoeval.outputs import declare, output_run
         from geoeval.parallel import collector_paused
+        from geoeval.validate import command_line_names
 
         bound = signature.bind_partial(*args, **kwargs).arguments
         inputs = [p for name, value in bound.items() if name not in OUTPUTS
                   for p in _paths(value)]
         _stdout_usage(bound)
-        with collector_paused(), memory_kept(), output_run(inputs) as outputs:
+        # messages made inside name the options (--resolution), not the keywords
+        with collector_paused(), memory_kept(), output_run(inputs) as outputs, \
+                command_line_names():
             declare(outputs, bound, flags=True)
             result = command(*args, **kwargs)
         written = outputs.describe()

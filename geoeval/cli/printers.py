@@ -41,7 +41,7 @@ def warn(warnings: Any, *, strict: bool = False, prefix: str = "") -> None:
     written."""
     from rich.text import Text
 
-    from geoeval.errors import MESSAGE_CHARS, InputError, cut
+    from geoeval.errors import MESSAGE_CHARS, StrictError, cut
 
     lines = [f"{prefix}{w}" for w in warnings]
     err = terminal(stderr=True)
@@ -49,7 +49,7 @@ def warn(warnings: Any, *, strict: bool = False, prefix: str = "") -> None:
         err.print(Text.assemble(("warning:", "yellow"), " ", cut(line, MESSAGE_CHARS)),
                   highlight=False, soft_wrap=True)
     if strict and lines:
-        raise InputError(f"--strict: {len(lines)} warning(s), the first: {lines[0]}")
+        raise StrictError(lines)
 
 
 def note(notes: Any, *, quiet: bool = False) -> None:

@@ -28,6 +28,8 @@ The last one is a template: two folders of scenes, paired by name.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -154,7 +156,7 @@ def score_command(
         approximate=approximate, n_jobs=jobs,
         engine=engine.value if hasattr(engine, "value") else engine, scheduler=scheduler,
         **readers, class_field=class_field, **strata,
-        **bootstrap, seed=seed)
+        **bootstrap, seed=seed, strict=out.strict)
     folders = _is_folder(reference) or _is_folder(submission)
     if folders:
         if not (_is_folder(reference) and _is_folder(submission)):
@@ -171,13 +173,14 @@ def score_command(
                              None if boundary_band.value == "distance" else boundary_band)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
-        _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
-                       gpkg_matcher=out_matcher, csv_dir=csv_dir, out=out, err=err)
+        with _strict_printed():
+            _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
+                           gpkg_matcher=out_matcher, csv_dir=csv_dir, out=out, err=err)
         return
     for name, value in (("--pairs", pairs), ("--scene-dir", scene_dir)):
         if value is not None:
             raise InputError(f"{name} applies to folders of scenes only")
-    with Progress(out.quiet) as progress:
+    with _strict_printed(), Progress(out.quiet) as progress:
         result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
                                gpkg_matcher=out_matcher, csv_dir=csv_dir,
                                parquet_dir=parquet_dir, figure=figure,
@@ -215,6 +218,19 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
 
     parts.append(Text("Try next: " + ", ".join(hints) + ".", style="italic"))
     show(console or terminal(), parts)
+
+
+@contextmanager
+def _strict_printed() -> Iterator[None]:
+    """``--strict`` refused the run as soon as its warnings were known (before the
+    matching, for those of reading): each printed, then the refusal, as at the end."""
+    from geoeval.errors import StrictError
+
+    try:
+        yield
+    except StrictError as exc:
+        warn(exc.warnings, strict=True)
+        raise
 
 
 def _is_folder(path: Path) -> bool:

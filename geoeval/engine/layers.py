@@ -147,7 +147,8 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                  submission_options: dict[str, Any], writer: Any = None,
                  progress: Callable[[str], None] | None = None,
                  mallows: dict[str, Any] | None = None,
-                 summaries_plan: Any = None, lists: bool = False) -> LayerScore:
+                 summaries_plan: Any = None, lists: bool = False,
+                 planned: Callable[[int, int], None] | None = None) -> LayerScore:
     """Score two vector layers on the cluster of ``client`` (see the module docstring).
 
     Parameters
@@ -185,6 +186,9 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         Gather each matcher's per-object lists for the report
         (:class:`~geoeval.matching.lists.MatchLists`; at most
         :data:`~geoeval.matching.lists.LIST_LIMIT` objects, checked before the work).
+    planned : callable, optional
+        Called with each side's number of features, from the metadata, before any
+        piece is read (``--strict`` refuses an empty layer there).
     """
     from geoeval.io.pieces import check_field, plan_layer, read_piece
 
@@ -209,6 +213,8 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
             pieces = [replace(q, attributes=True) for q in pieces]
         plans.append((pieces, crs))
         meta.append(bounds)
+    if planned is not None:
+        planned(*(sum(q.rows for q in pieces) for pieces, _ in plans))
     rows = sum(q.rows for pieces, _ in plans for q in pieces)
     if lists:
         from geoeval.matching.lists import check_listable

@@ -217,7 +217,9 @@ def to_evaluation_crs(
     info = evaluation_record(target, rule)
     if requested is not None:  # the user's choice, recorded in the report: no warning
         return ref, sub, info, []
+    from geoeval.validate import spelled
+
     warning = (f"areas and distances are computed in {crs_name(target)}, not in the "
-               f"inputs' {crs_name(reference.crs)} ({why}); set evaluation_crs= "
-               "(--eval-crs) to choose the CRS")
+               f"inputs' {crs_name(reference.crs)} ({why}); set "
+               f"{spelled('evaluation_crs=', '--eval-crs')} to choose the CRS")
     return ref, sub, info, [warning]

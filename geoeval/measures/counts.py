@@ -3,7 +3,11 @@
 Özdemir et al. (2010): precision ``= (No − FA)/No`` (eq. 14), recall
 ``= (Nr − MD)/Nr`` (eq. 15), BGM score eq. 1, Hoover score eq. 2, the scene
 Mallows score eq. 13. Undefined ratios (a side with no objects, no instances)
-are ``None``, never guessed.
+are ``None``, never guessed: precision with no submitted object, recall with no
+reference object. F1, their harmonic mean, is 0 when either is 0 whatever the
+other (``1/F1 = (1/P + 1/R)/2``), so it is defined whenever one side has
+objects: 0 with nothing submitted or nothing to find, undefined only when both
+sides are empty (for one-to-one matchers it is ``2TP / (2TP + FP + FN)``).
 
 Every measure is a ratio of sums over objects and instances, so there is one
 formula each, over *sufficient statistics* (:data:`SUMS`):
@@ -141,24 +145,32 @@ def recall(m: Matching) -> float | None:
 
 
 def f1(p: float | None, r: float | None) -> float | None:
-    """Harmonic mean ``2PR/(P + R)``; ``None`` if either is undefined, 0 if both are 0."""
-    if p is None or r is None:
-        return None
-    return as_number(f1_values(p, r))
+    """Harmonic mean ``2PR/(P + R)`` (:func:`f1_values`); ``None`` when undefined."""
+    return as_number(f1_values(np.nan if p is None else p, np.nan if r is None else r))
 
 
 def f1_values(p: Any, r: Any) -> np.ndarray:
-    """:func:`f1` of arrays (e.g. bootstrap replicates): NaN where either is NaN.
+    """F1, the harmonic mean ``2PR/(P + R)`` of precision and recall, of numbers or
+    arrays (e.g. bootstrap replicates): the one formula of F1.
+
+    A harmonic mean is 0 when one of its terms is 0, whatever the other
+    (``1/F1 = (1/P + 1/R)/2``): with nothing submitted (``P`` undefined) and
+    references to find, recall and F1 are 0; with nothing to find (``R``
+    undefined) and detections, precision and F1 are 0. F1 is NaN (undefined) where
+    one is undefined and the other is not 0: from counts, only when both sides are
+    empty. For one-to-one matchers this is ``2TP / (2TP + FP + FN)`` in every case.
 
     Examples
     --------
-    >>> f1_values(np.array([0.5, 0.0, np.nan]), np.array([1.0, 0.0, 1.0])).tolist()
-    [0.6666666666666666, 0.0, nan]
+    >>> f1_values(np.array([0.5, 0.0, np.nan, 0.0, np.nan]),
+    ...           np.array([1.0, 0.0, 0.0, np.nan, np.nan])).tolist()
+    [0.6666666666666666, 0.0, 0.0, 0.0, nan]
     """
     p, r = np.asarray(p, dtype=float), np.asarray(r, dtype=float)
     s = p + r
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(s > 0, 2 * p * r / s, np.where(s == 0, 0.0, np.nan))
+        both = np.where(s > 0, 2 * p * r / s, np.where(s == 0, 0.0, np.nan))
+    return np.where((p == 0) | (r == 0), 0.0, both)
 
 
 def bgm_score(m: Matching, union_area: float) -> float | None:

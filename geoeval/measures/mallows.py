@@ -404,10 +404,13 @@ def scene_score(scores: np.ndarray) -> float | None:
 
 
 def pooling_warning(matcher: str, n_pooled: int, max_bound: float) -> str:
-    """The warning of a run where ``n_pooled`` instances of ``matcher`` were pooled."""
+    """The warning of a run where ``n_pooled`` instances of ``matcher`` were pooled,
+    naming the option as the caller knows it (:func:`geoeval.validate.spelled`)."""
+    from geoeval.validate import spelled
+
     return (f"{matcher}: {n_pooled} large instance(s) scored by block pooling (above "
             f"{EXACT_LIMIT} pixels a side; error bound {max_bound:.2g}); pass "
-            "approximate=False (--exact) for exact scores")
+            f"{spelled('approximate=False', '--exact')} for exact scores")
 
 
 def _as_arrays(instances: Matching | InstanceArrays | Sequence[Instance]) -> InstanceArrays:

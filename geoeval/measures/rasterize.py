@@ -74,11 +74,27 @@ def step_from_median(median_area: float) -> float:
     return float(f"{np.sqrt(median_area) / 10:.2g}")
 
 
-def auto_resolution_warning(resolution: float) -> str:
-    """The warning of a run whose Mallows grid step was chosen from the data."""
+def auto_resolution_note(resolution: float) -> str:
+    """The note of a run whose Mallows grid step was chosen from the data, naming the
+    option as the caller knows it (:func:`geoeval.validate.option_name`).
+
+    A note, not a warning: every run of two vector layers without a step chooses one
+    by :data:`AUTO_RESOLUTION_RULE`, a documented default, not something wrong with the
+    inputs (so ``--strict`` passes); the report records it in ``parameters.mallows``
+    (``resolution``, ``resolution_rule``).
+
+    Examples
+    --------
+    >>> auto_resolution_note(0.59).endswith("chosen from the data (a tenth of the median "
+    ...                                     "reference object's side, √area, to 2 digits); "
+    ...                                     "set it with resolution=")
+    True
+    """
+    from geoeval.validate import option_name
+
     return ("both inputs are vector layers: the Mallows score rasterises them on a "
             f"grid of step {resolution:g} (CRS units) chosen from the data "
-            f"({AUTO_RESOLUTION_RULE}); set it with resolution= (--resolution)")
+            f"({AUTO_RESOLUTION_RULE}); set it with {option_name('resolution')}")
 
 
 @dataclass(frozen=True)

@@ -91,10 +91,13 @@ def explain(result: Any) -> list[str]:
     nr, ns = result.reference.objects, result.submission.objects
     ms = result.results
     lines: list[str] = []
-    if nr == 0:
-        lines.append("The reference has no objects: there is nothing to find, so recall is "
-                     "undefined and every detection is a false alarm.")
-    if ns == 0:
+    if nr == 0 and ns == 0:
+        lines.append("Neither side has objects: there is nothing to find and nothing was "
+                     "detected, so precision, recall and F1 are undefined.")
+    elif nr == 0:
+        lines.append("The reference has no objects: there is nothing to find, so every "
+                     "detection is a false alarm (precision and F1 are 0, recall undefined).")
+    elif ns == 0:
         lines.append("The submission has no objects: nothing was detected, so every reference "
                      "object is missed (recall and F1 are 0, precision undefined).")
     if nr == 0 or ns == 0 or not ms:

@@ -60,13 +60,26 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
 
             read_zones(st.zones, st.zone_field, None)
         plan = ps.Plan.of(options, classes=classes)
+    def refuse_empty(n_reference: int, n_submission: int) -> None:
+        """``strict``: an empty layer, known from the metadata, refused before the work
+        (the warning the run would give at the end, word for word)."""
+        early = empty_sides(*(SideSummary(printable(path), "vector", n, None, 0, 0)
+                              for path, n in ((reference, n_reference),
+                                              (submission, n_submission))))
+        if early:
+            from geoeval.errors import StrictError
+            from geoeval.validate import option_name
+
+            raise StrictError(early, option_name("strict", switch=True))
+
     res = score_layers(client, reference, submission, matchers=matchers, params=params,
                        reference_options=reference_options,
                        submission_options=submission_options, writer=objects,
                        progress=progress,
                        mallows={"matchers": want_mallows, "resolution": resolution,
                                 "approximate": approximate}, summaries_plan=plan,
-                       lists=options.lists and objects is None)
+                       lists=options.lists and objects is None,
+                       planned=refuse_empty if options.strict else None)
     warnings: list[str] = []
     sides = []
     for path, n, cnt, crs in ((reference, res.n_reference, res.counts[0], res.crs[0]),
@@ -77,10 +90,11 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
         warnings += [f"{name}: {note}" for note in reader_notes(cnt)]
     warnings += empty_sides(*sides)
     chosen = res.mallows_resolution if want_mallows and resolution is None else None
-    if chosen is not None:
-        from geoeval.measures.rasterize import auto_resolution_warning
+    notes = ()
+    if chosen is not None:  # the default, recorded in the report: a note
+        from geoeval.measures.rasterize import auto_resolution_note
 
-        warnings.append(auto_resolution_warning(chosen))
+        notes = (auto_resolution_note(chosen),)
     parameters = options.report_parameters(
         None if res.crs[0] is None else evaluation_record(res.crs[0]), chosen)
     results = {}
@@ -125,7 +139,7 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
             extra["bootstrap"] = ps.bootstrap_report(res.partials[ps.BOOTSTRAP], plan,
                                                      res.prepared["grid"])
     return ScoreSummary(sides[0], sides[1], overlap, results, parameters, tuple(warnings),
-                        objects_dataset=res.objects_dataset,
+                        objects_dataset=res.objects_dataset, notes=notes,
                         partitions={"partitions": res.partitions,
                                     "boundary_objects": res.boundary_objects,
                                     "halo_objects": res.halo_objects,

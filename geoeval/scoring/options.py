@@ -148,6 +148,10 @@ class ScoreOptions:
     by_parts : bool
         A Dask run may score by partitions or blocks (``False`` when an output needs
         every object in this process: GeoPackage, CSV, figures, HTML).
+    strict : bool
+        Warnings are an error (:class:`~geoeval.errors.StrictError`), raised as soon
+        as they are known: those of reading, the evaluation CRS and empty sides
+        before the matching.
     """
 
     matchers: tuple[str, ...] = MATCHERS
@@ -166,6 +170,7 @@ class ScoreOptions:
     per_class: bool = False
     lists: bool = True
     by_parts: bool = True
+    strict: bool = False
 
     @property
     def n_jobs(self) -> int | None:
@@ -272,6 +277,7 @@ def score_options(
     per_class: bool = False,
     lists: bool = True,
     partitioned: bool = True,
+    strict: bool = False,
     **parameters: Any,
 ) -> ScoreOptions:
     """The options of a score, checked: :class:`InputError` naming the first bad one.
@@ -325,6 +331,10 @@ def score_options(
         ``false_alarm_ids``); at most :data:`geoeval.matching.lists.LIST_LIMIT`.
     partitioned : bool
         A Dask run may go by partitions or blocks.
+    strict : bool
+        Warnings are an error (:class:`~geoeval.errors.StrictError`, as ``--strict``),
+        raised as soon as they are known: those of reading, the evaluation CRS and
+        empty sides before the matching, the rest at the end.
 
     Returns
     -------
@@ -385,7 +395,7 @@ def score_options(
         strata=strata, bootstrap=boot, geometry=geometry,
         engine=EngineOptions(engine, scheduler, n_jobs, memory_limit),
         per_class=bool(per_class) or class_field is not None, lists=bool(lists),
-        by_parts=bool(partitioned))
+        by_parts=bool(partitioned), strict=bool(strict))
 
 
 def check_keywords(given: Mapping[str, Any], also: Iterable[str] = (),

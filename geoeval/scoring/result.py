@@ -238,6 +238,9 @@ class ScoreResult:
     bootstrap: Any = None  # geoeval.scoring.bootstrap.BootstrapResult
     _geometry: Any = None  # geoeval.measures.geometry.GeometryMeasures, on request
     objects_dataset: str | None = None
+    #: How the run ran, not warnings (``--strict`` ignores them) and not part of the
+    #: report: where the work ran and why (the engine does not change the report), a
+    #: default chosen from the data (the Mallows grid step; ``parameters`` records it).
     notes: tuple[str, ...] = ()
     partitions: dict[str, int] = field(default_factory=dict)
     #: The summary a Dask run by parts added up (a local run's is made from its objects).

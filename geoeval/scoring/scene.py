@@ -127,7 +127,7 @@ def score(
         if notes:
             from dataclasses import replace
 
-            result = replace(result, notes=notes)
+            result = replace(result, notes=(*notes, *result.notes))
         return result
 
 
@@ -204,21 +204,26 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
     resolution, approximate, n_jobs = options.resolution, options.approximate, options.n_jobs
     from geoeval import parallel
 
+    warnings = [*warnings, *crs_warnings,
+                *empty_sides(describe(reference), describe(submission))]
+    if options.strict and warnings:  # known from reading: refused before the work
+        from geoeval.errors import StrictError
+        from geoeval.validate import option_name
+
+        raise StrictError(warnings, option_name("strict", switch=True))
     with _engine(engine, options, progress) as eng, parallel.remote(eng.mapper):
         _step(progress, "overlap")
         with parallel.reporting(_parts(progress, "overlap")):
             ov = eng.overlap(reference, submission, pair_counts)
         want_mallows = options.mallows_matchers
-        warnings = [*warnings, *crs_warnings,
-                    *empty_sides(describe(reference), describe(submission))]
-        chosen = None
+        chosen, notes = None, ()
         if want_mallows and reference.grid is None and submission.grid is None \
                 and resolution is None:
-            from geoeval.measures.rasterize import auto_resolution, auto_resolution_warning
+            from geoeval.measures.rasterize import auto_resolution, auto_resolution_note
 
             resolution = chosen = auto_resolution(reference, submission)
-            if chosen is not None:
-                warnings.append(auto_resolution_warning(chosen))
+            if chosen is not None:  # the default, recorded in the report: a note
+                notes = (auto_resolution_note(chosen),)
         params = options.report_parameters(
             crs_info if crs_info is not None else
             None if reference.crs is None else evaluation_record(reference.crs), chosen)
@@ -306,7 +311,7 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
 
                 strata = bootstrap_strata(strata, boot)
         return ScoreResult(reference, submission, ov, results, params, tuple(warnings), classes,
-                           errors, strata, boot, geometry)
+                           errors, strata, boot, geometry, notes=notes)
 
 
 def _engine(opened: Engine | None, options: ScoreOptions,

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.errors import InputError
+from geoeval.errors import InputError, StrictError
 from geoeval.io import VECTOR_SUFFIXES
 from geoeval.matching import registry
 from geoeval.measures import counts as _counts
@@ -227,7 +227,8 @@ def score_scenes(
     -----
     Pooling (SpaceNet; Özdemir et al. 2010, eq. 14–15 over all scenes):
     ``P = Σ_s (No_s − FA_s) / Σ_s No_s``, ``R = Σ_s (Nr_s − MD_s) / Σ_s Nr_s``,
-    ``F1 = 2PR / (P + R)``; ``null`` when a denominator is 0.
+    ``F1 = 2PR / (P + R)``; ``P`` or ``R`` is ``null`` when its denominator is 0, F1
+    then 0 (:func:`geoeval.measures.counts.f1_values`), ``null`` only when both are.
     """
     from contextlib import nullcontext
 
@@ -243,6 +244,10 @@ def score_scenes(
     value = score_options(**options, engine="local" if given else engine,
                           partitioned=False)  # built and checked once
     found, warnings = pair_scenes(reference_dir, submission_dir, pairs)
+    if value.strict and warnings:  # known from the folders: refused before any scene
+        from geoeval.validate import option_name
+
+        raise StrictError(warnings, option_name("strict", switch=True))
     scenes: list[Scene] = []
     e = value.engine
     # one engine for every scene: a Dask cluster is started once, not once per scene
@@ -250,10 +255,11 @@ def score_scenes(
               else open_engine(e.name, e.scheduler, e.n_jobs, e.memory_limit))
     with opened as eng:
         for k, (name, ref, sub) in enumerate(found):
-            if sub is None:
-                res = _score_empty(ref, value)
-            else:
-                res = score(ref, sub, value, opened=eng)
+            try:
+                res = (_score_empty(ref, value) if sub is None
+                       else score(ref, sub, value, opened=eng))
+            except StrictError as exc:  # the scene named, as in the scenes' warnings
+                raise StrictError([f"{name}: {w}" for w in exc.warnings], exc.label) from None
             if each is not None:
                 each(name, res)
             scenes.append(_scene(name, ref, sub, res))
@@ -266,7 +272,15 @@ def score_scenes(
               "pairs": None if pairs is None else str(pairs),
               "reference_dir": str(reference_dir), "submission_dir": str(submission_dir),
               "pooling": "counts summed over scenes, then ratios (SpaceNet)"}
-    return ScenesResult(tuple(scenes), pooled, params, tuple(warnings))
+    result = ScenesResult(tuple(scenes), pooled, params, tuple(warnings))
+    if value.strict:
+        from geoeval.errors import result_warnings
+        from geoeval.validate import option_name
+
+        late = result_warnings(result)
+        if late:
+            raise StrictError(late, option_name("strict", switch=True))
+    return result
 
 
 def _score_empty(ref: Path, options: Any) -> Any:

@@ -186,8 +186,9 @@ class ScoreSummary:
     (``None`` when not asked for); ``bootstrap`` the
     :class:`~geoeval.scoring.bootstrap.BootstrapResult`. ``objects_dataset`` names the
     objects dataset when every object's result was written there (then no matcher lists
-    its objects). ``notes`` say where the work ran and why, and ``partitions`` how a
-    Dask run cut it: neither is part of the report.
+    its objects). ``notes`` say how the run ran (where the work ran and why, a default
+    chosen from the data: not warnings), and ``partitions`` how a Dask run cut it:
+    neither is part of the report.
     """
 
     reference: SideSummary
@@ -249,15 +250,23 @@ class ScoreSummary:
 
 
 def empty_sides(reference: SideSummary, submission: SideSummary) -> list[str]:
-    """A warning for each side without a single object, saying why: the layer or
-    raster holds none, or every feature was skipped (the reader's warning says for
-    what). A submission that detected nothing scores F1 0; a reference with no
-    object leaves recall undefined."""
+    """A warning for each side without a single object, saying why (the layer or
+    raster holds none, or every feature was skipped: the reader's warning says for
+    what) and what it does to the measures
+    (:func:`geoeval.measures.counts.f1_values`): a submission that detected
+    nothing has recall and F1 0 and precision undefined; a reference with no
+    object, precision and F1 0 and recall undefined; with both empty, all three
+    are undefined."""
+    if not reference.objects and not submission.objects:
+        both = "precision, recall and F1 are undefined"
+        effects = (f"the submission has none either: {both}",
+                   f"the reference has none either: {both}")
+    else:
+        effects = ("every detection is a false alarm (precision and F1 0, recall undefined)",
+                   "every reference object is missed (recall and F1 0, precision undefined)")
     out = []
-    for side, s, effect in (
-            ("reference", reference, "recall is undefined and every detection is a false "
-                                     "alarm"),
-            ("submission", submission, "every reference object is missed (F1 0)")):
+    for side, s, effect in (("reference", reference, effects[0]),
+                            ("submission", submission, effects[1])):
         if s.objects:
             continue
         if s.skipped:

@@ -481,7 +481,7 @@ def test_zero_features_is_all_missed(suffix, tmp_path, ref):
     rep = score_json(tmp_path, ref, sub)
     r = rep["results"]["bgm"]
     assert counts(rep) == (0, 0, 2, 0)
-    assert r["precision"] is None and r["recall"] == 0.0 and r["f1"] is None
+    assert r["precision"] is None and r["recall"] == 0.0 and r["f1"] == 0.0
     assert r["missed_ids"] == [1, 2] and r["false_alarm_ids"] == []
 
 
@@ -491,7 +491,7 @@ def test_zero_features_reference_is_all_false_alarms(tmp_path):
     rep = score_json(tmp_path, ref, sub)
     r = rep["results"]["bgm"]
     assert counts(rep) == (0, 0, 0, 2)
-    assert r["precision"] == 0.0 and r["recall"] is None and r["f1"] is None
+    assert r["precision"] == 0.0 and r["recall"] is None and r["f1"] == 0.0
 
 
 def test_only_points_is_an_error_naming_the_layer(tmp_path, ref):
