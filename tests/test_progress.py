@@ -181,7 +181,7 @@ def test_a_contest_names_each_submission_its_step_and_the_time_left(monkeypatch)
     subs = Path(__file__).resolve().parents[1] / "sample_data" / "submissions"
     steps: list[str] = []
     rank(subs.parent / "reference.tif", [subs / "s1_near_perfect.tif", subs / "s2_misses.tif"],
-         matcher="bgm", n_jobs=1, progress=steps.append)
+         matchers="bgm", n_jobs=1, progress=steps.append)
     assert steps[0] == "reading the reference" and steps[-1] == "ranking"
     assert "scoring: s1_near_perfect (1/2) with bgm" in steps  # what runs, which of how many
     assert "scoring: s1_near_perfect (1/2) with bgm — overlap" in steps  # and its step
