@@ -105,14 +105,20 @@ def test_a_zipped_layer_of_another_format(tmp_path, ref, suffix):
     assert report["submission"]["path"] == f"{archive}/data/roofs{suffix}"
 
 
-def test_a_zipped_raster(tmp_path, ref):
-    tif = tmp_path / "src" / "labels.tif"
-    tif.parent.mkdir()
+def _labels_tif(folder: Path) -> Path:
+    """Two objects of a 10 × 30 label raster, in UTM, where the reference lies."""
+    folder.mkdir(exist_ok=True)
+    tif = folder / "labels.tif"
     labels = np.zeros((10, 30), dtype=np.uint8)
     labels[:, :10], labels[:, 20:] = 1, 2
     with rasterio.open(tif, "w", driver="GTiff", width=30, height=10, count=1, dtype="uint8",
                        crs=UTM, transform=from_origin(690000, 5330010, 1, 1)) as ds:
         ds.write(labels, 1)
+    return tif
+
+
+def test_a_zipped_raster(tmp_path, ref):
+    tif = _labels_tif(tmp_path / "src")
     archive = _zip(tmp_path / "labels.zip", {"labels.tif": tif})
     report = _score(ref, archive, tmp_path)
     assert report["submission"]["input_type"] == "raster"
@@ -195,12 +201,7 @@ def test_the_dask_engine_reads_a_zipped_raster_by_blocks(tmp_path):
     from geoeval.scoring.options import score_options
     from geoeval.scoring.scene import score
 
-    tif = tmp_path / "labels.tif"
-    labels = np.zeros((10, 30), dtype=np.uint8)
-    labels[:, :10], labels[:, 20:] = 1, 2
-    with rasterio.open(tif, "w", driver="GTiff", width=30, height=10, count=1, dtype="uint8",
-                       crs=UTM, transform=from_origin(690000, 5330010, 1, 1)) as ds:
-        ds.write(labels, 1)
+    tif = _labels_tif(tmp_path)
     archive = _zip(tmp_path / "labels.zip", {"labels.tif": tif})
     options = score_options(matchers=["bgm"])
     res = score(archive, tif, options, opened=Engine("dask", client=InlineClient(), n_jobs=1))
