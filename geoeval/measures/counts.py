@@ -167,10 +167,8 @@ def f1_values(p: Any, r: Any) -> np.ndarray:
     [0.6666666666666666, 0.0, 0.0, 0.0, nan]
     """
     p, r = np.asarray(p, dtype=float), np.asarray(r, dtype=float)
-    s = p + r
-    with np.errstate(divide="ignore", invalid="ignore"):
-        both = np.where(s > 0, 2 * p * r / s, np.where(s == 0, 0.0, np.nan))
-    return np.where((p == 0) | (r == 0), 0.0, both)
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 where both are 0: set to 0
+        return np.where((p == 0) | (r == 0), 0.0, 2 * p * r / (p + r))  # NaN stays NaN
 
 
 def bgm_score(m: Matching, union_area: float) -> float | None:

@@ -14,6 +14,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -157,12 +158,25 @@ class RankingResult:
         """Tied groups whose order the accuracy decided (at least in part)."""
         return [list(t["items"]) for t in self.ties if str(t["by"]).startswith("accuracy")]
 
-    @property
+    @cached_property
     def places(self) -> list[Place]:
         """Every entry, best first, with what put it above the next one: dominance,
         a CRF round, expected rank, the tie-break column or the name
         (:mod:`geoeval.ranking.places`)."""
         return find_places(self)
+
+    @cached_property
+    def by_tie_breaker(self) -> bool:
+        """Whether a tie-breaker (the tie-break column or the name) set any place."""
+        return any(p.by_tie_breaker for p in self.places)
+
+    @property
+    def tie_break_shown(self) -> str | None:
+        """The tie-break column to show beside the indicators: when it set a place and
+        is no indicator itself (``None`` otherwise)."""
+        tb = self.tie_break
+        return tb if self.by_tie_breaker and tb is not None and tb not in self.indicators \
+            else None
 
     def hasse_edges(self) -> list[tuple[str, str]]:
         """Hasse edges of the indicator order as ``(worse, better)`` names."""

@@ -54,9 +54,7 @@ def ranking_table(result: Any) -> Any:
     for col in result.indicators:
         tab.add_column(col + (" ↓" if col in result.lower_is_better else ""), justify="right")
     placed = result.places
-    marked = any(p.by_tie_breaker for p in placed)
-    extra = (result.tie_break if marked and result.tie_break is not None
-             and result.tie_break not in result.indicators else None)
+    marked, extra = result.by_tie_breaker, result.tie_break_shown
     if extra is not None:
         tab.add_column(f"{extra}\n(tie-break)", justify="right")
     tab.add_column("possible\nranks", justify="right")

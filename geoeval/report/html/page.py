@@ -144,10 +144,7 @@ def leaderboard(ranking: RankingResult) -> dict[str, Any]:
         best = _best([report["submissions"][n].get(col) for n in names], lower)
         columns.append({"name": col, "lower": lower, "best": best})
     placed = {p.name: p for p in ranking.places}
-    marked = any(p.by_tie_breaker for p in placed.values())
-    tie_break = report["tie_break"]
-    extra = (tie_break if marked and tie_break is not None
-             and tie_break not in report["indicators"] else None)
+    marked, extra = ranking.by_tie_breaker, ranking.tie_break_shown
     rows = []
     for name in names:
         row_freq = freq[name]
