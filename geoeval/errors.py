@@ -206,6 +206,18 @@ def sendable(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def swapped(reference: str, submission: str) -> str:
+    """The hint for two inputs given in the wrong order: what each place expects.
+
+    Examples
+    --------
+    >>> swapped("ground truth", "results")
+    'the arguments look swapped (expected order: REFERENCE (ground truth) SUBMISSION (results))'
+    """
+    return (f"the arguments look swapped (expected order: REFERENCE ({reference}) "
+            f"SUBMISSION ({submission}))")
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message (for one-line errors)."""
     text = str(exc).strip()

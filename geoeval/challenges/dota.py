@@ -41,7 +41,7 @@ import numpy as np
 from geoeval.challenges._box_groups import centred_pairs, overlapping_pairs
 from geoeval.challenges._pr import ap_every_point, interpolated_precision, pr_curve
 from geoeval.challenges.voc import assign, ranked_hits
-from geoeval.errors import InputError
+from geoeval.errors import InputError, swapped
 from geoeval.heap import memory_kept
 from geoeval.io.boxes import (
     BoxSet,
@@ -269,8 +269,8 @@ def _read_submission(path: str | Path, task: int, images: tuple[str, ...],
         labels = sorted(q.name for q in Path(path).glob("*.txt") if q.is_file())
         if labels:
             raise InputError(f"no Task{task}_<class>.txt file, but {labels[0]} (labelTxt?): "
-                             "expected order: REFERENCE (labelTxt folder) SUBMISSION (folder "
-                             f"of Task{task}_<class>.txt files)", path)
+                             + swapped("labelTxt folder", f"folder of Task{task}_<class>.txt "
+                                       "files"), path)
     missing = [c for c in names if c not in found]
     if missing:
         shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")

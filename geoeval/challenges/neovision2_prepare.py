@@ -16,7 +16,7 @@ from geoeval.challenges._box_groups import (
     overlapping_pairs,
     pair_intersection,
 )
-from geoeval.errors import InputError
+from geoeval.errors import InputError, swapped
 from geoeval.io.neovision2 import (
     ROLE_DCF,
     ROLE_DCO,
@@ -60,8 +60,8 @@ def _swapped(gt: Neovision2Boxes, det: Neovision2Boxes) -> None:
     if (conf.size and det.confidence.size and not np.isnan(conf).any()
             and (conf != 1).any() and np.isnan(det.confidence).all()):
         raise InputError("every row here has a Confidence score and no row of the submission "
-                         f"({det.path}) has one: the arguments look swapped (expected "
-                         "order: REFERENCE (ground truth) SUBMISSION (results))", gt.path)
+                         f"({det.path}) has one: " + swapped("ground truth", "results"),
+                         gt.path)
 
 
 def _one_file_and_a_folder(gt: Neovision2Boxes, det: Neovision2Boxes) -> None:

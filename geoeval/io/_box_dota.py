@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.errors import InputError
+from geoeval.errors import InputError, swapped
 from geoeval.io._box_text import _read_text
 from geoeval.io._boxset import BoxSet, _number, _shown, checked_class
 from geoeval.io._outlines import Outlines
@@ -81,9 +81,9 @@ def read_dota_labels(path: str | Path) -> BoxSet:
     if not files:
         raise InputError("no .txt labelTxt file in this folder", root)
     if all(_RESULT.match(q.name) for q in files):
-        raise InputError(f"{files[0].name} is a file of DOTA results, not labelTxt: the "
-                         "arguments look swapped (expected order: REFERENCE (labelTxt "
-                         "folder) SUBMISSION (folder of Task1_<class>.txt files))", root)
+        raise InputError(f"{files[0].name} is a file of DOTA results, not labelTxt: "
+                         + swapped("labelTxt folder", "folder of Task1_<class>.txt files"),
+                         root)
     stems = [q.stem for q in files]
     dup = next((a for a, b in zip(stems, stems[1:], strict=False) if a == b), None)
     if dup is not None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from geoeval.errors import InputError
+from geoeval.errors import InputError, swapped
 from geoeval.io._boxset import (
     BoxColumns,
     BoxSet,
@@ -24,8 +24,8 @@ _FIELD_NAMES = {"xyrb": ("left", "top", "right", "bottom"),
                 "xywh": ("left", "top", "width", "height")}
 _REL_NAMES = ("centre x", "centre y", "width", "height")
 #: What a reference line of six fields (a detection's: with a confidence) adds.
-SWAPPED = (": a detection line (with a confidence), so the arguments look swapped "
-           "(expected order: REFERENCE (ground truth) SUBMISSION (detections))")
+SWAPPED = ": a detection line (with a confidence), so " + swapped("ground truth",
+                                                                  "detections")
 
 
 def _read_text(f: Path) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from geoeval.errors import InputError
+from geoeval.errors import InputError, swapped
 from geoeval.io._box_coco import (
     _coco_gt,
     _coco_results,
@@ -125,9 +125,8 @@ def _coco_data(data: Any, path: str, side: str | None, like: BoxSet | None,
         return _coco_results(data, path, like)
     if isinstance(data, list) and side == "reference":
         raise InputError("a list of results where the ground truth (an object with 'images', "
-                         "'annotations', 'categories') is expected: the arguments look "
-                         "swapped (expected order: REFERENCE (ground truth) SUBMISSION "
-                         "(results))", path)
+                         "'annotations', 'categories') is expected: "
+                         + swapped("ground truth", "results"), path)
     raise InputError("not COCO JSON: expected ground truth (an object with 'images', "
                      "'annotations', 'categories') or results (a list)", path)
 
