@@ -74,6 +74,10 @@ class RankingResult:
         Paired spatial block bootstrap of the contest (``rank(bootstrap=N)``):
         the share of replicates in which each entry is undominated, rank
         intervals, dominance frequencies.
+    warnings : tuple of str
+        What scoring the submissions accepted with a remark (``rank`` only): the
+        reference's reading warnings, then each submission's, prefixed with its name
+        (``s2: …``); the CLI prints them, ``--strict`` refuses them.
     """
 
     names: tuple[str, ...]
@@ -91,6 +95,7 @@ class RankingResult:
     notes: tuple[str, ...] = field(default=())
     matcher: str | None = None
     bootstrap: dict[str, Any] | None = None  # geoeval.scoring.contest_bootstrap (paired)
+    warnings: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ views
     def __repr__(self) -> str:
@@ -234,6 +239,7 @@ class RankingResult:
             "places": [p.to_dict() for p in self.places],
             "notes": list(self.notes) + list(st.notes),
             "bootstrap": self.bootstrap,
+            "warnings": list(self.warnings),
         }
 
 
