@@ -149,8 +149,6 @@ def rank_command(
     else:
         if len(paths) < 2:
             raise InputError("need REFERENCE and at least one SUBMISSION (or --table)")
-        if indicators is not None or lower_is_better is not None:  # called from Python
-            raise InputError("--indicators and --lower-is-better apply to --table only")
         with strict_printed(), Progress(out.quiet, "reading the reference") as progress:
             result = rank(
                 paths[0],

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -304,6 +304,7 @@ def rank_indicators(
     matcher: str | None = None,
     source: object | None = None,
     lines: Mapping[str, int] | None = None,
+    undefined: Callable[[str, str], str] | None = None,
 ) -> RankingResult:
     """Rank submissions from their indicators with Hasse diagrams and the CRF operator.
 
@@ -334,6 +335,12 @@ def rank_indicators(
         Recorded in the result (``rank`` sets it).
     source, lines : optional
         File and line numbers used in error messages (``rank_table``).
+    undefined : callable, optional
+        ``undefined(name, column)``: the message of the error when ``name``'s
+        ``column`` is undefined but another submission's is defined, saying what the
+        caller can do (``rank`` names the submission's missing objects). Default: the
+        submission and column (with its line), and to choose the indicators
+        (``indicators=``, ``--indicators`` in the CLI) or fix the input.
 
     Returns
     -------
@@ -391,18 +398,22 @@ def rank_indicators(
                 vals[col] = _as_float(row[col], where(name, col), source)
         values[name] = vals
 
+    def message(name: str, col: str) -> str:
+        if undefined is not None:
+            return undefined(name, col)
+        from geoeval.validate import option_name
+
+        return (f"{where(name, col)}: undefined (e.g. no objects); choose the indicators "
+                f"with {option_name('indicators')} or fix the input")
+
     notes: list[str] = []
     used = []
     for col in columns:
-        undefined = [n for n in names if values[n][col] is None]
-        if len(undefined) == len(names):
+        missing = [n for n in names if values[n][col] is None]
+        if len(missing) == len(names):
             notes.append(f"indicator {col!r} is undefined for every submission: not used")
-        elif undefined:
-            raise InputError(
-                f"{where(undefined[0], col)}: undefined (e.g. no objects); "
-                "choose the indicators with --indicators or fix the input",
-                source,
-            )
+        elif missing:
+            raise InputError(message(missing[0], col), source)
         else:
             used.append(col)
     if not used:

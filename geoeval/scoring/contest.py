@@ -8,6 +8,7 @@ rank frequencies, iterated CRF operator).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import warnings
@@ -160,6 +161,7 @@ def rank(
         seed=seed,
         max_rounds=max_rounds,
         matcher=matcher,
+        undefined=functools.partial(_undefined, matcher),
     )
     ranked = replace(ranked, warnings=tuple(warned))
     if bootstrap is None:
@@ -214,6 +216,17 @@ def one_matcher(matchers: str | Sequence[str], options: dict[str, Any],
 
 def _names(matchers: str | Sequence[str]) -> list[Any]:
     return [matchers] if isinstance(matchers, str) else list(matchers)
+
+
+def _undefined(matcher: str, name: str, column: str) -> str:
+    """Why submission ``name``'s ``column`` is undefined while the others' are not
+    (:func:`~geoeval.ranking.api.rank_indicators`' ``undefined``): precision with no
+    submitted object (Özdemir et al. 2010, eq. 14), an accuracy averaged over matched
+    objects with none matched."""
+    why = ("has no objects" if column == "precision"
+           else f"matched no reference object with {matcher}")
+    return (f"submission {name!r} {why}: its {column} is undefined, so it cannot be "
+            "ranked against the others (fix it or leave it out of the contest)")
 
 
 def _strict() -> str:
