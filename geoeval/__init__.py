@@ -77,7 +77,8 @@ __all__ = sorted([*_EXPORTS, *(p.api for p in map(_boxes.get, _boxes.names()) if
 #: Public functions whose result carries ``warnings`` (and every box protocol's
 #: evaluator): each is also given as a Python warning (:class:`geoeval.GeoevalWarning`),
 #: as geopandas gives its own.
-_WARN: frozenset[str] = frozenset({"score", "score_objects", "score_scenes", "evaluate_boxes"})
+_WARN: frozenset[str] = frozenset({"score", "score_objects", "score_scenes", "rank",
+                                   "evaluate_boxes"})
 
 
 def _warning(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -6,7 +6,8 @@ command shares (:class:`Reporting`)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,20 @@ def warn(warnings: Any, *, strict: bool = False, prefix: str = "") -> None:
                   highlight=False, soft_wrap=True)
     if strict and lines:
         raise StrictError(lines)
+
+
+@contextmanager
+def strict_printed() -> Iterator[None]:
+    """``--strict`` refused the run as soon as its warnings were known (before the
+    matching, for those of reading): each printed, then the refusal (re-raised as it
+    came, naming ``--strict``), as at the end."""
+    from geoeval.errors import StrictError
+
+    try:
+        yield
+    except StrictError as exc:
+        warn(exc.warnings)
+        raise
 
 
 def note(notes: Any, *, quiet: bool = False) -> None:

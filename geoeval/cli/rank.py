@@ -40,7 +40,7 @@ from geoeval.cli.options import (
     JobsOpt,
     ResolutionOpt,
 )
-from geoeval.cli.printers import Reporting, command_line
+from geoeval.cli.printers import Reporting, command_line, strict_printed
 from geoeval.cli.progress import Progress
 from geoeval.errors import InputError
 
@@ -149,9 +149,7 @@ def rank_command(
     else:
         if len(paths) < 2:
             raise InputError("need REFERENCE and at least one SUBMISSION (or --table)")
-        if indicators is not None or lower_is_better is not None:  # called from Python
-            raise InputError("--indicators and --lower-is-better apply to --table only")
-        with Progress(out.quiet, "reading the reference") as progress:
+        with strict_printed(), Progress(out.quiet, "reading the reference") as progress:
             result = rank(
                 paths[0],
                 paths[1:],
@@ -166,6 +164,7 @@ def rank_command(
                 **readers,
                 **bootstrap,
                 **options,
+                strict=out.strict,
             )
     out.finish(result, _tables)
     if figure is not None:

@@ -28,8 +28,6 @@ The last one is a template: two folders of scenes, paired by name.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -58,7 +56,14 @@ from geoeval.cli.options import (
     ResolutionOpt,
     SchedulerOpt,
 )
-from geoeval.cli.printers import Reporting, command_line, show, terminal, warn
+from geoeval.cli.printers import (
+    Reporting,
+    command_line,
+    show,
+    strict_printed,
+    terminal,
+    warn,
+)
 from geoeval.cli.progress import Progress
 
 
@@ -173,14 +178,14 @@ def score_command(
                              None if boundary_band.value == "distance" else boundary_band)):
             if value is not None:
                 raise InputError(f"{name} takes one scene; with folders use --scene-dir")
-        with _strict_printed():
+        with strict_printed():
             _score_folders(reference, submission, options, pairs=pairs, scene_dir=scene_dir,
                            gpkg_matcher=out_matcher, csv_dir=csv_dir, out=out, err=err)
         return
     for name, value in (("--pairs", pairs), ("--scene-dir", scene_dir)):
         if value is not None:
             raise InputError(f"{name} applies to folders of scenes only")
-    with _strict_printed(), Progress(out.quiet) as progress:
+    with strict_printed(), Progress(out.quiet) as progress:
         result = geoeval.score(reference, submission, progress=progress, gpkg=gpkg,
                                gpkg_matcher=out_matcher, csv_dir=csv_dir,
                                parquet_dir=parquet_dir, figure=figure,
@@ -218,19 +223,6 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
 
     parts.append(Text("Try next: " + ", ".join(hints) + ".", style="italic"))
     show(console or terminal(), parts)
-
-
-@contextmanager
-def _strict_printed() -> Iterator[None]:
-    """``--strict`` refused the run as soon as its warnings were known (before the
-    matching, for those of reading): each printed, then the refusal, as at the end."""
-    from geoeval.errors import StrictError
-
-    try:
-        yield
-    except StrictError as exc:
-        warn(exc.warnings, strict=True)
-        raise
 
 
 def _is_folder(path: Path) -> bool:

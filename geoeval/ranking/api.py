@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -75,6 +75,10 @@ class RankingResult:
         Paired spatial block bootstrap of the contest (``rank(bootstrap=N)``):
         the share of replicates in which each entry is undominated, rank
         intervals, dominance frequencies.
+    warnings : tuple of str
+        What scoring the submissions accepted with a remark (``rank`` only): the
+        reference's reading warnings, then each submission's, prefixed with its name
+        (``s2: …``); the CLI prints them, ``--strict`` refuses them.
     """
 
     names: tuple[str, ...]
@@ -92,6 +96,7 @@ class RankingResult:
     notes: tuple[str, ...] = field(default=())
     matcher: str | None = None
     bootstrap: dict[str, Any] | None = None  # geoeval.scoring.contest_bootstrap (paired)
+    warnings: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ views
     def __repr__(self) -> str:
@@ -248,6 +253,7 @@ class RankingResult:
             "places": [p.to_dict() for p in self.places],
             "notes": list(self.notes) + list(st.notes),
             "bootstrap": self.bootstrap,
+            "warnings": list(self.warnings),
         }
 
 
@@ -312,6 +318,7 @@ def rank_indicators(
     matcher: str | None = None,
     source: object | None = None,
     lines: Mapping[str, int] | None = None,
+    undefined: Callable[[str, str], str] | None = None,
 ) -> RankingResult:
     """Rank submissions from their indicators with Hasse diagrams and the CRF operator.
 
@@ -342,6 +349,12 @@ def rank_indicators(
         Recorded in the result (``rank`` sets it).
     source, lines : optional
         File and line numbers used in error messages (``rank_table``).
+    undefined : callable, optional
+        ``undefined(name, column)``: the message of the error when ``name``'s
+        ``column`` is undefined but another submission's is defined, saying what the
+        caller can do (``rank`` names the submission's missing objects). Default: the
+        submission and column (with its line), and to choose the indicators
+        (``indicators=``, ``--indicators`` in the CLI) or fix the input.
 
     Returns
     -------
@@ -399,18 +412,22 @@ def rank_indicators(
                 vals[col] = _as_float(row[col], where(name, col), source)
         values[name] = vals
 
+    def message(name: str, col: str) -> str:
+        if undefined is not None:
+            return undefined(name, col)
+        from geoeval.validate import option_name
+
+        return (f"{where(name, col)}: undefined (e.g. no objects); choose the indicators "
+                f"with {option_name('indicators')} or fix the input")
+
     notes: list[str] = []
     used = []
     for col in columns:
-        undefined = [n for n in names if values[n][col] is None]
-        if len(undefined) == len(names):
+        missing = [n for n in names if values[n][col] is None]
+        if len(missing) == len(names):
             notes.append(f"indicator {col!r} is undefined for every submission: not used")
-        elif undefined:
-            raise InputError(
-                f"{where(undefined[0], col)}: undefined (e.g. no objects); "
-                "choose the indicators with --indicators or fix the input",
-                source,
-            )
+        elif missing:
+            raise InputError(message(missing[0], col), source)
         else:
             used.append(col)
     if not used:

@@ -8,13 +8,15 @@ rank frequencies, iterated CRF operator).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
-from geoeval.errors import InputError
+from geoeval.errors import InputError, StrictError
 from geoeval.matching import registry
 from geoeval.progress import TimeLeft
 from geoeval.ranking.api import (
@@ -98,7 +100,11 @@ def rank(
     -------
     RankingResult
         With ``matcher`` set; an accuracy undefined for every submission is
-        dropped from the indicators (noted in ``notes``).
+        dropped from the indicators (noted in ``notes``). Its ``warnings`` are the
+        reference's (once), then each submission's, named (``s2: 1 of 9 feature(s)
+        skipped …``); with ``strict=True`` (``--strict``) the first that has any is
+        refused with :class:`~geoeval.errors.StrictError` naming it, as soon as they
+        are known (before the submissions, for the reference's).
     """
     matcher = one_matcher(matchers, options, "geoeval.scoring.rank")
     check_keywords(options, _OWN, "geoeval.rank")
@@ -120,11 +126,21 @@ def rank(
     if progress is not None:
         progress("reading the reference")
     ref = read_reference(reference, value)  # read once, scored many times
+    warned = list(ref.warnings)  # the reference's, once (each score repeats them)
+    if value.strict and warned:  # known from reading the reference: refused before any
+        raise StrictError(warned, _strict())
     left = TimeLeft(warm_up=0)  # every submission costs alike: measured from the first
     left.text(0, len(labels))
     for k, (label, path) in enumerate(zip(labels, submissions, strict=True), start=1):
-        result = score(ref, path, value,
-                       progress=_within(progress, matcher, label, k, len(labels), left))
+        try:
+            result = score(ref, path, value,
+                           progress=_within(progress, matcher, label, k, len(labels), left))
+        except StrictError as exc:  # the submission named, as in the contest's warnings
+            raise StrictError([f"{label}: {w}" for w in exc.warnings], exc.label) from None
+        own = [f"{label}: {w}" for w in result.warnings if w not in ref.warnings]
+        if value.strict and own:  # known once it is scored: refused before the next one
+            raise StrictError(own, _strict())
+        warned += own
         m = result.results[matcher]
         if each is not None:
             each(label, result)
@@ -145,11 +161,11 @@ def rank(
         seed=seed,
         max_rounds=max_rounds,
         matcher=matcher,
+        undefined=functools.partial(_undefined, matcher),
     )
+    ranked = replace(ranked, warnings=tuple(warned))
     if bootstrap is None:
         return ranked
-    from dataclasses import replace
-
     from geoeval.scoring.contest_bootstrap import contest_bootstrap
 
     if progress is not None:
@@ -200,6 +216,24 @@ def one_matcher(matchers: str | Sequence[str], options: dict[str, Any],
 
 def _names(matchers: str | Sequence[str]) -> list[Any]:
     return [matchers] if isinstance(matchers, str) else list(matchers)
+
+
+def _undefined(matcher: str, name: str, column: str) -> str:
+    """Why submission ``name``'s ``column`` is undefined while the others' are not
+    (:func:`~geoeval.ranking.api.rank_indicators`' ``undefined``): precision with no
+    submitted object (Özdemir et al. 2010, eq. 14), an accuracy averaged over matched
+    objects with none matched."""
+    why = ("has no objects" if column == "precision"
+           else f"matched no reference object with {matcher}")
+    return (f"submission {name!r} {why}: its {column} is undefined, so it cannot be "
+            "ranked against the others (fix it or leave it out of the contest)")
+
+
+def _strict() -> str:
+    """``--strict`` or ``strict=True``, as the caller knows it."""
+    from geoeval.validate import option_name
+
+    return option_name("strict", switch=True)
 
 
 def _within(progress: Callable[[str], None] | None, matcher: str, label: str, k: int,
