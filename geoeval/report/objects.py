@@ -120,7 +120,7 @@ def object_tables(result: ScoreResult, matcher: str | None = None, *,
     own ``score`` (Hoover ``(s1 + s2)/2``, IoU; only for the matchers that score
     their instances: BGM scores the scene, eq. 1, and MOM's instances have
     their ``mallows``) and ``mallows`` (eq. 12), then the input layers' own
-    attributes, ``ref_<name>`` / ``sub_<name>`` (:mod:`geoeval.report.attributes`).
+    attributes, ``ref_<name>`` / ``sub_<name>`` (:mod:`geoeval.io.attributes`).
     """
     from geoeval.matching import registry
 
