@@ -102,7 +102,10 @@ def object_tables(result: ScoreResult, matcher: str | None = None, *,
         without it ``instances`` is empty (the status maps need only the objects).
     attributes : bool
         Add the inputs' own attribute columns (``ref_<name>``, ``sub_<name>``);
-        the figures do without.
+        the figures do without. They are there when the score read them:
+        :func:`geoeval.score` reads them when it writes a per-object output
+        (GeoPackage, CSV, GeoParquet, objects dataset), and objects read with
+        :func:`geoeval.read` keep theirs.
 
     Returns
     -------
