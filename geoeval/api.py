@@ -132,6 +132,8 @@ def score(
     if any(x is not None for x in (gpkg, csv_dir, parquet_dir, figure, breakdown_figure, html)):
         options["partitioned"] = False  # per-object outputs need the objects in memory
     value = score_options(**options)  # built and checked once, passed down whole
+    if any(x is not None for x in (gpkg, csv_dir, parquet_dir, objects_dir)):
+        value = value.but(attributes=True)  # the outputs that carry the inputs' attributes
     with output_run([reference, submission]) as outputs:
         declare(outputs, {"json": json, "gpkg": gpkg, "csv_dir": csv_dir,
                           "parquet_dir": parquet_dir, "figure": figure,
@@ -410,7 +412,8 @@ def score_scenes(
                 write_gpkg(res, out_dir / f"{name}.gpkg", matcher=gpkg_matcher)
 
         result = _score_scenes(reference_dir, submission_dir, pairs=pairs, each=each,
-                               progress=progress, **options)
+                               progress=progress, attributes=scene_dir is not None,
+                               **options)
         if json is not None:
             write_report(result, json)
         if csv_dir is not None:

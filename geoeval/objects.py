@@ -59,7 +59,9 @@ class ObjectSet:
         The input layer's own attribute columns (geometry columns excluded), one
         row per object in object order (a ``RangeIndex``): what the per-object
         outputs carry as ``ref_<name>`` / ``sub_<name>`` columns. ``None`` for
-        inputs without attributes (labelled rasters, boxes).
+        inputs without attributes (labelled rasters, boxes), for a layer read without
+        them (a score that writes no per-object output reads only its id and class
+        fields) and for a :meth:`subset`.
     """
 
     ids: np.ndarray
@@ -183,7 +185,9 @@ class ObjectSet:
         )
 
     def subset(self, index: np.ndarray) -> ObjectSet:
-        """The objects at ``index`` (integer or boolean array); the grid is dropped."""
+        """The objects at ``index`` (integer or boolean array); the grid and the
+        attribute table are dropped (the subsets of classes and strata are scored, never
+        written: the per-object outputs take the attributes of the whole set)."""
         idx = np.asarray(index)
 
         def take(a: np.ndarray | None) -> np.ndarray | None:
@@ -199,8 +203,6 @@ class ObjectSet:
             image=take(self.image),
             path=self.path,
             input_type=self.input_type,
-            attributes=None if self.attributes is None
-            else self.attributes.iloc[idx].reset_index(drop=True),
         )
 
 

@@ -85,7 +85,8 @@ def run_inline(monkeypatch, tmp_path, ref, sub, per_partition=12, objects=False,
     monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", per_partition)
     monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
     client = RecordingClient()
-    value = score_options(**options, lists=not objects)
+    # the attributes read, as geoeval.score asks for them with objects_dir
+    value = score_options(**options, lists=not objects).but(attributes=objects)
     writer = functools.partial(_open_objects, tmp_path / "objects_dask",
                                value.matchers) if objects else None
     res = score(folder, gpkg, value, objects=writer,
@@ -201,7 +202,8 @@ def test_objects_dataset_attributes_as_local(monkeypatch, tmp_path):
                      geometry=sub, crs="EPSG:32631").to_file(gpkg)
     monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 8)
     monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 60)
-    value = score_options(matchers=["bgm", "iou"], lists=False)
+    value = score_options(matchers=["bgm", "iou"], lists=False).but(
+        attributes=True)  # as geoeval.score asks for them with objects_dir
     writer = functools.partial(_open_objects, tmp_path / "objects_dask", value.matchers)
     res = score(folder, gpkg, value, objects=writer,
                 opened=Engine("dask", client=RecordingClient(), n_jobs=1))
@@ -249,7 +251,8 @@ def test_objects_dataset_attributes_of_one_geoparquet_file_as_local(monkeypatch,
                      crs="EPSG:32631").to_parquet(tmp_path / "sub.parquet", row_group_size=20)
     monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 8)
     monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 20)
-    value = score_options(matchers=["bgm"], lists=False)
+    value = score_options(matchers=["bgm"], lists=False).but(
+        attributes=True)  # as geoeval.score asks for them with objects_dir
     args = (tmp_path / "ref.parquet", tmp_path / "sub.parquet", value)
     score(*args, objects=functools.partial(_open_objects, tmp_path / "od", value.matchers),
           opened=Engine("dask", client=RecordingClient(), n_jobs=1))

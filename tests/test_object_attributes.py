@@ -117,7 +117,7 @@ def test_iou_score_is_the_pairs_iou(scored):
     assert sub.loc[30, "score"] == pytest.approx(90 / 110)
 
 
-def test_a_raster_has_only_its_labels():
+def test_a_raster_has_only_its_labels(tmp_path):
     """A labelled raster has no attribute columns: only its label, as ``id``."""
     from rasterio.transform import from_origin
 
@@ -125,7 +125,8 @@ def test_a_raster_has_only_its_labels():
     labels[2:8, 2:8] = 5
     labels[12:18, 12:18] = 7
     sub = gpd.GeoDataFrame({"confidence": [0.8]}, geometry=[box(2, -8, 8, -2)])
-    res = geoeval.score((labels, from_origin(0, 0, 1, 1)), sub, matchers=["bgm"])
+    res = geoeval.score((labels, from_origin(0, 0, 1, 1)), sub, matchers=["bgm"],
+                        csv_dir=tmp_path / "csv")
     tables = object_tables(res, "bgm")
     assert sorted(tables.reference["id"].tolist()) == [5, 7]
     assert not any(c.startswith("ref_") for c in tables.reference)
@@ -198,3 +199,114 @@ def test_attribute_text_not_in_its_encoding_leaves_the_attributes_out(tmp_path):
     assert any("not valid utf-8" in w and "not carried" in w for w in res.submission.warnings)
     table = pd.read_csv(tmp_path / "csv" / "submission.csv")
     assert not any(c.startswith("sub_") for c in table.columns) and len(table) == 1
+    plain = geoeval.score(ref, sub, matchers=["bgm"])  # no output carries the attributes:
+    assert plain.submission.warnings == ()  # the field is not read, nothing to warn about
+
+
+def _columns_asked(monkeypatch):
+    """The ``columns`` every OGR read asks pyogrio for (its Arrow and feature readers)."""
+    import pyogrio.raw
+
+    asked = []
+    for name in ("read_arrow", "read"):
+        real = getattr(pyogrio.raw, name)
+
+        def spy(*args, _real=real, **kwargs):
+            asked.append(kwargs.get("columns"))
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(pyogrio.raw, name, spy)
+    return asked
+
+
+def test_a_score_without_per_object_outputs_reads_no_attribute_field(scored, tmp_path,
+                                                                     monkeypatch):
+    """The JSON report and the terminal table carry no attribute: only the id and class
+    fields are read, and the objects have no attribute table."""
+    asked = _columns_asked(monkeypatch)
+    res = geoeval.score(scored / "ref.gpkg", scored / "sub.gpkg", matchers=["bgm"],
+                        json=tmp_path / "report.json", submission_options={"id_field": "id"})
+    assert asked == [[], ["id"]]
+    assert res.reference.attributes is None and res.submission.attributes is None
+    assert sorted(res.submission.ids.tolist()) == [10, 11, 30, 99]
+
+
+@pytest.mark.parametrize("output", ["gpkg", "csv_dir", "parquet_dir", "objects_dir"])
+def test_each_per_object_output_reads_every_attribute_field(scored, tmp_path, monkeypatch,
+                                                            output):
+    asked = _columns_asked(monkeypatch)
+    res = geoeval.score(scored / "ref.gpkg", scored / "sub.gpkg", matchers=["bgm"],
+                        **{output: tmp_path / ("out.gpkg" if output == "gpkg" else "out")})
+    assert asked == [["name", "status"], ["confidence", "class", "id"]]
+    assert res.submission.attributes["confidence"].tolist() == [0.93, 0.54, 0.75, 0.36]
+
+
+def test_a_geoparquet_file_is_read_with_its_attributes_only_for_the_outputs(tmp_path,
+                                                                            monkeypatch):
+    """A GeoParquet input: the id field and the geometry only, unless an output carries
+    the attributes."""
+    ref = gpd.GeoDataFrame({"name": ["a", "b"]}, geometry=[_square(0), _square(1)], crs=CRS)
+    sub = gpd.GeoDataFrame({"confidence": [0.7, 0.2], "oid": [7, 8]},
+                           geometry=[_square(0, 1), _square(5)], crs=CRS)
+    ref.to_parquet(tmp_path / "ref.parquet")
+    sub.to_parquet(tmp_path / "sub.parquet")
+    asked = []
+    real = gpd.read_parquet
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs.get("columns"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gpd, "read_parquet", spy)
+    res = geoeval.score(tmp_path / "ref.parquet", tmp_path / "sub.parquet", matchers=["bgm"],
+                        submission_options={"id_field": "oid"})
+    assert asked == [["geometry"], ["oid", "geometry"]]
+    assert res.reference.attributes is None and res.submission.attributes is None
+    asked.clear()
+    geoeval.score(tmp_path / "ref.parquet", tmp_path / "sub.parquet", matchers=["bgm"],
+                  submission_options={"id_field": "oid"}, csv_dir=tmp_path / "csv")
+    assert asked == [None, None]
+    table = pd.read_csv(tmp_path / "csv" / "submission.csv").set_index("id")
+    assert table["sub_confidence"].to_dict() == {7: 0.7, 8: 0.2}
+    assert table["sub_oid"].to_dict() == {7: 7, 8: 8}
+
+
+def test_a_geodataframe_keeps_its_columns_as_a_file_does():
+    """Columns of a GeoDataFrame in memory: left out as a file's fields are when no
+    per-object output carries them (tests above for their way into the outputs)."""
+    ref = gpd.GeoDataFrame({"name": ["a"]}, geometry=[_square(0)], crs=CRS)
+    sub = gpd.GeoDataFrame({"confidence": [0.8]}, geometry=[_square(0, 1)], crs=CRS)
+    res = geoeval.score(ref, sub, matchers=["bgm"])
+    assert res.reference.attributes is None and res.submission.attributes is None
+    assert geoeval.read(sub).attributes["confidence"].tolist() == [0.8]  # read on its own
+
+
+def test_subsets_of_classes_and_strata_carry_no_attribute_table(scored, tmp_path):
+    """The per-stratum (and per-class) subsets are scored, never written: they do not
+    copy the attribute table; the outputs still carry it beside the stratum columns."""
+    res = geoeval.score(scored / "ref.gpkg", scored / "sub.gpkg", matchers=["bgm"],
+                        size_bins=[50.0], gpkg=tmp_path / "s.gpkg")
+    assert res.submission.attributes is not None
+    part = res.overlap.restrict(np.arange(2), np.arange(3))
+    assert part.reference.attributes is None and part.submission.attributes is None
+    assert res.submission.subset(np.array([0, 2])).attributes is None
+    sub = pd.DataFrame(pyogrio.read_dataframe(tmp_path / "s.gpkg", layer="submission"))
+    assert sub.set_index("sub_id")["sub_confidence"].to_dict() == {
+        30: 0.93, 10: 0.54, 11: 0.75, 99: 0.36}
+
+
+def test_per_scene_geopackages_carry_the_attributes(scored, tmp_path):
+    """``score_scenes`` with ``scene_dir``: each scene's GeoPackage has its inputs'
+    attributes; without it the scenes are read without them."""
+    for folder in ("ref", "sub"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.gpkg").write_bytes((scored / f"{folder}.gpkg").read_bytes())
+    geoeval.score_scenes(tmp_path / "ref", tmp_path / "sub", matchers=["bgm"],
+                         scene_dir=tmp_path / "scenes")
+    sub = pd.DataFrame(pyogrio.read_dataframe(tmp_path / "scenes" / "a.gpkg",
+                                              layer="submission"))
+    assert sorted(sub["sub_id"]) == [10, 11, 30, 99]
+    seen = []
+    geoeval.scoring.score_scenes(tmp_path / "ref", tmp_path / "sub", matchers=["bgm"],
+                                 each=lambda name, res: seen.append(res.submission.attributes))
+    assert len(seen) == 1 and seen[0] is None

@@ -88,7 +88,7 @@ def in_memory_type(source: Any) -> str | None:
 
 
 def _read_in_memory(source: Any, *, band: int, background: int, id_field: str | None,
-                    class_field: str | None, crs: Any) -> ObjectSet:
+                    class_field: str | None, crs: Any, attributes: bool) -> ObjectSet:
     from geoeval.io.raster import objects_from_labels
 
     module = type(source).__module__
@@ -96,7 +96,7 @@ def _read_in_memory(source: Any, *, band: int, background: int, id_field: str | 
         from geoeval.io.vector import objects_from_frame
 
         return objects_from_frame(source, id_field=id_field, class_field=class_field, crs=crs,
-                                  path=f"<{type(source).__name__}>")
+                                  path=f"<{type(source).__name__}>", attributes=attributes)
     if isinstance(source, tuple):
         if len(source) not in (2, 3):
             raise InputError("give a label array as (labels, transform) or "
@@ -129,6 +129,7 @@ def read(
     class_field: str | None = None,
     crs: Any = None,
     max_memory: int | None = None,
+    attributes: bool = True,
 ) -> ObjectSet:
     """Read a labelled raster or a vector layer.
 
@@ -154,6 +155,12 @@ def read(
         Raster option: refuse a raster needing more bytes than this (default:
         the environment variable ``GEOEVAL_MAX_MEMORY``, else half of the
         available memory; see :func:`geoeval.io.raster.memory_limit`).
+    attributes : bool
+        Vector option: keep the layer's attribute columns
+        (:attr:`~geoeval.objects.ObjectSet.attributes`, what the per-object outputs
+        carry). Without it a file is read with its id and class fields only, and the
+        columns of a GeoDataFrame are left out the same way. :func:`geoeval.score`
+        decides it from the outputs asked for.
 
     Returns
     -------
@@ -163,11 +170,12 @@ def read(
         return path
     if in_memory_type(path) is not None:
         return _read_in_memory(path, band=band, background=background, id_field=id_field,
-                               class_field=class_field, crs=crs)
+                               class_field=class_field, crs=crs, attributes=attributes)
     path = input_path(path)
     return _printable(_read_file(path, input_type=input_type, band=band,
                                  background=background, layer=layer, id_field=id_field,
-                                 class_field=class_field, crs=crs, max_memory=max_memory))
+                                 class_field=class_field, crs=crs, max_memory=max_memory,
+                                 attributes=attributes))
 
 
 def _printable(objects: ObjectSet) -> ObjectSet:
@@ -182,7 +190,7 @@ def _printable(objects: ObjectSet) -> ObjectSet:
 
 def _read_file(path: str | Path, *, input_type: str | None, band: int, background: int,
                layer: str | int | None, id_field: str | None, class_field: str | None,
-               crs: Any, max_memory: int | None) -> ObjectSet:
+               crs: Any, max_memory: int | None, attributes: bool = True) -> ObjectSet:
     """:func:`read` of a file (or a pattern of tiles, a dataset folder)."""
     input_type = input_type or detect_input_type(path)
     own = format_of(path).reader() if isinstance(path, str | Path) else None
@@ -200,13 +208,13 @@ def _read_file(path: str | Path, *, input_type: str | None, band: int, backgroun
         from geoeval.io.pieces import read_dataset
         from geoeval.io.vector import read_vector
 
-        if is_tile_pattern(path):  # files matching a pattern: one layer of tiles
-            return read_dataset(path, id_field=id_field, class_field=class_field, crs=crs,
-                                layer=layer)
-        if is_parquet_dataset(path):  # a folder of GeoParquet files: one layer
-            return read_dataset(path, id_field=id_field, class_field=class_field, crs=crs)
+        if is_tile_pattern(path) or is_parquet_dataset(path):  # several files: one layer
+            objects = read_dataset(path, id_field=id_field, class_field=class_field, crs=crs,
+                                   layer=layer if is_tile_pattern(path) else None)
+            return objects if attributes else replace(objects, attributes=None)
 
-        return read_vector(path, layer=layer, id_field=id_field, class_field=class_field, crs=crs)
+        return read_vector(path, layer=layer, id_field=id_field, class_field=class_field, crs=crs,
+                           attributes=attributes)
     raise InputError(f"unknown input_type {input_type!r} (expected 'raster' or 'vector')",
                      path)
 

@@ -74,6 +74,7 @@ def read_vector(
     id_field: str | None = None,
     class_field: str | None = None,
     crs: Any = None,
+    attributes: bool = True,
 ) -> ObjectSet:
     """Read a polygon layer as an :class:`~geoeval.objects.ObjectSet`.
 
@@ -92,6 +93,10 @@ def read_vector(
         Field holding each object's class.
     crs : optional
         CRS to assume when the layer has none (e.g. a Shapefile without .prj).
+    attributes : bool
+        Read every attribute column too (:attr:`ObjectSet.attributes`, what the
+        per-object outputs carry); without it only the id and class fields are read,
+        and ``attributes`` is ``None``.
 
     Returns
     -------
@@ -113,14 +118,15 @@ def read_vector(
     layer = _choose_layer(p, layers, layer)
     wanted = list(dict.fromkeys(f for f in (id_field, class_field) if f is not None))
     if p.suffix.lower() in PARQUET_SUFFIXES:
-        frame, caught = _read_parquet(p, wanted, id_field, class_field)
+        frame, caught = _read_parquet(p, wanted, id_field, class_field, attributes)
     else:
-        frame, caught = _read_ogr(p, layer, wanted, id_field, class_field)
+        frame, caught = _read_ogr(p, layer, wanted, id_field, class_field, attributes)
 
     own = frame.crs if frame.crs is not None else _assumed_crs(
         p, crs, bounds=tuple(map(float, frame.total_bounds)))
     return objects_from_frame(frame, id_field=id_field, class_field=class_field, crs=own,
-                              path=str(path), caught=caught, polygons_only=True, layer=layer)
+                              path=str(path), caught=caught, polygons_only=True, layer=layer,
+                              attributes=attributes)
 
 
 #: Shapely's type ids of the geometries that are no polygons, and their names.
@@ -189,6 +195,7 @@ def objects_from_frame(
     caught: Sequence[str] = (),
     polygons_only: bool = False,
     layer: str | int | None = None,
+    attributes: bool = True,
 ) -> ObjectSet:
     """An :class:`~geoeval.objects.ObjectSet` from a GeoDataFrame (or GeoSeries)
     already in memory, with the file reader's rules: invalid geometries repaired,
@@ -196,6 +203,8 @@ def objects_from_frame(
 
     ``crs`` is used when the frame has none. ``polygons_only`` (a file's layer ``layer``
     of ``path``): refused when it holds no polygon at all (:func:`check_polygonal`).
+    ``attributes``: the frame's columns are kept as :attr:`ObjectSet.attributes`
+    (:func:`attribute_frame`); without it they are left out (``None``).
     """
 
     if hasattr(frame, "to_frame") and not hasattr(frame, "columns"):  # a GeoSeries
@@ -230,7 +239,7 @@ def objects_from_frame(
     else:
         ids = frame.index.to_numpy()[keep]
     classes = frame[class_field].to_numpy()[keep] if class_field is not None else None
-    attributes = attribute_frame(frame, keep)
+    table = attribute_frame(frame, keep) if attributes else None
     layer_crs = frame.crs if frame.crs is not None else crs
     if caught:
         notes.append(f"the reader reported {len(caught)} warning(s) (first: {caught[0]})")
@@ -245,7 +254,7 @@ def objects_from_frame(
         repaired=repaired,
         skipped=int(n_features - kept.size),
         warnings=tuple(f"{path}: {n}" for n in notes),
-        attributes=attributes,
+        attributes=table,
     )
 
 
@@ -501,9 +510,10 @@ def _no_geometry(p: Path, layer: str | int | None = None) -> InputError:
 
 
 def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str | None,
-              class_field: str | None) -> tuple[Any, list[str]]:
-    """Read one OGR layer, GDAL warnings captured: every attribute column (carried to
-    the per-object outputs), or only the wanted ones when another's text is not valid
+              class_field: str | None, attributes: bool = False) -> tuple[Any, list[str]]:
+    """Read one OGR layer, GDAL warnings captured: the ``wanted`` columns (id and
+    class fields); with ``attributes`` every attribute column (carried to the
+    per-object outputs), or only the wanted ones when another's text is not valid
     in its encoding (with a warning saying the attributes were left out)."""
     import pyogrio
 
@@ -520,11 +530,12 @@ def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str
         if info.get("geometry_type") is None:
             raise _no_geometry(p, layer)
         left_out = None
+        columns = fields if attributes else wanted
         try:
             try:
-                frame = _ogr_frame(p, layer, fields, encoding, options)
+                frame = _ogr_frame(p, layer, columns, encoding, options)
             except UnicodeDecodeError as exc:
-                if fields == wanted:
+                if columns == wanted:
                     raise
                 left_out = (f"attribute text is not valid {encoding or exc.encoding}: the "
                             "layer's attributes are not carried to the per-object outputs")
@@ -578,8 +589,9 @@ def _ogr_frame(p: Path, layer: str | int | None, wanted: list[str], encoding: st
 
 
 def _read_parquet(p: Path, wanted: list[str], id_field: str | None,
-                  class_field: str | None) -> tuple[Any, list[str]]:
-    """Read a GeoParquet file (its primary geometry column and the wanted columns)."""
+                  class_field: str | None, attributes: bool = False) -> tuple[Any, list[str]]:
+    """Read a GeoParquet file: its primary geometry column and the ``wanted`` columns
+    (id and class fields), with ``attributes`` every column."""
     import json
 
     try:
@@ -605,7 +617,8 @@ def _read_parquet(p: Path, wanted: list[str], id_field: str | None,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            frame = gpd.read_parquet(local_path(p))  # every attribute, for the outputs
+            frame = gpd.read_parquet(local_path(p), columns=None if attributes
+                                     else [*wanted, primary])
         except Exception as exc:
             raise InputError(f"cannot read as GeoParquet ({first_line(exc)})", p) from None
     return frame, [first_line(w.message) for w in caught

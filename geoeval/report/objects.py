@@ -102,7 +102,10 @@ def object_tables(result: ScoreResult, matcher: str | None = None, *,
         without it ``instances`` is empty (the status maps need only the objects).
     attributes : bool
         Add the inputs' own attribute columns (``ref_<name>``, ``sub_<name>``);
-        the figures do without.
+        the figures do without. They are there when the score read them:
+        :func:`geoeval.score` reads them when it writes a per-object output
+        (GeoPackage, CSV, GeoParquet, objects dataset), and objects read with
+        :func:`geoeval.read` keep theirs.
 
     Returns
     -------
@@ -120,7 +123,7 @@ def object_tables(result: ScoreResult, matcher: str | None = None, *,
     own ``score`` (Hoover ``(s1 + s2)/2``, IoU; only for the matchers that score
     their instances: BGM scores the scene, eq. 1, and MOM's instances have
     their ``mallows``) and ``mallows`` (eq. 12), then the input layers' own
-    attributes, ``ref_<name>`` / ``sub_<name>`` (:mod:`geoeval.report.attributes`).
+    attributes, ``ref_<name>`` / ``sub_<name>`` (:mod:`geoeval.io.attributes`).
     """
     from geoeval.matching import registry
 

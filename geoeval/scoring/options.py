@@ -152,6 +152,13 @@ class ScoreOptions:
         Warnings are an error (:class:`~geoeval.errors.StrictError`), raised as soon
         as they are known: those of reading, the evaluation CRS and empty sides
         before the matching.
+    attributes : bool
+        The vector inputs' attribute columns are read (every field; the columns of a
+        GeoDataFrame kept) for the per-object outputs that carry them as
+        ``ref_<name>`` / ``sub_<name>``. Not a keyword of :func:`score_options`:
+        :func:`geoeval.score` sets it (:meth:`but`) when it writes a GeoPackage,
+        CSV tables, GeoParquet files or an objects dataset; otherwise only the id
+        and class fields are read.
     """
 
     matchers: tuple[str, ...] = MATCHERS
@@ -171,6 +178,7 @@ class ScoreOptions:
     lists: bool = True
     by_parts: bool = True
     strict: bool = False
+    attributes: bool = False
 
     @property
     def n_jobs(self) -> int | None:
@@ -472,9 +480,13 @@ class Side:
         return isinstance(self.source, str | Path)
 
 
-def side(source: Any, options: SideOptions, *, optional_class: bool = False) -> Side:
+def side(source: Any, options: SideOptions, *, optional_class: bool = False,
+         attributes: bool = False) -> Side:
     """The :class:`Side` of ``source`` read with ``options``: its kind decided once
     (an :class:`ObjectSet`, data in memory, a path: :func:`geoeval.io.input_kind`).
+
+    ``attributes`` (:attr:`ScoreOptions.attributes`): a vector input is read with its
+    attribute columns (:func:`geoeval.io.read`'s ``attributes``), else without.
 
     With ``optional_class`` (the submission of a per-class score) the class field is
     dropped when the input has no such field: its objects then take the class of the
@@ -488,6 +500,8 @@ def side(source: Any, options: SideOptions, *, optional_class: bool = False) -> 
     kind = input_kind(source, options.readers.input_type)
     keywords = options.readers.keywords(kind, options.given)
     keywords["input_type"] = kind  # the readers take it as decided here
+    if kind == VECTOR:
+        keywords["attributes"] = bool(attributes)
     if optional_class and keywords.get("class_field") is not None \
             and not _has_field(source, kind, keywords):
         del keywords["class_field"]

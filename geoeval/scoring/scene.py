@@ -88,9 +88,10 @@ def score(
     from geoeval.io import read_pair_counted
 
     options = _built(options, keywords)
-    ref_side = side(reference, options.reference)
+    ref_side = side(reference, options.reference, attributes=options.attributes)
     sub_side = side(submission, options.submission,
-                    optional_class=options.class_field is not None)
+                    optional_class=options.class_field is not None,
+                    attributes=options.attributes)
     from geoeval import parallel
 
     # the engine is open while reading too: a raster's windowed scan runs on it
@@ -151,7 +152,8 @@ def read_reference(reference: str | Path | ObjectSet,
 
     options = _built(options, keywords)
     with options.sides_named():
-        return read_side(reference, "reference", **side(reference, options.reference).reader)
+        return read_side(reference, "reference", **side(
+            reference, options.reference, attributes=options.attributes).reader)
 
 
 def check_options(*, gpkg_matcher: str | None = None, **keywords: Any) -> None:

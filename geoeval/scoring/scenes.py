@@ -199,6 +199,7 @@ def score_scenes(
     pairs: str | Path | None = None,
     each: Callable[[str, ScoreResult], None] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    attributes: bool = False,
     **options: Any,
 ) -> ScenesResult:
     """Score every scene of two folders and pool the counts (SpaceNet style).
@@ -215,6 +216,10 @@ def score_scenes(
         the per-scene reports with it); nothing here writes files.
     progress : callable, optional
         ``progress(done, total, scene)`` after each scene.
+    attributes : bool
+        Read the vector scenes' attribute columns (the per-scene GeoPackages that
+        :func:`geoeval.score_scenes` writes with ``each`` carry them; default: only
+        the id and class fields, :attr:`~geoeval.scoring.options.ScoreOptions.attributes`).
     **options
         Keyword arguments of :func:`geoeval.scoring.score` (matchers, thresholds,
         reader options, ``class_field`` …).
@@ -242,7 +247,7 @@ def score_scenes(
     engine = options.pop("engine", "local")
     given = engine if isinstance(engine, Engine) else None
     value = score_options(**options, engine="local" if given else engine,
-                          partitioned=False)  # built and checked once
+                          partitioned=False).but(attributes=attributes)  # checked once
     found, warnings = pair_scenes(reference_dir, submission_dir, pairs)
     if value.strict and warnings:  # known from the folders: refused before any scene
         from geoeval.validate import option_name
