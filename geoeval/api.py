@@ -236,11 +236,11 @@ def rank(
     >>> r.values["B"]["recall"], page.exists()
     (0.3333333333333333, True)
     """
-    if "matcher" in options:  # the former name: warned here, at the caller's line
-        from geoeval.scoring.contest import DEFAULT_MATCHER, one_matcher
+    if "matcher" in options:  # the former name: warned at the caller's line, above
+        from geoeval.scoring.contest import DEFAULT_MATCHER, one_matcher  # geoeval.rank's
 
         options["matchers"] = one_matcher(options.pop("matchers", DEFAULT_MATCHER), options,
-                                          "geoeval.rank")
+                                          "geoeval.rank", stacklevel=4)  # wrapper (emit)
     # chained, not listed: submissions given in memory are looked at one at a time
     with output_run(itertools.chain([reference], submissions)) as outputs:
         declare(outputs, {"html": html})
