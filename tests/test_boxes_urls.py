@@ -164,6 +164,19 @@ def test_access_denied(s3, tmp_path, monkeypatch):
         assert ": access denied: check the credentials" in line, line
 
 
+def test_anonymous_and_unreachable(s3, tmp_path, monkeypatch):
+    """``AWS_NO_SIGN_REQUEST=YES`` reads without signing (this bucket is private: refused);
+    an endpoint that does not answer is named, with what to check."""
+    run = ["dota", f"{S3}/dota/labelTxt", f"{S3}/dota/det"]
+    monkeypatch.setenv("AWS_NO_SIGN_REQUEST", "YES")
+    assert ": access denied: check the credentials" in _fails(run, tmp_path)
+    monkeypatch.delenv("AWS_NO_SIGN_REQUEST")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    line = _fails(run, tmp_path)
+    assert line.startswith(f"geoeval: error: {S3}/dota/labelTxt: cannot reach the server"), line
+    assert "AWS_ENDPOINT_URL" in line
+
+
 def test_web_folders_are_refused(web, tmp_path):
     """The web has no listing: a folder given as a web URL is refused, a missing file named
     without the signature of its URL."""

@@ -93,7 +93,7 @@ class StorePath:
         """The folder (prefix) holding it."""
         loc = self.location
         base = loc.url.split("?", 1)[0].rstrip("/")
-        return StorePath(locate(base.rsplit("/", 1)[0] + "/"), "folder")
+        return StorePath(locate(base.rsplit("/", 1)[0]), "folder")
 
     def __truediv__(self, name: str) -> StorePath:
         return StorePath(self.location.child(name))
