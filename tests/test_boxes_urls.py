@@ -187,6 +187,8 @@ def test_web_folders_are_refused(web, tmp_path):
     assert line == f"geoeval: error: {base}/voc/gt/: {refusal}"
     line = _fails(["dota", f"{SAMPLE}/dota/labelTxt", f"{base}/dota/det"], tmp_path)
     assert line == f"geoeval: error: {base}/dota/det: {refusal}"
+    line = _fails(["coco", f"{base}/coco/", f"{base}/coco/results.json"], tmp_path)
+    assert line == f"geoeval: error: {base}/coco/: a folder, where a JSON file is expected"
     line = _fails(["coco", f"{base}/coco/none.json?sig={SECRET}",
                    f"{base}/coco/results.json"], tmp_path)
     assert line == f"geoeval: error: {base}/coco/none.json?…: no such file on the server (404)"

@@ -103,7 +103,9 @@ def boxes_group() -> typer.Typer:
                       cls=HelpGroup, rich_markup_mode=None,
                       epilog=examples(__doc__, "geoeval boxes"),
                       help="Box-based challenges: "
-                           + ", ".join(registry.names()) + ".")
+                           + ", ".join(registry.names()) + ". Every input may also be a "
+                           "URL: s3://, gs://, az:// (a prefix is a folder), https:// "
+                           "(files only: the web has no listing).")
     for name in registry.names():
         command, doc = _command_and_doc(registry.get(name))
         add_command(app, name, command, doc)

@@ -35,6 +35,8 @@ def load_json(path: str | Path | StorePath) -> Any:
 def _read_bytes(path: str | Path | StorePath) -> bytes:
     p = box_path(path)
     if isinstance(p, StorePath):
+        if not p.location.is_store and p.is_dir():  # a web URL ending with / (no request)
+            raise InputError("a folder, where a JSON file is expected", p)
         try:
             return p.read_bytes()
         except InputError:
