@@ -91,8 +91,9 @@ def detect_format(path: str | Path | StorePath) -> str:
     folder -> ``text``.
     """
     p = box_path(path)
+    name = p if isinstance(p, StorePath) else path  # a local path named as given
     if not p.exists():
-        raise missing(p)
+        raise missing(p, path)
     if p.is_file():
         suffix = p.suffix.lower()
         if suffix == ".json":
@@ -102,11 +103,11 @@ def detect_format(path: str | Path | StorePath) -> str:
         if suffix == ".txt":
             return "text"
         raise InputError(f"cannot tell the box format of a {suffix or 'suffix-less'} file; "
-                         "give fmt (text, voc, coco, yolo)", p)
+                         "give fmt (text, voc, coco, yolo)", name)
     suffixes = {q.suffix.lower() for q in p.iterdir() if q.is_file()}
     has_xml, has_txt = ".xml" in suffixes, ".txt" in suffixes
     if has_xml and has_txt:
-        raise InputError("folder holds both .xml and .txt files; give fmt", p)
+        raise InputError("folder holds both .xml and .txt files; give fmt", name)
     return "voc" if has_xml else "text"
 
 
@@ -196,7 +197,7 @@ def read_boxes(
     if box_format not in BOX_FORMATS:
         raise InputError(f"unknown box format {box_format!r} (expected 'xyrb' or 'xywh')")
     if not path.exists():
-        raise missing(path)
+        raise missing(path, given)
     sizes = _size_lookup(image_size, like)
     if fmt == "coco":
         return read_coco(path if isinstance(path, StorePath) else given, side=side, like=like)

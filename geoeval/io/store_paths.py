@@ -199,11 +199,12 @@ def shown(source: object) -> str:
     return str(box_path(source)) if is_remote(source) else str(source)  # type: ignore[arg-type]
 
 
-def missing(p: BoxPath) -> InputError:
-    """The error of an input that is not there, naming it."""
+def missing(p: BoxPath, given: object = None) -> InputError:
+    """The error of an input that is not there, naming it (a local one as ``given``,
+    the text it was given as, when known)."""
     if isinstance(p, StorePath):
         return InputError("no such object or prefix (check the bucket and key)", p)
-    return InputError("no such file or folder", p)
+    return InputError("no such file or folder", p if given is None else given)
 
 
 def check_listable(p: BoxPath) -> None:
