@@ -187,6 +187,12 @@ def test_web_folders_are_refused(web, tmp_path):
     assert line == f"geoeval: error: {base}/voc/gt/: {refusal}"
     line = _fails(["dota", f"{SAMPLE}/dota/labelTxt", f"{base}/dota/det"], tmp_path)
     assert line == f"geoeval: error: {base}/dota/det: {refusal}"
+    listing = web.folder / "boxes" / "dota-listing"  # what a server answers for a folder
+    listing.write_text("<!DOCTYPE html>\n<html><body><a href='P0001.txt'>P0001.txt</a>"
+                       "</body></html>\n")
+    line = _fails(["dota", f"{base}/dota-listing", f"{SAMPLE}/dota/det"], tmp_path)
+    assert line == (f"geoeval: error: {base}/dota-listing: the server answered a web page (a "
+                    f"folder's listing?), not a file: {refusal}")
     line = _fails(["coco", f"{base}/coco/", f"{base}/coco/results.json"], tmp_path)
     assert line == f"geoeval: error: {base}/coco/: a folder, where a JSON file is expected"
     line = _fails(["coco", f"{base}/coco/none.json?sig={SECRET}",

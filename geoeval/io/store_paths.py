@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
@@ -33,6 +34,8 @@ from geoeval.errors import InputError
 from geoeval.io import stores
 from geoeval.io.locations import Location, is_url, locate
 
+#: The start of an HTML page (what a web server answers for a folder), never of a box file.
+_WEB_PAGE = re.compile(rb"\s*(<!doctype\s+html|<html[\s>])", re.IGNORECASE)
 #: Objects fetched at once when a reader reads every file of a prefix (one request each).
 FETCHES = 8
 T = TypeVar("T")
@@ -151,8 +154,15 @@ class StorePath:
                 if fnmatch.fnmatchcase(f.name, pattern)]
 
     def read_bytes(self) -> bytes:
-        """The whole object, in memory (one request)."""
-        return stores.read_bytes(self.location)
+        """The whole object, in memory (one request). A web page where a box file is
+        expected (a server's listing of a folder named without its final ``/``) is
+        refused: the web has no folders to list."""
+        data = stores.read_bytes(self.location)
+        if not self.location.is_store and _WEB_PAGE.match(data[:512]):
+            raise InputError("the server answered a web page (a folder's listing?), not a "
+                             "file: the web has no folders to list: name each file's URL, "
+                             "or put the files in object storage (s3://, gs://, az://)", self)
+        return data
 
     def read_text(self, encoding: str = "utf-8", errors: str = "strict") -> str:
         return self.read_bytes().decode(encoding, errors)
