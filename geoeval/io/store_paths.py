@@ -125,12 +125,15 @@ class StorePath:
         return self._kind
 
     def exists(self) -> bool:
+        """Whether it is there (a file or a prefix holding objects)."""
         return self.kind() != "missing"
 
     def is_file(self) -> bool:
+        """Whether it is one object (or a web file)."""
         return self.kind() == "file"
 
     def is_dir(self) -> bool:
+        """Whether it is a prefix holding objects (or a web URL ending with ``/``)."""
         return self.kind() == "folder"
 
     # --- listing and reading -----------------------------------------------------------
@@ -165,6 +168,7 @@ class StorePath:
         return data
 
     def read_text(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        """:meth:`read_bytes` decoded (a :class:`UnicodeDecodeError` as from a local file)."""
         return self.read_bytes().decode(encoding, errors)
 
 
