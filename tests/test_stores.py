@@ -59,6 +59,9 @@ def test_store_kind_read_open_list(s3):
     assert names == ["s3://bkt/d/a.json", "s3://bkt/d/b.gpkg"]  # hidden and sub-folder out
     deep = [x.url for x in stores.list_files(locate("s3://bkt/d"), recursive=True)]
     assert deep == ["s3://bkt/d/a.json", "s3://bkt/d/b.gpkg", "s3://bkt/d/sub/c.gpkg"]
+    every = [x.url for x in stores.list_files(locate("s3://bkt/d"), hidden=True)]
+    assert every == ["s3://bkt/d/.hidden", "s3://bkt/d/_meta", "s3://bkt/d/a.json",
+                     "s3://bkt/d/b.gpkg"]  # as a local folder's listing gives them
 
 
 def test_glob(s3):

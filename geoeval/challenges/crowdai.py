@@ -30,6 +30,7 @@ import numpy as np
 from geoeval.challenges.coco import IOU_THRESHOLDS, MAX_DETS, CocoResult
 from geoeval.challenges.crowdai_polygons import PolygonMetrics
 from geoeval.heap import memory_kept
+from geoeval.io.store_paths import box_path
 from geoeval.measures.boundary_band import DILATION_RATIO
 from geoeval.parallel import collector_paused
 from geoeval.reprs import number, warned
@@ -182,7 +183,7 @@ def _evaluate(reference: str | Path | dict, submission: str | Path | list,
     warnings = [*gt.warnings, *dt.warnings, *segm.warnings]
     if polygons.unavailable:
         warnings.append(polygons.unavailable)
-    name = Path(str(submission)).name if isinstance(submission, (str, Path)) else "submission"
+    name = box_path(submission).name if isinstance(submission, (str, Path)) else "submission"
     return CrowdaiResult(segm=segm, boundary=boundary, polygons=polygons, name=name,
                          n_images=len(gt.images), n_reference=len(gt), n_submission=len(dt),
                          warnings=tuple(dict.fromkeys(warnings)))

@@ -116,10 +116,11 @@ def read_sides(reference: Any, submission: Any) -> tuple[Side, Side]:
 def _loaded(source: Any) -> tuple[Any, str]:
     """Loaded JSON and the name messages give it."""
     from geoeval.io.boxes import load_json
+    from geoeval.io.store_paths import shown
 
     if isinstance(source, (dict, list)):
         return source, "<memory>"
-    return load_json(source), str(source)
+    return load_json(source), shown(source)
 
 
 def _mean(values: np.ndarray) -> float | None:

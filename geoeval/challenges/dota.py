@@ -49,6 +49,8 @@ from geoeval.io.boxes import (
     read_dota_labels,
     read_dota_results,
 )
+from geoeval.io.store_paths import box_path
+from geoeval.io.store_paths import shown as shown_name
 from geoeval.overlap import box_iou_pairs, iou_from_union
 from geoeval.overlap_rings import convex_rings, ring_intersection_areas, ring_signed_areas
 from geoeval.reprs import listed, number, warned
@@ -259,14 +261,15 @@ def evaluate_dota(
                           det, tuple(warnings))
 
 
-def _read_submission(path: str | Path, task: int, images: tuple[str, ...],
+def _read_submission(source: str | Path, task: int, images: tuple[str, ...],
                      names: tuple[str, ...], warnings: list[str]) -> BoxSet:
-    found, other = dota_result_files(path, task)
+    path = shown_name(source)  # a URL without its secrets
+    found, other = dota_result_files(source, task)
     if not found and other:
         raise InputError(f"no Task{task}_<class>.txt file, but {other[0]} (evaluate it "
                          f"with --task {3 - task})", path)
     if not found:
-        labels = sorted(q.name for q in Path(path).glob("*.txt") if q.is_file())
+        labels = sorted(q.name for q in box_path(source).glob("*.txt") if q.is_file())
         if labels:
             raise InputError(f"no Task{task}_<class>.txt file, but {labels[0]} (labelTxt?): "
                              + swapped("labelTxt folder", f"folder of Task{task}_<class>.txt "
@@ -280,7 +283,7 @@ def _read_submission(path: str | Path, task: int, images: tuple[str, ...],
     if extra:
         warnings.append(f"{path}: Task{task} file(s) of {len(extra)} class(es) outside the "
                         f"version's list ({', '.join(extra[:4])}): not read")
-    return read_dota_results(path, task, images, tuple(c for c in names if c in found))
+    return read_dota_results(source, task, images, tuple(c for c in names if c in found))
 
 
 def _left_out(boxes: BoxSet, out: np.ndarray, what: str, version: str) -> list[str]:

@@ -68,10 +68,8 @@ def _one_file_and_a_folder(gt: Neovision2Boxes, det: Neovision2Boxes) -> None:
     """One side a single CSV file and the other a folder of several: an error naming the
     other side's file of that sequence (a file is paired with a file, a folder with a
     folder), if there is one."""
-    from pathlib import Path
-
     one, many = (gt, det) if len(gt.sequences) == 1 else (det, gt)
-    if len(one.sequences) != 1 or not Path(one.path).is_file():
+    if one.files != (one.path,):  # not one file read as itself (a folder)
         return
     same = [f for k, f in zip(many.sequences, many.files, strict=True)
             if k.rsplit("/", 1)[-1] == one.sequences[0]]

@@ -38,6 +38,7 @@ import typer
 from geoeval.challenges import registry
 from geoeval.cli.callbacks import checked
 from geoeval.cli.groups import CONTEXT, add_command
+from geoeval.cli.input_paths import input_path
 from geoeval.cli.options import REPORTING
 from geoeval.cli.printers import Reporting
 
@@ -47,9 +48,11 @@ def generated_command(protocol: registry.BoxProtocol) -> Callable[..., Any]:
     positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
     params = [
         inspect.Parameter("reference", positional,
-                          annotation=Annotated[Path, typer.Argument(help=protocol.reference)]),
+                          annotation=Annotated[Path, typer.Argument(
+                              help=protocol.reference, parser=input_path)]),
         inspect.Parameter("submission", positional,
-                          annotation=Annotated[Path, typer.Argument(help=protocol.submission)]),
+                          annotation=Annotated[Path, typer.Argument(
+                              help=protocol.submission, parser=input_path)]),
         *(_option(protocol.name, p) for p in protocol.parameters),
         inspect.Parameter("out", positional, default=REPORTING, annotation=Reporting),
     ]
@@ -100,7 +103,9 @@ def boxes_group() -> typer.Typer:
                       cls=HelpGroup, rich_markup_mode=None,
                       epilog=examples(__doc__, "geoeval boxes"),
                       help="Box-based challenges: "
-                           + ", ".join(registry.names()) + ".")
+                           + ", ".join(registry.names()) + ". Every input may also be a "
+                           "URL: s3://, gs://, az:// (a prefix is a folder), https:// "
+                           "(files only: the web has no listing).")
     for name in registry.names():
         command, doc = _command_and_doc(registry.get(name))
         add_command(app, name, command, doc)

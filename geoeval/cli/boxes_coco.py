@@ -16,6 +16,7 @@ import typer
 
 from geoeval.cli.callbacks import rule
 from geoeval.cli.groups import with_groups
+from geoeval.cli.input_paths import input_path
 from geoeval.cli.options import REPORTING
 from geoeval.cli.printers import Reporting
 from geoeval.measures.boundary_band import DILATION_RATIO
@@ -32,9 +33,9 @@ class IouType(str, Enum):
 @with_groups
 def coco_command(
     reference: Annotated[Path, typer.Argument(
-        help="Reference (ground truth): COCO ground-truth JSON.")],
+        parser=input_path, help="Reference (ground truth): COCO ground-truth JSON.")],
     submission: Annotated[Path, typer.Argument(
-        help="Submission: COCO results JSON (a list of detections).")],
+        parser=input_path, help="Submission: COCO results JSON (a list of detections).")],
     iou_type: Annotated[IouType, typer.Option(
         help="Compare boxes (bbox, pycocotools' default), instance masks (segm: polygons "
              "and RLE as the COCO mask API rasterises them) or Boundary IoU (boundary, as "

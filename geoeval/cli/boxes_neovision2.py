@@ -13,6 +13,7 @@ import typer
 
 from geoeval.cli.callbacks import IOU, POSITIVE
 from geoeval.cli.groups import with_groups
+from geoeval.cli.input_paths import input_path
 from geoeval.cli.options import REPORTING
 from geoeval.cli.printers import Reporting
 
@@ -20,8 +21,10 @@ from geoeval.cli.printers import Reporting
 @with_groups
 def neovision2_command(
     reference: Annotated[Path, typer.Argument(
+        parser=input_path,
         help="Reference (ground truth): a CSV file or a folder of per-sequence CSV files.")],
     submission: Annotated[Path, typer.Argument(
+        parser=input_path,
         help="Submission (system output): a CSV file or a folder laid out like the "
              "reference.")],
     iou_threshold: Annotated[float, typer.Option(

@@ -15,6 +15,7 @@ import typer
 
 from geoeval.cli.callbacks import ALPHA, EPS, IMAGE_SIZE
 from geoeval.cli.groups import Group, with_groups
+from geoeval.cli.input_paths import input_path
 from geoeval.cli.options import REPORTING
 from geoeval.cli.printers import Reporting
 
@@ -24,8 +25,9 @@ class Preset(str, Enum):
     precise = "precise"
 
 
-RefArg = Annotated[Path, typer.Argument(help="Reference (ground truth): folder of text/VOC "
-                                             "files, COCO JSON, or YOLO folder.")]
+RefArg = Annotated[Path, typer.Argument(
+    parser=input_path,
+    help="Reference (ground truth): folder of text/VOC files, COCO JSON, or YOLO folder.")]
 Eps1 = Annotated[float | None, typer.Option(
     "--eps1", callback=EPS, help="Localisation threshold ε1 (overrides the preset).")]
 Eps2 = Annotated[float | None, typer.Option(
@@ -63,6 +65,7 @@ THRESHOLDS, READER = Group(_thresholds), Group(_reader)
 def robin_command(
     reference: RefArg,
     submissions: Annotated[list[Path], typer.Argument(
+        parser=input_path,
         help="Submissions (detections): one run (with confidences: a full sweep) or several "
              "runs.")],
     thresholds: dict = THRESHOLDS,
@@ -91,6 +94,7 @@ def robin_command(
 def robin_categories_command(
     reference: RefArg,
     submissions: Annotated[list[Path], typer.Argument(
+        parser=input_path,
         help="Submissions: the categoriser's outputs (labelled boxes), one run or several "
              "runs.")],
     thresholds: dict = THRESHOLDS,

@@ -17,6 +17,7 @@ import typer
 from geoeval.cli import help as sections
 from geoeval.cli.callbacks import IMAGE_SIZE, IOU
 from geoeval.cli.groups import with_groups
+from geoeval.cli.input_paths import input_path
 from geoeval.cli.options import REPORTING
 from geoeval.cli.printers import Reporting
 
@@ -41,9 +42,11 @@ class FileFormat(str, Enum):
 @with_groups
 def voc_command(
     reference: Annotated[Path, typer.Argument(
+        parser=input_path,
         help="Reference (ground truth): folder of .txt or VOC .xml files, COCO JSON, or "
              "YOLO folder.")],
     submission: Annotated[Path, typer.Argument(
+        parser=input_path,
         help="Submission (detections): the same formats, with confidences.")],
     iou_threshold: Annotated[float, typer.Option(
         callback=IOU, help="Minimum IoU of a true positive.")] = 0.5,
@@ -91,6 +94,7 @@ def voc_command(
         rich_help_panel=sections.FORMATS)
     ] = None,
     class_names: Annotated[Path | None, typer.Option(
+        parser=input_path,
         help="YOLO: file of class names, one per line.")] = None,
     figure_dir: Annotated[Path | None, typer.Option(
         help="Write one precision x recall plot per class here.")] = None,

@@ -14,22 +14,36 @@ from geoeval.errors import InputError
 from geoeval.io._boxset import BoxSet, ImageSize, checked_class, outside_warnings
 from geoeval.io._coco_arrow import _valid_values
 from geoeval.io._json_values import _int_id, _is_number, _req, _short
+from geoeval.io.store_paths import StorePath, box_path
 from geoeval.parallel import collector_paused
 
 
-def load_json(path: str | Path) -> Any:
-    """Parse a JSON file; errors as :class:`InputError` naming file and line.
+def load_json(path: str | Path | StorePath) -> Any:
+    """Parse a JSON file (local, or a URL read into memory:
+    :func:`~geoeval.io.store_paths.box_path`); errors as :class:`InputError` naming
+    file and line.
 
     orjson parses a valid file several times faster than the standard library
     (a COCO-sized result file is most of a COCO run's reading time); anything it
     refuses (NaN literals, integers beyond 64 bits, invalid text) is parsed again
     by :mod:`json`, whose values and error messages are the reference.
     """
-    return _parse_json(_read_bytes(path), Path(path))
+    p = box_path(path)
+    return _parse_json(_read_bytes(p), p)
 
 
-def _read_bytes(path: str | Path) -> bytes:
-    p = Path(path)
+def _read_bytes(path: str | Path | StorePath) -> bytes:
+    p = box_path(path)
+    if isinstance(p, StorePath):
+        if not p.location.is_store and p.is_dir():  # a web URL ending with / (no request)
+            raise InputError("a folder, where a JSON file is expected", p)
+        try:
+            return p.read_bytes()
+        except InputError:
+            if p.location.is_store and p.is_dir():  # asked only when the read fails
+                raise InputError("a prefix (folder), where a JSON file is expected",
+                                 p) from None
+            raise
     if p.is_dir():
         inside = sorted(q.name for q in p.glob("*.json") if q.is_file())
         named = f" (it holds {', '.join(inside[:3])}{', ...' if len(inside) > 3 else ''})" \
@@ -41,7 +55,7 @@ def _read_bytes(path: str | Path) -> bytes:
         raise InputError(f"cannot read: {exc.strerror}", p) from exc
 
 
-def _parse_json(raw: bytes, p: Path) -> Any:
+def _parse_json(raw: bytes, p: str | Path | StorePath) -> Any:
     """:func:`load_json` of bytes already read, with Python's cyclic garbage collector
     paused: parsing builds hundreds of thousands of containers, each of which would
     otherwise count towards a full collection (0.7 s instead of 0.25 s for 500,000

@@ -33,9 +33,18 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError, swapped
-from geoeval.io._box_text import _read_text
+from geoeval.io._box_text import _decoded, _file_bytes
 from geoeval.io._boxset import BoxSet, _number, _shown, checked_class
 from geoeval.io._outlines import Outlines
+from geoeval.io.store_paths import (
+    BoxPath,
+    StorePath,
+    box_path,
+    check_listable,
+    missing,
+    read_each,
+)
+from geoeval.io.store_paths import shown as shown_name
 
 #: Header keys of a labelTxt file.
 HEADERS = ("imagesource", "gsd")
@@ -72,9 +81,9 @@ def read_dota_labels(path: str | Path) -> BoxSet:
     >>> ref.images, ref.classes.tolist(), ref.boxes.tolist()
     (('P0001',), ['plane'], [[10.0, 10.0, 50.0, 30.0]])
     """
-    root = Path(path)
+    root = box_path(path)
     if not root.exists():
-        raise InputError("no such file or folder", root)
+        raise missing(root)
     files = [root] if root.is_file() else sorted(
         (q for q in root.iterdir() if q.is_file() and q.suffix.lower() == ".txt"),
         key=lambda q: q.stem)
@@ -88,16 +97,17 @@ def read_dota_labels(path: str | Path) -> BoxSet:
     dup = next((a for a, b in zip(stems, stems[1:], strict=False) if a == b), None)
     if dup is not None:
         raise InputError(f"image {dup!r} has two label files", root)
-    fast = _labels_at_once(files, root)
+    raw = list(read_each(files, _file_bytes))  # a URL's objects fetched a few at a time
+    fast = _labels_at_once(files, raw, root)
     if fast is not None:
         return fast
     cols = _Objects()
-    for f in files:
-        _label_file(f, _shown(f, root), cols)
+    for f, data in zip(files, raw, strict=True):
+        _label_file(f, data, _shown(f, root), cols)
     return cols.assemble(root)
 
 
-def _labels_at_once(files: list[Path], root: Path) -> BoxSet | None:
+def _labels_at_once(files: list[BoxPath], raw: list[bytes], root: BoxPath) -> BoxSet | None:
     """Every file's object lines parsed in one pyarrow call (headers checked here), or
     ``None`` when any file needs the line reader (a 9-field line, a blank line, a bad
     value: it names the line)."""
@@ -105,11 +115,7 @@ def _labels_at_once(files: list[Path], root: Path) -> BoxSet | None:
     import pyarrow.csv as pacsv
 
     bodies, counts, first = [], [], []
-    for f in files:
-        try:
-            data = f.read_bytes()
-        except OSError:
-            return None
+    for f, data in zip(files, raw, strict=True):
         data = data.removeprefix(b"\xef\xbb\xbf")
         start, line = 0, 1
         while data.startswith((b"imagesource:", b"gsd:"), start):
@@ -185,7 +191,7 @@ class _Objects:
         self.images, self.shown, self.corners, self.image = [], [], [], []
         self.classes, self.difficult, self.lines = [], [], []
 
-    def assemble(self, root: Path) -> BoxSet:
+    def assemble(self, root: BoxPath) -> BoxSet:
         n = len(self.classes)
         corners = np.concatenate(self.corners) if self.corners else np.zeros((0, 8))
         bad = np.argwhere(~np.isfinite(corners))
@@ -204,14 +210,14 @@ class _Objects:
             path=str(root), fmt="dota", outlines=outlines)
 
 
-def _label_file(f: Path, shown: str, cols: _Objects) -> None:
+def _label_file(f: BoxPath, data: bytes, shown: str, cols: _Objects) -> None:
     """One labelTxt file's objects: the whole file at once (headers, then lines of 9 or 10
     fields), or line by line when something is off, which names the line."""
     cols.images.append(f.stem)
     cols.shown.append(shown)
     index = len(cols.images) - 1
     rows = [(n, parts) for n, parts in enumerate(
-        (line.split() for line in _read_text(f).splitlines()), start=1) if parts]
+        (line.split() for line in _decoded(data, f).splitlines()), start=1) if parts]
     k = 0
     while k < len(rows) and len(rows[k][1]) == 1 and ":" in rows[k][1][0]:
         _header(rows[k][1][0], f"{shown}:{rows[k][0]}", 0)
@@ -264,18 +270,20 @@ def _header(token: str, where: str, objects: int) -> None:
             raise InputError(f"gsd must be positive, got {value!r}", where)
 
 
-def dota_result_files(path: str | Path, task: int) -> tuple[dict[str, Path], list[str]]:
+def dota_result_files(path: str | Path | StorePath, task: int
+                      ) -> tuple[dict[str, BoxPath], list[str]]:
     """The ``Task{task}_<class>.txt`` files of a results folder (class -> file), and the
     names of the other task's files present (for a hint when none of ``task`` is)."""
-    root = Path(path)
+    root = box_path(path)
+    check_listable(root)  # a folder on the web: it has no listing
     if not root.exists():
-        raise InputError("no such file or folder", root)
+        raise missing(root)
     if not root.is_dir():
         holder = (f": give the folder holding it, {root.parent}" if _RESULT.match(root.name)
                   else "")
         raise InputError("a file, where a folder of Task1_<class>.txt / Task2_<class>.txt "
                          f"files is expected{holder}", root)
-    found: dict[str, Path] = {}
+    found: dict[str, BoxPath] = {}
     other: list[str] = []
     for q in sorted(root.iterdir()):
         m = _RESULT.match(q.name)
@@ -288,7 +296,7 @@ def dota_result_files(path: str | Path, task: int) -> tuple[dict[str, Path], lis
     return found, other
 
 
-def read_dota_results(path: str | Path, task: int, images: tuple[str, ...],
+def read_dota_results(path: str | Path | StorePath, task: int, images: tuple[str, ...],
                       classes: tuple[str, ...] | None = None) -> BoxSet:
     """Read a folder of ``Task1_<class>.txt`` (``task=1``) or ``Task2_<class>.txt`` files.
 
@@ -311,16 +319,17 @@ def read_dota_results(path: str | Path, task: int, images: tuple[str, ...],
         (DOTA_devkit ranks a class's detections in that order); ``images`` is
         ``images``; task 1 with :class:`~geoeval.io.boxes.Outlines`.
     """
-    found, _ = dota_result_files(path, task)
+    root = box_path(path)
+    found, _ = dota_result_files(root, task)
     names = [c for c in (classes if classes is not None else tuple(found)) if c in found]
     fields = 10 if task == 1 else 6
     image_parts, coord_parts, score_parts, class_parts = [], [], [], []
-    for c in names:
-        f = found[c]
-        shown = _shown(f, Path(path))
-        pos, score, coords = _result_columns(f, shown, fields, images)
+    files = [found[c] for c in names]
+    for c, f, data in zip(names, files, read_each(files, _file_bytes), strict=True):
+        shown = _shown(f, root)
+        pos, score, coords = _result_columns(f, data, shown, fields, images)
         if task == 2:
-            _check_box_order(coords, f, shown)
+            _check_box_order(coords, f, data, shown)
         image_parts.append(pos)
         coord_parts.append(coords)
         score_parts.append(score)
@@ -332,29 +341,30 @@ def read_dota_results(path: str | Path, task: int, images: tuple[str, ...],
     cls = np.concatenate(class_parts) if n else np.zeros(0, dtype=str)
     scores = np.concatenate(score_parts) if score_parts else np.zeros(0)
     common = dict(image_index=image_index, classes=cls, images=tuple(images), scores=scores,
-                  path=str(path), fmt=f"dota-task{task}")
+                  path=shown_name(path), fmt=f"dota-task{task}")
     if task == 1:
         return BoxSet(boxes=None, outlines=Outlines.from_quads(coords), **common)
     return BoxSet(boxes=coords.reshape(n, 4), **common)
 
 
-def _result_columns(f: Path, shown: str, fields: int, images: tuple[str, ...]
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _result_columns(f: BoxPath, data: bytes, shown: str, fields: int,
+                    images: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Image index (into ``images``), confidence and coordinates of each line of a result
-    file; a line on an image outside ``images`` is an error naming it."""
-    fast = _read_fast(f, fields, images)
+    file (``data``, the bytes of ``f``, called ``shown``); a line on an image outside
+    ``images`` is an error naming it."""
+    fast = _read_fast(data, fields, images)
     if fast is not None:
         pos, values, unknown = fast
     else:
-        pos, values, unknown = _read_slow(f, shown, fields, images)
+        pos, values, unknown = _read_slow(f, data, shown, fields, images)
     if unknown is not None:
         row, name = unknown
         raise InputError(f"image {name!r} has no ground-truth file ({int((pos < 0).sum())} "
-                         "line(s) of this file)", f"{shown}:{_line_of_row(f, row)}")
+                         "line(s) of this file)", f"{shown}:{_line_of_row(f, data, row)}")
     return pos, values[:, 0].copy(), np.ascontiguousarray(values[:, 1:])
 
 
-def _read_fast(f: Path, fields: int, images: tuple[str, ...]
+def _read_fast(data: bytes, fields: int, images: tuple[str, ...]
                ) -> tuple[np.ndarray, np.ndarray, tuple[int, str] | None] | None:
     """pyarrow's CSV reader with one space as delimiter, or ``None`` when it refuses the
     file (then :func:`_read_slow` names the problem, or accepts what pyarrow does not:
@@ -363,14 +373,14 @@ def _read_fast(f: Path, fields: int, images: tuple[str, ...]
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    if f.stat().st_size == 0:
+    if not data:
         return np.zeros(0, dtype=np.int64), np.zeros((0, fields - 1)), None
     names = [f"c{i}" for i in range(fields)]
     types = {n: pa.float64() for n in names[1:]}
     types[names[0]] = pa.dictionary(pa.int32(), pa.string())
     try:
         table = pacsv.read_csv(
-            f,
+            pa.BufferReader(data),
             read_options=pacsv.ReadOptions(column_names=names),
             parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
                                              ignore_empty_lines=True),
@@ -406,13 +416,13 @@ def _numbers(array: Any, dtype: type) -> np.ndarray:
                          offset=array.offset * np.dtype(dtype).itemsize)
 
 
-def _read_slow(f: Path, shown: str, fields: int, images: tuple[str, ...]
+def _read_slow(f: BoxPath, data: bytes, shown: str, fields: int, images: tuple[str, ...]
                ) -> tuple[np.ndarray, np.ndarray, tuple[int, str] | None]:
     names = ("confidence", *(_CORNERS if fields == 10 else _BOX))
     where_image = {k: i for i, k in enumerate(images)}
     pos, rows = [], []
     unknown = None
-    for lineno, raw in enumerate(_read_text(f).splitlines(), start=1):
+    for lineno, raw in enumerate(_decoded(data, f).splitlines(), start=1):
         parts = raw.split()
         if not parts:
             continue
@@ -430,10 +440,11 @@ def _read_slow(f: Path, shown: str, fields: int, images: tuple[str, ...]
     return np.asarray(pos, dtype=np.int64), values, unknown
 
 
-def _line_of_row(f: Path, row: int) -> int:
-    """The line number of data row ``row`` (blank lines skipped, as the readers do)."""
+def _line_of_row(f: BoxPath, data: bytes, row: int) -> int:
+    """The line number of data row ``row`` (blank lines skipped, as the readers do) of
+    ``data``, the bytes of ``f``."""
     seen = -1
-    for lineno, raw in enumerate(_read_text(f).splitlines(), start=1):
+    for lineno, raw in enumerate(_decoded(data, f).splitlines(), start=1):
         if raw.split():
             seen += 1
             if seen == row:
@@ -441,8 +452,8 @@ def _line_of_row(f: Path, row: int) -> int:
     return row + 1
 
 
-def _check_box_order(coords: np.ndarray, f: Path, shown: str) -> None:
+def _check_box_order(coords: np.ndarray, f: BoxPath, data: bytes, shown: str) -> None:
     bad = np.flatnonzero((coords[:, 2] < coords[:, 0]) | (coords[:, 3] < coords[:, 1]))
     if bad.size:
         raise InputError("xmax < xmin or ymax < ymin (task 2 boxes are xmin ymin xmax ymax)",
-                         f"{shown}:{_line_of_row(f, int(bad[0]))}")
+                         f"{shown}:{_line_of_row(f, data, int(bad[0]))}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from geoeval.io._boxset import (
     checked_class,
     with_outside_warnings,
 )
+from geoeval.io.store_paths import BoxPath, read_each
 
 _FIELD_NAMES = {"xyrb": ("left", "top", "right", "bottom"),
                 "xywh": ("left", "top", "width", "height")}
@@ -28,12 +28,22 @@ SWAPPED = ": a detection line (with a confidence), so " + swapped("ground truth"
                                                                   "detections")
 
 
-def _read_text(f: Path) -> str:
+def _read_text(f: BoxPath) -> str:
     """The text of one box file (UTF-8, a BOM allowed); an :class:`InputError` otherwise."""
+    return _decoded(_file_bytes(f), f)
+
+
+def _file_bytes(f: BoxPath) -> bytes:
+    """The bytes of one box file (a local file or an object: :mod:`geoeval.io.store_paths`);
+    an :class:`InputError` naming it otherwise."""
     try:
-        data = f.read_bytes()
+        return f.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", f) from exc
+
+
+def _decoded(data: bytes, f: BoxPath) -> str:
+    """``data``, the bytes of ``f``, as UTF-8 text (a BOM allowed)."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -64,7 +74,7 @@ def relative_to_absolute(
 
 
 def _read_lines(
-    path: Path,
+    path: BoxPath,
     side: str | None,
     fmt: str,
     box_format: str,
@@ -77,9 +87,8 @@ def _read_lines(
     lines: list[int] = []
     class_ids: list[int] = []
     n_clipped = 0
-    for f in files:
+    for f, text in zip(files, read_each(files, _read_text), strict=True):
         key = cols.new_image(f)
-        text = _read_text(f)
         shown = _shown(f, path)
         for lineno, raw in enumerate(text.splitlines(), start=1):
             fields = raw.split()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from geoeval.errors import InputError
+from geoeval.io._box_text import _file_bytes
 from geoeval.io._boxset import (
     BoxColumns,
     BoxSet,
@@ -18,6 +19,7 @@ from geoeval.io._boxset import (
     checked_class,
     with_outside_warnings,
 )
+from geoeval.io.store_paths import BoxPath, StorePath, box_path, read_each
 
 
 @dataclass
@@ -41,22 +43,24 @@ class _Forbidden(Exception):
     pass
 
 
-def parse_xml_safely(path: str | Path) -> _Node:
+def parse_xml_safely(path: str | Path | StorePath, data: bytes | None = None) -> _Node:
     """Parse an XML file with expat, refusing DTDs and entity declarations.
 
     A document type declaration (``<!DOCTYPE``) or any entity declaration
     makes the file an :class:`InputError`, so neither entity expansion
     ("billion laughs") nor external entities can happen; only XML's five
     predefined entities and character references are left.
-    Returns a small tree whose nodes know their source line.
+    Returns a small tree whose nodes know their source line. ``path`` may be a URL
+    (:func:`~geoeval.io.store_paths.box_path`); ``data``, its bytes when already read.
     """
     from xml.parsers import expat
 
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", p) from exc
+    p = box_path(path)
+    if data is None:
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", p) from exc
     parser = expat.ParserCreate()
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     root = _Node("#document", 0)
@@ -98,8 +102,9 @@ def parse_xml_safely(path: str | Path) -> _Node:
     return root.children[0]
 
 
-def _read_voc(path: Path, side: str | None) -> BoxSet:
+def _read_voc(path: BoxPath, side: str | None) -> BoxSet:
     files = box_files(path, ".xml", side, "annotation")
+    raw = read_each(files, _file_bytes)
     cols = BoxColumns()
     difficult: list[bool] = []
     sizes: dict[str, ImageSize] = {}
@@ -107,7 +112,7 @@ def _read_voc(path: Path, side: str | None) -> BoxSet:
     for f in files:
         key = cols.new_image(f)
         shown = _shown(f, path)
-        root = parse_xml_safely(f)
+        root = parse_xml_safely(f, next(raw))
         if root.tag != "annotation":
             raise InputError(f"{shown}:{root.line}: root element is <{root.tag}>, "
                              "expected <annotation>")

@@ -9,8 +9,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +17,9 @@ from geoeval.errors import InputError
 from geoeval.io._outlines import Outlines
 from geoeval.io.masks import Masks
 from geoeval.reprs import listed, warned
+
+if TYPE_CHECKING:
+    from geoeval.io.store_paths import BoxPath
 
 ImageSize = tuple[float, float]
 
@@ -263,7 +265,7 @@ class _Sizes:
         return size
 
 
-def _files(path: Path, suffix: str) -> list[Path]:
+def _files(path: BoxPath, suffix: str) -> list[BoxPath]:
     if path.is_file():
         return [path]
     return sorted(q for q in path.iterdir() if q.is_file() and q.suffix.lower() == suffix
@@ -272,7 +274,7 @@ def _files(path: Path, suffix: str) -> list[Path]:
 _NAMES_FILES = {"classes.txt", "obj.names"}
 
 
-def box_files(path: Path, suffix: str, side: str | None, what: str) -> list[Path]:
+def box_files(path: BoxPath, suffix: str, side: str | None, what: str) -> list[BoxPath]:
     """The ``suffix`` files a box reader reads (``path`` itself if a file); a reference
     folder without any is an error naming the folder."""
     files = _files(path, suffix)
@@ -295,7 +297,7 @@ class BoxColumns:
     classes: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
 
-    def new_image(self, f: Path) -> str:
+    def new_image(self, f: BoxPath) -> str:
         """Start the image of file ``f``; its key (the file name without suffix)."""
         self.images.append(f.stem)
         return f.stem
@@ -307,7 +309,7 @@ class BoxColumns:
         self.classes.append(cls)
         self.scores.append(score)
 
-    def assemble(self, with_scores: bool, path: Path, fmt: str, **extra: Any) -> BoxSet:
+    def assemble(self, with_scores: bool, path: BoxPath, fmt: str, **extra: Any) -> BoxSet:
         """The :class:`BoxSet`: scores kept only ``with_scores``, ``extra`` as :func:`_assemble`."""
         return _assemble(self.images, self.rows, self.image, self.classes,
                          self.scores if with_scores else None, str(path), fmt, **extra)
@@ -346,7 +348,7 @@ def _number(token: str, where: str, what: str) -> float:
     return value
 
 
-def _shown(f: Path, root: Path) -> str:
+def _shown(f: BoxPath, root: BoxPath) -> str:
     """File name as shown in messages: ``folder/file`` (last folder only)."""
     return str(f) if root.is_file() else os.path.join(root.name, f.name)
 

@@ -2,7 +2,9 @@
 
 A result file is one JSON array of records; its record separators become line breaks
 in place and Arrow's newline-delimited JSON reader parses the records into columns,
-without one Python object per record (see :func:`_arrow_columns`).
+without one Python object per record (see :func:`_arrow_columns`). Each reader takes a
+local path, or the bytes of a file already read into memory (a URL's: never written to
+disk first).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ _JSON_SPACE = b" \t\r\n"
 _BRACE, _COMMA, _SPACE, _OPEN, _NEWLINE = b"}, {\n"
 
 
-def _arrow_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+def _arrow_columns(path: str | Path | bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                np.ndarray] | None:
     """The columns of a COCO result file read by Arrow's JSON reader, or ``None``:
     :func:`_records_text`, :func:`_arrow_table` and :func:`_table_columns`.
@@ -59,7 +61,7 @@ def _arrow_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return _table_columns(table, n)
 
 
-def _records_text(path: str | Path) -> tuple[np.ndarray, int] | None:
+def _records_text(path: str | Path | bytes) -> tuple[np.ndarray, int] | None:
     """The text of a result file as newline-delimited records, and their number, or
     ``None`` when it is not laid out as one array of records written by ``json.dumps``.
 
@@ -71,13 +73,16 @@ def _records_text(path: str | Path) -> tuple[np.ndarray, int] | None:
     exactly one record more than the replaced commas proves that they were
     exactly the top-level ones (:func:`_table_columns` checks the count).
     """
-    try:
-        with open(path, "rb") as fh:  # numpy's buffer is not zeroed first (a bytearray is)
-            buf = np.empty(os.fstat(fh.fileno()).st_size, dtype=np.uint8)
-            if fh.readinto(buf) != buf.size:
-                return None
-    except OSError:
-        return None  # the caller's reader reports it
+    if isinstance(path, bytes):  # a URL's file, read into memory by the caller
+        buf = np.frombuffer(path, dtype=np.uint8)
+    else:
+        try:
+            with open(path, "rb") as fh:  # numpy's buffer is not zeroed first (a bytearray is)
+                buf = np.empty(os.fstat(fh.fileno()).st_size, dtype=np.uint8)
+                if fh.readinto(buf) != buf.size:
+                    return None
+        except OSError:
+            return None  # the caller's reader reports it
     if buf.size == 0 or int(buf.max()) > 127:  # not ASCII
         return None
     first, last = 0, buf.size - 1
@@ -87,7 +92,8 @@ def _records_text(path: str | Path) -> tuple[np.ndarray, int] | None:
         last -= 1
     if last - first < 2 or buf[first] != ord("[") or buf[last] != ord("]"):
         return None
-    return _newline_records(buf[first + 1:last])
+    body = buf[first + 1:last]
+    return _newline_records(body if body.flags.writeable else body.copy())
 
 
 def _newline_records(text: np.ndarray) -> tuple[np.ndarray, int] | None:
@@ -192,7 +198,7 @@ class PolygonColumns:
     n_rings: np.ndarray
 
 
-def _arrow_polygon_columns(path: str | Path) -> PolygonColumns | None:
+def _arrow_polygon_columns(path: str | Path | bytes) -> PolygonColumns | None:
     """The columns of a result file of polygon segmentations read by Arrow (as
     :func:`_arrow_columns` reads boxes: the same conditions), or ``None``: anything
     else (an RLE segmentation, a null ring, a missing id or score, a ``bbox`` that is
@@ -255,7 +261,7 @@ class GtColumns:
     n_rings: np.ndarray | None = None
 
 
-def _arrow_gt_columns(path: str | Path, polygons: bool = False
+def _arrow_gt_columns(path: str | Path | bytes, polygons: bool = False
                       ) -> tuple[dict, GtColumns] | None:
     """A ground-truth file whose ``annotations`` Arrow can read: the rest of the file
     parsed by orjson (``annotations`` empty) and the annotations' columns; ``None``
@@ -273,7 +279,7 @@ def _arrow_gt_columns(path: str | Path, polygons: bool = False
     import orjson
 
     try:
-        raw = Path(path).read_bytes()
+        raw = path if isinstance(path, bytes) else Path(path).read_bytes()
     except OSError:
         return None
     key = raw.find(b'"annotations"')

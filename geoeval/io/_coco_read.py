@@ -21,6 +21,8 @@ from geoeval.io._box_coco import (
     _coco_results,
     _coco_results_arrays,
     _gt_boxes,
+    _parse_json,
+    _read_bytes,
     _warn,
     load_json,
 )
@@ -42,19 +44,21 @@ from geoeval.io._coco_segm import (
 )
 from geoeval.io._json_values import _int_id, _is_number, _req, _short
 from geoeval.io.masks import Masks
+from geoeval.io.store_paths import StorePath, box_path, is_remote
 from geoeval.parallel import collector_paused
 
 
 def read_coco(
-    source: str | Path | dict | list, *, side: str | None = None, like: BoxSet | None = None,
-    masks: bool = False, name: str | None = None,
+    source: str | Path | StorePath | bytes | dict | list, *, side: str | None = None,
+    like: BoxSet | None = None, masks: bool = False, name: str | None = None,
 ) -> BoxSet:
     """Read COCO ground truth (a dict) or results (a list) from a path or a loaded object.
 
     Parameters
     ----------
-    source : path, dict or list
-        A JSON file, or its already-loaded content.
+    source : path, URL, bytes, dict or list
+        A JSON file (local, or a URL: ``s3://``, ``gs://``, ``az://``, ``https://``,
+        read once into memory), its bytes, or its already-loaded content.
     side : {'reference', 'submission'}, optional
         Reference (ground truth) or submission (results). Default: the
         reference for an object with ``annotations``, a submission for a list.
@@ -65,8 +69,8 @@ def read_coco(
         Also read each record's ``segmentation`` into :attr:`BoxSet.masks`
         (:mod:`geoeval.io._coco_segm`), for mask and boundary evaluation.
     name : str, optional
-        What messages call already-loaded content (the file it came from);
-        default ``<memory>``.
+        What messages call bytes or already-loaded content (the file it came
+        from); default ``<memory>``.
 
     Returns
     -------
@@ -89,7 +93,7 @@ def read_coco(
     """
     if isinstance(source, (dict, list)):
         return _coco_data(source, name or "<memory>", side, like, masks)
-    path = str(source)
+    source, path = _in_memory(source, name)
     if side != "submission":  # a ground truth whose annotations Arrow can read
         split = _arrow_gt_columns(source, polygons=masks)
         box = None if split is None else _gt_from_columns(*split, path=path, masks=masks)
@@ -106,7 +110,20 @@ def read_coco(
     # the parsed file (hundreds of thousands of containers) lives only in this call:
     # with the collector on, a collection would walk all of it once more for nothing
     with collector_paused():
-        return _coco_data(load_json(source), path, side, like, masks)
+        data = _parse_json(source, path) if isinstance(source, bytes) else load_json(source)
+        return _coco_data(data, path, side, like, masks)
+
+
+def _in_memory(source: str | Path | StorePath | bytes, name: str | None = None
+               ) -> tuple[str | Path | bytes, str]:
+    """A URL's file read once into memory (nothing written to disk), a local path or
+    bytes as given; and the name messages give it (a URL without its secrets)."""
+    if isinstance(source, bytes):
+        return source, name or "<memory>"
+    if is_remote(source):
+        p = box_path(source)
+        return _read_bytes(p), str(p)
+    return source, str(source)
 
 
 def _coco_data(data: Any, path: str, side: str | None, like: BoxSet | None,
@@ -131,8 +148,8 @@ def _coco_data(data: Any, path: str, side: str | None, like: BoxSet | None,
                      "'annotations', 'categories') or results (a list)", path)
 
 
-def read_coco_pair(reference: str | Path | dict | BoxSet,
-                   submission: str | Path | list | BoxSet, *,
+def read_coco_pair(reference: str | Path | StorePath | dict | BoxSet,
+                   submission: str | Path | StorePath | list | BoxSet, *,
                    masks: bool = False) -> tuple[BoxSet, BoxSet]:
     """Ground truth and results, as ``read_coco(reference, side="reference")`` and
     ``read_coco(submission, side="submission", like=...)`` give them (with their
@@ -145,6 +162,14 @@ def read_coco_pair(reference: str | Path | dict | BoxSet,
     those of the two calls, the ground truth's first (the Arrow path never
     raises: it gives up and the record reader reports).
     """
+    named = None
+    if not isinstance(submission, (dict, list, BoxSet)):  # a URL's file read once
+        try:
+            submission, named = _in_memory(submission)
+        except InputError:  # the ground truth's error comes first, as for local files
+            if not isinstance(reference, BoxSet):
+                read_coco(reference, side="reference", masks=masks)
+            raise
     if masks:
         polygons = None if isinstance(submission, (dict, list, BoxSet)) else (
             _arrow_polygon_columns(submission))  # Arrow's parser runs in its own threads
@@ -152,10 +177,10 @@ def read_coco_pair(reference: str | Path | dict | BoxSet,
             reference, side="reference", masks=True)
         dt = None
         if polygons is not None and gt.masks is not None:
-            dt = _coco_polygon_results(polygons, str(submission), gt)
+            dt = _coco_polygon_results(polygons, str(named), gt)
         if dt is None:
             dt = submission if isinstance(submission, BoxSet) else read_coco(
-                submission, side="submission", like=gt, masks=True)
+                submission, side="submission", like=gt, masks=True, name=named)
         for box in (gt, dt):
             if box.masks is None:
                 raise InputError("these boxes hold no masks: read them with masks=True",
@@ -165,13 +190,13 @@ def read_coco_pair(reference: str | Path | dict | BoxSet,
         gt = reference if isinstance(reference, BoxSet) else read_coco(reference,
                                                                         side="reference")
         dt = submission if isinstance(submission, BoxSet) else read_coco(
-            submission, side="submission", like=gt)
+            submission, side="submission", like=gt, name=named)
         return gt, dt
     cols = _arrow_columns(submission)  # Arrow's parser runs in its own threads
     gt = read_coco(reference, side="reference")
     if cols is not None and gt.fmt == "coco":
-        return gt, _coco_results_arrays(*cols, path=str(submission), like=gt)
-    return gt, read_coco(submission, side="submission", like=gt)
+        return gt, _coco_results_arrays(*cols, path=str(named), like=gt)
+    return gt, read_coco(submission, side="submission", like=gt, name=named)
 
 
 def _with_gt_masks(box: BoxSet, anns: list, rows: np.ndarray, path: str) -> BoxSet:

@@ -63,6 +63,7 @@ from geoeval.io._boxset import BoxSet, ImageSize, _Sizes, empty_boxset
 from geoeval.io._coco_read import read_coco, read_coco_pair
 from geoeval.io._outlines import Outlines
 from geoeval.io.masks import Masks
+from geoeval.io.store_paths import StorePath, box_path, missing
 
 __all__ = [
     "BOX_FORMATS", "FORMATS", "SIDES", "BoxSet", "ImageSize", "Masks", "Outlines",
@@ -81,7 +82,7 @@ BOX_FORMATS = ("xyrb", "xywh")
 SIDES = ("reference", "submission")
 
 
-def detect_format(path: str | Path) -> str:
+def detect_format(path: str | Path | StorePath) -> str:
     """The box format of ``path`` when it is unambiguous.
 
     ``.json`` file -> ``coco``; ``.xml`` file or a folder of ``.xml`` files ->
@@ -89,9 +90,10 @@ def detect_format(path: str | Path) -> str:
     files look the same and must be asked for with ``fmt="yolo"``); an empty
     folder -> ``text``.
     """
-    p = Path(path)
+    p = box_path(path)
+    name = p if isinstance(p, StorePath) else path  # a local path named as given
     if not p.exists():
-        raise InputError("no such file or folder", path)
+        raise missing(p, path)
     if p.is_file():
         suffix = p.suffix.lower()
         if suffix == ".json":
@@ -101,16 +103,16 @@ def detect_format(path: str | Path) -> str:
         if suffix == ".txt":
             return "text"
         raise InputError(f"cannot tell the box format of a {suffix or 'suffix-less'} file; "
-                         "give fmt (text, voc, coco, yolo)", path)
+                         "give fmt (text, voc, coco, yolo)", name)
     suffixes = {q.suffix.lower() for q in p.iterdir() if q.is_file()}
     has_xml, has_txt = ".xml" in suffixes, ".txt" in suffixes
     if has_xml and has_txt:
-        raise InputError("folder holds both .xml and .txt files; give fmt", path)
+        raise InputError("folder holds both .xml and .txt files; give fmt", name)
     return "voc" if has_xml else "text"
 
 
 def read_boxes(
-    path: str | Path,
+    path: str | Path | StorePath,
     *,
     fmt: str | None = None,
     side: str | None = None,
@@ -126,7 +128,8 @@ def read_boxes(
     ----------
     path : str or Path
         A folder (text, VOC XML, YOLO) or a file (COCO JSON; a single text or
-        XML file is one image).
+        XML file is one image), local or a URL: ``s3://``, ``gs://``, ``az://``
+        (a prefix is a folder), ``https://`` (files only: the web has no listing).
     fmt : {'text', 'voc', 'coco', 'yolo'}, optional
         Default: :func:`detect_format`.
     side : {'reference', 'submission'}, optional
@@ -185,6 +188,7 @@ def read_boxes(
     >>> len(reference), len(submission), reference.images, submission.scores.tolist()
     (2, 1, ('img1',), [0.9])
     """
+    given, path = path, box_path(path)  # a URL: a StorePath, read through geoeval.io.stores
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise InputError(f"unknown box format {fmt!r} (expected one of {', '.join(FORMATS)})")
@@ -192,18 +196,18 @@ def read_boxes(
         raise InputError(f"unknown side {side!r} (expected 'reference' or 'submission')")
     if box_format not in BOX_FORMATS:
         raise InputError(f"unknown box format {box_format!r} (expected 'xyrb' or 'xywh')")
-    if not Path(path).exists():
-        raise InputError("no such file or folder", path)
+    if not path.exists():
+        raise missing(path, given)
     sizes = _size_lookup(image_size, like)
     if fmt == "coco":
-        return read_coco(path, side=side, like=like)
+        return read_coco(path if isinstance(path, StorePath) else given, side=side, like=like)
     if fmt == "voc":
-        return _read_voc(Path(path), side)
+        return _read_voc(path, side)
     if fmt == "yolo":
         names = _class_names(class_names)
-        return _read_lines(Path(path), side, "yolo", "xywh", True, sizes, names)
+        return _read_lines(path, side, "yolo", "xywh", True, sizes, names)
     rel = image_size is not None if relative is None else relative
-    return _read_lines(Path(path), side, "text", box_format, rel, sizes, None)
+    return _read_lines(path, side, "text", box_format, rel, sizes, None)
 
 
 def _size_lookup(
@@ -227,11 +231,12 @@ def _check_size(size: Any) -> ImageSize:
     return (w, h)
 
 
-def _class_names(class_names: Sequence[str] | str | Path | None) -> list[str] | None:
+def _class_names(class_names: Sequence[str] | str | Path | StorePath | None
+                 ) -> list[str] | None:
     if class_names is None:
         return None
-    if isinstance(class_names, (str, Path)):
-        p = Path(class_names)
+    if isinstance(class_names, (str, Path, StorePath)):
+        p = box_path(class_names)
         try:
             text = p.read_text(encoding="utf-8-sig")
         except OSError as exc:

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from geoeval.errors import InputError
+from geoeval.io.store_paths import BoxPath, StorePath, box_path, missing, read_each
 
 COLUMNS: tuple[str, ...] = (
     "frame", "x1", "y1", "x2", "y2", "x3", "y3", "x4", "y4",
@@ -121,7 +122,7 @@ class Neovision2Boxes:
 
 
 def read_neovision2(
-    path: str | Path,
+    path: str | Path | StorePath,
     *,
     dont_care: bool = True,
     dcf_labels: Iterable[str] = DCF_LABELS,
@@ -136,7 +137,9 @@ def read_neovision2(
     path : str or Path
         A ``.csv`` file (one sequence) or a folder. In a folder every ``*.csv``
         file directly in it or in its sub-folders is one sequence; the first
-        sub-folder level names the domain (``TowerF/001.csv``; §4).
+        sub-folder level names the domain (``TowerF/001.csv``; §4). A URL too:
+        ``s3://``, ``gs://``, ``az://`` (a prefix is a folder), ``https://`` (a
+        file: the web has no listing).
     dont_care : bool
         Interpret don't-care annotations (ground truth). Use ``False`` for
         system output, where every row is a detection.
@@ -165,7 +168,7 @@ def read_neovision2(
     §3.1 (envelopes of oriented boxes), §3.7 (don't-care annotations), §4 and
     Table 4 (file layout).
     """
-    root = Path(path)
+    root = box_path(path)  # a URL: read through geoeval.io.stores
     if root.is_dir():
         files = sorted(p for p in root.rglob("*.csv") if p.is_file())
         if not files:
@@ -175,13 +178,14 @@ def read_neovision2(
     elif root.is_file():
         files, keys, domains = [root], [root.stem], [None]
     else:
-        raise InputError("no such file or folder", root)
+        raise missing(root)
     sets = (
         {_norm(s) for s in dcf_labels},
         {_norm(s) for s in dcr_labels},
         {_norm(s) for s in dco_labels},
     )
-    parts = [_read_file(f) for f in files]
+    parts = [_read_file(f, text) for f, text in zip(files, read_each(files, _text),
+                                                     strict=True)]
     n = np.array([p["frame"].size for p in parts], dtype=np.int64)
 
     def cat(key: str, dtype: object) -> np.ndarray:
@@ -228,11 +232,14 @@ def _header(fields: list[str]) -> list[str] | None:
     return names
 
 
-def _read_file(path: Path) -> dict[str, np.ndarray]:
+def _text(path: BoxPath) -> str:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path) from exc
+
+
+def _read_file(path: BoxPath, text: str) -> dict[str, np.ndarray]:
     rows: list[list[str]] = []
     lines: list[int] = []
     reader = csv.reader(io.StringIO(text))
@@ -261,7 +268,7 @@ def _read_file(path: Path) -> dict[str, np.ndarray]:
 
 
 def _columns(
-    path: Path, names: list[str], rows: list[list[str]], lines: np.ndarray
+    path: BoxPath, names: list[str], rows: list[list[str]], lines: np.ndarray
 ) -> dict[str, np.ndarray]:
     width = len(names)
     counts = np.array([len(r) for r in rows], dtype=np.int64)
@@ -344,7 +351,7 @@ def _first_bad(raw: tuple[str, ...], allow_empty: bool) -> int:
     return 0
 
 
-def _flags(path: Path, raw: np.ndarray, lines: np.ndarray, name: str) -> np.ndarray:
+def _flags(path: BoxPath, raw: np.ndarray, lines: np.ndarray, name: str) -> np.ndarray:
     low = np.array([v.lower() for v in raw], dtype=object)
     true = np.isin(low, list(_TRUE))
     bad = ~(true | np.isin(low, list(_FALSE)))

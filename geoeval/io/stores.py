@@ -130,10 +130,11 @@ def read_bytes(loc: Location, *, anon: bool = False) -> bytes:
     return data
 
 
-def list_files(loc: Location, *, recursive: bool = False, anon: bool = False
-               ) -> list[Location]:
+def list_files(loc: Location, *, recursive: bool = False, anon: bool = False,
+               hidden: bool = False) -> list[Location]:
     """The files in the folder or under the prefix ``loc``, sorted by name (hidden
-    ones, starting with ``.`` or ``_``, left out; in sub-folders too when
+    ones, starting with ``.`` or ``_``, left out unless ``hidden``, as a folder's
+    listing gives them to readers of one file per item; in sub-folders too when
     ``recursive``).
 
     Raises
@@ -161,8 +162,8 @@ def list_files(loc: Location, *, recursive: bool = False, anon: bool = False
     out = []
     for info in infos:
         rel = info.path[len(base):].lstrip("/")
-        if info.type != pafs.FileType.File or any(
-                part.startswith((".", "_")) for part in rel.split("/")):
+        if info.type != pafs.FileType.File or (not hidden and any(
+                part.startswith((".", "_")) for part in rel.split("/"))):
             continue
         out.append(loc.child(rel))
     return sorted(out, key=lambda x: x.text)
