@@ -40,7 +40,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if urlsplit(self.path).path == "/.reset":
             with _lock:
                 _sent[0] = 0
-            self._count()
+                self._count()
             self.send_response(204)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -75,18 +75,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(end - start + 1))
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-        self.end_headers()
-        if body:
+        if body:  # counted before the client can have it: a count read after a read is whole
             with open(p, "rb") as f:
                 f.seek(start)
                 data = f.read(end - start + 1)
-            self.wfile.write(data)
             with _lock:
                 _sent[0] += len(data)
-            self._count()
+                self._count()
+        self.end_headers()
+        if body:
+            self.wfile.write(data)
 
     def _count(self) -> None:
-        (ROOT / ".bytes-sent").write_text(str(_sent[0]))
+        tmp = ROOT / f".bytes-sent.{threading.get_ident()}"
+        tmp.write_text(str(_sent[0]))
+        os.replace(tmp, ROOT / ".bytes-sent")  # a reader never sees a half-written count
 
 
 def main() -> None:
