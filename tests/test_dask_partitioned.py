@@ -167,6 +167,50 @@ def test_same_report_and_objects_as_local(monkeypatch, tmp_path):
     assert d[cols].equals(ell[cols]) and len(d) == len(ref) + len(sub)
 
 
+def test_past_the_list_limit_the_same_report_and_no_list_reaches_the_client(
+        monkeypatch, tmp_path):
+    """Past the report's limit (:data:`geoeval.matching.lists.LIST_LIMIT`, here 100
+    objects) both engines give the same report, byte for byte: each matcher says how many
+    objects it does not list and that no objects dataset holds them, and the Dask run
+    never asks a partition for its lists. At the limit, every object is listed."""
+    from geoeval.matching import lists as match_lists
+
+    ref, sub = scene(2, n=196)
+    n = len(ref) + len(sub)
+    monkeypatch.setattr(match_lists, "LIST_LIMIT", 100)
+    res, local, client = run_inline(monkeypatch, tmp_path, ref, sub, per_partition=8,
+                                    matchers=["bgm", "iou", "hoover"])
+    assert res.partitions["partitions"] >= 32
+    assert res.to_json() == local.to_json()
+    assert "lists_of" not in client.results  # nothing per object gathered
+    for r in json.loads(res.to_json())["results"].values():
+        assert r["objects_dataset"] is None and "instances" not in r
+        assert "missed_ids" not in r and "false_alarm_ids" not in r
+        assert r["not_listed"]["objects"] == n and r["not_listed"]["limit"] == 100
+        assert "--objects DIR" in r["not_listed"]["note"]
+    monkeypatch.setattr(match_lists, "LIST_LIMIT", n)  # at the limit: listed, as always
+    res, local, client = run_inline(monkeypatch, tmp_path / "at", ref, sub, per_partition=8,
+                                    matchers=["bgm"])
+    assert res.to_json() == local.to_json() and len(client.results["lists_of"]) > 32
+    report = json.loads(res.to_json())["results"]["bgm"]
+    assert "not_listed" not in report and "objects_dataset" not in report
+    assert len(report["instances"]) == report["matched_reference"]  # one-to-one
+
+
+def test_past_the_list_limit_the_report_names_the_objects_dataset(monkeypatch, tmp_path):
+    """With an objects dataset past the limit, each matcher names it and says how many
+    objects it holds instead of listing them."""
+    from geoeval.matching import lists as match_lists
+
+    ref, sub = scene(2, n=100)
+    monkeypatch.setattr(match_lists, "LIST_LIMIT", 50)
+    res, _, _ = run_inline(monkeypatch, tmp_path, ref, sub, objects=True, matchers=["bgm"])
+    r = json.loads(res.to_json())["results"]["bgm"]
+    assert r["objects_dataset"] == str(tmp_path / "objects_dask")
+    assert r["not_listed"]["objects"] == len(ref) + len(sub)
+    assert "objects dataset" in r["not_listed"]["note"]
+
+
 def test_objects_dataset_attributes_as_local(monkeypatch, tmp_path):
     """The layers' own columns in the objects dataset (``ref_<name>``, ``sub_<name>``):
     read with the pieces on the workers, carried through the partitions and the boundary,
