@@ -423,10 +423,12 @@ def _write_inputs(tmp_path, ref, sub):
 
 @pytest.mark.slow
 def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
-
-
+    """Two worker processes: the client reads no feature; what reaches it is bounded by
+    partitions and pieces, not objects, the lists asked for (``--json``) past the
+    report's limit too; report and objects dataset are the local engine's."""
     import geoeval
     from geoeval.io import pieces as io_pieces
+    from geoeval.matching import lists as match_lists
 
     ref, sub = scene(4)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
@@ -449,8 +451,10 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
         gathered.clear()
         monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 100)
         monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 240)
-        res_big = geoeval.score(big_folder, big_gpkg, engine="dask",  # no lists asked
-                                scheduler=c.scheduler_address, lists=False, **options)
+        # the lists asked for (--json) past the report's limit: none gathered
+        monkeypatch.setattr(match_lists, "LIST_LIMIT", 1000)
+        res_big = geoeval.score(big_folder, big_gpkg, engine="dask",
+                                scheduler=c.scheduler_address, lists=True, **options)
         big_bytes = sum(gathered)
     monkeypatch.undo()
     assert isinstance(res, geoeval.ScoreResult) and not res.objects_held
@@ -458,6 +462,9 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
     # what reached the client is bounded by partitions and pieces, not by objects: four
     # times the objects in as many partitions and pieces, about the same bytes
     assert res_big.summary.reference.objects > 3.5 * res.summary.reference.objects
+    assert res_big.summary.unlisted == \
+        res_big.summary.reference.objects + res_big.summary.submission.objects
+
     def tasks(r):
         return sum(r.partitions[k] for k in ("partitions", "reference_pieces",
                                              "submission_pieces"))

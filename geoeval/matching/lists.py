@@ -150,6 +150,12 @@ def listable(n_objects: int) -> bool:
     return n_objects <= LIST_LIMIT
 
 
+def unlisted(n_objects: int) -> int | None:
+    """The objects a report of ``n_objects`` objects leaves unlisted: all of them past
+    :data:`LIST_LIMIT`, else ``None``."""
+    return None if listable(n_objects) else int(n_objects)
+
+
 def not_listed(n_objects: int, objects_dataset: str | None) -> dict[str, Any]:
     """A matcher's report's ``not_listed`` object for a run of ``n_objects`` objects past
     :data:`LIST_LIMIT`: how many, the limit, and where their results are (the objects

@@ -22,7 +22,7 @@ import numpy as np
 from geoeval.errors import NotHeldError
 from geoeval.grid import crs_code
 from geoeval.matching import Matching, registry
-from geoeval.matching.lists import MatchLists, listable
+from geoeval.matching.lists import MatchLists, listable, unlisted
 from geoeval.measures import counts
 from geoeval.measures.mallows import mallows_sums
 from geoeval.objects import ObjectSet
@@ -326,8 +326,7 @@ class ScoreResult:
         more than :data:`~geoeval.matching.lists.LIST_LIMIT` (else ``None``): the
         summary's :attr:`~geoeval.scoring.summary.ScoreSummary.unlisted`, known without
         making the summary."""
-        n = sum(self._sizes())
-        return None if listable(n) else n
+        return unlisted(sum(self._sizes()))
 
     def _sizes(self) -> tuple[int, int]:
         if self._added is not None:

@@ -25,7 +25,7 @@ import numpy as np
 
 from geoeval.encoding import Rows, number_texts
 from geoeval.matching import registry
-from geoeval.matching.lists import MatchLists, listable, not_listed
+from geoeval.matching.lists import MatchLists, not_listed, unlisted
 from geoeval.matching.result import KINDS
 from geoeval.measures import counts
 
@@ -211,9 +211,8 @@ class ScoreSummary:
     def unlisted(self) -> int | None:
         """The objects (both sides) the report does not list one by one, when there are
         more than :data:`~geoeval.matching.lists.LIST_LIMIT` (else ``None``): the one
-        rule of every engine and route (:func:`~geoeval.matching.lists.listable`)."""
-        n = self.reference.objects + self.submission.objects
-        return None if listable(n) else n
+        rule of every engine and route (:func:`~geoeval.matching.lists.unlisted`)."""
+        return unlisted(self.reference.objects + self.submission.objects)
 
     @property
     def summary(self) -> ScoreSummary:
