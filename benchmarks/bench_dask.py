@@ -155,7 +155,7 @@ def client_peak(sizes: list[int], before: str, keep: Path | None) -> None:
         ref, sub, _ = generate(folder, n)
         got = {}
         for name, tree, with_json in runs:
-            report = folder / f"report_{name.split(',')[0]}_{n}.json"
+            report = folder / f"report_{name.replace(' ', '').replace(',', '_')}_{n}.json"
             report.unlink(missing_ok=True)
             env = {**os.environ, "PYTHONPATH": str(tree)}
             done = subprocess.run([sys.executable, "-c", CLIENT, str(ref), str(sub),
@@ -165,7 +165,7 @@ def client_peak(sizes: list[int], before: str, keep: Path | None) -> None:
             assert Path(d["geoeval"]).is_relative_to(tree), d["geoeval"]
             mb = report.stat().st_size / 1e6 if with_json else float("nan")
             got[name] = d
-            print(f"{n:>10} {name:<17} {d['wall']:7.1f} {d["client_gb"]:9.3f} {mb:9.2f}"
+            print(f"{n:>10} {name:<17} {d['wall']:7.1f} {d['client_gb']:9.3f} {mb:9.2f}"
                   f" {d['f1']:10.6f}", flush=True)
         assert got["before"]["f1"] == got["after"]["f1"] == got["after, no --json"]["f1"]
         print(f"{n:>10} client peak with --json, before / after: "
