@@ -10,13 +10,30 @@ instances (local process pool of 2 vs the cluster). The overlaps must be
 identical; times and ratios are printed.
 
     python benchmarks/bench_dask.py --size 100000 [--duplicates] [--mallows 3000]
+
+With ``--client-peak N [N ...]``: the client's peak memory of a run by partitions
+with ``--json``, before and after a change, in the same run. The country of
+``benchmarks/bench_country.py`` (GeoParquet dataset folders, tiles of 100 000
+buildings) is scored with IoU by ``geoeval.score(..., engine="dask", n_jobs=2,
+json=...)`` (a 2-worker ``LocalCluster`` started by the client, its scheduler in the
+client process), each run a fresh process whose ``geoeval`` (and its workers') is
+the code of git revision ``--before`` (default ``main``, exported to a temporary
+folder) or of this checkout; also this checkout without ``--json``. Printed per
+size: wall time, the client's peak RSS (its ``VmHWM``, GB) and the report's size,
+and the ratio before / after.
+
+    python benchmarks/bench_dask.py --client-peak 1000000 [--before main] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -41,7 +58,15 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100_000)
     ap.add_argument("--duplicates", action="store_true")
     ap.add_argument("--mallows", type=int, default=3000, help="IoU instances to score")
+    ap.add_argument("--client-peak", type=int, nargs="+", metavar="N",
+                    help="the client's peak memory with --json at N buildings, before and "
+                         "after (module docstring)")
+    ap.add_argument("--before", default="main", help="git revision of 'before'")
+    ap.add_argument("--keep", type=Path, help="keep the generated layers in this folder")
     args = ap.parse_args()
+    if args.client_peak:
+        client_peak(args.client_peak, args.before, args.keep)
+        return
     ref_g, sub_g = city(args.size, duplicates=args.duplicates)
     ref, sub = ObjectSet.from_geometries(ref_g), ObjectSet.from_geometries(sub_g)
     times: dict[str, dict[str, float]] = {"local": {}, "dask": {}}
@@ -88,6 +113,64 @@ def main() -> None:
         lo, da = times["local"][stage], times["dask"][stage]
         ratio = f"{da / lo:10.2f}" if lo > 0 else f"{'-':>10}"
         print(f"{stage:<24} {lo:8.2f} {da:8.2f} {ratio}")
+
+
+#: A client process: ``geoeval.score`` on a 2-worker LocalCluster, with ``--json`` (its
+#: third argument, ``-`` for none); its wall time, peak RSS and F1 as JSON. The peak is
+#: the process's own ``VmHWM``: ``getrusage``'s ``ru_maxrss`` keeps the peak of the
+#: parent it was forked from (this script, which held a generated tile).
+CLIENT = r'''
+import json, re, sys, time
+import geoeval
+def peak_gb():
+    status = open("/proc/self/status").read()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1e6
+if __name__ == "__main__":
+    t = time.perf_counter()
+    out = {} if sys.argv[3] == "-" else {"json": sys.argv[3]}
+    res = geoeval.score(sys.argv[1], sys.argv[2], matchers=["iou"], engine="dask", n_jobs=2,
+                        **out)
+    print(json.dumps({"wall": time.perf_counter() - t, "geoeval": geoeval.__file__,
+                      "client_gb": peak_gb(),
+                      "f1": res.results["iou"].f1,
+                      "partitions": res.partitions["partitions"]}))
+'''
+
+
+def client_peak(sizes: list[int], before: str, keep: Path | None) -> None:
+    """The client's peak RSS with ``--json`` before (git revision ``before``) and after
+    (this checkout), and after without ``--json`` (module docstring)."""
+    from bench_country import generate
+
+    here = Path(__file__).resolve().parents[1]
+    folder = keep or Path(tempfile.mkdtemp(prefix="geoeval-client-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    old = Path(tempfile.mkdtemp(prefix="geoeval-before-"))
+    subprocess.run(f"git -C {here} archive {before} | tar -x -C {old}", shell=True,
+                   check=True)
+    runs = (("before", old, True), ("after", here, True), ("after, no --json", here, False))
+    print(f"{'buildings':>10} {'run':<17} {'wall s':>7} {'client GB':>9} {'report MB':>9}"
+          f" {'F1':>10}")
+    for n in sizes:
+        ref, sub, _ = generate(folder, n)
+        got = {}
+        for name, tree, with_json in runs:
+            report = folder / f"report_{name.replace(' ', '').replace(',', '_')}_{n}.json"
+            report.unlink(missing_ok=True)
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            done = subprocess.run([sys.executable, "-c", CLIENT, str(ref), str(sub),
+                                   str(report) if with_json else "-"], cwd=tree, env=env,
+                                  capture_output=True, text=True, check=True)
+            d = json.loads(done.stdout.strip().splitlines()[-1])
+            assert Path(d["geoeval"]).is_relative_to(tree), d["geoeval"]
+            mb = report.stat().st_size / 1e6 if with_json else float("nan")
+            got[name] = d
+            print(f"{n:>10} {name:<17} {d['wall']:7.1f} {d['client_gb']:9.3f} {mb:9.2f}"
+                  f" {d['f1']:10.6f}", flush=True)
+        assert got["before"]["f1"] == got["after"]["f1"] == got["after, no --json"]["f1"]
+        print(f"{n:>10} client peak with --json, before / after: "
+              f"{got['before']['client_gb'] / got['after']['client_gb']:.2f}x", flush=True)
+    subprocess.run(["rm", "-rf", str(old)], check=True)
 
 
 if __name__ == "__main__":

@@ -147,6 +147,7 @@ def score(
             check_target(objects_dir)
             writer = functools.partial(_open_objects, objects_dir, value.matchers)
         result = _score(reference, submission, value, progress=progress, objects=writer)
+        result = _unlisted_noted(result, value.lists)
         if value.strict and result.warnings:  # those known before the work refused it
             from geoeval.errors import StrictError
             from geoeval.validate import option_name
@@ -181,6 +182,18 @@ def score(
                 strata_given=_strata_given(options))
             write_html(html, page)
     return result
+
+
+def _unlisted_noted(result: ScoreResult, lists: bool) -> ScoreResult:
+    """``result`` with a note when the lists were asked for (``--json``) and its report
+    leaves them out (more than :data:`geoeval.matching.lists.LIST_LIMIT` objects; the
+    report's ``not_listed`` says so too)."""
+    unlisted = result.unlisted
+    if not lists or unlisted is None:
+        return result
+    from geoeval.matching.lists import not_listed_note
+
+    return dataclasses.replace(result, notes=(*result.notes, not_listed_note(unlisted)))
 
 
 def rank(

@@ -218,6 +218,43 @@ def test_the_run_in_process_gives_the_local_report(tmp_path):
     assert res.to_json() == local.to_json()
 
 
+def test_past_the_list_limit_the_blocks_give_the_local_report(tmp_path, monkeypatch):
+    """Past the report's limit (:data:`geoeval.matching.lists.LIST_LIMIT`) the run by
+    blocks decides on the objects counted once (not once per block holding them): the
+    report is the local engine's, byte for byte, with each matcher's ``not_listed``, and
+    no block or boundary group sends its lists; at the limit every object is listed."""
+    from geoeval.engine import Engine
+    from geoeval.engine.inline import InlineClient
+    from geoeval.matching import lists as match_lists
+    from geoeval.scoring.scene import score
+
+    class Recording(InlineClient):
+        def __init__(self) -> None:
+            self.summaries: list = []
+
+        def submit(self, fn, *args, pure=True, **kwargs):
+            fut = super().submit(fn, *args, **kwargs)
+            if fn in (mosaic.summary_of, mosaic.solve_group):
+                self.summaries.append(fut.result())
+            return fut
+
+    ref, sub = scene(3)
+    paths = [write(tmp_path / "ref.tif", ref), write(tmp_path / "sub.tif", sub)]
+    n = np.unique(ref).size - 1 + np.unique(sub).size - 1
+    for limit, listed in ((n - 1, False), (n, True)):
+        monkeypatch.setattr(match_lists, "LIST_LIMIT", limit)
+        client = Recording()
+        res = score(*paths, opened=Engine("dask", client=client, n_jobs=1),
+                    matchers=["bgm", "mom"])
+        assert res.partitions["cut_objects"] > 20  # the blocks hold more than n labels
+        assert res.to_json() == score(*paths, matchers=["bgm", "mom"]).to_json()
+        assert client.summaries and all(("lists" in s) is listed for s in client.summaries)
+        for r in res.to_dict()["results"].values():
+            assert ("not_listed" in r) is not listed and ("instances" in r) is listed
+            if not listed:
+                assert r["not_listed"]["objects"] == n and r["objects_dataset"] is None
+
+
 def test_every_object_solved_once_in_process(tmp_path):
     """The block tasks run in this process on the 12-block scene: every object is solved
     exactly once (by its block or by the boundary task), the cut labels are those held by

@@ -167,6 +167,50 @@ def test_same_report_and_objects_as_local(monkeypatch, tmp_path):
     assert d[cols].equals(ell[cols]) and len(d) == len(ref) + len(sub)
 
 
+def test_past_the_list_limit_the_same_report_and_no_list_reaches_the_client(
+        monkeypatch, tmp_path):
+    """Past the report's limit (:data:`geoeval.matching.lists.LIST_LIMIT`, here 100
+    objects) both engines give the same report, byte for byte: each matcher says how many
+    objects it does not list and that no objects dataset holds them, and the Dask run
+    never asks a partition for its lists. At the limit, every object is listed."""
+    from geoeval.matching import lists as match_lists
+
+    ref, sub = scene(2, n=196)
+    n = len(ref) + len(sub)
+    monkeypatch.setattr(match_lists, "LIST_LIMIT", 100)
+    res, local, client = run_inline(monkeypatch, tmp_path, ref, sub, per_partition=8,
+                                    matchers=["bgm", "iou", "hoover"])
+    assert res.partitions["partitions"] >= 32
+    assert res.to_json() == local.to_json()
+    assert "lists_of" not in client.results  # nothing per object gathered
+    for r in json.loads(res.to_json())["results"].values():
+        assert r["objects_dataset"] is None and "instances" not in r
+        assert "missed_ids" not in r and "false_alarm_ids" not in r
+        assert r["not_listed"]["objects"] == n and r["not_listed"]["limit"] == 100
+        assert "--objects DIR" in r["not_listed"]["note"]
+    monkeypatch.setattr(match_lists, "LIST_LIMIT", n)  # at the limit: listed, as always
+    res, local, client = run_inline(monkeypatch, tmp_path / "at", ref, sub, per_partition=8,
+                                    matchers=["bgm"])
+    assert res.to_json() == local.to_json() and len(client.results["lists_of"]) > 32
+    report = json.loads(res.to_json())["results"]["bgm"]
+    assert "not_listed" not in report and "objects_dataset" not in report
+    assert len(report["instances"]) == report["matched_reference"]  # one-to-one
+
+
+def test_past_the_list_limit_the_report_names_the_objects_dataset(monkeypatch, tmp_path):
+    """With an objects dataset past the limit, each matcher names it and says how many
+    objects it holds instead of listing them."""
+    from geoeval.matching import lists as match_lists
+
+    ref, sub = scene(2, n=100)
+    monkeypatch.setattr(match_lists, "LIST_LIMIT", 50)
+    res, _, _ = run_inline(monkeypatch, tmp_path, ref, sub, objects=True, matchers=["bgm"])
+    r = json.loads(res.to_json())["results"]["bgm"]
+    assert r["objects_dataset"] == str(tmp_path / "objects_dask")
+    assert r["not_listed"]["objects"] == len(ref) + len(sub)
+    assert "objects dataset" in r["not_listed"]["note"]
+
+
 def test_objects_dataset_attributes_as_local(monkeypatch, tmp_path):
     """The layers' own columns in the objects dataset (``ref_<name>``, ``sub_<name>``):
     read with the pieces on the workers, carried through the partitions and the boundary,
@@ -379,10 +423,12 @@ def _write_inputs(tmp_path, ref, sub):
 
 @pytest.mark.slow
 def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
-
-
+    """Two worker processes: the client reads no feature; what reaches it is bounded by
+    partitions and pieces, not objects, the lists asked for (``--json``) past the
+    report's limit too; report and objects dataset are the local engine's."""
     import geoeval
     from geoeval.io import pieces as io_pieces
+    from geoeval.matching import lists as match_lists
 
     ref, sub = scene(4)
     folder, gpkg = _write_inputs(tmp_path, ref, sub)
@@ -405,15 +451,20 @@ def test_cluster_scores_by_partitions_as_local(tmp_path, monkeypatch):
         gathered.clear()
         monkeypatch.setattr(layers, "OBJECTS_PER_PARTITION", 100)
         monkeypatch.setattr(io_pieces, "PIECE_FEATURES", 240)
-        res_big = geoeval.score(big_folder, big_gpkg, engine="dask",  # no lists asked
-                                scheduler=c.scheduler_address, lists=False, **options)
+        # the lists asked for (--json) past the report's limit: none gathered
+        monkeypatch.setattr(match_lists, "LIST_LIMIT", 1000)
+        res_big = geoeval.score(big_folder, big_gpkg, engine="dask",
+                                scheduler=c.scheduler_address, lists=True, **options)
         big_bytes = sum(gathered)
+        unlisted = res_big.summary.unlisted  # under this limit
     monkeypatch.undo()
     assert isinstance(res, geoeval.ScoreResult) and not res.objects_held
     assert res.partitions["partitions"] >= 32 and res.partitions["boundary_objects"] > 0
     # what reached the client is bounded by partitions and pieces, not by objects: four
     # times the objects in as many partitions and pieces, about the same bytes
     assert res_big.summary.reference.objects > 3.5 * res.summary.reference.objects
+    assert unlisted == res_big.summary.reference.objects + res_big.summary.submission.objects
+
     def tasks(r):
         return sum(r.partitions[k] for k in ("partitions", "reference_pieces",
                                              "submission_pieces"))

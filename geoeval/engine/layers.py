@@ -119,7 +119,8 @@ class LayerScore:
         What ``summaries_plan.prepare`` returned besides the functions (edges, zones,
         the bootstrap's block grid).
     lists : dict or None
-        Per matcher its per-object lists (``lists=True``), the partitions' and the
+        Per matcher its per-object lists (``lists=True`` and at most
+        :data:`~geoeval.matching.lists.LIST_LIMIT` objects), the partitions' and the
         boundary's concatenated in the whole layers' order.
     """
 
@@ -184,8 +185,10 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         (:class:`geoeval.scoring.partition_sums.Plan`).
     lists : bool
         Gather each matcher's per-object lists for the report
-        (:class:`~geoeval.matching.lists.MatchLists`; at most
-        :data:`~geoeval.matching.lists.LIST_LIMIT` objects, checked before the work).
+        (:class:`~geoeval.matching.lists.MatchLists`) when the report lists them: at
+        most :data:`~geoeval.matching.lists.LIST_LIMIT` objects
+        (:func:`~geoeval.matching.lists.listable`, decided once the pieces are read);
+        past it nothing per object reaches the client.
     planned : callable, optional
         Called with each side's number of features, from the metadata, before any
         piece is read (``--strict`` refuses an empty layer there).
@@ -216,10 +219,6 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
     if planned is not None:
         planned(*(sum(q.rows for q in pieces) for pieces, _ in plans))
     rows = sum(q.rows for pieces, _ in plans for q in pieces)
-    if lists:
-        from geoeval.matching.lists import check_listable
-
-        check_listable(rows)
     meter = Meter(progress, len(plans[0][0]) + len(plans[1][0]),
                    max(1, int(np.ceil(rows / OBJECTS_PER_PARTITION))), writer is not None)
     meter.report(f"reading {len(plans[0][0])} + {len(plans[1][0])} pieces")
@@ -252,6 +251,10 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
         check_polygonal(total, src, opts.get("layer"))  # the local engine's rule
     ns = [np.array([i["n"] for i in side], np.int64) for side in infos]
     n_ref, n_sub = int(ns[0].sum()), int(ns[1].sum())
+    if lists:  # the report's rule (LIST_LIMIT objects): past it, no list reaches the client
+        from geoeval.matching.lists import listable
+
+        lists = listable(n_ref + n_sub)
     offsets = [np.r_[0, np.cumsum(n)[:-1]].astype(int).tolist() for n in ns]
     if not fused:
         bounds = np.array([i["bounds"] for side in infos for i in side], float).reshape(-1, 4)
@@ -350,7 +353,7 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                                      client.submit(partials_of, solved, pure=False)],
                             summaries_plan.add)
         gathered = None
-        if config.lists:  # bounded by LIST_LIMIT objects, checked before the work
+        if config.lists:  # at most LIST_LIMIT objects (listable, above)
             list_futs.append(client.submit(lists_of, solved))
             got = gather(client, list_futs, [*range(k), "the boundary"], "listing objects",
                           None, label="parts")

@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -208,6 +208,15 @@ def cut_labels(blocks: Sequence[int], *pieces: tuple[np.ndarray, np.ndarray]
         multi = starts[held > 1]
         out.append((lab[multi], owner[multi]))
     return out[0], out[1]
+
+
+def distinct_labels(*pieces: tuple[np.ndarray, np.ndarray]) -> tuple[int, int]:
+    """The distinct labels of one bucket (its blocks' pieces), per side: the bucket's
+    objects, each counted once however many blocks hold it."""
+    if not pieces:
+        return 0, 0
+    ref, sub = (np.unique(np.concatenate([p[s] for p in pieces])).size for s in (0, 1))
+    return int(ref), int(sub)
 
 
 def all_cut(*buckets: Any) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
@@ -494,9 +503,10 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
     progress : callable, optional
         Called with step texts, blocks done / total and the time left.
     lists : bool
-        Gather each matcher's per-object lists for the report (at most
-        :data:`~geoeval.matching.lists.LIST_LIMIT` objects, checked once the blocks are
-        scanned).
+        Gather each matcher's per-object lists for the report when the report lists
+        them: at most :data:`~geoeval.matching.lists.LIST_LIMIT` objects
+        (:func:`~geoeval.matching.lists.listable`, decided on the distinct labels once
+        the blocks are scanned); past it nothing per object reaches the client.
     """
     from geoeval.engine.gather import Meter, add_summaries, gather
 
@@ -519,19 +529,23 @@ def score_mosaic(client: Any, sources: tuple[RasterSource, RasterSource], transf
                        [window_pixels] * k, pure=False)
     sizes = gather(client, client.map(scan_sizes, scans), names, "scanning", meter,
                     "blocks")
-    labels = sum(s[0] + s[1] for s in sizes)
+    labels = sum(s[0] + s[1] for s in sizes)  # counted once per block holding them
     union = sum(s[3] for s in sizes)
-    if lists:  # objects counted once per block holding them: a bound, known before solving
-        from geoeval.matching.lists import check_listable
-
-        check_listable(labels)
     n_buckets = max(1, min(k, -(-labels // LABELS_PER_BUCKET)))
     splits = client.map(label_split, scans, [n_buckets] * k, pure=False)
-    buckets = []
+    buckets, distinct = [], []
     for q in range(n_buckets):
         pieces = [client.submit(take, s, q, pure=False) for s in splits]
         buckets.append(client.submit(cut_labels, list(range(k)), *pieces, pure=False))
+        if lists:
+            distinct.append(client.submit(distinct_labels, *pieces, pure=False))
     del splits
+    if lists:  # the report's rule on the objects, each once: past it, no list is gathered
+        from geoeval.matching.lists import listable
+
+        lists = listable(sum(sum(d) for d in client.gather(distinct)))
+        config = replace(config, lists=lists)
+    del distinct
     cut = client.submit(all_cut, *buckets, pure=False)
     del buckets
     results = client.map(solve_block, list(range(k)), scans, [cut] * k, [config] * k,

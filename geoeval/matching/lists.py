@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -133,18 +134,45 @@ def _ids(chunks: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
 
 
-#: Objects (both sides) past which the report's per-object lists are not built: a JSON
-#: list of millions of objects is no report to read; they go to ``--objects DIR``.
-LIST_LIMIT = 5_000_000
+#: Objects (reference and submission together) past which a report lists none of them
+#: one by one. Below it a matcher's report lists its ``instances``, ``missed_ids`` and
+#: ``false_alarm_ids``; past it, on every engine and route alike, it gives
+#: ``objects_dataset`` (the ``--objects`` folder, or ``null``) and ``not_listed``
+#: (:func:`not_listed`) instead (``docs/report.md``). 100,000 objects make a report of
+#: about 6 MB, and the Dask engine's client then holds at most that many objects' lists
+#: (about 0.03 GB, some 300 bytes an object): its memory does not grow with the layers.
+LIST_LIMIT = 100_000
 
 
-def check_listable(n_objects: int, limit: int | None = None) -> None:
-    """:class:`~geoeval.errors.InputError` when the report would list more than ``limit``
-    objects (default :data:`LIST_LIMIT`): they are then to be written as a dataset."""
-    from geoeval.errors import InputError
+def listable(n_objects: int) -> bool:
+    """Whether a report lists ``n_objects`` objects (both sides) one by one: at most
+    :data:`LIST_LIMIT` (read at each call)."""
+    return n_objects <= LIST_LIMIT
 
-    limit = LIST_LIMIT if limit is None else limit
-    if n_objects > limit:
-        raise InputError(f"the report would list {n_objects:,} objects one by one (more "
-                         f"than {limit:,}): write them as a dataset with --objects DIR "
-                         "(objects_dir= in Python); the report then names it")
+
+def unlisted(n_objects: int) -> int | None:
+    """The objects a report of ``n_objects`` objects leaves unlisted: all of them past
+    :data:`LIST_LIMIT`, else ``None``."""
+    return None if listable(n_objects) else int(n_objects)
+
+
+def not_listed(n_objects: int, objects_dataset: str | None) -> dict[str, Any]:
+    """A matcher's report's ``not_listed`` object for a run of ``n_objects`` objects past
+    :data:`LIST_LIMIT`: how many, the limit, and where their results are (the objects
+    dataset ``objects_dataset``) or how to get them (``--objects``)."""
+    return {"objects": int(n_objects), "limit": LIST_LIMIT,
+            "note": _where(objects_dataset)}
+
+
+def not_listed_note(n_objects: int) -> str:
+    """The note a run that asked for the lists gets when its report leaves them out
+    (no objects dataset written)."""
+    return (f"the report lists no object one by one ({n_objects:,} objects, more than "
+            f"{LIST_LIMIT:,}): {_where(None)}")
+
+
+def _where(objects_dataset: str | None) -> str:
+    if objects_dataset is not None:
+        return "every object's result is in the objects dataset (objects_dataset)"
+    return ("write every object's result with --objects DIR (objects_dir= in Python) "
+            "to have them")

@@ -144,7 +144,8 @@ class ScoreOptions:
         Every class also scored on its own (``class_field``, or classes in memory).
     lists : bool
         The report lists every object (else only with an objects dataset, which
-        names them; :data:`geoeval.matching.lists.LIST_LIMIT`).
+        names them), up to :data:`geoeval.matching.lists.LIST_LIMIT` objects; past it
+        the report says how many it leaves out and where they are.
     by_parts : bool
         A Dask run may score by partitions or blocks (``False`` when an output needs
         every object in this process: GeoPackage, CSV, figures, HTML).
@@ -336,7 +337,9 @@ def score_options(
         ``class_field``).
     lists : bool
         The report lists every object (``instances``, ``missed_ids``,
-        ``false_alarm_ids``); at most :data:`geoeval.matching.lists.LIST_LIMIT`.
+        ``false_alarm_ids``) up to :data:`geoeval.matching.lists.LIST_LIMIT` objects;
+        past it each matcher's ``not_listed`` says how many and where they are
+        (``docs/report.md``).
     partitioned : bool
         A Dask run may go by partitions or blocks.
     strict : bool

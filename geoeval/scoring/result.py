@@ -22,7 +22,7 @@ import numpy as np
 from geoeval.errors import NotHeldError
 from geoeval.grid import crs_code
 from geoeval.matching import Matching, registry
-from geoeval.matching.lists import MatchLists
+from geoeval.matching.lists import MatchLists, listable, unlisted
 from geoeval.measures import counts
 from geoeval.measures.mallows import mallows_sums
 from geoeval.objects import ObjectSet
@@ -320,6 +320,14 @@ class ScoreResult:
                    summary.bootstrap, numbers("geometry", summary.geometry),
                    summary.objects_dataset, summary.notes, dict(summary.partitions), summary)
 
+    @property
+    def unlisted(self) -> int | None:
+        """The objects (both sides) its report does not list one by one, when there are
+        more than :data:`~geoeval.matching.lists.LIST_LIMIT` (else ``None``): the
+        summary's :attr:`~geoeval.scoring.summary.ScoreSummary.unlisted`, known without
+        making the summary."""
+        return unlisted(sum(self._sizes()))
+
     def _sizes(self) -> tuple[int, int]:
         if self._added is not None:
             return self._added.reference.objects, self._added.submission.objects
@@ -337,9 +345,12 @@ class ScoreResult:
         if self._added is not None:
             return self._added
         results = {}
+        # the lists of a report that lists them (LIST_LIMIT objects at most)
+        listed = self.objects_dataset is None and listable(len(self.reference)
+                                                           + len(self.submission))
         for name, r in self.results.items():
             m = r.matching
-            lists = None if self.objects_dataset is not None else MatchLists.of(
+            lists = None if not listed else MatchLists.of(
                 m, self.reference.ids, self.submission.ids, r.instance_mallows)
             results[name] = matcher_summary(
                 name, r.sums(self.overlap), m.kind_counts(), m.params, m.solver_stats,

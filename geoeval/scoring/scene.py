@@ -119,10 +119,6 @@ def score(
         if options.class_field is not None and ref.classes is None:
             raise InputError(f"--class-field {options.class_field!r} applies to vector "
                              "layers only", ref.path)
-        if options.lists and objects is None:
-            from geoeval.matching.lists import check_listable
-
-            check_listable(len(ref) + len(sub))
         result = _score_objects(ref, sub, options, warnings=warnings, pair_counts=counts,
                                 engine=eng, progress=progress)
         if notes:

@@ -25,7 +25,7 @@ import numpy as np
 
 from geoeval.encoding import Rows, number_texts
 from geoeval.matching import registry
-from geoeval.matching.lists import MatchLists
+from geoeval.matching.lists import MatchLists, not_listed, unlisted
 from geoeval.matching.result import KINDS
 from geoeval.measures import counts
 
@@ -112,14 +112,15 @@ class MatcherSummary:
                 "instances_by_kind": self.instances_by_kind}
 
     def to_dict(self, objects_dataset: str | None = None, *,
-                rows: bool = False) -> dict[str, Any]:
+                rows: bool = False, unlisted: int | None = None) -> dict[str, Any]:
         """The report's ``results.<matcher>`` object (``rows``: instances already encoded,
-        :func:`instance_rows`)."""
+        :func:`instance_rows`; ``unlisted``: the run's objects, past
+        :data:`~geoeval.matching.lists.LIST_LIMIT`, that the report does not list)."""
         s = self.summary()
         kinds = s.pop("instances_by_kind")
         return {**s, "mallows_details": self.mallows_details, "instances_by_kind": kinds,
                 "parameters": self.parameters, "solver": self.solver or None,
-                **list_fields(self.lists, objects_dataset, rows=rows)}
+                **list_fields(self.lists, objects_dataset, rows=rows, unlisted=unlisted)}
 
 
 def matcher_summary(name: str, sums: dict[str, Any], kinds: dict[str, int],
@@ -207,6 +208,13 @@ class ScoreSummary:
     partitions: dict[str, int] = field(default_factory=dict)
 
     @property
+    def unlisted(self) -> int | None:
+        """The objects (both sides) the report does not list one by one, when there are
+        more than :data:`~geoeval.matching.lists.LIST_LIMIT` (else ``None``): the one
+        rule of every engine and route (:func:`~geoeval.matching.lists.unlisted`)."""
+        return unlisted(self.reference.objects + self.submission.objects)
+
+    @property
     def summary(self) -> ScoreSummary:
         """Itself (a :class:`~geoeval.scoring.result.ScoreResult` gives its own)."""
         return self
@@ -232,7 +240,8 @@ class ScoreSummary:
             "overlap": self.overlap.to_dict(),
             "parameters": self.parameters,
             "warnings": list(self.warnings),
-            "results": {name: r.to_dict(self.objects_dataset, rows=rows)
+            "results": {name: r.to_dict(self.objects_dataset, rows=rows,
+                                        unlisted=self.unlisted)
                         for name, r in self.results.items()},
             "per_class": self.per_class,
             "breakdown": self.breakdown,
@@ -283,11 +292,17 @@ def empty_sides(reference: SideSummary, submission: SideSummary) -> list[str]:
 
 
 def list_fields(lists: Any, objects_dataset: str | None = None, *,
-                rows: bool = False) -> dict[str, Any]:
+                rows: bool = False, unlisted: int | None = None) -> dict[str, Any]:
     """The per-object fields of a matcher's report: ``missed_ids``, ``false_alarm_ids``
     and ``instances`` (:func:`instance_rows` with ``rows``, else :func:`instance_dicts`),
     or, when the objects were written as a dataset (``--objects``), its folder
-    (``objects_dataset``) instead."""
+    (``objects_dataset``) instead; with ``unlisted`` (more objects than
+    :data:`~geoeval.matching.lists.LIST_LIMIT`) the folder (or ``None``) and
+    ``not_listed`` (:func:`~geoeval.matching.lists.not_listed`), whatever lists were
+    gathered."""
+    if unlisted is not None:
+        return {"objects_dataset": objects_dataset,
+                "not_listed": not_listed(unlisted, objects_dataset)}
     if lists is None:
         return {"objects_dataset": objects_dataset}
     make = instance_rows if rows else instance_dicts

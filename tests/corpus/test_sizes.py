@@ -186,3 +186,31 @@ def test_a_truncated_sparse_geotiff_is_one_line(tmp_path):
     assert_error(run, "cut.tif", "cannot read band 1", "truncated", absent=[out],
                  max_lines=1)
     assert len(run.stderr) < 600
+
+
+def test_json_past_the_list_limit_runs_and_says_what_it_left_out(tmp_path, ref,
+                                                                  monkeypatch):
+    """``--json`` never refuses for size (it used to past 5,000,000 objects): past the
+    report's limit (:data:`geoeval.matching.lists.LIST_LIMIT`, here 3 objects) the run
+    writes the report, each matcher's ``not_listed`` says how many objects it leaves out
+    and how to have them, and a note says so; with ``--objects`` the report names the
+    dataset instead, without the note."""
+    from geoeval.matching import lists
+
+    monkeypatch.setattr(lists, "LIST_LIMIT", 3)
+    report = tmp_path / "r.json"
+    run = run_cli("score", ref, ref, "-m", "bgm", "--json", report, inputs=[ref])
+    assert_ok(run)
+    assert "note: the report lists no object one by one (4 objects, more than 3): " \
+           "write every object's result with --objects DIR" in run.stderr
+    bgm = json.loads(report.read_text())["results"]["bgm"]
+    assert bgm["objects_dataset"] is None and "instances" not in bgm
+    assert {k: bgm["not_listed"][k] for k in ("objects", "limit")} == \
+        {"objects": 4, "limit": 3}
+    run = run_cli("score", ref, ref, "-m", "bgm", "--json", tmp_path / "o.json",
+                  "--objects", tmp_path / "objects", inputs=[ref])
+    assert_ok(run)
+    assert "note: the report lists" not in run.stderr
+    bgm = json.loads((tmp_path / "o.json").read_text())["results"]["bgm"]
+    assert bgm["objects_dataset"] == str(tmp_path / "objects")
+    assert bgm["not_listed"]["objects"] == 4
