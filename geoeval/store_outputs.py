@@ -125,14 +125,14 @@ def probe(location: Location, prefix: str, what: str = "") -> None:
         with fs.open_output_stream(name) as f:
             f.write(b"")
     except OSError as exc:
-        raise OutputError(f"cannot write there ({reason(exc)}){what}",
+        raise OutputError(f"cannot write there: {reason(exc)}{what}",
                           location.display) from None
     try:
         delete(Location(f"{location.scheme}://{name}", location.scheme,
                         *name.split("/", 1)), fs)
     except OSError as exc:
-        raise OutputError(f"can write there but not delete ({reason(exc)}); a run "
-                          f"deletes what it wrote when it fails{what}",
+        raise OutputError(f"can write there but not delete ({reason(exc)}), which a "
+                          f"failed run must do to leave nothing{what}",
                           location.display) from None
 
 
