@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,10 +60,12 @@ _REASONS: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 
-def reason(exc: BaseException) -> str:
+def reason(exc: BaseException, location: Location | None = None) -> str:
     """A store's error in a few words: the bucket missing, access denied, no
     credentials, the endpoint unreachable (which endpoint), or the library's own
-    message's first line, secrets removed.
+    message's first line, secrets removed. When the store refused and no
+    credentials for ``location``'s store are in sight (:func:`credentials_hint`),
+    that is said too.
 
     Examples
     --------
@@ -76,9 +79,57 @@ def reason(exc: BaseException) -> str:
                 endpoint = (os.environ.get("AWS_ENDPOINT_URL_S3")
                             or os.environ.get("AWS_ENDPOINT_URL"))
                 return f"cannot reach the store{f' at {redact(endpoint)}' if endpoint else ''}"
+            if why.startswith("access denied"):
+                hint = credentials_hint(location)
+                return f"access denied; {hint}" if hint else why
             return why
     first = redact(text.strip().splitlines()[0] if text.strip() else type(exc).__name__)
-    return first.split(" (Request ID")[0]
+    first = re.sub(r"^When [^:]*: ", "", first.split(" (Request ID")[0])  # Arrow's "When …:"
+    hint = credentials_hint(location)
+    return f"{first}; {hint}" if hint else first
+
+
+#: Where each store's client finds credentials: environment variables, then files.
+_CREDENTIALS = {
+    "s3": (("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ROLE_ARN",
+            "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI"),
+           (("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"),
+            ("AWS_CONFIG_FILE", "~/.aws/config")),
+           "set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"),
+    "gs": (("GOOGLE_APPLICATION_CREDENTIALS",),
+           ((None, "~/.config/gcloud/application_default_credentials.json"),),
+           "set GOOGLE_APPLICATION_CREDENTIALS, or run gcloud auth application-default "
+           "login"),
+}
+
+
+def credentials_hint(location: Location | None,
+                     environ: Any = None) -> str:
+    """``"no credentials in the environment or ~/.aws: set …"`` when none of the
+    places ``location``'s store (S3, Google Cloud Storage) reads credentials from
+    holds any, else ``""`` (Azure's are too many kinds to tell).
+
+    Examples
+    --------
+    >>> credentials_hint(locate("s3://b/k"), {"HOME": "/nonexistent"})[:44]
+    'no credentials in the environment or ~/.aws '
+    >>> credentials_hint(locate("s3://b/k"), {"AWS_PROFILE": "research"})
+    ''
+    """
+    if location is None or location.scheme not in _CREDENTIALS:
+        return ""
+    env = os.environ if environ is None else environ
+    names, files, advice = _CREDENTIALS[location.scheme]
+    if any(env.get(n) for n in names):
+        return ""
+    home = env.get("HOME", "")
+    for variable, default in files:
+        path = (env.get(variable) if variable else None) or default
+        if os.path.exists(path.replace("~", home, 1) if home else os.path.expanduser(path)):
+            return ""
+    where = "~/.aws" if location.scheme == "s3" else "~/.config/gcloud"
+    return f"no credentials in the environment or {where} ({advice})"
 
 
 def refuse_web(location: Location, what: str = "") -> None:
@@ -93,14 +144,14 @@ def filesystem(location: Location, what: str = "") -> tuple[Any, str]:
     try:
         return arrow_filesystem(location)
     except (ValueError, OSError) as exc:
-        raise OutputError(f"{reason(exc)}{what}", location.display) from None
+        raise OutputError(f"{reason(exc, location)}{what}", location.display) from None
 
 
 def _info(fs: Any, path: str, location: Location, what: str) -> Any:
     try:
         return fs.get_file_info(path)
     except OSError as exc:
-        raise OutputError(f"{reason(exc)}{what}", location.display) from None
+        raise OutputError(f"{reason(exc, location)}{what}", location.display) from None
 
 
 def _holds_objects(fs: Any, path: str, location: Location, what: str) -> bool:
@@ -112,7 +163,7 @@ def _holds_objects(fs: Any, path: str, location: Location, what: str) -> bool:
         entries = fs.get_file_info(pafs.FileSelector(path, recursive=False,
                                                      allow_not_found=True))
     except OSError as exc:
-        raise OutputError(f"{reason(exc)}{what}", location.display) from None
+        raise OutputError(f"{reason(exc, location)}{what}", location.display) from None
     return bool(entries)
 
 
@@ -125,14 +176,14 @@ def probe(location: Location, prefix: str, what: str = "") -> None:
         with fs.open_output_stream(name) as f:
             f.write(b"")
     except OSError as exc:
-        raise OutputError(f"cannot write there: {reason(exc)}{what}",
+        raise OutputError(f"cannot write there: {reason(exc, location)}{what}",
                           location.display) from None
     try:
         delete(Location(f"{location.scheme}://{name}", location.scheme,
                         *name.split("/", 1)), fs)
     except OSError as exc:
-        raise OutputError(f"can write there but not delete ({reason(exc)}), which a "
-                          f"failed run must do to leave nothing{what}",
+        raise OutputError(f"can write there but not delete ({reason(exc, location)}), "
+                          f"which a failed run must do to leave nothing{what}",
                           location.display) from None
 
 
@@ -180,7 +231,7 @@ def files_under(location: Location) -> list[Location]:
         infos = fs.get_file_info(pafs.FileSelector(path, recursive=True,
                                                    allow_not_found=True))
     except OSError as exc:
-        raise OutputError(reason(exc), location.display) from None
+        raise OutputError(reason(exc, location), location.display) from None
     keys = sorted(i.path[len(path) + 1:] for i in infos if i.type == pafs.FileType.File)
     return [location.child(k) for k in keys]
 
@@ -195,7 +246,8 @@ def upload(local: str | os.PathLike[str], location: Location) -> None:
         pafs.copy_files(os.fspath(local), path, source_filesystem=pafs.LocalFileSystem(),
                         destination_filesystem=fs)
     except OSError as exc:
-        raise OutputError(f"could not upload ({reason(exc)})", location.display) from None
+        raise OutputError(f"could not upload ({reason(exc, location)})",
+                          location.display) from None
 
 
 def put(data: Any, location: Location) -> None:
@@ -205,7 +257,8 @@ def put(data: Any, location: Location) -> None:
         with fs.open_output_stream(path) as f:
             f.write(data)
     except OSError as exc:
-        raise OutputError(f"could not write ({reason(exc)})", location.display) from None
+        raise OutputError(f"could not write ({reason(exc, location)})",
+                          location.display) from None
 
 
 def copy(source: Location, target: Location) -> None:
@@ -215,7 +268,7 @@ def copy(source: Location, target: Location) -> None:
     try:
         fs.copy_file(src, dst)
     except OSError as exc:
-        raise OutputError(f"could not copy {source.display} ({reason(exc)})",
+        raise OutputError(f"could not copy {source.display} ({reason(exc, target)})",
                           target.display) from None
 
 

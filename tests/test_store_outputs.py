@@ -465,6 +465,32 @@ def test_cluster_workers_put_their_parts_into_the_store(s3, bucket, tmp_path, mo
         local.to_json().replace(str(tmp_path / "objects_local"), "DIR")
 
 
+@pytest.mark.slow  # a server of its own, and the retries of a refused request: about 9 s
+def test_refused_credentials_are_one_line_exit_2(layers, tmp_path, monkeypatch):
+    """A server that checks credentials: ours refused (access denied), then none at
+    all (said so, with what to set); the URL named, the secret never printed."""
+    with s3_server({"INITIAL_NO_AUTH_ACTION_COUNT": "1"}) as strict:
+        strict.client().create_bucket(Bucket="locked")  # the one request it serves freely
+        for key, value in strict.environ.items():
+            monkeypatch.setenv(key, value)
+        run = run_cli("score", *layers, "-m", "bgm", "--json", "s3://locked/report.json")
+        assert run.code == 2, run
+        assert run.stderr.strip() == ("geoeval: error: s3://locked/report.json: access "
+                                      "denied: the credentials may not write there (--json)")
+        assert SECRET not in run.stdout + run.stderr
+        for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE",
+                    "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"):
+            monkeypatch.delenv(key, raising=False)
+        monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.aws
+        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        run = run_cli("score", *layers, "-m", "bgm", "--csv-dir", "s3://locked/tables")
+    assert run.code == 2, run
+    line = run.stderr.strip()
+    assert "\n" not in line and line.startswith("geoeval: error: s3://locked/tables: ")
+    assert "no credentials in the environment or ~/.aws (set AWS_PROFILE" in line
+    assert line.endswith("(--csv-dir)")
+
+
 @pytest.mark.parametrize("message, reason", [
     ("When initiating multiple part upload for key 'k' in bucket 'b': AWS Error "
      "NO_SUCH_BUCKET during CreateMultipartUpload operation: The specified bucket does "
