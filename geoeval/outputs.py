@@ -450,7 +450,7 @@ class Outputs:
                 dest = target.child(rel[i])
                 self._uploaded.append(dest)
                 store_outputs.copy(objects[i], dest)
-            store_outputs.delete_all(objects)
+            store_outputs.delete_prefix(staging)
             self._staging.remove(staging)
             self._written_urls.append((target.display, len(objects)))
         self._moves.clear()
@@ -518,15 +518,16 @@ class Outputs:
             _remove(tmp)
         self._uploads.clear()
         self._mirrors.clear()
-        # what reached a store: the objects put in place, the staging prefixes
-        left = store_outputs.delete_all(self._uploaded)
-        for staging in self._staging:
-            try:
-                left += store_outputs.delete_all(store_outputs.files_under(staging))
-            except OutputError as exc:
-                left.append(f"{staging.display}/ ({exc.message})")
-        self._uploaded.clear()
-        self._staging.clear()
+        # what reached a store: the objects put in place, the staging prefixes (a
+        # signal does not cut this, and the hard stop waits for it: cancel.cleaning)
+        if not (self._uploaded or self._staging):
+            return
+        with cancel.cleaning():
+            left = store_outputs.delete_all(self._uploaded)
+            for staging in self._staging:
+                left += store_outputs.delete_prefix(staging)
+            self._uploaded.clear()
+            self._staging.clear()
         if left:
             print(f"geoeval: could not delete {len(left)} object(s) of this failed run: "
                   f"{left[0]}{' …' if len(left) > 1 else ''}", file=sys.stderr)
@@ -776,7 +777,8 @@ def abandon_staging(staging: str | Location) -> None:
     """Delete a staging prefix of :func:`store_staging` (its run failed)."""
     loc = staging if isinstance(staging, Location) else locate(staging)
     run = _ACTIVE.get()
-    store_outputs.delete_all(store_outputs.files_under(loc))
+    with cancel.cleaning():
+        store_outputs.delete_prefix(loc)
     if run is not None and loc in run._staging:
         run._staging.remove(loc)
 

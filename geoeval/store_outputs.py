@@ -312,6 +312,28 @@ def delete_all(locations: Iterator[Location] | list[Location]) -> list[str]:
     return left
 
 
+def delete_prefix(location: Location) -> list[str]:
+    """Delete every object under the prefix ``location`` (a staging prefix: all of
+    it is the run's), in batches through GDAL, then any left one by one; what could
+    not be deleted, as :func:`delete_all` says it."""
+    import pyogrio
+
+    from geoeval.locations import configure_gdal
+
+    rmtree = getattr(pyogrio, "vsi_rmtree", None)
+    name = f"{STORE_SCHEMES[location.scheme]}{location.bucket}/{location.key.rstrip('/')}"
+    if rmtree is not None:
+        configure_gdal()
+        with contextlib.suppress(AttributeError):
+            pyogrio.vsi_curl_clear_cache(name)
+        with contextlib.suppress(OSError):
+            rmtree(name)
+    try:
+        return delete_all(files_under(location))
+    except OutputError as exc:
+        return [f"{location.display}/ ({exc.message})"]
+
+
 def staging_prefix(target: Location) -> Location:
     """A new hidden prefix beside the folder ``target`` for a dataset written in parts
     (``s3://b/.objects.geoeval-partial-1a2b3c4d/`` for ``s3://b/objects``)."""

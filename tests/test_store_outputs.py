@@ -309,6 +309,56 @@ def test_a_failed_upload_keeps_the_object_a_file_output_would_replace(s3, bucket
     assert keys(s3, bucket)["report.json"] != b"{old}"
 
 
+#: A run stopped by Ctrl-C while the Dask workers' parts are in their staging prefix,
+#: whose deletion takes longer than cancel.GRACE: the hard stop waits for it.
+SLOW_CLEANUP = """
+import contextlib, os, signal, sys, time
+import geoeval.store_outputs as so
+from geoeval import cancel
+from geoeval.outputs import output_run, store_staging
+if sys.argv[2] == "no-wait":  # as before cancel.cleaning: the hard stop at GRACE
+    cancel.cleaning = lambda *a, **k: contextlib.nullcontext()
+delete_prefix = so.delete_prefix
+def slow(location):
+    time.sleep(2 * cancel.GRACE)
+    return delete_prefix(location)
+so.delete_prefix = slow
+with cancel.handled() as run:
+    try:
+        with output_run():
+            staging = store_staging(sys.argv[1])
+            for i in range(3):
+                so.put(b"part", staging.child(f"part-{i:05d}.parquet"))
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(30)
+    except KeyboardInterrupt:
+        sys.exit(run.report())
+"""
+
+
+@pytest.mark.slow  # a process stopped by Ctrl-C whose cleanup takes 4 s, twice
+@pytest.mark.parametrize("wait", [True, False])
+def test_ctrl_c_waits_for_the_store_to_be_cleaned(s3, bucket, wait):
+    """Ctrl-C while parts are in their staging prefix: the run deletes them even when
+    that takes longer than the hard stop's usual grace (cancel.cleaning); without the
+    wait they would be left (the check that the test can fail)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    run = subprocess.run([sys.executable, "-c", SLOW_CLEANUP, f"s3://{bucket}/objects",
+                          "wait" if wait else "no-wait"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert run.returncode == 130, run.stderr
+    assert run.stderr.strip() == "geoeval: interrupted; no output was written"
+    left = keys(s3, bucket)
+    if wait:
+        assert left == {}
+    else:
+        assert len(left) == 3 and all(".objects.geoeval-partial-" in k for k in left)
+
+
 def _never_scored(monkeypatch):
     import geoeval.api as api
 
