@@ -18,6 +18,7 @@ from geoeval.objects import ObjectSet
 from tests.corpus.conftest import run_cli
 from tests.stores import SECRET, s3_server
 
+ROOT = Path(__file__).resolve().parents[1]
 _BUCKETS = itertools.count()
 
 
@@ -228,6 +229,20 @@ def test_a_contest_to_s3_has_the_local_bytes(s3, bucket, tmp_path):
                   "--json", f"s3://{bucket}/ranking.json", "--quiet")
     assert run.code == 0, run
     assert keys(s3, bucket)["ranking.json"] == (out / "ranking.json").read_bytes()
+
+
+def test_box_outputs_to_s3_have_the_local_bytes(s3, bucket, tmp_path):
+    """boxes voc's --json and --figure-dir (a folder of precision-recall curves)."""
+    voc = ROOT / "sample_data" / "boxes" / "voc"
+    args = ("boxes", "voc", voc / "gt", voc / "det", "--quiet")
+    run = run_cli(*args, "--json", tmp_path / "voc.json", "--figure-dir", tmp_path / "pr")
+    assert run.code == 0, run
+    run = run_cli(*args, "--json", f"s3://{bucket}/voc.json",
+                  "--figure-dir", f"s3://{bucket}/pr")
+    assert run.code == 0, run
+    want = local_files(tmp_path)
+    assert "voc.json" in want and any(k.startswith("pr/pr_") for k in want)
+    assert keys(s3, bucket) == want
 
 
 def test_a_failed_run_leaves_nothing_in_the_bucket(s3, bucket, monkeypatch):
