@@ -518,10 +518,17 @@ class Outputs:
             _remove(tmp)
         self._uploads.clear()
         self._mirrors.clear()
-        # what reached a store: the objects put in place, the staging prefixes (a
-        # signal does not cut this, and the hard stop waits for it: cancel.cleaning)
-        if not (self._uploaded or self._staging):
-            return
+        for folder in reversed(self._created):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if empty: never removes what others put there
+            cancel.untrack(folder)
+        if self._uploaded or self._staging:
+            self._unpublish()
+
+    def _unpublish(self) -> None:
+        """Delete what the run put in a store: the objects put in place, the staging
+        prefixes (a signal does not cut this, and the hard stop waits for it:
+        :func:`geoeval.cancel.cleaning`)."""
         with cancel.cleaning():
             left = store_outputs.delete_all(self._uploaded)
             for staging in self._staging:
@@ -531,10 +538,6 @@ class Outputs:
         if left:
             print(f"geoeval: could not delete {len(left)} object(s) of this failed run: "
                   f"{left[0]}{' …' if len(left) > 1 else ''}", file=sys.stderr)
-        for folder in reversed(self._created):
-            with contextlib.suppress(OSError):
-                folder.rmdir()  # only if empty: never removes what others put there
-            cancel.untrack(folder)
 
     def _release(self) -> None:
         if self._stdout is not None:

@@ -282,6 +282,25 @@ def test_a_failed_run_leaves_nothing_in_the_bucket(s3, bucket, monkeypatch):
     assert keys(s3, bucket) == {}
 
 
+def test_a_failed_run_with_local_and_store_outputs_leaves_neither(s3, bucket, tmp_path,
+                                                                  monkeypatch):
+    """Local outputs beside the store's: the failed run removes the folders it made
+    here too (new/deeper/), and the local report is not written."""
+    import geoeval.report.status_figure as status_figure
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the figure failed")
+
+    monkeypatch.setattr(status_figure, "save_status_figure", broken)
+    ref, sub = pair()
+    with pytest.raises(RuntimeError, match="the figure failed"):
+        geoeval.score(ref, sub, matchers=["bgm"], csv_dir=tmp_path / "new" / "deeper",
+                      json=tmp_path / "report.json", parquet_dir=f"s3://{bucket}/pq",
+                      figure=f"s3://{bucket}/map.png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert keys(s3, bucket) == {}
+
+
 def test_an_interrupted_run_leaves_nothing_in_the_bucket(s3, bucket, monkeypatch):
     """Ctrl-C while the outputs are written: nothing in the bucket."""
     import geoeval.report.csv as csv
