@@ -123,6 +123,24 @@ def store_location(path: Any) -> Location | None:
     return None
 
 
+def _folded_url(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a URL that :class:`~pathlib.Path` folded (``s3:/b/k`` from
+    ``s3://b/k``), not a local path: its first part (``s3:``) is no folder here."""
+    import re
+
+    text = os.fspath(path)
+    m = re.match(r"^([a-z0-9]+):/(?!/)", text)
+    return (bool(m) and is_url(text.replace(":/", "://", 1))
+            and not os.path.exists(m.group(1) + ":"))
+
+
+def _refuse_folded(path: str | os.PathLike[str], what: str) -> None:
+    if _folded_url(path):
+        url = os.fspath(path).replace(":/", "://", 1)
+        raise OutputError(f"is {url} folded by pathlib.Path; give the URL as text{what}",
+                          path)
+
+
 def _url_key(location: Location) -> str:
     """What identifies a URL target: its URL without query or trailing ``/``."""
     return "url:" + location.url.split("?", 1)[0].rstrip("/")
@@ -309,6 +327,7 @@ class Outputs:
         if target.is_dir():
             raise OutputError(f"is a folder; give a file path{what}", target)
         folder = target.parent
+        _refuse_folded(target, what)
         if not folder.exists():
             raise OutputError(f"folder {str(folder)!r} does not exist{what}", target)
         if not folder.is_dir():
@@ -328,6 +347,7 @@ class Outputs:
         what = f" ({option})" if option else ""
         if os.fspath(target) == STDOUT:
             raise OutputError(f"{stdout_refusal(option, 'folder')}{what}", target)
+        _refuse_folded(target, what)
         self._claim(target, option)
         if target.exists() and not target.is_dir():
             raise OutputError(f"is a file; give a folder{what}", target)

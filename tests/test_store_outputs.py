@@ -430,6 +430,21 @@ def test_an_input_url_as_an_output_is_refused_before_the_work(s3, bucket, monkey
     assert keys(s3, bucket) == {}
 
 
+@pytest.mark.parametrize("keyword, url", [("csv_dir", "s3://bucket/tables"),
+                                          ("json", "gs://bucket/report.json")])
+def test_a_url_folded_by_pathlib_is_refused_not_written_here(monkeypatch, tmp_path,
+                                                             keyword, url):
+    """pathlib.Path("s3://b/k") is the local path s3:/b/k: refused before the work
+    (it would otherwise make a folder 's3:' here), unless such a folder exists."""
+    monkeypatch.chdir(tmp_path)
+    _never_scored(monkeypatch)
+    ref, sub = pair()
+    with pytest.raises(OutputError, match=f"is {url} folded by pathlib.Path; give the URL "
+                                          "as text"):
+        geoeval.score(ref, sub, **{keyword: Path(url)})
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("url", ["https://example.org/report.json",
                                  "http://127.0.0.1:9/report.json",
                                  "/vsicurl/https://example.org/report.json"])
