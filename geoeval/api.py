@@ -163,8 +163,10 @@ def score(
             from geoeval.report.objects_dataset import write_objects_dataset
 
             _step(progress, "writing the objects dataset")
+            from geoeval.outputs import shown
+
             write_objects_dataset(result, objects_dir)
-            result = dataclasses.replace(result, objects_dataset=str(objects_dir))
+            result = dataclasses.replace(result, objects_dataset=shown(objects_dir))
         write_outputs(result, json=json, gpkg=gpkg, gpkg_matcher=gpkg_matcher, csv_dir=csv_dir,
                       parquet_dir=parquet_dir, figure=figure, breakdown_figure=breakdown_figure,
                       progress=progress)

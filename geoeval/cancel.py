@@ -48,6 +48,9 @@ if TYPE_CHECKING:  # the process pool (and multiprocessing) only when one is mad
 MESSAGE = "geoeval: interrupted; no output was written"
 #: Seconds from the first signal to a hard stop, if the run has not unwound by then.
 GRACE = 2.0
+#: Seconds a hard stop waits, instead, for a failed run to delete what it put in object
+#: storage (:func:`cleaning`); a second signal still stops it at once.
+CLEANING_GRACE = 30.0
 #: The signals that stop a run.
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -127,7 +130,8 @@ class Run:
         self._first = 0.0  # when the main thread handled it
         self._swallowed = False  # Interrupted raised where Python drops exceptions
         self._timer: threading.Timer | None = None
-        self._lock = threading.Lock()  # guards _timer
+        self._grace = GRACE  # seconds from the signal to the hard stop
+        self._lock = threading.Lock()  # guards _timer and _grace
         self._done = threading.Lock()  # held by whoever prints the line
         self._main = threading.main_thread().ident
 
@@ -163,9 +167,20 @@ class Run:
         with self._lock:
             if self._timer is not None:
                 return
-            self._timer = threading.Timer(GRACE, self.stop_hard)
-        self._timer.daemon = True
-        self._timer.start()
+            self._timer = threading.Timer(self._grace, self.stop_hard)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _wait_longer(self, seconds: float) -> None:
+        """The hard stop waits ``seconds`` from now if a signal started its clock, and
+        from the signal if one comes (:func:`cleaning`)."""
+        with self._lock:
+            self._grace = max(self._grace, seconds)
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = threading.Timer(seconds, self.stop_hard)
+                self._timer.daemon = True
+                self._timer.start()
 
     def _relayed(self, signum: int) -> None:
         """``signum`` came, to whichever thread (see the class's text)."""
@@ -289,6 +304,21 @@ def deferred() -> Iterator[None]:
         if not run.deferring and run.pending is not None:
             run.signum, run.pending = run.pending, None
             raise Interrupted(run.signum)
+
+
+@contextlib.contextmanager
+def cleaning(seconds: float = CLEANING_GRACE) -> Iterator[None]:
+    """A failed run's cleanup that talks to a store (deleting the objects it put
+    there: :mod:`geoeval.store_outputs`): a signal does not cut it (held to the
+    block's end, as in :func:`deferred`), and the hard stop waits for it, up to
+    ``seconds``, rather than :data:`GRACE`; a second signal still stops at once."""
+    run = _RUN
+    if run is None:
+        yield
+        return
+    run._wait_longer(seconds)
+    with deferred():
+        yield
 
 
 def finishing() -> None:

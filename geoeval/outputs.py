@@ -22,6 +22,19 @@ place, never replaced. Both are staged in a temporary file like any output and
 copied out when the run commits (:mod:`geoeval.streams`): a failed run writes
 nothing there either. While an output takes standard output, nothing else is
 printed on it.
+
+An output may be a URL of object storage (``s3://``, ``gs://``, ``az://``,
+``abfs://``; :mod:`geoeval.locations`), given as text (a :class:`~pathlib.Path`
+would fold its ``//``). It is checked before the work as a local path is, and more
+strictly (:mod:`geoeval.store_outputs`: the bucket written and deleted in, a folder's
+prefix empty, never an input's URL or under an input's prefix; ``http(s)://``
+refused), staged locally as any output (a folder in a local folder that stands in
+for it, :func:`ensure_folder`; a GeoPackage too: SQLite cannot be written in place
+on a store), and uploaded when the run commits, before anything local is renamed:
+each file in one call, so that it appears whole; if an upload fails, or the run is
+stopped, every object the run uploaded is deleted again. A dataset written in parts
+by the Dask workers goes straight to a hidden staging prefix beside its target
+(:func:`store_staging`) and is copied into place by the store at the commit.
 """
 
 from __future__ import annotations
@@ -38,9 +51,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from geoeval import cancel, streams
+from geoeval import cancel, store_outputs, streams
 from geoeval.encoding import dump_pieces
 from geoeval.errors import OutputError
+from geoeval.locations import Location, is_url, locate
 
 # files that belong to an input beside it (shapefile parts, GDAL sidecars)
 _SIDECAR_SUFFIXES = (".shp", ".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx",
@@ -97,6 +111,72 @@ def stdout_refusal(option: str, kind: str = "file") -> str | None:
 
 def _real(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.fspath(path))
+
+
+def store_location(path: Any) -> Location | None:
+    """The place in object storage or on the web that ``path`` names (text, or a
+    :class:`~geoeval.locations.Location`), or ``None`` for a local path."""
+    if isinstance(path, Location):
+        return None if path.is_local or path.scheme == "vsi" else path
+    if isinstance(path, str) and is_url(path):
+        return locate(path)
+    return None
+
+
+def _folded_url(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a URL that :class:`~pathlib.Path` folded (``s3:/b/k`` from
+    ``s3://b/k``), not a local path: its first part (``s3:``) is no folder here."""
+    import re
+
+    text = os.fspath(path)
+    m = re.match(r"^([a-z0-9]+):/(?!/)", text)
+    return (bool(m) and is_url(text.replace(":/", "://", 1))
+            and not os.path.exists(m.group(1) + ":"))
+
+
+def _refuse_folded(path: str | os.PathLike[str], what: str) -> None:
+    if _folded_url(path):
+        url = os.fspath(path).replace(":/", "://", 1)
+        raise OutputError(f"is {url} folded by pathlib.Path; give the URL as text{what}",
+                          path)
+
+
+def _url_key(location: Location) -> str:
+    """What identifies a URL target: its URL without query or trailing ``/``."""
+    return "url:" + location.url.split("?", 1)[0].rstrip("/")
+
+
+def shown(path: str | os.PathLike[str]) -> str:
+    """``path`` as messages and reports name it: a URL without its secrets
+    (:attr:`~geoeval.locations.Location.display`), a local path as given."""
+    loc = store_location(path)
+    return loc.display if loc is not None else os.fspath(path)
+
+
+def output_target(path: str | os.PathLike[str]) -> Path | str:
+    """An output as the writers pass it on: a :class:`~pathlib.Path`, or a URL kept as
+    its text (a ``Path`` would fold its ``//``)."""
+    return os.fspath(path) if store_location(path) is not None else Path(path)
+
+
+def published(path: Path) -> Path | str:
+    """Where ``path``, a file written in an output folder, is once the run commits:
+    the object's URL (shown) for a file of a folder that stands in for one in a store
+    (:func:`ensure_folder`), else ``path``."""
+    run = _ACTIVE.get()
+    if run is not None:
+        real = Path(_real(path))
+        for local, loc in run._mirrors.values():
+            if Path(_real(local)) in real.parents:
+                return store_outputs.name_in(loc, real, Path(_real(local))).display
+    return path
+
+
+def suffix_of(path: str | os.PathLike[str]) -> str:
+    """The suffix of an output's name, lower case (``.png``), of a path or a URL."""
+    loc = store_location(path)
+    name = loc.name if loc is not None else Path(path).name
+    return Path(name).suffix.lower()
 
 
 def _key(option: str) -> str:
@@ -168,19 +248,45 @@ class Outputs:
         self.written: list[Path] = []  # targets renamed into place, in order
         self._names: dict[str, Path] = {}  # real path -> the path as the caller gave it
         self._given: list[Path] = []  # declared targets as the caller gave them
+        # object storage (geoeval.store_outputs): what the run reads and writes there
+        self._input_urls: set[str] = set()  # the inputs' URL keys (patterns kept)
+        self._checked: set[str] = set()  # URL targets checked before the work
+        self._existed: dict[str, bool] = {}  # a file target's key -> an object was there
+        self._uploads: dict[str, tuple[Path, Location]] = {}  # key -> staged file, target
+        self._mirrors: dict[str, tuple[Path, Location]] = {}  # key -> local folder, target
+        self._moves: list[tuple[Location, Location]] = []  # staging prefix -> target
+        self._staging: list[Location] = []  # staging prefixes, deleted if the run fails
+        self._uploaded: list[Location] = []  # objects put in place, deleted if it fails
+        self._written_urls: list[tuple[str, int]] = []  # shown URL, files (0: a file)
 
     # -- declaring -----------------------------------------------------------------
     def add_inputs(self, inputs: Iterable[Any]) -> None:
         """Remember the run's inputs (paths; anything else, e.g. a GeoDataFrame, is ignored)."""
         for item in inputs:
+            loc = store_location(item)
+            if loc is not None:
+                self._input_urls.add(_url_key(loc))
+                continue
             if isinstance(item, (str, os.PathLike)) and os.fspath(item):
                 self._inputs |= _input_files(item)
                 if Path(item).is_dir():
                     self._input_dirs.add(_real(item))
 
-    def _claim(self, path: Path, option: str) -> None:
+    def _input_url(self, key: str) -> bool:
+        """Whether the URL target ``key`` is an input, lies under an input's prefix,
+        matches an input's pattern (``s3://b/tiles/*.gpkg``) or holds an input."""
+        import fnmatch
+
+        return any(key == k or key.startswith(k + "/") or k.startswith(key + "/")
+                   or fnmatch.fnmatchcase(key, k) for k in self._input_urls)
+
+    def _claim(self, path: Path | str, option: str) -> None:
         real = _target_key(path)
         what = f" ({option})" if option else ""
+        loc = store_location(path)
+        if loc is not None and self._input_url(real):
+            raise OutputError(f"is an input of this run, or holds one; choose another "
+                              f"output URL{what}", loc.display)
         if real in self._inputs or real in self._input_dirs:
             raise OutputError(f"is an input of this run; choose another output path{what}", path)
         other = self._targets.get(real)
@@ -188,9 +294,11 @@ class Outputs:
             if real == _STDOUT_KEY:
                 raise OutputError(f"standard output is given to both {other} and {option}; "
                                   "give one of them a file", path)
-            raise OutputError(f"is given to both {other} and {option}", path)
+            raise OutputError(f"is given to both {other} and {option}", shown(path))
         self._targets.setdefault(real, option)
-        self._given.append(path)
+        if loc is not None:
+            return
+        self._given.append(Path(path))
         if real == _STDOUT_KEY and self._stdout is None:
             self._stdout = streams.claim_stdout()
 
@@ -199,6 +307,10 @@ class Outputs:
         """Check a file target now; ``None`` (not asked for) passes through."""
         if path is None:
             return None
+        loc = store_location(path)
+        if loc is not None:
+            self._store_target(loc, option, "file", suffixes)
+            return path  # type: ignore[return-value]
         target = Path(path)
         what = f" ({option})" if option else ""
         refusal = stdout_refusal(option, "file")
@@ -215,6 +327,7 @@ class Outputs:
         if target.is_dir():
             raise OutputError(f"is a folder; give a file path{what}", target)
         folder = target.parent
+        _refuse_folded(target, what)
         if not folder.exists():
             raise OutputError(f"folder {str(folder)!r} does not exist{what}", target)
         if not folder.is_dir():
@@ -226,10 +339,15 @@ class Outputs:
         """Check a folder target now (created, with its parents, when written)."""
         if path is None:
             return None
+        loc = store_location(path)
+        if loc is not None:
+            self._store_target(loc, option, "folder")
+            return path  # type: ignore[return-value]
         target = Path(path)
         what = f" ({option})" if option else ""
         if os.fspath(target) == STDOUT:
             raise OutputError(f"{stdout_refusal(option, 'folder')}{what}", target)
+        _refuse_folded(target, what)
         self._claim(target, option)
         if target.exists() and not target.is_dir():
             raise OutputError(f"is a file; give a folder{what}", target)
@@ -240,6 +358,31 @@ class Outputs:
             raise OutputError(f"{str(existing)!r} is a file, not a folder{what}", target)
         _probe_folder(existing, target / "x", what)
         return target
+
+    def _store_target(self, loc: Location, option: str, kind: str,
+                      suffixes: tuple[str, ...] = ()) -> None:
+        """Check an output in object storage now (:mod:`geoeval.store_outputs`)."""
+        what = f" ({option})" if option else ""
+        store_outputs.refuse_web(loc, what)
+        if suffixes and Path(loc.name).suffix.lower() not in suffixes:
+            raise OutputError(f"must end in {' or '.join(suffixes)}{what}", loc.display)
+        self._claim(loc.text, option)
+        self.check_store(loc, kind, what)
+
+    def check_store(self, loc: Location, kind: str, what: str = "") -> None:
+        """Check a URL target of ``kind`` (``"file"`` or ``"folder"``) before the
+        work, once per run (:func:`geoeval.store_outputs.check_file`, ``check_folder``)."""
+        key = _url_key(loc)
+        if key in self._checked:
+            return
+        if self._input_url(key):
+            raise OutputError(f"is an input of this run, or holds one; choose another "
+                              f"output URL{what}", loc.display)
+        if kind == "file":
+            self._existed[key] = store_outputs.check_file(loc, what)
+        else:
+            store_outputs.check_folder(loc, what)
+        self._checked.add(key)
 
     def describe(self) -> str:
         """The written outputs, a declared folder's files counted under it."""
@@ -255,21 +398,91 @@ class Outputs:
             else:
                 shown = next(str(n) for n in self._given if _real(n) == str(home))
                 items[shown] = items.get(shown, 0) + 1
+        for shown_url, n in self._written_urls:
+            items[shown_url] = n
         return ", ".join(k if n == 0 else f"{k}{'' if k.endswith('/') else '/'} ({n} files)"
                          for k, n in items.items())
 
     # -- writing -------------------------------------------------------------------
-    def _check_write(self, target: Path) -> None:
-        if _real(target) in self._inputs:
+    def _check_write(self, target: Path | str) -> None:
+        loc = store_location(target)
+        if loc is not None:
+            if self._input_url(_url_key(loc)):
+                raise OutputError("is an input of this run, or holds one; choose another "
+                                  "output URL", loc.display)
+        elif _real(target) in self._inputs:
             raise OutputError("is an input of this run; choose another output path", target)
 
-    def _stage(self, tmp: Path, target: Path) -> None:
+    def _stage(self, tmp: Path, target: Path | str) -> None:
+        loc = store_location(target)
+        if loc is not None:  # uploaded when the run commits
+            key = _url_key(loc)
+            previous = self._uploads.pop(key, None)
+            if previous is not None:
+                _remove(previous[0])
+            self._uploads[key] = (tmp, loc)
+            return
         key = _target_key(target)
         previous = self._staged.pop(key, None)
         if previous is not None:
             _remove(previous)
         self._staged[key] = tmp
         self._names[key] = target
+
+    def _mirror(self, loc: Location) -> Path:
+        """The local folder that stands in for the folder ``loc`` in the store during
+        the run: the files written in it are uploaded when the run commits."""
+        key = _url_key(loc)
+        if key not in self._mirrors:
+            self.check_store(loc, "folder")
+            with cancel.deferred():  # made and registered, or neither
+                local = Path(tempfile.mkdtemp(prefix="geoeval-"))
+                cancel.track(local, "tree")
+            self._mirrors[key] = (local, loc)
+        return self._mirrors[key][0]
+
+    def _in_mirror(self, path: Path) -> bool:
+        """Whether ``path`` lies in a folder that stands in for one in a store (written
+        at once there: the whole folder is uploaded when the run commits)."""
+        real = Path(_real(path))
+        return any(Path(_real(m)) in real.parents for m, _ in self._mirrors.values())
+
+    def _put(self, local: Path, target: Location, *, replaces: bool = False) -> None:
+        # a new object is remembered before its upload (deleted if the run fails even
+        # mid-upload); one that replaces an object only once uploaded (a failed upload
+        # leaves the old one, which a store never shows half-replaced)
+        if not replaces:
+            self._uploaded.append(target)
+        store_outputs.upload(local, target)
+        if replaces:
+            self._uploaded.append(target)
+
+    def _upload(self) -> None:
+        """Every output in object storage put in place (:mod:`geoeval.store_outputs`):
+        the datasets written in parts (copied by the store, metadata files last), the
+        folders, the files new to their store, then those that replace an object, so
+        that a failure before those leaves them as they were."""
+        for staging, target in self._moves:
+            objects = store_outputs.files_under(staging)
+            rel = [o.key[len(staging.key.rstrip("/")) + 1:] for o in objects]
+            order = sorted(range(len(rel)), key=lambda i: (rel[i].startswith("_"), rel[i]))
+            for i in order:
+                dest = target.child(rel[i])
+                self._uploaded.append(dest)
+                store_outputs.copy(objects[i], dest)
+            store_outputs.delete_prefix(staging)
+            self._staging.remove(staging)
+            self._written_urls.append((target.display, len(objects)))
+        self._moves.clear()
+        for local, target in self._mirrors.values():
+            files = sorted(p for p in local.rglob("*") if p.is_file())
+            for path in files:
+                self._put(path, store_outputs.name_in(target, path, local))
+            self._written_urls.append((target.display, len(files)))
+        uploads = sorted(self._uploads.items(), key=lambda kv: self._existed.get(kv[0], False))
+        for key, (tmp, target) in uploads:
+            self._put(tmp, target, replaces=self._existed.get(key, False))
+            self._written_urls.append((target.display, 0))
 
     def _mkdir(self, folder: Path) -> None:
         missing = []
@@ -284,8 +497,14 @@ class Outputs:
                 self._created.append(p)
 
     def _commit(self) -> None:
-        # streams first (a reader may be slow; Ctrl-C still stops the run), then the
-        # renames, which a signal no longer interrupts (geoeval.cancel.finishing)
+        # the store's uploads first (the likeliest to fail, and undone by deleting),
+        # then the streams (a reader may be slow; Ctrl-C still stops the run), then
+        # the renames, which a signal no longer interrupts (geoeval.cancel.finishing)
+        self._upload()
+        for tmp, _ in [*self._uploads.values(), *self._mirrors.values()]:
+            _remove(tmp)
+        self._uploads.clear()
+        self._mirrors.clear()
         for key, tmp in list(self._staged.items()):
             target = self._names.get(key, Path(key))
             if key == _STDOUT_KEY:
@@ -315,10 +534,30 @@ class Outputs:
         for tmp in self._staged.values():
             _remove(tmp)
         self._staged.clear()
+        for tmp, _ in [*self._uploads.values(), *self._mirrors.values()]:
+            _remove(tmp)
+        self._uploads.clear()
+        self._mirrors.clear()
         for folder in reversed(self._created):
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only if empty: never removes what others put there
             cancel.untrack(folder)
+        if self._uploaded or self._staging:
+            self._unpublish()
+
+    def _unpublish(self) -> None:
+        """Delete what the run put in a store: the objects put in place, the staging
+        prefixes (a signal does not cut this, and the hard stop waits for it:
+        :func:`geoeval.cancel.cleaning`)."""
+        with cancel.cleaning():
+            left = store_outputs.delete_all(self._uploaded)
+            for staging in self._staging:
+                left += store_outputs.delete_prefix(staging)
+            self._uploaded.clear()
+            self._staging.clear()
+        if left:
+            print(f"geoeval: could not delete {len(left)} object(s) of this failed run: "
+                  f"{left[0]}{' …' if len(left) > 1 else ''}", file=sys.stderr)
 
     def _release(self) -> None:
         if self._stdout is not None:
@@ -327,7 +566,10 @@ class Outputs:
 
 
 def _target_key(path: str | os.PathLike[str]) -> str:
-    """What identifies an output target: standard output, or the real path."""
+    """What identifies an output target: standard output, a URL, or the real path."""
+    loc = store_location(path)
+    if loc is not None:
+        return _url_key(loc)
     return _STDOUT_KEY if is_stdout(path) else _real(path)
 
 
@@ -455,7 +697,16 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     Inside an :func:`output_run` the rename waits for the end of the run; outside
     one it happens at once. On error the temporary file is removed. Problems with
     the target are :class:`~geoeval.errors.OutputError`.
+
+    ``path`` may be a URL of object storage: the temporary file is then in the
+    system's temporary folder, uploaded when the run commits (or at once, outside a
+    run), in one call: the object appears whole or not at all.
     """
+    loc = store_location(path)
+    if loc is not None:
+        with _store_file(loc) as tmp:
+            yield tmp
+        return
     target = Path(path)
     run = _ACTIVE.get()
     folder = target.parent
@@ -482,7 +733,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         os.close(fd)
         yield tmp_path
-        if run is not None:
+        if run is not None and not run._in_mirror(target):
             run._stage(tmp_path, target)
             return
         try:
@@ -501,10 +752,100 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
-def move_folder(staging: str | os.PathLike[str], target: str | os.PathLike[str]) -> Path:
+@contextlib.contextmanager
+def _store_file(loc: Location) -> Iterator[Path]:
+    """:func:`atomic_path` of an object in a store: a local temporary file, uploaded
+    when the run commits (at once outside a run)."""
+    run = _ACTIVE.get()
+    store_outputs.refuse_web(loc)
+    if run is not None:
+        run._check_write(loc.text)
+    try:
+        with cancel.deferred():  # made and registered, or neither
+            suffix = _plain(Path(loc.name).suffix)
+            fd, tmp = tempfile.mkstemp(prefix="geoeval-", suffix=suffix)
+            cancel.track(tmp)
+    except OSError as exc:
+        raise OutputError(f"cannot write in folder {tempfile.gettempdir()!r} "
+                          f"({exc.strerror})", loc.display) from None
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        if run is not None:
+            run._stage(tmp_path, loc.text)
+            return
+        store_outputs.upload(tmp_path, loc)
+        _remove(tmp_path)
+    except BaseException:
+        _remove(tmp_path)
+        raise
+
+
+def store_staging(target: str | Location) -> Location:
+    """A hidden staging prefix beside ``target`` (a folder's URL) for a dataset that
+    is written in parts, by the Dask workers straight into the store: deleted if the
+    run fails (:func:`move_folder` puts its objects in place when the run commits).
+    The target is checked first (empty, writable: :meth:`Outputs.check_store`)."""
+    loc = target if isinstance(target, Location) else locate(target)
+    staging = store_outputs.staging_prefix(loc)
+    run = _ACTIVE.get()
+    if run is not None:
+        run.check_store(loc, "folder")
+        run._staging.append(staging)
+    return staging
+
+
+def abandon_staging(staging: str | Location) -> None:
+    """Delete a staging prefix of :func:`store_staging` (its run failed)."""
+    loc = staging if isinstance(staging, Location) else locate(staging)
+    run = _ACTIVE.get()
+    with cancel.cleaning():
+        store_outputs.delete_prefix(loc)
+    if run is not None and loc in run._staging:
+        run._staging.remove(loc)
+
+
+def check_new_folder(path: str | os.PathLike[str], option: str = "") -> None:
+    """Check before the work that ``path``, a folder's URL in a store, holds no
+    object and can be written (once per run)."""
+    loc = store_location(path)
+    if loc is None:
+        raise ValueError(f"not a URL of object storage: {path!r}")
+    what = f" ({option})" if option else ""
+    store_outputs.refuse_web(loc, what)
+    run = _ACTIVE.get()
+    if run is not None:
+        run.check_store(loc, "folder", what)
+    else:
+        store_outputs.check_folder(loc, what)
+
+
+def move_folder(staging: str | os.PathLike[str] | Location,
+                target: str | os.PathLike[str]) -> Path | str:
     """Move a folder written whole in ``staging`` (beside ``target``) to ``target``, an
     empty or missing folder: at the end of the output run when inside one (so a
-    failed or interrupted run removes it), else now."""
+    failed or interrupted run removes it), else now. Both may be in a store (a
+    staging prefix of :func:`store_staging`): its objects are then copied by the
+    store, metadata files (``_metadata``) last; returns the target's URL, shown."""
+    loc = store_location(target)
+    if loc is not None:
+        source = staging if isinstance(staging, Location) else locate(os.fspath(staging))
+        run = _ACTIVE.get()
+        if run is not None:
+            run._moves.append((source, loc))
+            if source not in run._staging:
+                run._staging.append(source)
+            return loc.display
+        own = Outputs()
+        own._moves.append((source, loc))
+        own._staging.append(source)
+        try:
+            own._upload()
+        except BaseException:
+            own._rollback()
+            raise
+        return loc.display
     staging, target = Path(staging), Path(target)
     run = _ACTIVE.get()
     cancel.track(staging, "tree")
@@ -523,7 +864,21 @@ def move_folder(staging: str | os.PathLike[str], target: str | os.PathLike[str])
 
 
 def ensure_folder(path: str | os.PathLike[str]) -> Path:
-    """Create an output folder (and its parents); removed again if the run fails."""
+    """Create an output folder (and its parents); removed again if the run fails.
+
+    A folder's URL in a store gives a local folder that stands in for it during the
+    output run (write into it as into the folder): its files are uploaded when the
+    run commits. Outside an output run, a URL is an error: nothing would upload it.
+    """
+    loc = store_location(path)
+    if loc is not None:
+        store_outputs.refuse_web(loc)
+        run = _ACTIVE.get()
+        if run is None:
+            raise OutputError("a folder in object storage is written by an output run "
+                              "(geoeval.outputs.output_run), which uploads it at its end",
+                              loc.display)
+        return run._mirror(loc)
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise OutputError("is a file; give a folder", folder)

@@ -83,12 +83,14 @@ class S3Server:
 
 
 @contextlib.contextmanager
-def s3_server() -> Iterator[S3Server]:
-    """moto's S3 server in its own process group, stopped on exit."""
+def s3_server(environ: dict[str, str] | None = None) -> Iterator[S3Server]:
+    """moto's S3 server in its own process group, stopped on exit; ``environ`` adds to
+    its environment (``INITIAL_NO_AUTH_ACTION_COUNT``: requests served before it checks
+    credentials, which it then refuses unless an IAM user of its own holds them)."""
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
                              str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True, env={**os.environ, **(environ or {})})
     endpoint = f"http://127.0.0.1:{port}"
     try:
         _wait_until(lambda: urllib.request.urlopen(endpoint + "/moto-api/", timeout=2),

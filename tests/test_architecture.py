@@ -23,7 +23,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "geoeval"
 LAYERS: list[tuple[str, ...]] = [
     ("geoeval._version", "geoeval.errors", "geoeval.validate", "geoeval.encoding", "geoeval.reprs",
      "geoeval.outputs", "geoeval.parallel", "geoeval.heap", "geoeval.arrays", "geoeval.thresholds",
-     "geoeval.sums", "geoeval.cancel", "geoeval.streams", "geoeval.progress"),
+     "geoeval.sums", "geoeval.cancel", "geoeval.streams", "geoeval.progress",
+     "geoeval.locations", "geoeval.store_outputs"),
     ("geoeval.grid",),
     ("geoeval.objects",),
     ("geoeval.io",),

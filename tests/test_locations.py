@@ -1,4 +1,4 @@
-"""Locations: local paths and URLs read once (geoeval.io.locations), and real reads
+"""Locations: local paths and URLs read once (geoeval.locations), and real reads
 from a local S3-compatible server and a range-answering web server, both processes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from geoeval.io.locations import Location, gdal_options, is_url, locate, redact
+from geoeval.locations import Location, gdal_options, is_url, locate, redact
 from tests.stores import SECRET, s3_server, web_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +82,7 @@ def test_gdal_options_translate_the_aws_endpoint():
 READER = """
 import json, sys
 import numpy as np, pyarrow.parquet as pq, pyogrio, rasterio
-from geoeval.io.locations import arrow_filesystem, configure_gdal, locate
+from geoeval.locations import arrow_filesystem, configure_gdal, locate
 configure_gdal()
 raster, layer, parquet = (locate(t) for t in sys.argv[1:4])
 with rasterio.open(raster.gdal) as ds:
@@ -144,7 +144,7 @@ def test_read_from_the_web_by_ranges(tmp_path):
     import pyogrio
     import rasterio
 
-    from geoeval.io.locations import configure_gdal
+    from geoeval.locations import configure_gdal
 
     folder = tmp_path / "www"
     folder.mkdir()

@@ -1,19 +1,24 @@
 """The output guard of every command: each output option it was given checked before
 the work (:data:`geoeval.outputs.OUTPUTS`, the one table of outputs), every file it
-writes renamed into place only when the whole command has succeeded."""
+writes renamed into place (uploaded, for a URL of object storage) only when the whole
+command has succeeded. Every output option takes a local path or a URL
+(:func:`output_value`)."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import os
 import sys
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from geoeval.locations import is_url
 from geoeval.outputs import OUTPUTS as ALL_OUTPUTS
 
 # Every other path-valued parameter of a command is one of its inputs.
@@ -45,11 +50,36 @@ def _stdout_usage(bound: dict[str, Any]) -> None:
                                "give all but one of them a file", ctx=ctx)
 
 
-def _paths(value: Any) -> list[Path]:
-    if isinstance(value, Path):
+def output_value(text: str) -> Path | str:
+    """An output option's value: a URL of object storage or the web kept as its text
+    (a :class:`~pathlib.Path` would fold its ``//``; the web is refused before the
+    work, with the option named), anything else a local path."""
+    return text if is_url(text) else Path(text)
+
+
+def _taking_urls(annotation: Any) -> Any:
+    """``Annotated[T, typer.Option(...)]`` with the option parsed by
+    :func:`output_value` (a copy: the option may be shared by other commands)."""
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return annotation
+    base, *extras = typing.get_args(annotation)
+    infos = []
+    for info in extras:
+        if isinstance(info, typer.models.ParameterInfo) and info.parser is None \
+                and getattr(info, "click_type", None) is None:
+            info = copy.copy(info)
+            info.parser = output_value
+            info.metavar = info.metavar or "<path>"  # as click names a Path's
+        infos.append(info)
+    return typing.Annotated[(base, *infos)]
+
+
+def _paths(value: Any) -> list[Path | str]:
+    """The inputs in a parameter's value: paths, and URLs given as text."""
+    if isinstance(value, Path) or (isinstance(value, str) and is_url(value)):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [v for v in value if isinstance(v, Path)]
+        return [v for v in value if isinstance(v, Path) or (isinstance(v, str) and is_url(v))]
     return []
 
 
@@ -61,8 +91,12 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
     folder exists and is writable, it is not one of the command's inputs, no two
     outputs share a path); every file it writes is renamed into place only when
     the whole command has succeeded, and a line on stderr says what was written.
+    Every output option takes a URL of object storage too (:func:`output_value`).
     """
-    signature = inspect.signature(command)
+    signature = inspect.signature(command, eval_str=True)
+    parsed = signature.replace(parameters=[
+        p.replace(annotation=_taking_urls(p.annotation)) if p.name in OUTPUTS else p
+        for p in signature.parameters.values()])
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -85,6 +119,8 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
             print("wrote " + written, file=sys.stderr)
         return result
 
+    run.__signature__ = parsed  # type: ignore[attr-defined]  # what Typer reads
+    run.__annotations__ = {p.name: p.annotation for p in parsed.parameters.values()}
     return run
 
 

@@ -132,18 +132,18 @@ def _signed(x: float | None) -> str:
 
 
 def save_breakdown_figure(result: Any, path: str | Path, *, matcher: str | None = None,
-                          dpi: int = 150) -> Path:
+                          dpi: int = 150) -> Path | str:
     """Horizontal bars of the gain per error type: F1 and the matcher's accuracy.
 
     ``matcher`` defaults to ``mom`` when it ran, else the first matcher; ``path``
     is ``.png`` or ``.svg``, written atomically. Gains below zero are red.
     """
     from geoeval.errors import OutputError
-    from geoeval.outputs import atomic_path
+    from geoeval.outputs import atomic_path, output_target, suffix_of
     from geoeval.report.status_figure import FORMATS
 
-    target = Path(path)
-    form = FORMATS.get(target.suffix.lower())
+    target = output_target(path)
+    form = FORMATS.get(suffix_of(target))
     if form is None:
         raise OutputError("breakdown figure must be .png or .svg", target)
     fig = breakdown_figure(result, matcher=matcher)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from geoeval.outputs import ensure_folder, write_csv_table
+from geoeval.outputs import ensure_folder, output_run, published, write_csv_table
 from geoeval.report.objects import object_tables, to_frame
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -18,38 +18,41 @@ if TYPE_CHECKING:  # pragma: no cover
 CSV_FILES = ("reference", "submission", "instances", "summary")
 
 
-def write_csv(result: ScoreResult, folder: str | Path, *, matcher: str | None = None) -> list[Path]:
+def write_csv(result: ScoreResult, folder: str | Path, *,
+              matcher: str | None = None) -> list[Path | str]:
     """Write the per-object tables of ``result`` as CSV files into ``folder``.
 
     Parameters
     ----------
     result : ScoreResult
-    folder : path-like
-        Created (with its parents) if missing.
+    folder : path-like or str
+        Created (with its parents) if missing; or a URL of object storage (an empty
+        prefix), written whole when the output run ends (:mod:`geoeval.outputs`).
     matcher : str, optional
         Matcher whose result the tables show (default ``mom`` when it ran).
 
     Returns
     -------
-    list of Path
-        The files written, in :data:`CSV_FILES` order.
+    list of Path or str
+        The files written, in :data:`CSV_FILES` order (their URLs in a store).
 
     Notes
     -----
     Columns are those of :func:`geoeval.report.objects.object_tables`
     (``docs/qgis.md``); statuses follow Özdemir et al. (2010), §4.1.
     """
-    out = ensure_folder(folder)
-    tables = object_tables(result, matcher)
-    written = []
-    for name in CSV_FILES:
-        frame = to_frame(getattr(tables, name))
-        written.append(write_csv_table(out / f"{name}.csv", frame))
-    if result.strata is not None or result.bootstrap is not None:
-        from geoeval.report.strata_tables import write_strata_csv
+    with output_run():  # this call's own, if not inside one: all files or none
+        out = ensure_folder(folder)
+        tables = object_tables(result, matcher)
+        written = []
+        for name in CSV_FILES:
+            frame = to_frame(getattr(tables, name))
+            written.append(write_csv_table(out / f"{name}.csv", frame))
+        if result.strata is not None or result.bootstrap is not None:
+            from geoeval.report.strata_tables import write_strata_csv
 
-        written += write_strata_csv(result, out)  # strata.csv, bootstrap.csv
-    return written
+            written += write_strata_csv(result, out)  # strata.csv, bootstrap.csv
+        return [published(p) for p in written]
 
 
 def write_scenes_csv(result: Any, path: str | Path) -> Path:

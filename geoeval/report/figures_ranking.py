@@ -222,7 +222,7 @@ def plot_rank_frequencies(result: RankingResult, ax: Axes) -> Any:
     return image
 
 
-def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> Path:
+def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> Path | str:
     """Save the Hasse diagram and the rank-frequency heat map side by side.
 
     Parameters
@@ -235,16 +235,17 @@ def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> 
     -------
     Path
     """
-    target = Path(path)
-    fmt = FORMATS.get(target.suffix.lower())
+    from geoeval.outputs import atomic_path, output_target, suffix_of
+
+    target = output_target(path)
+    fmt = FORMATS.get(suffix_of(target))
     if fmt is None:
         raise OutputError("figure must be .png or .svg", target)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise OutputError("folder does not exist", folder)
+    if isinstance(target, Path):  # a URL's bucket was checked before the work
+        folder = target.parent if str(target.parent) else Path(".")
+        if not folder.is_dir():
+            raise OutputError("folder does not exist", folder)
     from matplotlib.figure import Figure  # deferred: heavy, figures only
-
-    from geoeval.outputs import atomic_path
 
     n = len(result.names)
     rows, _ = ranking_rows(result)

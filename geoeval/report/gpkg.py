@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geoeval.errors import OutputError
-from geoeval.outputs import atomic_path
+from geoeval.outputs import atomic_path, output_target, suffix_of
 from geoeval.report.objects import ObjectTables, object_tables, to_frame
 from geoeval.report.qgis_styles import STYLE_NAMES, layer_qml, layer_sld
 
@@ -68,7 +68,7 @@ def write_gpkg(
     *,
     matcher: str | None = None,
     version: str = GPKG_VERSION,
-) -> Path:
+) -> Path | str:
     """Write the scored scene as a styled GeoPackage, atomically.
 
     Parameters
@@ -105,8 +105,8 @@ def write_gpkg(
     >>> [name for name, _ in pyogrio.list_layers(path)]
     ['reference', 'submission', 'instances', 'summary', 'layer_styles']
     """
-    target = Path(path)
-    if target.suffix.lower() != ".gpkg":
+    target = output_target(path)  # a URL: written here, uploaded whole (SQLite needs a disk)
+    if suffix_of(target) != ".gpkg":
         raise OutputError("GeoPackage output must end in .gpkg", target)
     if version not in ("1.0", "1.1", "1.2", "1.3"):
         raise OutputError(f"GeoPackage version {version!r} (choose 1.0 to 1.3)", target)

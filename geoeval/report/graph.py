@@ -11,13 +11,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from geoeval.outputs import atomic_path
+from geoeval.outputs import atomic_path, output_target
 
 if TYPE_CHECKING:  # pragma: no cover
     from geoeval.ranking.api import RankingResult
 
 
-def write_hasse_graphml(result: RankingResult, path: str | os.PathLike[str]) -> Path:
+def write_hasse_graphml(result: RankingResult, path: str | os.PathLike[str]) -> Path | str:
     """Write the Hasse diagram of ``result`` to ``path`` (GraphML), atomically.
 
     Indicators that are undefined for an item are left off its node (GraphML
@@ -30,7 +30,7 @@ def write_hasse_graphml(result: RankingResult, path: str | os.PathLike[str]) -> 
         for key in [k for k, v in attrs.items() if v is None]:
             del attrs[key]
         attrs["final_rank"] = int(result.final_rank[name])
-    target = Path(path)
+    target = output_target(path)
     with atomic_path(target) as tmp:
         nx.write_graphml(graph, tmp)
     return target

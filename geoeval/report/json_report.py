@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from geoeval.outputs import write_json
+from geoeval.outputs import output_target, write_json
 
 
-def write_report(result: Any, path: str | Path) -> Path:
+def write_report(result: Any, path: str | Path) -> Path | str:
     """Write ``result``'s JSON report to ``path`` atomically.
 
     A :class:`~geoeval.scoring.ScoreResult` gives its instances already encoded
@@ -33,4 +33,4 @@ def write_report(result: Any, path: str | Path) -> Path:
     else:
         report = result.to_dict() if hasattr(result, "to_dict") else result
     write_json(path, report)
-    return Path(path)
+    return output_target(path)

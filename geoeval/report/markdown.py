@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from geoeval.outputs import write_text
+from geoeval.outputs import output_target, write_text
 
 
-def write_markdown(result: Any, path: str | Path) -> Path:
+def write_markdown(result: Any, path: str | Path) -> Path | str:
     """Write ``result.to_markdown()`` to ``path`` atomically; returns ``path``."""
     write_text(path, result.to_markdown())
-    return Path(path)
+    return output_target(path)

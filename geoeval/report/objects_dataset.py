@@ -25,6 +25,15 @@ The parts are written into a hidden staging folder beside ``DIR``, renamed
 with the run's other outputs once every part is there and the run has succeeded
 (:func:`geoeval.outputs.move_folder`): a failed or interrupted run leaves no
 dataset and no staging folder.
+
+``DIR`` may be a URL of object storage (``s3://bucket/objects``; an empty prefix,
+checked before the work): the parts are then written straight into a hidden
+staging prefix beside it (:func:`geoeval.outputs.store_staging`), each in one
+upload by the process that made it (the Dask workers, with their own credentials
+from their environment, or this process with the local engine); nothing passes
+through the client. When the run has succeeded the store copies them into place,
+``_common_metadata`` and ``_metadata`` last; a failed run deletes the staging
+prefix and whatever was copied.
 """
 
 from __future__ import annotations
@@ -40,7 +49,14 @@ import numpy as np
 
 from geoeval import cancel
 from geoeval.errors import OutputError
-from geoeval.outputs import move_folder, temp_prefix
+from geoeval.outputs import (
+    abandon_staging,
+    check_new_folder,
+    move_folder,
+    store_location,
+    store_staging,
+    temp_prefix,
+)
 
 #: Rows (objects) per part written by the local engine.
 PART_ROWS = 1_000_000
@@ -63,8 +79,12 @@ def unscored_matchers(matchers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(m for m in matchers if not registry.get(m).scores_instances)
 
 
-def check_target(folder: str | os.PathLike[str]) -> Path:
-    """The dataset folder, checked before the work: missing or empty, its parent writable."""
+def check_target(folder: str | os.PathLike[str]) -> Path | str:
+    """The dataset folder, checked before the work: missing or empty, its parent
+    writable (a URL: an empty prefix of a writable bucket)."""
+    if store_location(folder) is not None:
+        check_new_folder(folder, "--objects")
+        return folder  # type: ignore[return-value]
     target = Path(folder)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise OutputError("exists and is not an empty folder; give a new folder for the "
@@ -105,7 +125,8 @@ def _projjson(crs: Any) -> str:
 @dataclass(frozen=True)
 class ObjectsWriter:
     """Writes parts of one objects dataset into ``staging`` (picklable: the Dask
-    workers call :meth:`write`; they must see the same folder)."""
+    workers call :meth:`write`; they must see the same folder, or the same store:
+    ``staging`` is then a URL, a prefix of :func:`geoeval.outputs.store_staging`)."""
 
     staging: str
     matchers: tuple[str, ...]
@@ -176,39 +197,68 @@ class ObjectsWriter:
         arrays = [arrays[f.name] for f in sch]
         table = pa.Table.from_arrays(arrays, schema=sch)
         name = f"part-{part:05d}.parquet"
-        path = Path(self.staging) / name
-        tmp = path.with_name(f".{name}.tmp")
-        pq.write_table(table, tmp, row_group_size=100_000)
-        os.replace(tmp, path)
-        meta = pq.ParquetFile(path).metadata
+        store = store_location(self.staging)
+        if store is not None:  # one upload of the whole part: the object appears whole
+            from geoeval.store_outputs import put
+
+            sink = pa.BufferOutputStream()
+            pq.write_table(table, sink, row_group_size=100_000)
+            data = sink.getvalue()
+            put(data, store.child(name))
+            meta = pq.ParquetFile(pa.BufferReader(data)).metadata
+        else:
+            path = Path(self.staging) / name
+            tmp = path.with_name(f".{name}.tmp")
+            pq.write_table(table, tmp, row_group_size=100_000)
+            os.replace(tmp, path)
+            meta = pq.ParquetFile(path).metadata
         meta.set_file_path(name)
         return meta
 
 
 def open_dataset(folder: str | os.PathLike[str], matchers: tuple[str, ...], id_kind: str,
                  crs: Any, attributes: Any = None) -> ObjectsWriter:
-    """A writer whose parts go into a staging folder beside ``folder``; ``attributes``
-    the Arrow schema of the inputs' attribute columns (``None``: none)."""
-    target = Path(folder).absolute()
-    tag = "geoeval-partial"
-    staging = target.with_name(temp_prefix(target, len(tag)) + tag)
-    if staging.exists():
-        shutil.rmtree(staging)
-    with cancel.deferred():  # made and registered, or neither
-        staging.mkdir(parents=True)
-        cancel.track(staging, "tree")
-    return ObjectsWriter(str(staging), tuple(matchers), id_kind,
+    """A writer whose parts go into a staging folder beside ``folder`` (a staging
+    prefix beside a folder's URL); ``attributes`` the Arrow schema of the inputs'
+    attribute columns (``None``: none)."""
+    if store_location(folder) is not None:
+        where = store_staging(os.fspath(folder)).url
+    else:
+        target = Path(folder).absolute()
+        tag = "geoeval-partial"
+        staging = target.with_name(temp_prefix(target, len(tag)) + tag)
+        if staging.exists():
+            shutil.rmtree(staging)
+        with cancel.deferred():  # made and registered, or neither
+            staging.mkdir(parents=True)
+            cancel.track(staging, "tree")
+        where = str(staging)
+    return ObjectsWriter(where, tuple(matchers), id_kind,
                          None if crs is None else _projjson(crs), str(folder),
                          unscored_matchers(tuple(matchers)),
                          None if attributes is None else attributes.serialize().to_pybytes())
 
 
-def finish(writer: ObjectsWriter, folder: str | os.PathLike[str], footers: list[Any]) -> Path:
+def finish(writer: ObjectsWriter, folder: str | os.PathLike[str],
+           footers: list[Any]) -> Path | str:
     """Write ``_common_metadata`` and ``_metadata`` and move the parts into ``folder``."""
     import pyarrow.parquet as pq
 
-    staging = Path(writer.staging)
     sch = writer.schema()
+    store = store_location(writer.staging)
+    if store is not None:
+        from geoeval.store_outputs import filesystem, reason
+
+        for name, collected in (("_common_metadata", None),
+                                ("_metadata", [f for f in footers if f is not None])):
+            fs, path = filesystem(store.child(name))
+            try:
+                pq.write_metadata(sch, path, metadata_collector=collected, filesystem=fs)
+            except OSError as exc:
+                raise OutputError(f"could not write ({reason(exc)})",
+                                  store.child(name).display) from None
+        return move_folder(store, folder)
+    staging = Path(writer.staging)
     pq.write_metadata(sch, staging / "_common_metadata")
     pq.write_metadata(sch, staging / "_metadata",
                       metadata_collector=[f for f in footers if f is not None])
@@ -216,12 +266,15 @@ def finish(writer: ObjectsWriter, folder: str | os.PathLike[str], footers: list[
 
 
 def abandon(writer: ObjectsWriter) -> None:
-    """Remove the staging folder of a run that failed."""
+    """Remove the staging folder (prefix) of a run that failed."""
+    if store_location(writer.staging) is not None:
+        abandon_staging(writer.staging)
+        return
     shutil.rmtree(writer.staging, ignore_errors=True)
     cancel.untrack(writer.staging)
 
 
-def write_objects_dataset(result: Any, folder: str | os.PathLike[str]) -> Path:
+def write_objects_dataset(result: Any, folder: str | os.PathLike[str]) -> Path | str:
     """The local engine's objects dataset of a :class:`~geoeval.scoring.ScoreResult`:
     the same rows as the Dask engine's, in parts of :data:`PART_ROWS` objects."""
     from geoeval.engine.objects import matching_columns

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from geoeval.outputs import atomic_path, ensure_folder
+from geoeval.outputs import atomic_path, ensure_folder, output_run, published
 from geoeval.report.gpkg import _crs_wkt, _geoframe, _spatial_layers
 from geoeval.report.objects import object_tables, to_frame
 
@@ -24,7 +24,7 @@ PARQUET_FILES = ("reference", "submission", "instances", "summary")
 
 
 def write_parquet(result: ScoreResult, folder: str | Path, *,
-                  matcher: str | None = None) -> list[Path]:
+                  matcher: str | None = None) -> list[Path | str]:
     """Write the per-object layers of ``result`` as GeoParquet files into ``folder``.
 
     Parameters
@@ -34,20 +34,22 @@ def write_parquet(result: ScoreResult, folder: str | Path, *,
 
     Returns
     -------
-    list of Path
-        The files written, in :data:`PARQUET_FILES` order.
+    list of Path or str
+        The files written, in :data:`PARQUET_FILES` order (their URLs when
+        ``folder`` is a URL of object storage, as in :func:`geoeval.report.csv.write_csv`).
     """
-    out = ensure_folder(folder)
-    tables = object_tables(result, matcher)
-    crs = _crs_wkt(result.reference.crs)
-    written = []
-    for name, columns, geoms in _spatial_layers(result, tables):
-        target = out / f"{name}.parquet"
+    with output_run():  # this call's own, if not inside one: all files or none
+        out = ensure_folder(folder)
+        tables = object_tables(result, matcher)
+        crs = _crs_wkt(result.reference.crs)
+        written = []
+        for name, columns, geoms in _spatial_layers(result, tables):
+            target = out / f"{name}.parquet"
+            with atomic_path(target) as tmp:
+                _geoframe(columns, geoms, crs).to_parquet(tmp, index=False)
+            written.append(target)
+        target = out / "summary.parquet"
         with atomic_path(target) as tmp:
-            _geoframe(columns, geoms, crs).to_parquet(tmp, index=False)
+            to_frame(tables.summary).to_parquet(tmp, index=False)
         written.append(target)
-    target = out / "summary.parquet"
-    with atomic_path(target) as tmp:
-        to_frame(tables.summary).to_parquet(tmp, index=False)
-    written.append(target)
-    return written
+        return [published(p) for p in written]

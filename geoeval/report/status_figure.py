@@ -294,7 +294,7 @@ def plot_classes(result: ScoreResult, ax: Axes, matcher: str) -> None:
 
 
 def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
-                       matcher: str | None = None, dpi: int = 150) -> Path:
+                       matcher: str | None = None, dpi: int = 150) -> Path | str:
     """Save the status map and the score chart side by side.
 
     Parameters
@@ -318,14 +318,14 @@ def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
     alarms FA); the chart shows eq. 14–15 (precision, recall), F1 and each
     matcher's accuracy.
     """
-    target = Path(path)
-    fmt = FORMATS.get(target.suffix.lower())
+    from geoeval.outputs import atomic_path, output_target, suffix_of
+
+    target = output_target(path)
+    fmt = FORMATS.get(suffix_of(target))
     if fmt is None:
         raise OutputError("figure must be .png or .svg", target)
     choose_matcher(result, matcher)
     from matplotlib.figure import Figure  # deferred: heavy, figures only
-
-    from geoeval.outputs import atomic_path
 
     fig = Figure(figsize=(13.0, 7.5), layout="constrained")
     if result.per_class is None or not result.per_class.classes:

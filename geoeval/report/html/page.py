@@ -284,9 +284,9 @@ def _slug(name: str) -> str:
 
     return "entry-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
-def write_html(path: str | os.PathLike[str], page: str) -> Path:
+def write_html(path: str | os.PathLike[str], page: str) -> Path | str:
     """Write the page atomically (:func:`geoeval.outputs.write_text`)."""
-    from geoeval.outputs import write_text
+    from geoeval.outputs import output_target, write_text
 
     write_text(path, page)
-    return Path(path)
+    return output_target(path)
