@@ -130,6 +130,7 @@ def read(
     crs: Any = None,
     max_memory: int | None = None,
     attributes: bool = True,
+    region: Any = None,
 ) -> ObjectSet:
     """Read a labelled raster or a vector layer.
 
@@ -161,11 +162,21 @@ def read(
         carry). Without it a file is read with its id and class fields only, and the
         columns of a GeoDataFrame are left out the same way. :func:`geoeval.score`
         decides it from the outputs asked for.
+    region : geoeval.io.region.Region, optional
+        Only the objects whose representative point is in this region, reading only
+        what it needs (:mod:`geoeval.io.region`).
 
     Returns
     -------
     ObjectSet
     """
+    if region is not None:
+        from geoeval.io.region import read_region
+
+        return read_region(path, region, read, input_type=input_type, band=band,
+                           background=background, layer=layer, id_field=id_field,
+                           class_field=class_field, crs=crs, max_memory=max_memory,
+                           attributes=attributes)
     if isinstance(path, ObjectSet):
         return path
     if in_memory_type(path) is not None:

@@ -17,7 +17,7 @@ from geoeval.objects import ObjectSet
 from geoeval.parallel import gc_paused
 from geoeval.progress import TimeLeft
 from geoeval.scoring.dispatch import Route, dispatch
-from geoeval.scoring.options import ScoreOptions, score_options, side
+from geoeval.scoring.options import ScoreOptions, Side, score_options, side
 from geoeval.scoring.result import MatcherResult, ScoreResult, describe, empty_sides, measure
 
 
@@ -92,6 +92,10 @@ def score(
     sub_side = side(submission, options.submission,
                     optional_class=options.class_field is not None,
                     attributes=options.attributes)
+    region_notes: tuple[str, ...] = ()
+    if options.region is not None:
+        with options.sides_named():
+            options, region_notes = _region(options, ref_side, sub_side)
     from geoeval import parallel
 
     # the engine is open while reading too: a raster's windowed scan runs on it
@@ -102,20 +106,29 @@ def score(
         if choice.route is Route.PARTITIONS:
             from geoeval.scoring.by_partitions import score_partitioned
 
-            return ScoreResult.added(score_partitioned(
-                eng.client, ref_side, sub_side, options, objects=objects, progress=progress))
+            if options.region is not None:  # each side's pieces restricted to it
+                ref_side, sub_side = (s.but(region=options.region) for s in (ref_side, sub_side))
+            return _region_checked(ScoreResult.added(score_partitioned(
+                eng.client, ref_side, sub_side, options, objects=objects, progress=progress)),
+                options, region_notes)
         if choice.route is Route.BLOCKS:
             from geoeval.scoring.by_blocks import score_mosaic_files
 
             return ScoreResult.added(score_mosaic_files(
                 eng.client, choice.plan, ref_side, sub_side, options, progress=progress))
         # where the work runs: a note, not part of the report
-        notes = () if choice.note is None else (choice.note,)
+        notes = (*(() if choice.note is None else (choice.note,)), *region_notes)
         _step(progress, "reading")
+        within = {} if options.region is None else {"region": options.region}
         with parallel.reporting(_parts(progress, "reading")):
             ref, sub, warnings, counts = read_pair_counted(
-                ref_side.source, sub_side.source, reference_options=ref_side.reader,
-                submission_options=sub_side.reader)
+                ref_side.source, sub_side.source,
+                reference_options={**ref_side.reader, **within},
+                submission_options={**sub_side.reader, **within})
+        if options.region is not None and not len(ref) and not len(sub):
+            from geoeval.io.region import empty_region
+
+            raise empty_region(options.region)
         if options.class_field is not None and ref.classes is None:
             raise InputError(f"--class-field {options.class_field!r} applies to vector "
                              "layers only", ref.path)
@@ -130,6 +143,41 @@ def score(
 
             result = replace(result, notes=(*notes, *result.notes))
         return result
+
+
+def _region(options: ScoreOptions, reference: Side, submission: Side
+            ) -> tuple[ScoreOptions, tuple[str, ...]]:
+    """The options with their region in its CRS (the reference's unless given), and
+    the notes on the vector files the region cannot prune (metadata only)."""
+    from geoeval.io.formats import format_of
+    from geoeval.io.region import region_notes, resolved, source_crs
+    from geoeval.scoring.options import VECTOR
+
+    region = resolved(options.region, source_crs(reference.source, reference.kind,
+                                                 reference.reader))
+    notes: list[str] = []
+    for s in (reference, submission):
+        if s.kind == VECTOR and s.is_file and format_of(s.source).reader() is None:
+            notes += region_notes(s.source, region, **s.reader)
+    return options.but(region=region), tuple(notes)
+
+
+def _region_checked(result: ScoreResult, options: ScoreOptions,
+                    notes: tuple[str, ...]) -> ScoreResult:
+    """A Dask run's result with the region's notes; the error of a region that holds
+    no object of either input."""
+    if options.region is None:
+        return result
+    s = result.summary
+    if not s.reference.objects and not s.submission.objects:
+        from geoeval.io.region import empty_region
+
+        raise empty_region(options.region)
+    if not notes:
+        return result
+    from dataclasses import replace
+
+    return replace(result, notes=(*result.notes, *notes))
 
 
 def _built(options: ScoreOptions | None, keywords: dict[str, Any]) -> ScoreOptions:

@@ -1,0 +1,622 @@
+"""A region read alone: ``region=`` (``--bbox``, ``--region``) and what it prunes.
+
+An object belongs to the region by the zones' rule (:mod:`geoeval.scoring.strata`):
+its **representative point** (``shapely.point_on_surface``, always inside the
+object) intersects the region, the region reprojected into the input's own CRS; the
+same rule on each side, on both engines (:func:`inside`). The evaluation then runs
+on those objects only, so a region's report is the report of the same region cut to
+files first (:func:`inside` on the whole inputs, written out, scored).
+
+What is read is only what the region needs (:func:`restrict_pieces`, from the
+files' metadata alone, before any feature is read):
+
+* a GeoParquet file or dataset: the row groups whose bounds meet the region's, by
+  the row-group statistics of the GeoParquet 1.1 ``bbox`` covering column
+  (``covering.bbox`` metadata) or of a ``bbox`` struct column without it (Overture's
+  files: ``bbox.xmin`` …) (:func:`row_groups`);
+* an OGR layer (GeoPackage, FlatGeobuf, Shapefile …): GDAL's spatial filter
+  (pyogrio's ``bbox=``), which uses the layer's spatial index when it has one;
+* a layer of tiles or the files of a dataset folder: a file whose bounds miss the
+  region has its footer or header read (its rows are numbered) but no feature.
+
+A file that cannot be pruned (no bbox column or no statistics, row groups that are
+not spatially sorted, an OGR layer without a spatial index) is read whole, with a
+one-line note saying why (:attr:`RegionPlan.notes`).
+
+The functions work on what they are given — a Parquet file's metadata, a name
+passed on to pyogrio — so that they serve every place a file can live.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from geoeval.errors import InputError, first_line
+
+#: The rule, as the report records it.
+RULE = "object's representative point inside the region (in the input's own CRS)"
+
+#: Pieces of at most this many row groups' rows: the local engine's reads, as planned.
+_XY = ("xmin", "ymin", "xmax", "ymax")
+
+
+@dataclass(frozen=True)
+class Region:
+    """The region a score is restricted to.
+
+    Attributes
+    ----------
+    geometry : shapely geometry
+        The region's polygons as one (Multi)Polygon, in :attr:`crs`.
+    crs : pyproj.CRS or None
+        The region's CRS; ``None`` with :attr:`crs_given` ``False``: the reference's
+        (:func:`resolved` sets it before the reading), or the inputs have no CRS.
+    source : str
+        ``"bbox"``, the region file's name, or ``"<memory>"``.
+    bbox : tuple of float or None
+        The box given (``--bbox``), as given.
+    crs_given : bool
+        The CRS was given or the region's own (a file, a GeoDataFrame).
+    """
+
+    geometry: Any
+    crs: Any = None
+    source: str = "bbox"
+    bbox: tuple[float, float, float, float] | None = None
+    crs_given: bool = False
+
+    @property
+    def bounds(self) -> tuple[float, float, float, float]:
+        return tuple(float(v) for v in self.geometry.bounds)  # type: ignore[return-value]
+
+    def in_crs(self, crs: Any) -> Any:
+        """The region's geometry in ``crs`` (its edges densified first, so that a box
+        in degrees stays the area it names); unchanged when either CRS is unknown."""
+        if crs is None or self.crs is None:
+            return self.geometry
+        from pyproj import CRS
+
+        target = CRS.from_user_input(crs)
+        if target == self.crs:
+            return self.geometry
+        import geopandas as gpd
+        import shapely
+
+        x0, y0, x1, y1 = self.bounds
+        step = max(x1 - x0, y1 - y0) / 64 or 1.0
+        dense = shapely.segmentize(self.geometry, step)
+        return gpd.GeoSeries([dense], crs=self.crs).to_crs(target).iloc[0]
+
+    def record(self) -> dict[str, Any]:
+        """The report's ``parameters.region``: what was given, its CRS, its bounds and
+        the rule."""
+        from geoeval.grid import crs_code
+
+        out: dict[str, Any] = ({"bbox": list(self.bbox)} if self.bbox is not None
+                               else {"file": self.source})
+        out["crs"] = None if self.crs is None else crs_code(self.crs)
+        out["bounds"] = list(self.bounds)
+        out["rule"] = RULE
+        return out
+
+
+def region_of(region: Any, region_crs: Any = None) -> Region | None:
+    """The :class:`Region` of ``region=`` (and ``region_crs=``), checked.
+
+    Parameters
+    ----------
+    region : tuple, shapely geometry, GeoDataFrame, GeoSeries, path or None
+        ``(xmin, ymin, xmax, ymax)`` (in ``region_crs``, default the reference's CRS),
+        a shapely (Multi)Polygon (same), a GeoDataFrame or GeoSeries of polygons (in
+        its own CRS), or a polygon layer's file (in its own CRS).
+    region_crs : CRS-like, optional
+        The CRS of a box or a shapely geometry (``--bbox-crs``); for a layer without
+        a CRS, the one it is in.
+
+    Raises
+    ------
+    InputError
+        Not 4 numbers, ``xmin >= xmax`` or ``ymin >= ymax``, a geometry or layer
+        without polygons, a file that cannot be read, an unknown CRS.
+    """
+    if region is None:
+        if region_crs is not None:
+            raise InputError(f"{_name('crs')} is given but no {_name('bbox')}")
+        return None
+    crs = _crs(region_crs)
+    if isinstance(region, str | Path):
+        return _from_file(Path(region), crs)
+    import shapely
+
+    if isinstance(region, shapely.Geometry):
+        return Region(_polygons([region], "the region geometry"), crs, "<memory>",
+                      crs_given=crs is not None)
+    if hasattr(region, "geometry") or type(region).__name__ == "GeoSeries":
+        own = getattr(region, "crs", None)
+        geoms = np.asarray(getattr(region, "geometry", region).values, dtype=object)
+        return Region(_polygons(geoms, "the region's GeoDataFrame"),
+                      own if own is not None else crs, "<memory>",
+                      crs_given=own is not None or crs is not None)
+    return _from_box(region, crs)
+
+
+def parse_bbox(text: str) -> tuple[float, float, float, float]:
+    """``--bbox XMIN,YMIN,XMAX,YMAX`` as 4 numbers (checked by :func:`region_of`)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        raise InputError(f"--bbox takes 4 numbers XMIN,YMIN,XMAX,YMAX, got {text!r}") from None
+    return _box_values(values, text)  # type: ignore[return-value]
+
+
+def resolved(region: Region | None, reference_crs: Any) -> Region | None:
+    """``region`` with its CRS: the reference's when none was given."""
+    if region is None or region.crs_given or reference_crs is None:
+        return region
+    from pyproj import CRS
+
+    return replace(region, crs=CRS.from_user_input(reference_crs))
+
+
+def representative_points(geoms: Any) -> np.ndarray:
+    """Each geometry's representative point (``shapely.point_on_surface``; an invalid
+    polygon made valid first): the point the zones and the region place an object by."""
+    import shapely
+
+    geoms = np.asarray(geoms, dtype=object)
+    bad = ~shapely.is_valid(geoms) & ~shapely.is_missing(geoms)
+    if bad.any():
+        geoms = geoms.copy()
+        geoms[bad] = shapely.make_valid(geoms[bad])
+    return shapely.point_on_surface(geoms)
+
+
+def inside(geoms: Any, region: Any) -> np.ndarray:
+    """Which ``geoms`` belong to ``region`` (a shapely geometry in their CRS, or its
+    WKB): their representative point intersects it (a point on its border belongs)."""
+    import shapely
+
+    if isinstance(region, bytes):
+        region = shapely.from_wkb(region)
+    geoms = np.asarray(geoms, dtype=object)
+    out = np.zeros(geoms.shape[0], dtype=bool)
+    present = ~shapely.is_missing(geoms) & ~shapely.is_empty(geoms)
+    if present.any():
+        shapely.prepare(region)
+        out[present] = shapely.intersects(region, representative_points(geoms[present]))
+    return out
+
+
+def keep_inside(region: bytes, geoms: np.ndarray, ids: np.ndarray, classes: Any,
+                frame: Any) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+    """A piece's features as read (:mod:`geoeval.io.pieces`) restricted to the region."""
+    keep = inside(geoms, region)
+    if keep.all():
+        return geoms, ids, classes, frame
+    geoms = np.asarray(geoms, dtype=object)[keep]
+    ids = np.asarray(ids)[keep]
+    classes = None if classes is None else np.asarray(classes)[keep]
+    frame = None if frame is None else frame.iloc[np.flatnonzero(keep)]
+    return geoms, ids, classes, frame
+
+
+# --- pruning ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegionPlan:
+    """The pieces a region needs and why some file is read whole.
+
+    ``read``/``total``: row groups (Parquet) or files (OGR) read and planned."""
+
+    pieces: list[Any]
+    notes: tuple[str, ...] = ()
+    read: int = 0
+    total: int = 0
+
+
+def row_groups(meta: Any, geo: dict[str, Any], bounds: Sequence[float]
+               ) -> tuple[list[int] | None, str | None]:
+    """The row groups of a GeoParquet file whose bbox meets ``bounds``.
+
+    Parameters
+    ----------
+    meta : pyarrow.parquet.FileMetaData
+        The file's footer (``ParquetFile(...).metadata``, wherever the file lives).
+    geo : dict
+        Its ``geo`` metadata.
+    bounds : (xmin, ymin, xmax, ymax)
+        The region's bounds in the file's CRS.
+
+    Returns
+    -------
+    groups : list of int or None
+        ``None``: the file cannot be pruned (every row group is read).
+    why : str or None
+        Why not, in words (for the note).
+    """
+    paths = _bbox_paths(meta, geo)
+    if paths is None:
+        return None, ("it has no bbox column (GeoParquet 1.1 covering 'bbox', or a 'bbox' "
+                      "struct of xmin, ymin, xmax, ymax)")
+    index = {meta.row_group(0).column(c).path_in_schema: c
+             for c in range(meta.row_group(0).num_columns)} if meta.num_row_groups else {}
+    if not all(paths[k] in index for k in _XY):
+        return None, "its bbox column is not a struct of xmin, ymin, xmax, ymax"
+    x0, y0, x1, y1 = (float(v) for v in bounds)
+    keep = []
+    for g in range(meta.num_row_groups):
+        rg = meta.row_group(g)
+        stats = {}
+        for k in _XY:
+            st = rg.column(index[paths[k]]).statistics
+            if st is None or not st.has_min_max:
+                return None, "its bbox column has no row-group statistics"
+            stats[k] = float(st.min) if k in ("xmin", "ymin") else float(st.max)
+        if stats["xmin"] <= x1 and stats["xmax"] >= x0 and stats["ymin"] <= y1 \
+                and stats["ymax"] >= y0:
+            keep.append(g)
+    return keep, None
+
+
+def _bbox_paths(meta: Any, geo: dict[str, Any]) -> dict[str, str] | None:
+    """The column paths of the bbox's xmin … ymax: the covering's, else a ``bbox``
+    struct column's."""
+    try:
+        column = geo["columns"][geo["primary_column"]]
+    except (KeyError, TypeError):
+        return None
+    cover = (column.get("covering") or {}).get("bbox")
+    if cover:
+        try:
+            return {k: ".".join(cover[k]) for k in _XY}
+        except (KeyError, TypeError):
+            return None
+    names = set(meta.schema.to_arrow_schema().names)
+    if "bbox" not in names:
+        return None
+    return {k: f"bbox.{k}" for k in _XY}
+
+
+def restrict_pieces(pieces: list[Any], region: Any) -> RegionPlan:
+    """The planned ``pieces`` of a layer (:func:`geoeval.io.pieces.plan_pieces`)
+    restricted to ``region`` (a shapely geometry in the layer's CRS): the Parquet row
+    groups that meet its bounds (a piece cut into its runs of kept row groups, each
+    keeping its rows' numbers), each OGR file as one piece with GDAL's spatial filter,
+    files whose bounds miss it dropped; every piece carries the region for the
+    representative-point rule (:func:`inside`, applied as the features are read)."""
+    import shapely
+
+    wkb = shapely.to_wkb(region)
+    bounds = tuple(float(v) for v in region.bounds)
+    out: list[Any] = []
+    notes: list[str] = []
+    read = total = 0
+    by_file: dict[str, list[Any]] = {}
+    for q in pieces:
+        by_file.setdefault(q.path, []).append(q)
+    for path, group in by_file.items():
+        if group[0].kind == "parquet":
+            kept, why, n_read, n_total = _parquet_file(path, group, bounds)
+        else:
+            kept, why, n_read, n_total = _ogr_file(path, group, bounds)
+        read, total = read + n_read, total + n_total
+        out += [replace(q, region=wkb) for q in kept]
+        if why is not None:
+            notes.append(f"region: {_short(path)} is read whole because {why}; "
+                         "reading it was slower than it needed to be")
+    return RegionPlan(out, tuple(notes), read, total)
+
+
+def _parquet_file(path: str, group: list[Any], bounds: tuple[float, ...]
+                  ) -> tuple[list[Any], str | None, int, int]:
+    """A GeoParquet file's pieces cut to the row groups the region needs."""
+    import json
+
+    meta = parquet_metadata(path)
+    geo = json.loads((meta.schema.to_arrow_schema().metadata or {}).get(b"geo", b"{}"))
+    n = meta.num_row_groups
+    file_box = (geo.get("columns", {}).get(geo.get("primary_column"), {}) or {}).get("bbox")
+    if file_box and len(file_box) in (4, 6) and not _meets(
+            file_box[:2] + file_box[-3:-1] if len(file_box) == 6 else file_box, bounds):
+        return [], None, 0, n  # the file's own bounds miss the region
+    groups, why = row_groups(meta, geo, bounds)
+    if groups is None:
+        return group, why, n, n
+    if len(groups) == n and n > 1 and not _covers(bounds, _file_bounds(meta, geo)):
+        why = "its row groups are not spatially sorted (every one meets the region)"
+    rows = [meta.row_group(g).num_rows for g in range(n)]
+    wanted = set(groups)
+    kept = []
+    for q in group:
+        run: list[int] = []
+        for g in [*range(q.start, q.start + q.count), None]:
+            if g is not None and g in wanted and (not run or run[-1] == g - 1):
+                run.append(g)
+                continue
+            if run:
+                first = q.first_row + sum(rows[q.start:run[0]])
+                kept.append(replace(q, start=run[0], count=len(run), first_row=first,
+                                    rows=sum(rows[run[0]:run[-1] + 1])))
+                run = []
+            if g is not None and g in wanted:
+                run = [g]
+    return kept, why if len(groups) == n and n > 1 else None, len(groups), n
+
+
+def _ogr_file(path: str, group: list[Any], bounds: tuple[float, ...]
+              ) -> tuple[list[Any], str | None, int, int]:
+    """An OGR file's pieces: none when its extent misses the region, else one piece
+    read through GDAL's spatial filter (the features' ids are their feature ids; a
+    tile numbered by rows is read whole and filtered by the rule)."""
+    info = ogr_info(path, group[0].layer)
+    box = info.get("total_bounds")
+    if box is not None and np.isfinite(np.asarray(box, float)).all() \
+            and not _meets(box, bounds):
+        return [], None, 0, 1
+    if group[0].row_ids:  # ids by row number: every feature must be seen to count them
+        return group, ("its features are numbered by row (give --id-field to filter "
+                       "it by GDAL's spatial index)"), 1, 1
+    rows = sum(q.rows for q in group)
+    piece = replace(group[0], start=0, count=rows, rows=rows, bbox=bounds)
+    fast = (info.get("capabilities") or {}).get("fast_spatial_filter", True)
+    why = None if fast else "it has no spatial index"
+    return [piece], why, 1, 1
+
+
+def parquet_metadata(path: str) -> Any:
+    """A GeoParquet file's footer (the one place a file is opened for it here)."""
+    import pyarrow.parquet as pq
+
+    from geoeval.io.paths import local_path
+
+    try:
+        return pq.ParquetFile(local_path(path)).metadata
+    except Exception:
+        raise InputError("is not a Parquet file (unreadable or corrupt footer)", path) from None
+
+
+def ogr_info(path: str, layer: Any = None) -> dict[str, Any]:
+    """pyogrio's ``read_info`` of an OGR layer (the name passed on as given)."""
+    import pyogrio
+
+    from geoeval.io.paths import local_path
+
+    try:
+        return pyogrio.read_info(local_path(path), layer=layer)
+    except Exception as exc:
+        raise InputError(f"cannot open as a vector layer ({first_line(exc)})", path) from None
+
+
+def _file_bounds(meta: Any, geo: dict[str, Any]) -> tuple[float, ...] | None:
+    from geoeval.io.pieces import covering_bounds
+
+    try:
+        column = geo["columns"][geo["primary_column"]]
+    except (KeyError, TypeError):
+        return None
+    box = column.get("bbox") or covering_bounds(meta, column)
+    if box is None:
+        paths = _bbox_paths(meta, geo)
+        if paths is not None:
+            box = covering_bounds(meta, {"covering": {"bbox": {
+                k: paths[k].split(".") for k in _XY}}})
+    if not box:
+        return None
+    return tuple(box[:2] + box[-3:-1]) if len(box) == 6 else tuple(box)
+
+
+def _meets(a: Sequence[float], b: Sequence[float]) -> bool:
+    return a[0] <= b[2] and a[2] >= b[0] and a[1] <= b[3] and a[3] >= b[1]
+
+
+def _covers(a: Sequence[float], b: Sequence[float] | None) -> bool:
+    return b is not None and a[0] <= b[0] and a[1] <= b[1] and a[2] >= b[2] and a[3] >= b[3]
+
+
+def _short(path: str) -> str:
+    from geoeval.errors import printable
+
+    return printable(Path(path).name)
+
+
+# --- the values given -----------------------------------------------------------------
+
+
+def _name(what: str) -> str:
+    from geoeval.validate import spelled
+
+    return spelled({"bbox": "region=", "crs": "region_crs=", "file": "region="}[what],
+                   {"bbox": "--bbox", "crs": "--bbox-crs", "file": "--region"}[what])
+
+
+def _crs(value: Any) -> Any:
+    if value is None:
+        return None
+    from pyproj import CRS
+
+    try:
+        return CRS.from_user_input(value)
+    except Exception as exc:
+        raise InputError(f"{_name('crs')} {value!r} is not a CRS ({first_line(exc)})") from None
+
+
+def _box_values(values: Any, given: Any) -> tuple[float, ...]:
+    try:
+        box = tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        box = ()
+    if len(box) != 4 or not all(math.isfinite(v) for v in box):
+        raise InputError(f"{_name('bbox')} takes 4 numbers XMIN,YMIN,XMAX,YMAX, got "
+                         f"{given!r}")
+    if box[0] >= box[2] or box[1] >= box[3]:
+        raise InputError(f"{_name('bbox')} needs XMIN < XMAX and YMIN < YMAX, got {given!r}")
+    return box
+
+
+def _from_box(values: Any, crs: Any) -> Region:
+    import shapely
+
+    box = _box_values(values, values)
+    return Region(shapely.box(*box), crs, "bbox", box, crs_given=crs is not None)  # type: ignore[arg-type]
+
+
+def _polygons(geoms: Any, where: Any) -> Any:
+    """The union of the polygons among ``geoms``; an error naming ``where`` when none."""
+    import shapely
+
+    geoms = np.asarray(geoms, dtype=object).reshape(-1)
+    geoms = geoms[~shapely.is_missing(geoms)]
+    parts = shapely.get_parts(geoms) if geoms.size else geoms
+    parts = np.asarray(parts, dtype=object)
+    if parts.size and (shapely.get_type_id(parts) == 7).any():  # collections: their parts
+        parts = shapely.get_parts(parts)
+    polys = parts[np.isin(shapely.get_type_id(parts), (3, 6))] if parts.size else parts
+    polys = polys[~shapely.is_empty(polys)] if polys.size else polys
+    if not polys.size:
+        raise InputError(f"{_name('file')} has no polygons: a region is an area", where)
+    polys = shapely.make_valid(polys)
+    return shapely.union_all(polys)
+
+
+def _from_file(path: Path, crs: Any) -> Region:
+    from geoeval.errors import printable
+
+    if not path.exists():
+        raise InputError(f"region file ({_name('file')}) not found", path)
+    try:
+        import geopandas as gpd
+
+        from geoeval.io.paths import local_path
+
+        frame = gpd.read_file(local_path(path))
+    except Exception as exc:
+        raise InputError(f"cannot read the region ({_name('file')}): {first_line(exc)}",
+                         path) from None
+    geoms = np.asarray(frame.geometry.values, dtype=object) if hasattr(frame, "geometry") \
+        else np.zeros(0, dtype=object)
+    own = getattr(frame, "crs", None)
+    return Region(_polygons(geoms, path), own if own is not None else crs,
+                  printable(str(path)), crs_given=own is not None or crs is not None)
+
+
+# --- reading ----------------------------------------------------------------------
+
+
+def plan_region(path: Any, region: Region, *, layer: Any = None, id_field: str | None = None,
+                crs: Any = None) -> tuple[RegionPlan, Any]:
+    """The pieces of the vector layer at ``path`` (a file, a GeoParquet dataset folder,
+    a pattern of tiles) that ``region`` needs, and the layer's CRS (``crs`` assumed
+    for files without one), from the metadata alone."""
+    from geoeval.io.pieces import plan_pieces
+
+    pieces, layer_crs = plan_pieces(path, layer=layer, id_field=id_field, crs=crs)
+    if layer_crs is None and crs is not None:
+        from pyproj import CRS
+
+        layer_crs = CRS.from_user_input(crs)
+    return restrict_pieces(pieces, region.in_crs(layer_crs)), layer_crs
+
+
+def read_vector_region(path: Any, region: Region, *, layer: Any = None,
+                       id_field: str | None = None, class_field: str | None = None,
+                       crs: Any = None, attributes: bool = True) -> Any:
+    """A vector layer's objects in ``region`` (:func:`inside`), reading only the pieces
+    it needs (:func:`plan_region`): ids, classes and attributes as the whole layer's
+    reader gives them (:func:`geoeval.io.vector.objects_from_frame`)."""
+    from geoeval.io.layer_files import is_tile_pattern
+    from geoeval.io.pieces import _dataset_frame
+    from geoeval.io.vector import _assumed_crs, objects_from_frame
+
+    plan, layer_crs = plan_region(path, region, layer=layer, id_field=id_field, crs=crs)
+    if layer_crs is None and not is_tile_pattern(path):
+        layer_crs = _assumed_crs(path, crs)  # a Shapefile without .prj: its error
+    frame, _ = _dataset_frame(path, id_field, layer, crs, planned=(plan.pieces, layer_crs))
+    return objects_from_frame(frame, id_field=id_field, class_field=class_field,
+                              crs=layer_crs, path=str(path), polygons_only=True,
+                              layer=layer, attributes=attributes)
+
+
+def region_notes(path: Any, region: Region, **reader: Any) -> tuple[str, ...]:
+    """Why a vector input is read whole for ``region`` (metadata only): its notes."""
+    plan, _ = plan_region(path, region, layer=reader.get("layer"),
+                          id_field=reader.get("id_field"), crs=reader.get("crs"))
+    return plan.notes
+
+
+def objects_inside(objects: Any, region: Region) -> Any:
+    """An :class:`~geoeval.objects.ObjectSet` (read in memory) restricted to ``region``
+    by the rule (:func:`inside`, the region in the objects' CRS)."""
+    keep = inside(objects.polygons, region.in_crs(objects.crs))
+    if keep.all():
+        return objects
+    return objects.subset(np.flatnonzero(keep))
+
+
+def read_region(path: Any, region: Region, read: Any, **options: Any) -> Any:
+    """:func:`geoeval.io.read` of ``path`` restricted to ``region``: a vector file,
+    dataset folder or pattern of tiles read by the pieces the region needs
+    (:func:`read_vector_region`); anything else read by ``read`` (the whole input)
+    and restricted by the rule (:func:`objects_inside`)."""
+    from geoeval.io import detect_input_type, in_memory_type, input_path
+    from geoeval.io.formats import format_of
+    from geoeval.objects import ObjectSet
+
+    if not isinstance(path, ObjectSet) and in_memory_type(path) is None:
+        path = input_path(path)
+        kind = options.get("input_type") or detect_input_type(path)
+        if kind == "vector" and format_of(path).reader() is None:
+            return _printable(read_vector_region(
+                path, region, layer=options.get("layer"), id_field=options.get("id_field"),
+                class_field=options.get("class_field"), crs=options.get("crs"),
+                attributes=options.get("attributes", True)))
+    return objects_inside(read(path, **options), region)
+
+
+def _printable(objects: Any) -> Any:
+    from geoeval.io import _printable as printable
+
+    return printable(objects)
+
+
+def source_crs(source: Any, kind: str, reader: dict[str, Any]) -> Any:
+    """The CRS an input will be read in, from its metadata where it is a file (the
+    default CRS of a region given as a box: the reference's)."""
+    from geoeval.io import in_memory_type, read
+    from geoeval.io.formats import format_of
+    from geoeval.objects import ObjectSet
+
+    if isinstance(source, ObjectSet):
+        return source.crs
+    assumed = reader.get("crs")
+    if in_memory_type(source) is not None or format_of(source).reader() is not None:
+        return read(source, **{k: v for k, v in reader.items() if k != "region"}).crs
+    if kind == "raster":
+        from geoeval.io.raster import open_source
+        from geoeval.io.zipped import resolve
+
+        crs = open_source(resolve(source), band=reader.get("band", 1),
+                          background=reader.get("background", 0))[2]
+    else:
+        from geoeval.io.pieces import layer_crs
+
+        crs = layer_crs(source, reader.get("layer"))
+    return crs if crs is not None else assumed
+
+
+def empty_region(region: Region) -> InputError:
+    """The error of a region that holds no object of either input."""
+    from geoeval.grid import crs_code
+
+    where = "" if region.crs is None else f" in {crs_code(region.crs)}"
+    x0, y0, x1, y1 = region.bounds
+    return InputError(f"the region ({_name('file') if region.bbox is None else _name('bbox')} "
+                      f"{x0:.12g},{y0:.12g},{x1:.12g},{y1:.12g}{where}) holds no object of either "
+                      "input: nothing to score (check its coordinates and CRS)")
