@@ -575,6 +575,8 @@ def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | 
             fid_as_index=True, datetime_as_string=piece.attributes,
             columns=None if piece.attributes else
             list(dict.fromkeys(f for f in (piece.id_field, piece.class_field) if f)))
+    if piece.bbox is not None:  # a spatial index gives its own order: the file's back
+        frame = frame.sort_index(kind="stable")
     geoms = np.asarray(frame.geometry.values, dtype=object)
     if piece.id_field:
         ids = frame[piece.id_field].to_numpy()

@@ -63,6 +63,9 @@ class Region:
         The box given (``--bbox``), as given.
     crs_given : bool
         The CRS was given or the region's own (a file, a GeoDataFrame).
+    window : tuple of int or None
+        The pixel window ``(row0, row1, col0, col1)`` two label rasters on one grid
+        are both read in (:func:`shared_window`), ``None`` otherwise.
     """
 
     geometry: Any
@@ -70,6 +73,7 @@ class Region:
     source: str = "bbox"
     bbox: tuple[float, float, float, float] | None = None
     crs_given: bool = False
+    window: tuple[int, int, int, int] | None = None
 
     @property
     def bounds(self) -> tuple[float, float, float, float]:
@@ -572,6 +576,10 @@ def read_region(path: Any, region: Region, read: Any, **options: Any) -> Any:
     if not isinstance(path, ObjectSet) and in_memory_type(path) is None:
         path = input_path(path)
         kind = options.get("input_type") or detect_input_type(path)
+        if kind == "raster" and format_of(path).reader() is None:
+            return _printable(read_raster_region(
+                path, region, band=options.get("band", 1),
+                background=options.get("background", 0), crs=options.get("crs")))
         if kind == "vector" and format_of(path).reader() is None:
             return _printable(read_vector_region(
                 path, region, layer=options.get("layer"), id_field=options.get("id_field"),
@@ -620,3 +628,117 @@ def empty_region(region: Region) -> InputError:
     return InputError(f"the region ({_name('file') if region.bbox is None else _name('bbox')} "
                       f"{x0:.12g},{y0:.12g},{x1:.12g},{y1:.12g}{where}) holds no object of either "
                       "input: nothing to score (check its coordinates and CRS)")
+
+
+# --- label rasters --------------------------------------------------------------------
+
+def seed_window(shape: tuple[int, int], transform: Any, bounds: Sequence[float]
+                ) -> tuple[int, int, int, int] | None:
+    """The pixel window ``(row0, row1, col0, col1)`` (ends exclusive) covering
+    ``bounds`` on a grid of ``shape`` and ``transform``, rounded outwards and clipped to
+    the grid; ``None`` when the region misses the raster."""
+    inv = ~transform
+    x0, y0, x1, y1 = bounds
+    corners = [(x, y) for x in (x0, x1) for y in (y0, y1)]
+    cols = [inv.a * x + inv.b * y + inv.c for x, y in corners]
+    rows = [inv.d * x + inv.e * y + inv.f for x, y in corners]
+    r0, r1 = max(0, math.floor(min(rows))), min(shape[0], math.ceil(max(rows)))
+    c0, c1 = max(0, math.floor(min(cols))), min(shape[1], math.ceil(max(cols)))
+    if r0 >= r1 or c0 >= c1:
+        return None
+    return r0, r1, c0, c1
+
+
+def raster_window(source: Any, transform: Any, region: Any
+                  ) -> tuple[int, int, int, int] | None:
+    """The window of a label raster (:class:`geoeval.io.windowed.RasterSource`) that
+    holds whole every label with a pixel in the region's window (:func:`seed_window`):
+    that window, grown on each side where one of those labels reaches its edge (by
+    half the window's size, at least one block) until none does or the raster ends.
+    Only these windows' blocks are read."""
+    seed = seed_window(source.shape, transform, region.bounds)
+    if seed is None:
+        return None
+    h, w = source.shape
+    r0, r1, c0, c1 = seed
+    labels = None
+    while True:
+        arr = source.read((r0, r1, c0, c1))
+        if labels is None:
+            part = arr[seed[0] - r0:seed[1] - r0, seed[2] - c0:seed[3] - c0]
+            labels = np.unique(part[part != source.background])
+            if not labels.size:
+                return seed
+        mask = np.isin(arr, labels)
+        rows, cols = mask.any(axis=1), mask.any(axis=0)
+        grow = (rows[0] and r0 > 0, rows[-1] and r1 < h, cols[0] and c0 > 0,
+                cols[-1] and c1 < w)
+        if not any(grow):
+            return r0, r1, c0, c1
+        bh, bw = source.block_shape
+        dr, dc = max(bh, (r1 - r0) // 2), max(bw, (c1 - c0) // 2)
+        r0, r1 = (max(0, r0 - dr) if grow[0] else r0), (min(h, r1 + dr) if grow[1] else r1)
+        c0, c1 = (max(0, c0 - dc) if grow[2] else c0), (min(w, c1 + dc) if grow[3] else c1)
+
+
+def read_raster_region(path: Any, region: Region, *, band: int = 1, background: int = 0,
+                       crs: Any = None) -> Any:
+    """A label raster's objects in ``region``: the labels with a pixel in the region's
+    window, read whole (:func:`raster_window`, or :attr:`Region.window` shared with the
+    other raster of the pair), kept when the representative point of their pixels'
+    outline is in the region (:func:`inside`); the others are background. The objects
+    are on the window's grid."""
+    from rasterio.windows import Window
+    from rasterio.windows import transform as window_transform
+
+    from geoeval.io.raster import _assumed, objects_from_labels, open_source
+    from geoeval.io.zipped import resolve
+
+    path = resolve(path)
+    source, transform, own = open_source(path, band=band, background=background)
+    if own is None and crs is not None:
+        own = _assumed(crs, path)
+    geometry = region.in_crs(own)
+    seed = seed_window(source.shape, transform, geometry.bounds)
+    window = region.window if region.window is not None else \
+        raster_window(source, transform, geometry)
+    if seed is None or window is None:  # the region misses the raster: no object
+        window = seed or (0, 1, 0, 1)
+        arr = np.full((window[1] - window[0], window[3] - window[2]), background,
+                      dtype=np.dtype(source.dtype))
+        labels = np.zeros(0, dtype=arr.dtype)
+    else:
+        arr = source.read(window)
+        part = arr[seed[0] - window[0]:seed[1] - window[0], seed[2] - window[2]:
+                   seed[3] - window[2]]
+        labels = np.unique(part[part != background])
+    r0, r1, c0, c1 = window
+    at = window_transform(Window(c0, r0, c1 - c0, r1 - r0), transform)
+    candidates = objects_from_labels(np.where(np.isin(arr, labels), arr, background), at,
+                                     own, background=background, path=str(path))
+    keep = candidates.ids[inside(candidates.polygons, geometry)]
+    return objects_from_labels(np.where(np.isin(arr, keep), arr, background), at, own,
+                               background=background, path=str(path))
+
+
+def shared_window(reference: Any, submission: Any, region: Region,
+                  reader: tuple[dict[str, Any], dict[str, Any]]) -> Region:
+    """``region`` with the one window two label rasters on one grid are read in (the
+    union of each one's :func:`raster_window`), so that they stay on one grid."""
+    from geoeval.grid import same_crs
+    from geoeval.io.raster import open_source
+    from geoeval.io.zipped import resolve
+
+    opened = [open_source(resolve(p), band=o.get("band", 1), background=o.get("background", 0))
+              for p, o in zip((reference, submission), reader, strict=True)]
+    (rs, rt, rc), (ss, st, sc) = opened
+    if rs.shape != ss.shape or tuple(rt) != tuple(st) or not same_crs(rc, sc):
+        return region
+    wins = [raster_window(s, t, region.in_crs(c if c is not None else o.get("crs")))
+            for (s, t, c), o in zip(opened, reader, strict=True)]
+    wins = [w for w in wins if w is not None]
+    if not wins:
+        return region
+    b = np.array(wins)
+    return replace(region, window=(int(b[:, 0].min()), int(b[:, 1].max()),
+                                   int(b[:, 2].min()), int(b[:, 3].max())))

@@ -151,7 +151,7 @@ def _region(options: ScoreOptions, reference: Side, submission: Side
     the notes on the vector files the region cannot prune (metadata only)."""
     from geoeval.io.formats import format_of
     from geoeval.io.region import region_notes, resolved, source_crs
-    from geoeval.scoring.options import VECTOR
+    from geoeval.scoring.options import RASTER, VECTOR
 
     region = resolved(options.region, source_crs(reference.source, reference.kind,
                                                  reference.reader))
@@ -159,6 +159,13 @@ def _region(options: ScoreOptions, reference: Side, submission: Side
     for s in (reference, submission):
         if s.kind == VECTOR and s.is_file and format_of(s.source).reader() is None:
             notes += region_notes(s.source, region, **s.reader)
+    if reference.kind == submission.kind == RASTER and reference.is_file \
+            and submission.is_file and not any(format_of(s.source).reader() is not None
+                                               for s in (reference, submission)):
+        from geoeval.io.region import shared_window
+
+        region = shared_window(reference.source, submission.source, region,
+                               (reference.reader, submission.reader))
     return options.but(region=region), tuple(notes)
 
 
@@ -255,7 +262,8 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
     from geoeval import parallel
 
     warnings = [*warnings, *crs_warnings,
-                *empty_sides(describe(reference), describe(submission))]
+                *empty_sides(describe(reference), describe(submission),
+                             region=options.region is not None)]
     if options.strict and warnings:  # known from reading: refused before the work
         from geoeval.errors import StrictError
         from geoeval.validate import option_name
