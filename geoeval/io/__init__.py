@@ -171,12 +171,10 @@ def read(
     ObjectSet
     """
     if region is not None:
-        from geoeval.io.region import read_region
-
-        return read_region(path, region, read, input_type=input_type, band=band,
-                           background=background, layer=layer, id_field=id_field,
-                           class_field=class_field, crs=crs, max_memory=max_memory,
-                           attributes=attributes)
+        return _read_region(path, region, input_type=input_type, band=band,
+                            background=background, layer=layer, id_field=id_field,
+                            class_field=class_field, crs=crs, max_memory=max_memory,
+                            attributes=attributes)
     if isinstance(path, ObjectSet):
         return path
     if in_memory_type(path) is not None:
@@ -187,6 +185,27 @@ def read(
                                  background=background, layer=layer, id_field=id_field,
                                  class_field=class_field, crs=crs, max_memory=max_memory,
                                  attributes=attributes))
+
+
+def _read_region(path: Any, region: Any, **options: Any) -> ObjectSet:
+    """:func:`read` restricted to ``region`` (:mod:`geoeval.io.region`): a vector
+    file, dataset folder or pattern of tiles by the pieces the region needs, a label
+    raster by its window; anything else read whole, then restricted by the rule."""
+    from geoeval.io import region as regions
+
+    if not isinstance(path, ObjectSet) and in_memory_type(path) is None:
+        path = input_path(path)
+        kind = options.get("input_type") or detect_input_type(path)
+        if format_of(path).reader() is None and kind == "raster":
+            return _printable(regions.read_raster_region(
+                path, region, band=options["band"], background=options["background"],
+                crs=options["crs"]))
+        if format_of(path).reader() is None and kind == "vector":
+            return _printable(regions.read_vector_region(
+                path, region, layer=options["layer"], id_field=options["id_field"],
+                class_field=options["class_field"], crs=options["crs"],
+                attributes=options["attributes"]))
+    return regions.objects_inside(read(path, **options), region)
 
 
 def _printable(objects: ObjectSet) -> ObjectSet:

@@ -81,7 +81,7 @@ class Piece:
         :mod:`geoeval.io.attributes`).
     region : bytes or None
         A region's geometry (WKB, in the layer's CRS): only the features whose
-        representative point it holds are kept (:func:`geoeval.io.region.inside`).
+        representative point it holds are kept (:func:`geoeval.io.representative.inside`).
     bbox : tuple of float or None
         GDAL's spatial filter of an OGR piece (the region's bounds; the piece is then
         the whole layer, its features filtered).
@@ -495,11 +495,11 @@ def read_piece(piece: Piece) -> PieceData:
 
 def read_features(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, Any]:
     """A piece's features as read (geometries, ids, classes, attribute frame), those
-    outside its region left out (:func:`geoeval.io.region.keep_inside`)."""
+    outside its region left out (:func:`geoeval.io.representative.keep_inside`)."""
     out = _read_parquet_piece(piece) if piece.kind == "parquet" else _read_ogr_piece(piece)
     if piece.region is None:
         return out
-    from geoeval.io.region import keep_inside
+    from geoeval.io.representative import keep_inside
 
     return keep_inside(piece.region, *out)
 

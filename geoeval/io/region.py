@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import InputError, first_line
+from geoeval.io.representative import inside
 
 #: The rule, as the report records it.
 RULE = "object's representative point inside the region (in the input's own CRS)"
@@ -167,48 +168,6 @@ def resolved(region: Region | None, reference_crs: Any) -> Region | None:
     from pyproj import CRS
 
     return replace(region, crs=CRS.from_user_input(reference_crs))
-
-
-def representative_points(geoms: Any) -> np.ndarray:
-    """Each geometry's representative point (``shapely.point_on_surface``; an invalid
-    polygon made valid first): the point the zones and the region place an object by."""
-    import shapely
-
-    geoms = np.asarray(geoms, dtype=object)
-    bad = ~shapely.is_valid(geoms) & ~shapely.is_missing(geoms)
-    if bad.any():
-        geoms = geoms.copy()
-        geoms[bad] = shapely.make_valid(geoms[bad])
-    return shapely.point_on_surface(geoms)
-
-
-def inside(geoms: Any, region: Any) -> np.ndarray:
-    """Which ``geoms`` belong to ``region`` (a shapely geometry in their CRS, or its
-    WKB): their representative point intersects it (a point on its border belongs)."""
-    import shapely
-
-    if isinstance(region, bytes):
-        region = shapely.from_wkb(region)
-    geoms = np.asarray(geoms, dtype=object)
-    out = np.zeros(geoms.shape[0], dtype=bool)
-    present = ~shapely.is_missing(geoms) & ~shapely.is_empty(geoms)
-    if present.any():
-        shapely.prepare(region)
-        out[present] = shapely.intersects(region, representative_points(geoms[present]))
-    return out
-
-
-def keep_inside(region: bytes, geoms: np.ndarray, ids: np.ndarray, classes: Any,
-                frame: Any) -> tuple[np.ndarray, np.ndarray, Any, Any]:
-    """A piece's features as read (:mod:`geoeval.io.pieces`) restricted to the region."""
-    keep = inside(geoms, region)
-    if keep.all():
-        return geoms, ids, classes, frame
-    geoms = np.asarray(geoms, dtype=object)[keep]
-    ids = np.asarray(ids)[keep]
-    classes = None if classes is None else np.asarray(classes)[keep]
-    frame = None if frame is None else frame.iloc[np.flatnonzero(keep)]
-    return geoms, ids, classes, frame
 
 
 # --- pruning ------------------------------------------------------------------------
@@ -562,61 +521,6 @@ def objects_inside(objects: Any, region: Region) -> Any:
     if keep.all():
         return objects
     return objects.subset(np.flatnonzero(keep))
-
-
-def read_region(path: Any, region: Region, read: Any, **options: Any) -> Any:
-    """:func:`geoeval.io.read` of ``path`` restricted to ``region``: a vector file,
-    dataset folder or pattern of tiles read by the pieces the region needs
-    (:func:`read_vector_region`); anything else read by ``read`` (the whole input)
-    and restricted by the rule (:func:`objects_inside`)."""
-    from geoeval.io import detect_input_type, in_memory_type, input_path
-    from geoeval.io.formats import format_of
-    from geoeval.objects import ObjectSet
-
-    if not isinstance(path, ObjectSet) and in_memory_type(path) is None:
-        path = input_path(path)
-        kind = options.get("input_type") or detect_input_type(path)
-        if kind == "raster" and format_of(path).reader() is None:
-            return _printable(read_raster_region(
-                path, region, band=options.get("band", 1),
-                background=options.get("background", 0), crs=options.get("crs")))
-        if kind == "vector" and format_of(path).reader() is None:
-            return _printable(read_vector_region(
-                path, region, layer=options.get("layer"), id_field=options.get("id_field"),
-                class_field=options.get("class_field"), crs=options.get("crs"),
-                attributes=options.get("attributes", True)))
-    return objects_inside(read(path, **options), region)
-
-
-def _printable(objects: Any) -> Any:
-    from geoeval.io import _printable as printable
-
-    return printable(objects)
-
-
-def source_crs(source: Any, kind: str, reader: dict[str, Any]) -> Any:
-    """The CRS an input will be read in, from its metadata where it is a file (the
-    default CRS of a region given as a box: the reference's)."""
-    from geoeval.io import in_memory_type, read
-    from geoeval.io.formats import format_of
-    from geoeval.objects import ObjectSet
-
-    if isinstance(source, ObjectSet):
-        return source.crs
-    assumed = reader.get("crs")
-    if in_memory_type(source) is not None or format_of(source).reader() is not None:
-        return read(source, **{k: v for k, v in reader.items() if k != "region"}).crs
-    if kind == "raster":
-        from geoeval.io.raster import open_source
-        from geoeval.io.zipped import resolve
-
-        crs = open_source(resolve(source), band=reader.get("band", 1),
-                          background=reader.get("background", 0))[2]
-    else:
-        from geoeval.io.pieces import layer_crs
-
-        crs = layer_crs(source, reader.get("layer"))
-    return crs if crs is not None else assumed
 
 
 def empty_region(region: Region) -> InputError:

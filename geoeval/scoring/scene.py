@@ -150,11 +150,11 @@ def _region(options: ScoreOptions, reference: Side, submission: Side
     """The options with their region in its CRS (the reference's unless given), and
     the notes on the vector files the region cannot prune (metadata only)."""
     from geoeval.io.formats import format_of
-    from geoeval.io.region import region_notes, resolved, source_crs
+    from geoeval.io.region import region_notes, resolved
     from geoeval.scoring.options import RASTER, VECTOR
 
-    region = resolved(options.region, source_crs(reference.source, reference.kind,
-                                                 reference.reader))
+    region = resolved(options.region, _source_crs(reference.source, reference.kind,
+                                                  reference.reader))
     notes: list[str] = []
     for s in (reference, submission):
         if s.kind == VECTOR and s.is_file and format_of(s.source).reader() is None:
@@ -167,6 +167,31 @@ def _region(options: ScoreOptions, reference: Side, submission: Side
         region = shared_window(reference.source, submission.source, region,
                                (reference.reader, submission.reader))
     return options.but(region=region), tuple(notes)
+
+
+def _source_crs(source: Any, kind: str, reader: dict[str, Any]) -> Any:
+    """The CRS an input will be read in, from its metadata where it is a file (the
+    default CRS of a region given as a box: the reference's)."""
+    from geoeval.io import in_memory_type, read
+    from geoeval.io.formats import format_of
+    from geoeval.objects import ObjectSet
+
+    if isinstance(source, ObjectSet):
+        return source.crs
+    assumed = reader.get("crs")
+    if in_memory_type(source) is not None or format_of(source).reader() is not None:
+        return read(source, **{k: v for k, v in reader.items() if k != "region"}).crs
+    if kind == "raster":
+        from geoeval.io.raster import open_source
+        from geoeval.io.zipped import resolve
+
+        crs = open_source(resolve(source), band=reader.get("band", 1),
+                          background=reader.get("background", 0))[2]
+    else:
+        from geoeval.io.pieces import layer_crs
+
+        crs = layer_crs(source, reader.get("layer"))
+    return crs if crs is not None else assumed
 
 
 def _region_checked(result: ScoreResult, options: ScoreOptions,
