@@ -462,3 +462,24 @@ def test_raster_region_is_the_same_report_with_the_dask_engine(tmp_path):
                 opened=Engine("dask", client=InlineClient(), n_jobs=1))
     local = score(tmp_path / "ref.tif", tmp_path / "sub.tif", value)
     assert res.to_json() == local.to_json()
+
+
+def test_rank_scores_each_submission_in_the_region(tmp_path, spied_row_groups):
+    """``rank --bbox``: every entry's indicators are its score in the region, and the
+    reference's row groups read are only those the region needs."""
+    import geoeval
+
+    ref = buildings()
+    write_covering(ref, tmp_path / "ref.parquet")
+    write_covering(buildings(1.5, seed=1), tmp_path / "a.parquet")
+    write_covering(buildings(4.0, seed=2), tmp_path / "b.parquet")
+    ranked = geoeval.rank(tmp_path / "ref.parquet", [tmp_path / "a.parquet",
+                                                     tmp_path / "b.parquet"],
+                          names=["a", "b"], matchers="bgm", region=BOX, id_field="id")
+    for name in ("a", "b"):
+        alone = geoeval.score(tmp_path / "ref.parquet", tmp_path / f"{name}.parquet",
+                              matchers=["bgm"], region=BOX, id_field="id")
+        assert ranked.values[name]["recall"] == alone.results["bgm"].recall
+        assert ranked.values[name]["accuracy"] == alone.results["bgm"].accuracy
+    read = {g for k, v in spied_row_groups.items() if "ref" in k for g in v}
+    assert read == expected_groups(ref)

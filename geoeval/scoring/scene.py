@@ -232,8 +232,14 @@ def read_reference(reference: str | Path | ObjectSet,
 
     options = _built(options, keywords)
     with options.sides_named():
-        return read_side(reference, "reference", **side(
-            reference, options.reference, attributes=options.attributes).reader)
+        s = side(reference, options.reference, attributes=options.attributes)
+        reader = s.reader
+        if options.region is not None:  # only the objects of the region
+            from geoeval.io.region import resolved
+
+            reader["region"] = resolved(options.region,
+                                        _source_crs(s.source, s.kind, reader))
+        return read_side(reference, "reference", **reader)
 
 
 def check_options(*, gpkg_matcher: str | None = None, **keywords: Any) -> None:
