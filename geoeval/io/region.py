@@ -103,8 +103,10 @@ class Region:
         the rule."""
         from geoeval.grid import crs_code
 
-        out: dict[str, Any] = ({"bbox": list(self.bbox)} if self.bbox is not None
-                               else {"file": self.source})
+        out: dict[str, Any] = (
+            {"bbox": list(self.bbox)} if self.bbox is not None
+            else {"geometry": self.source} if self.source == "<memory>"
+            else {"file": self.source})
         out["crs"] = None if self.crs is None else crs_code(self.crs)
         out["bounds"] = list(self.bounds)
         out["rule"] = RULE
