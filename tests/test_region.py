@@ -483,3 +483,15 @@ def test_rank_scores_each_submission_in_the_region(tmp_path, spied_row_groups):
         assert ranked.values[name]["accuracy"] == alone.results["bgm"].accuracy
     read = {g for k, v in spied_row_groups.items() if "ref" in k for g in v}
     assert read == expected_groups(ref)
+
+
+def test_folders_of_scenes_refuse_a_region(tmp_path):
+    """Folders of scenes are many layers: a region is refused, pointing at a pattern
+    of tiles (one layer)."""
+    for name in ("refs", "subs"):
+        (tmp_path / name).mkdir()
+        buildings().to_file(tmp_path / name / "a.gpkg")
+    run = run_cli("score", tmp_path / "refs", tmp_path / "subs", "--bbox", "1,2,3,4",
+                  "--json", tmp_path / "r.json")
+    assert_error(run, "--bbox/--region", "pattern of tiles", absent=[tmp_path / "r.json"],
+                 max_lines=1)
