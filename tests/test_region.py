@@ -448,8 +448,9 @@ def test_raster_region_report_equals_the_report_of_the_cut_rasters(tmp_path):
     assert region["warnings"] == []  # one grid: nothing resampled
 
 
-def test_raster_region_is_the_same_report_with_the_dask_engine(tmp_path):
-    """The Dask engine gives the region of two rasters the local engine's report."""
+def test_raster_region_is_the_same_report_with_the_dask_engine(tmp_path, monkeypatch):
+    """The Dask engine scores the region of two rasters by blocks (the region's window
+    only) and gives the local engine's report."""
     from geoeval.engine import Engine
     from geoeval.engine.inline import InlineClient
     from geoeval.scoring.options import score_options
@@ -457,9 +458,25 @@ def test_raster_region_is_the_same_report_with_the_dask_engine(tmp_path):
 
     write_labels(tmp_path / "ref.tif", label_scene())
     write_labels(tmp_path / "sub.tif", label_scene(2, seed=1))
+    from geoeval.io import windowed
+
+    windows = []
+    original = windowed.RasterSource.read
+
+    def spy(self, window, *args, **kwargs):
+        windows.append(tuple(window))
+        return original(self, window, *args, **kwargs)
+
+    monkeypatch.setattr(windowed.RasterSource, "read", spy)
     value = score_options(matchers=["bgm", "iou"], region=BOX)
     res = score(tmp_path / "ref.tif", tmp_path / "sub.tif", value,
                 opened=Engine("dask", client=InlineClient(), n_jobs=1))
+    assert res.partitions.get("blocks") and not res.objects_held  # by blocks
+    # BOX is rows 300..500 of the file: only they are read, and half the window more
+    # where squares cross its edge (the strip at rows 300..304 crosses every column);
+    # rows 0..200 never
+    assert windows and all(w[0] >= 300 - 100 for w in windows)
+    monkeypatch.undo()
     local = score(tmp_path / "ref.tif", tmp_path / "sub.tif", value)
     assert res.to_json() == local.to_json()
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from geoeval.errors import InputError, first_line
 from geoeval.io.representative import inside
+from geoeval.io.windowed import RasterSource
 
 #: The rule, as the report records it.
 RULE = "object's representative point inside the region (in the input's own CRS)"
@@ -587,24 +588,20 @@ def raster_window(source: Any, transform: Any, region: Any
         c0, c1 = (max(0, c0 - dc) if grow[2] else c0), (min(w, c1 + dc) if grow[3] else c1)
 
 
-def read_raster_region(path: Any, region: Region, *, band: int = 1, background: int = 0,
-                       crs: Any = None) -> Any:
-    """A label raster's objects in ``region``: the labels with a pixel in the region's
-    window, read whole (:func:`raster_window`, or :attr:`Region.window` shared with the
-    other raster of the pair), kept when the representative point of their pixels'
-    outline is in the region (:func:`inside`); the others are background. The objects
-    are on the window's grid."""
+def region_labels(source: Any, transform: Any, crs: Any, region: Region
+                  ) -> tuple[tuple[int, int, int, int], np.ndarray, np.ndarray]:
+    """The window a label raster is read in for ``region`` (:attr:`Region.window`
+    shared with the other raster of the pair, else :func:`raster_window`), its labels
+    (background where no object) and the labels that belong: those with a pixel in the
+    region's window, read whole, whose outline's representative point is in the
+    region (:func:`inside`)."""
     from rasterio.windows import Window
     from rasterio.windows import transform as window_transform
 
-    from geoeval.io.raster import _assumed, objects_from_labels, open_source
-    from geoeval.io.zipped import resolve
+    from geoeval.io.raster import objects_from_labels
 
-    path = resolve(path)
-    source, transform, own = open_source(path, band=band, background=background)
-    if own is None and crs is not None:
-        own = _assumed(crs, path)
-    geometry = region.in_crs(own)
+    background = source.background
+    geometry = region.in_crs(crs)
     seed = seed_window(source.shape, transform, geometry.bounds)
     window = region.window if region.window is not None else \
         raster_window(source, transform, geometry)
@@ -612,19 +609,81 @@ def read_raster_region(path: Any, region: Region, *, band: int = 1, background: 
         window = seed or (0, 1, 0, 1)
         arr = np.full((window[1] - window[0], window[3] - window[2]), background,
                       dtype=np.dtype(source.dtype))
-        labels = np.zeros(0, dtype=arr.dtype)
-    else:
-        arr = source.read(window)
-        part = arr[seed[0] - window[0]:seed[1] - window[0], seed[2] - window[2]:
-                   seed[3] - window[2]]
-        labels = np.unique(part[part != background])
+        return window, arr, np.zeros(0, dtype=arr.dtype)
+    arr = source.read(window)
+    part = arr[seed[0] - window[0]:seed[1] - window[0], seed[2] - window[2]:
+               seed[3] - window[2]]
+    labels = np.unique(part[part != background])
     r0, r1, c0, c1 = window
     at = window_transform(Window(c0, r0, c1 - c0, r1 - r0), transform)
     candidates = objects_from_labels(np.where(np.isin(arr, labels), arr, background), at,
-                                     own, background=background, path=str(path))
-    keep = candidates.ids[inside(candidates.polygons, geometry)]
-    return objects_from_labels(np.where(np.isin(arr, keep), arr, background), at, own,
+                                     crs, background=background, path=source.path)
+    return window, arr, candidates.ids[inside(candidates.polygons, geometry)]
+
+
+def window_transform(transform: Any, window: tuple[int, int, int, int]) -> Any:
+    """The transform of a window ``(row0, row1, col0, col1)`` of a grid."""
+    from rasterio.windows import Window
+    from rasterio.windows import transform as of_window
+
+    r0, r1, c0, c1 = window
+    return of_window(Window(c0, r0, c1 - c0, r1 - r0), transform)
+
+
+def read_raster_region(path: Any, region: Region, *, band: int = 1, background: int = 0,
+                       crs: Any = None) -> Any:
+    """A label raster's objects in ``region`` (:func:`region_labels`; the others are
+    background), on the window's grid."""
+    from geoeval.io.raster import _assumed, objects_from_labels, open_source
+    from geoeval.io.zipped import resolve
+
+    path = resolve(path)
+    source, transform, own = open_source(path, band=band, background=background)
+    if own is None and crs is not None:
+        own = _assumed(crs, path)
+    window, arr, keep = region_labels(source, transform, own, region)
+    return objects_from_labels(np.where(np.isin(arr, keep), arr, background),
+                               window_transform(transform, window), own,
                                background=background, path=str(path))
+
+
+@dataclass(frozen=True)
+class RegionSource(RasterSource):
+    """A label raster's window for a region, as a :class:`RasterSource` the Dask
+    engine scans by blocks: ``offset`` (row, col) of the window in the file, ``keep``
+    the labels that belong (:func:`region_labels`), every other pixel background."""
+
+    offset: tuple[int, int] = (0, 0)
+    keep: tuple[int, ...] = ()
+
+    def written(self, window: Any, dataset: Any = None) -> Any:
+        return window
+
+    def read(self, window: Any, dataset: Any = None, out: np.ndarray | None = None
+             ) -> np.ndarray:
+        r0, r1, c0, c1 = window
+        dr, dc = self.offset
+        labels = RasterSource.read(self, (r0 + dr, r1 + dr, c0 + dc, c1 + dc), dataset, out)
+        labels[~np.isin(labels, np.asarray(self.keep, dtype=labels.dtype))] = \
+            self.background
+        return labels
+
+
+def region_blocks(sources: tuple[Any, Any], transform: Any, crs: Any, region: Region
+                  ) -> tuple[tuple[Any, Any], Any]:
+    """Two label rasters on one grid as the region's window of each
+    (:class:`RegionSource`, read in one window) and that window's transform: what the
+    Dask engine scans by blocks, only the region's blocks."""
+    out, window = [], None
+    for source in sources:
+        window, _, keep = region_labels(source, transform, crs, region)
+        r0, r1, c0, c1 = window
+        fields = {f: getattr(source, f) for f in source.__dataclass_fields__}
+        fields.update(shape=(r1 - r0, c1 - c0), sparse_background=False)
+        out.append(RegionSource(**fields, offset=(r0, c0),
+                                keep=tuple(int(v) for v in keep)))
+    assert window is not None
+    return (out[0], out[1]), window_transform(transform, window)
 
 
 def shared_window(reference: Any, submission: Any, region: Region,

@@ -203,7 +203,7 @@ def _blocks(reference: Side, submission: Side, options: ScoreOptions,
             ("bootstrap", options.bootstrap), ("breakdown", options.breakdown or None),
             ("geometry_measures", options.geometry),
             ("evaluation_crs", options.evaluation_crs),
-            ("crs", options.reference.readers.crs), ("region", options.region)):
+            ("crs", options.reference.readers.crs)):
         if value is not None:
             return _client(Reason.OPTION, name, "blocks", kind=RASTER)
     if any(o.get(k) is not None for o in (ro, so) for k in ("crs", "max_memory")):

@@ -112,10 +112,17 @@ def score(
                 eng.client, ref_side, sub_side, options, objects=objects, progress=progress)),
                 options, region_notes)
         if choice.route is Route.BLOCKS:
-            from geoeval.scoring.by_blocks import score_mosaic_files
+            from geoeval.scoring.by_blocks import Plan, score_mosaic_files
 
-            return ScoreResult.added(score_mosaic_files(
-                eng.client, choice.plan, ref_side, sub_side, options, progress=progress))
+            plan = choice.plan
+            if options.region is not None:  # only the region's window, its labels
+                from geoeval.io.region import region_blocks
+
+                plan = Plan(*region_blocks(plan.sources, plan.transform, plan.crs,
+                                           options.region), plan.crs)
+            return _region_checked(ScoreResult.added(score_mosaic_files(
+                eng.client, plan, ref_side, sub_side, options, progress=progress)),
+                options, region_notes)
         # where the work runs: a note, not part of the report
         notes = (*(() if choice.note is None else (choice.note,)), *region_notes)
         _step(progress, "reading")
