@@ -512,3 +512,22 @@ def test_folders_of_scenes_refuse_a_region(tmp_path):
                   "--json", tmp_path / "r.json")
     assert_error(run, "--bbox/--region", "pattern of tiles", absent=[tmp_path / "r.json"],
                  max_lines=1)
+
+
+@pytest.mark.parametrize("writer", [write_covering, write_overture])
+def test_region_objects_carry_the_whole_readers_attributes(tmp_path, writer):
+    """The attributes the per-object outputs carry are the whole file reader's, row for
+    row: the covering's bbox column is not one; Overture's bbox struct (no covering
+    metadata) is a column like any other."""
+    import geoeval
+    from geoeval.io.region import region_of
+
+    frame = buildings()
+    frame["name"] = [f"b{i}" for i in range(len(frame))]
+    writer(frame, tmp_path / "ref.parquet")
+    whole = geoeval.read(tmp_path / "ref.parquet", id_field="id")
+    part = geoeval.read(tmp_path / "ref.parquet", id_field="id",
+                        region=region_of(BOX, CRS))
+    assert list(part.attributes.columns) == list(whole.attributes.columns)
+    rows = whole.attributes.set_index(whole.ids).loc[part.ids]
+    assert part.attributes["name"].tolist() == rows["name"].tolist()

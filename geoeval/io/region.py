@@ -505,9 +505,30 @@ def read_vector_region(path: Any, region: Region, *, layer: Any = None,
     if layer_crs is None and not is_tile_pattern(path):
         layer_crs = _assumed_crs(path, crs)  # a Shapefile without .prj: its error
     frame, _ = _dataset_frame(path, id_field, layer, crs, planned=(plan.pieces, layer_crs))
+    covering = _covering_columns(plan.pieces)  # not an attribute, as the whole reader
+    if covering:
+        frame = frame.drop(columns=[c for c in covering if c in frame.columns])
     return objects_from_frame(frame, id_field=id_field, class_field=class_field,
                               crs=layer_crs, path=str(path), polygons_only=True,
                               layer=layer, attributes=attributes)
+
+
+def _covering_columns(pieces: list[Any]) -> list[str]:
+    """The columns a GeoParquet file's ``covering`` metadata names (its bbox column):
+    the one-file reader (geopandas) does not read them as attributes."""
+    import json
+
+    files = [q.path for q in pieces if q.kind == "parquet"][:1]
+    if not files:
+        return []
+    meta = parquet_metadata(files[0])
+    geo = json.loads((meta.schema.to_arrow_schema().metadata or {}).get(b"geo", b"{}"))
+    out = []
+    for column in (geo.get("columns") or {}).values():
+        for path in ((column or {}).get("covering") or {}).get("bbox", {}).values():
+            if path and path[0] not in out:
+                out.append(str(path[0]))
+    return out
 
 
 def region_notes(path: Any, region: Region, **reader: Any) -> tuple[str, ...]:
