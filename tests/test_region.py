@@ -531,3 +531,23 @@ def test_region_objects_carry_the_whole_readers_attributes(tmp_path, writer):
     assert list(part.attributes.columns) == list(whole.attributes.columns)
     rows = whole.attributes.set_index(whole.ids).loc[part.ids]
     assert part.attributes["name"].tolist() == rows["name"].tolist()
+
+
+def test_classes_are_read_in_the_region(tmp_path):
+    """``--class-field`` in a region: each object's class as the whole reader gives it;
+    a missing field is the reader's error."""
+    import geoeval
+    from geoeval.errors import FieldError
+    from geoeval.io.region import region_of
+
+    frame = buildings()
+    frame["kind"] = np.where(frame["id"] % 3 == 0, "shed", "house")
+    frame.to_file(tmp_path / "ref.gpkg")
+    whole = geoeval.read(tmp_path / "ref.gpkg", id_field="id", class_field="kind")
+    part = geoeval.read(tmp_path / "ref.gpkg", id_field="id", class_field="kind",
+                        region=region_of(BOX, CRS), attributes=False)
+    by_id = dict(zip(whole.ids.tolist(), whole.classes.tolist(), strict=True))
+    assert part.classes.tolist() == [by_id[i] for i in part.ids.tolist()]
+    assert part.attributes is None
+    with pytest.raises(FieldError, match="'nope'"):
+        geoeval.read(tmp_path / "ref.gpkg", class_field="nope", region=region_of(BOX, CRS))

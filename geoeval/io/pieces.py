@@ -607,10 +607,13 @@ def read_dataset(path: str | Path, *, id_field: str | None = None,
 
 def _dataset_frame(path: str | Path, id_field: str | None,
                    layer: str | int | None = None, assumed: Any = None,
-                   planned: tuple[list[Piece], Any] | None = None) -> tuple[Any, Any]:
+                   planned: tuple[list[Piece], Any] | None = None,
+                   attributes: bool = True, class_field: str | None = None
+                   ) -> tuple[Any, Any]:
     """The layer's features as one GeoDataFrame and its CRS: its pieces planned here,
     or ``planned`` (pieces and CRS, e.g. restricted to a region:
-    :mod:`geoeval.io.region`)."""
+    :mod:`geoeval.io.region`); every attribute column, or without ``attributes`` only
+    the ``class_field`` column."""
     from dataclasses import replace
 
     import geopandas as gpd
@@ -620,11 +623,16 @@ def _dataset_frame(path: str | Path, id_field: str | None,
         path, id_field=id_field, layer=layer, crs=assumed)
     geoms, ids, frames = [], [], []
     for piece in pieces:  # every attribute column, as the one-file reader keeps them
-        whole = replace(piece, attributes=True)
-        g, i, _, f = read_features(whole)
+        whole = (replace(piece, attributes=True) if attributes
+                 else replace(piece, class_field=class_field))
+        g, i, c, f = read_features(whole)
         geoms.append(np.asarray(g, dtype=object))
         ids.append(np.asarray(i))
-        frames.append(pd.DataFrame(f).reset_index(drop=True))
+        if attributes:
+            frames.append(pd.DataFrame(f).reset_index(drop=True))
+        else:
+            frames.append(pd.DataFrame({class_field: np.asarray(c, dtype=object)}
+                                       if class_field else {}, index=range(len(g))))
     geom = np.concatenate(geoms) if geoms else np.zeros(0, dtype=object)
     idx = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -504,7 +504,12 @@ def read_vector_region(path: Any, region: Region, *, layer: Any = None,
     plan, layer_crs = plan_region(path, region, layer=layer, id_field=id_field, crs=crs)
     if layer_crs is None and not is_tile_pattern(path):
         layer_crs = _assumed_crs(path, crs)  # a Shapefile without .prj: its error
-    frame, _ = _dataset_frame(path, id_field, layer, crs, planned=(plan.pieces, layer_crs))
+    if class_field is not None:  # the reader's error, from the metadata
+        from geoeval.io.pieces import check_field
+
+        check_field(plan.pieces, class_field, path)
+    frame, _ = _dataset_frame(path, id_field, layer, crs, planned=(plan.pieces, layer_crs),
+                              attributes=attributes, class_field=class_field)
     covering = _covering_columns(plan.pieces)  # not an attribute, as the whole reader
     if covering:
         frame = frame.drop(columns=[c for c in covering if c in frame.columns])
