@@ -551,3 +551,26 @@ def test_classes_are_read_in_the_region(tmp_path):
     assert part.attributes is None
     with pytest.raises(FieldError, match="'nope'"):
         geoeval.read(tmp_path / "ref.gpkg", class_field="nope", region=region_of(BOX, CRS))
+
+
+def test_tiles_and_datasets_by_partitions_give_the_local_report(tmp_path):
+    """A layer of tiles against a GeoParquet dataset folder, in a region: the Dask
+    engine's report by partitions is the local engine's."""
+    from geoeval.engine import Engine
+    from geoeval.engine.inline import InlineClient
+    from geoeval.scoring.options import score_options
+    from geoeval.scoring.scene import score
+
+    ref, sub = buildings(), buildings(1.5, seed=1)
+    (tmp_path / "tiles").mkdir()
+    (tmp_path / "dataset").mkdir()
+    for k, part in enumerate(np.array_split(np.arange(len(ref)), 4)):
+        ref.iloc[part].to_file(tmp_path / "tiles" / f"t{k}.gpkg")
+        write_covering(sub.iloc[part], tmp_path / "dataset" / f"p{k}.parquet")
+    value = score_options(matchers=["bgm", "mom"], region=BOX, id_field="id")
+    args = (str(tmp_path / "tiles" / "*.gpkg"), tmp_path / "dataset", value)
+    res = score(*args, opened=Engine("dask", client=InlineClient(), n_jobs=1))
+    assert res.partitions and not res.objects_held
+    local = score(*args)
+    assert res.to_json() == local.to_json()
+    assert local.summary.reference.objects == len(cut(ref))
