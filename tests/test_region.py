@@ -419,9 +419,10 @@ def test_raster_region_reads_the_window_and_whole_labels(tmp_path, monkeypatch):
     objects = geoeval.read(tmp_path / "ref.tif", region=region_of(box, CRS))
     strip = objects.areas[objects.ids == 100_000]
     assert strip.tolist() == [4 * 600.0]
-    # the seed window (rows 250..350), grown by one block (64) where squares cross it
+    # the seed window (rows 250..350), grown to the next blocks (of 64) where squares
+    # cross it
     assert windows[0] == (250, 350, 250, 350)
-    assert all(w[0] >= 250 - 64 and w[1] <= 350 + 64 for w in windows)
+    assert all(w[0] >= 192 and w[1] <= 384 for w in windows)
     assert windows[-1][2:] == (0, 600)
     assert sorted(objects.ids) == sorted(set(np.unique(raster_cut(labels, box))) - {0})
 
@@ -472,10 +473,10 @@ def test_raster_region_is_the_same_report_with_the_dask_engine(tmp_path, monkeyp
     res = score(tmp_path / "ref.tif", tmp_path / "sub.tif", value,
                 opened=Engine("dask", client=InlineClient(), n_jobs=1))
     assert res.partitions.get("blocks") and not res.objects_held  # by blocks
-    # BOX is rows 300..500 of the file: only they are read, and half the window more
-    # where squares cross its edge (the strip at rows 300..304 crosses every column);
-    # rows 0..200 never
-    assert windows and all(w[0] >= 300 - 100 for w in windows)
+    # BOX is rows 300..500 of the file: only they are read, and out to the next block
+    # (64 rows) where squares cross its edge (the strip at rows 300..304 crosses every
+    # column): rows 0..256 never
+    assert windows and all(w[0] >= 256 for w in windows)
     monkeypatch.undo()
     local = score(tmp_path / "ref.tif", tmp_path / "sub.tif", value)
     assert res.to_json() == local.to_json()

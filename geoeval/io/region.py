@@ -565,6 +565,10 @@ def empty_region(region: Region) -> InputError:
 
 # --- label rasters --------------------------------------------------------------------
 
+#: Pixels a raster window first grows by on a side a label crosses (then twice as many).
+GROW_PIXELS = 32
+
+
 def seed_window(shape: tuple[int, int], transform: Any, bounds: Sequence[float]
                 ) -> tuple[int, int, int, int] | None:
     """The pixel window ``(row0, row1, col0, col1)`` (ends exclusive) covering
@@ -587,13 +591,16 @@ def raster_window(source: Any, transform: Any, region: Any
     """The window of a label raster (:class:`geoeval.io.windowed.RasterSource`) that
     holds whole every label with a pixel in the region's window (:func:`seed_window`):
     that window, grown on each side where one of those labels reaches its edge (by
-    half the window's size, at least one block) until none does or the raster ends.
-    Only these windows' blocks are read."""
+    :data:`GROW_PIXELS` at first, twice as much each time that side grows again, out
+    to the band's block boundaries, which GDAL reads whole anyway) until none does or
+    the raster ends. Only these windows' blocks are read."""
     seed = seed_window(source.shape, transform, region.bounds)
     if seed is None:
         return None
     h, w = source.shape
+    bh, bw = (max(1, int(b)) for b in source.block_shape)
     r0, r1, c0, c1 = seed
+    steps = [GROW_PIXELS] * 4
     labels = None
     while True:
         arr = source.read((r0, r1, c0, c1))
@@ -608,10 +615,15 @@ def raster_window(source: Any, transform: Any, region: Any
                 cols[-1] and c1 < w)
         if not any(grow):
             return r0, r1, c0, c1
-        bh, bw = source.block_shape
-        dr, dc = max(bh, (r1 - r0) // 2), max(bw, (c1 - c0) // 2)
-        r0, r1 = (max(0, r0 - dr) if grow[0] else r0), (min(h, r1 + dr) if grow[1] else r1)
-        c0, c1 = (max(0, c0 - dc) if grow[2] else c0), (min(w, c1 + dc) if grow[3] else c1)
+        if grow[0]:
+            r0 = max(0, (r0 - steps[0]) // bh * bh)
+        if grow[1]:
+            r1 = min(h, -(-(r1 + steps[1]) // bh) * bh)
+        if grow[2]:
+            c0 = max(0, (c0 - steps[2]) // bw * bw)
+        if grow[3]:
+            c1 = min(w, -(-(c1 + steps[3]) // bw) * bw)
+        steps = [s * 2 if g else s for s, g in zip(steps, grow, strict=True)]
 
 
 def region_labels(source: Any, transform: Any, crs: Any, region: Region
