@@ -575,3 +575,28 @@ def test_tiles_and_datasets_by_partitions_give_the_local_report(tmp_path):
     local = score(*args)
     assert res.to_json() == local.to_json()
     assert local.summary.reference.objects == len(cut(ref))
+
+
+def test_a_striped_raster_says_why_it_reads_whole_rows(tmp_path):
+    """A label raster stored in strips cannot be read by the region's blocks alone: a
+    note says so; a tiled one gives none."""
+    import rasterio
+    from rasterio.transform import from_origin
+
+    import geoeval
+
+    labels = label_scene()
+    write_labels(tmp_path / "tiled.tif", labels)
+    with rasterio.open(tmp_path / "striped.tif", "w", driver="GTiff", height=600, width=600,
+                       count=1, dtype=labels.dtype, crs=CRS,
+                       transform=from_origin(0, 600, 1, 1)) as ds:
+        ds.write(labels, 1)
+    tiled = geoeval.score(tmp_path / "tiled.tif", tmp_path / "tiled.tif", region=BOX,
+                          matchers=["bgm"])
+    striped = geoeval.score(tmp_path / "striped.tif", tmp_path / "tiled.tif", region=BOX,
+                            matchers=["bgm"])
+    assert tiled.notes == ()
+    assert len(striped.notes) == 1 and "striped.tif is stored in strips" in striped.notes[0]
+    a, b = json.loads(striped.to_json()), json.loads(tiled.to_json())
+    a["reference"].pop("path"), b["reference"].pop("path")
+    assert a == b

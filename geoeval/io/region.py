@@ -557,10 +557,11 @@ def empty_region(region: Region) -> InputError:
     from geoeval.grid import crs_code
 
     where = "" if region.crs is None else f" in {crs_code(region.crs)}"
-    x0, y0, x1, y1 = region.bounds
-    return InputError(f"the region ({_name('file') if region.bbox is None else _name('bbox')} "
-                      f"{x0:.12g},{y0:.12g},{x1:.12g},{y1:.12g}{where}) holds no object of either "
-                      "input: nothing to score (check its coordinates and CRS)")
+    box = ",".join(f"{v:.12g}" for v in region.bounds)
+    what = (f"{_name('bbox')} {box}" if region.bbox is not None
+            else f"{_name('file')} {region.source}, bounds {box}")
+    return InputError(f"the region ({what}{where}) holds no object of either input: "
+                      "nothing to score (check its coordinates and CRS)")
 
 
 # --- label rasters --------------------------------------------------------------------
@@ -722,6 +723,23 @@ def region_blocks(sources: tuple[Any, Any], transform: Any, crs: Any, region: Re
                                 keep=tuple(int(v) for v in keep)))
     assert window is not None
     return (out[0], out[1]), window_transform(transform, window)
+
+
+def raster_notes(path: Any, region: Region, *, band: int = 1, background: int = 0,
+                 **_: Any) -> tuple[str, ...]:
+    """Why a label raster is read beyond the region's window: stored in strips (its
+    blocks are whole rows), so every row of the window is read across the raster."""
+    from geoeval.io.raster import open_source
+    from geoeval.io.zipped import resolve
+
+    source, transform, crs = open_source(resolve(path), band=band, background=background)
+    seed = seed_window(source.shape, transform, region.in_crs(crs).bounds)
+    if seed is None or source.block_shape[1] < source.shape[1] \
+            or seed[3] - seed[2] >= source.shape[1]:
+        return ()
+    return (f"region: {_short(str(path))} is stored in strips, not tiles: whole rows across "
+            "the raster are read for the region's window (a tiled GeoTIFF or a "
+            "Cloud-Optimised GeoTIFF reads only the region's blocks)",)
 
 
 def shared_window(reference: Any, submission: Any, region: Region,

@@ -157,15 +157,17 @@ def _region(options: ScoreOptions, reference: Side, submission: Side
     """The options with their region in its CRS (the reference's unless given), and
     the notes on the vector files the region cannot prune (metadata only)."""
     from geoeval.io.formats import format_of
-    from geoeval.io.region import region_notes, resolved
+    from geoeval.io.region import raster_notes, region_notes, resolved
     from geoeval.scoring.options import RASTER, VECTOR
 
     region = resolved(options.region, _source_crs(reference.source, reference.kind,
                                                   reference.reader))
     notes: list[str] = []
     for s in (reference, submission):
-        if s.kind == VECTOR and s.is_file and format_of(s.source).reader() is None:
-            notes += region_notes(s.source, region, **s.reader)
+        if s.is_file and format_of(s.source).reader() is None:
+            notes += (region_notes(s.source, region, **s.reader) if s.kind == VECTOR
+                      else raster_notes(s.source, region, **s.reader) if s.kind == RASTER
+                      else ())
     if reference.kind == submission.kind == RASTER and reference.is_file \
             and submission.is_file and not any(format_of(s.source).reader() is not None
                                                for s in (reference, submission)):
