@@ -134,7 +134,8 @@ def test_parquet_without_bbox_column_is_read_whole_with_a_note(tmp_path, spied_r
 def test_unsorted_parquet_says_so(tmp_path):
     """Row groups that each span the layer: read whole, the note says they are not
     spatially sorted."""
-    from geoeval.io.region import plan_region, region_of
+    from geoeval.io.region import region_of
+    from geoeval.io.region_pieces import plan_region
 
     frame = buildings().sample(frac=1.0, random_state=1)
     path = tmp_path / "shuffled.parquet"

@@ -191,21 +191,23 @@ def _read_region(path: Any, region: Any, **options: Any) -> ObjectSet:
     """:func:`read` restricted to ``region`` (:mod:`geoeval.io.region`): a vector
     file, dataset folder or pattern of tiles by the pieces the region needs, a label
     raster by its window; anything else read whole, then restricted by the rule."""
-    from geoeval.io import region as regions
+    from geoeval.io.region import objects_inside
+    from geoeval.io.region_pieces import read_vector_region
+    from geoeval.io.region_raster import read_raster_region
 
     if not isinstance(path, ObjectSet) and in_memory_type(path) is None:
         path = input_path(path)
         kind = options.get("input_type") or detect_input_type(path)
         if format_of(path).reader() is None and kind == "raster":
-            return _printable(regions.read_raster_region(
+            return _printable(read_raster_region(
                 path, region, band=options["band"], background=options["background"],
                 crs=options["crs"]))
         if format_of(path).reader() is None and kind == "vector":
-            return _printable(regions.read_vector_region(
+            return _printable(read_vector_region(
                 path, region, layer=options["layer"], id_field=options["id_field"],
                 class_field=options["class_field"], crs=options["crs"],
                 attributes=options["attributes"]))
-    return regions.objects_inside(read(path, **options), region)
+    return objects_inside(read(path, **options), region)
 
 
 def _printable(objects: ObjectSet) -> ObjectSet:

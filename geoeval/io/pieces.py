@@ -612,7 +612,7 @@ def _dataset_frame(path: str | Path, id_field: str | None,
                    ) -> tuple[Any, Any]:
     """The layer's features as one GeoDataFrame and its CRS: its pieces planned here,
     or ``planned`` (pieces and CRS, e.g. restricted to a region:
-    :mod:`geoeval.io.region`); every attribute column, or without ``attributes`` only
+    :mod:`geoeval.io.region_pieces`); every attribute column, or without ``attributes`` only
     the ``class_field`` column."""
     from dataclasses import replace
 

@@ -116,7 +116,7 @@ def score(
 
             plan = choice.plan
             if options.region is not None:  # only the region's window, its labels
-                from geoeval.io.region import region_blocks
+                from geoeval.io.region_raster import region_blocks
 
                 plan = Plan(*region_blocks(plan.sources, plan.transform, plan.crs,
                                            options.region), plan.crs)
@@ -157,7 +157,9 @@ def _region(options: ScoreOptions, reference: Side, submission: Side
     """The options with their region in its CRS (the reference's unless given), and
     the notes on the vector files the region cannot prune (metadata only)."""
     from geoeval.io.formats import format_of
-    from geoeval.io.region import raster_notes, region_notes, resolved
+    from geoeval.io.region import resolved
+    from geoeval.io.region_pieces import region_notes
+    from geoeval.io.region_raster import raster_notes
     from geoeval.scoring.options import RASTER, VECTOR
 
     region = resolved(options.region, _source_crs(reference.source, reference.kind,
@@ -171,7 +173,7 @@ def _region(options: ScoreOptions, reference: Side, submission: Side
     if reference.kind == submission.kind == RASTER and reference.is_file \
             and submission.is_file and not any(format_of(s.source).reader() is not None
                                                for s in (reference, submission)):
-        from geoeval.io.region import shared_window
+        from geoeval.io.region_raster import shared_window
 
         region = shared_window(reference.source, submission.source, region,
                                (reference.reader, submission.reader))
