@@ -51,7 +51,8 @@ def score(
         ``size_bins``, ``zones``, ``zone_field``, ``bootstrap``, ``confidence``,
         ``seed``, ``block_size``, ``breakdown``, ``geometry_measures``,
         ``boundary_width``, ``boundary_band``, ``engine``, ``scheduler``,
-        ``memory_limit``, ``lists``, ``partitioned`` (each documented there).
+        ``memory_limit``, ``lists``, ``partitioned``, ``region``, ``region_crs`` (each
+        documented there).
     progress : callable, optional
         Called with the name of each long step as it starts.
     objects : callable, optional
