@@ -228,7 +228,7 @@ BboxOpt = Annotated[str | None, typer.Option(
 BboxCrsOpt = Annotated[str | None, typer.Option(
     "--bbox-crs", metavar="CRS", help="CRS of --bbox (default the reference's), e.g. "
                                       "EPSG:4326.")]
-RegionOpt = Annotated[Path | None, typer.Option(
+RegionOpt = Annotated[str | None, typer.Option(  # text: a URL is not folded as a Path
     "--region", metavar="FILE",
     help="Score only the objects whose representative point is in this layer's polygons "
          "(in its own CRS); only what they need is read.")]
