@@ -90,7 +90,9 @@ def score(
         ``evaluation_crs`` (``docs/crs.md``), ``engine`` and ``scheduler``
         (``docs/scale.md``), the reader options (``band``, ``background``,
         ``layer``, ``id_field``, ``class_field``, ``crs``),
-        ``reference_options`` / ``submission_options``, and ``strict`` (warnings are
+        ``reference_options`` / ``submission_options``, ``region`` and ``region_crs``
+        (only the objects of a box, a polygon or a layer of polygons are read and
+        scored, ``docs/region.md``), and ``strict`` (warnings are
         a :class:`~geoeval.errors.StrictError`, before the matching when known then,
         and nothing is written).
 

@@ -220,6 +220,39 @@ def _strata(size_bins: SizeBinsOpt = DEFAULTS["size_bins"], zones: ZonesOpt = DE
 STRATA = Group(_strata, section=sections.STRATA)
 
 
+# a region read alone (geoeval.io.region)
+BboxOpt = Annotated[str | None, typer.Option(
+    "--bbox", metavar="XMIN,YMIN,XMAX,YMAX",
+    help="Score only the objects whose representative point is in this box (in "
+         "--bbox-crs); only what it needs is read.")]
+BboxCrsOpt = Annotated[str | None, typer.Option(
+    "--bbox-crs", metavar="CRS", help="CRS of --bbox (default the reference's), e.g. "
+                                      "EPSG:4326.")]
+RegionOpt = Annotated[str | None, typer.Option(  # text: a URL is not folded as a Path
+    "--region", metavar="FILE",
+    help="Score only the objects whose representative point is in this layer's polygons "
+         "(in its own CRS); only what they need is read.")]
+
+
+def _region(bbox: BboxOpt = None, bbox_crs: BboxCrsOpt = None,
+            region: RegionOpt = None) -> dict[str, Any]:
+    """``--bbox``/``--bbox-crs``/``--region`` as the ``region``/``region_crs`` keywords
+    (:func:`geoeval.io.region.region_of`)."""
+    from geoeval.errors import InputError
+    from geoeval.io.region import parse_bbox
+
+    if bbox is not None and region is not None:
+        raise InputError("give --bbox or --region, not both")
+    if bbox_crs is not None and bbox is None:
+        raise InputError("--bbox-crs applies to --bbox (a --region file is in its own CRS)")
+    given = parse_bbox(bbox) if bbox is not None else region
+    return {"region": given, "region_crs": bbox_crs} if given is not None else {}
+
+
+#: ``--bbox``, ``--bbox-crs``, ``--region`` as :func:`geoeval.score` keywords.
+REGION = Group(_region, section=sections.INPUTS)
+
+
 def _bootstrap(bootstrap: BootstrapOpt = DEFAULTS["bootstrap"],
                confidence: ConfidenceOpt = DEFAULTS["confidence"],
                block_size: BlockSizeOpt = DEFAULTS["block_size"]) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from geoeval.cli.options import (
     DEFAULTS,
     MATCHER_OPTIONS,
     READERS,
+    REGION,
     REPORTING,
     STRATA,
     HtmlOpt,
@@ -81,7 +82,7 @@ ORDER = Group(lambda **options: options,
 #: What only scoring the scenes uses (``REFERENCE SUBMISSION...``): refused with ``--table``
 #: (``--html`` has its own message).
 SCENE_OPTIONS = ("matcher", "resolution", "jobs",
-                 *(p.name for g in (READERS, MATCHER_OPTIONS, BOOTSTRAP, STRATA)
+                 *(p.name for g in (READERS, REGION, MATCHER_OPTIONS, BOOTSTRAP, STRATA)
                    for p in g.parameters))
 #: What only a table of indicators uses (``--table``): refused with scenes.
 TABLE_OPTIONS = ("indicators", "lower_is_better", "tie_break")
@@ -115,6 +116,7 @@ def rank_command(
     thresholds: dict = MATCHER_OPTIONS,
     resolution: ResolutionOpt = DEFAULTS["resolution"],
     readers: dict = READERS,
+    region: dict = REGION,
     bootstrap: dict = BOOTSTRAP,
     jobs: JobsOpt = DEFAULTS["n_jobs"],
     out: Reporting = REPORTING,
@@ -162,6 +164,7 @@ def rank_command(
                 **{k: v for k, v in strata.items() if v is not None},
                 **thresholds,
                 **readers,
+                **region,
                 **bootstrap,
                 **options,
                 strict=out.strict,

@@ -42,6 +42,7 @@ from geoeval.cli.options import (
     DEFAULTS,
     MATCHER_OPTIONS,
     READERS,
+    REGION,
     REPORTING,
     STRATA,
     BootSeedOpt,
@@ -92,6 +93,7 @@ def score_command(
              "the announced size, pooled and flagged beyond.",
         rich_help_panel=sections.MALLOWS)] = DEFAULTS["approximate"],
     readers: dict = READERS,
+    region: dict = REGION,
     class_field: Annotated[str | None, typer.Option(
         help="Vector field of classes: also score each class alone.",
         rich_help_panel=sections.OPTIONS)] = None,
@@ -160,7 +162,7 @@ def score_command(
         matchers=matchers, **thresholds, mallows=mallows, resolution=resolution,
         approximate=approximate, n_jobs=jobs,
         engine=engine.value if hasattr(engine, "value") else engine, scheduler=scheduler,
-        **readers, class_field=class_field, **strata,
+        **readers, **region, class_field=class_field, **strata,
         **bootstrap, seed=seed, strict=out.strict)
     folders = _is_folder(reference) or _is_folder(submission)
     if folders:

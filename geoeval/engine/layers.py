@@ -204,6 +204,10 @@ def score_layers(client: Any, reference: Any, submission: Any, *, matchers: Sequ
                                              mapper=functools.partial(on_workers, client))
             if opts.get("class_field") is not None:
                 check_field(pieces, opts["class_field"], src)
+            if opts.get("region") is not None:  # only the pieces the region needs
+                from geoeval.io.region_pieces import restrict_pieces
+
+                pieces = restrict_pieces(pieces, opts["region"].in_crs(crs)).pieces
         except FieldError as exc:
             raise exc.on(side) from None
         if opts.get("class_field") is not None:

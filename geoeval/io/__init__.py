@@ -130,6 +130,7 @@ def read(
     crs: Any = None,
     max_memory: int | None = None,
     attributes: bool = True,
+    region: Any = None,
 ) -> ObjectSet:
     """Read a labelled raster or a vector layer.
 
@@ -161,11 +162,19 @@ def read(
         carry). Without it a file is read with its id and class fields only, and the
         columns of a GeoDataFrame are left out the same way. :func:`geoeval.score`
         decides it from the outputs asked for.
+    region : geoeval.io.region.Region, optional
+        Only the objects whose representative point is in this region, reading only
+        what it needs (:mod:`geoeval.io.region`).
 
     Returns
     -------
     ObjectSet
     """
+    if region is not None:
+        return _read_region(path, region, input_type=input_type, band=band,
+                            background=background, layer=layer, id_field=id_field,
+                            class_field=class_field, crs=crs, max_memory=max_memory,
+                            attributes=attributes)
     if isinstance(path, ObjectSet):
         return path
     if in_memory_type(path) is not None:
@@ -176,6 +185,29 @@ def read(
                                  background=background, layer=layer, id_field=id_field,
                                  class_field=class_field, crs=crs, max_memory=max_memory,
                                  attributes=attributes))
+
+
+def _read_region(path: Any, region: Any, **options: Any) -> ObjectSet:
+    """:func:`read` restricted to ``region`` (:mod:`geoeval.io.region`): a vector
+    file, dataset folder or pattern of tiles by the pieces the region needs, a label
+    raster by its window; anything else read whole, then restricted by the rule."""
+    from geoeval.io.region import objects_inside
+    from geoeval.io.region_pieces import read_vector_region
+    from geoeval.io.region_raster import read_raster_region
+
+    if not isinstance(path, ObjectSet) and in_memory_type(path) is None:
+        path = input_path(path)
+        kind = options.get("input_type") or detect_input_type(path)
+        if format_of(path).reader() is None and kind == "raster":
+            return _printable(read_raster_region(
+                path, region, band=options["band"], background=options["background"],
+                crs=options["crs"]))
+        if format_of(path).reader() is None and kind == "vector":
+            return _printable(read_vector_region(
+                path, region, layer=options["layer"], id_field=options["id_field"],
+                class_field=options["class_field"], crs=options["crs"],
+                attributes=options["attributes"]))
+    return objects_inside(read(path, **options), region)
 
 
 def _printable(objects: ObjectSet) -> ObjectSet:

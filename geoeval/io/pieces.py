@@ -79,6 +79,12 @@ class Piece:
     attributes : bool
         Read every attribute column too (for the objects dataset,
         :mod:`geoeval.io.attributes`).
+    region : bytes or None
+        A region's geometry (WKB, in the layer's CRS): only the features whose
+        representative point it holds are kept (:func:`geoeval.io.representative.inside`).
+    bbox : tuple of float or None
+        GDAL's spatial filter of an OGR piece (the region's bounds; the piece is then
+        the whole layer, its features filtered).
     """
 
     path: str
@@ -93,6 +99,8 @@ class Piece:
     rows: int = 0
     class_field: str | None = None
     attributes: bool = False
+    region: bytes | None = None
+    bbox: tuple[float, float, float, float] | None = None
 
 
 def plan_pieces(path: str | Path, *, layer: str | int | None = None,
@@ -455,8 +463,7 @@ def read_piece(piece: Piece) -> PieceData:
     from geoeval.io.vector import polygonal_counts
 
     try:
-        geoms, ids, classes, frame = (_read_parquet_piece(piece) if piece.kind == "parquet"
-                                      else _read_ogr_piece(piece))
+        geoms, ids, classes, frame = read_features(piece)
     except InputError:
         raise
     except Exception as exc:
@@ -484,6 +491,17 @@ def read_piece(piece: Piece) -> PieceData:
 
         attributes = attribute_frame(frame, keep)
     return PieceData(kept, ids[keep], area, counts, all_ids, empty, classes, attributes)
+
+
+def read_features(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, Any]:
+    """A piece's features as read (geometries, ids, classes, attribute frame), those
+    outside its region left out (:func:`geoeval.io.representative.keep_inside`)."""
+    out = _read_parquet_piece(piece) if piece.kind == "parquet" else _read_ogr_piece(piece)
+    if piece.region is None:
+        return out
+    from geoeval.io.representative import keep_inside
+
+    return keep_inside(piece.region, *out)
 
 
 def _bad_row_group(piece: Piece) -> tuple[int, BaseException] | None:
@@ -550,11 +568,15 @@ def _read_ogr_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | 
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        window = (dict(bbox=piece.bbox) if piece.bbox is not None else
+                  dict(skip_features=piece.start, max_features=piece.count))
         frame = pyogrio.read_dataframe(
-            local_path(piece.path), layer=piece.layer, skip_features=piece.start,
-            max_features=piece.count, fid_as_index=True, datetime_as_string=piece.attributes,
+            local_path(piece.path), layer=piece.layer, **window,
+            fid_as_index=True, datetime_as_string=piece.attributes,
             columns=None if piece.attributes else
             list(dict.fromkeys(f for f in (piece.id_field, piece.class_field) if f)))
+    if piece.bbox is not None:  # a spatial index gives its own order: the file's back
+        frame = frame.sort_index(kind="stable")
     geoms = np.asarray(frame.geometry.values, dtype=object)
     if piece.id_field:
         ids = frame[piece.id_field].to_numpy()
@@ -584,21 +606,33 @@ def read_dataset(path: str | Path, *, id_field: str | None = None,
 
 
 def _dataset_frame(path: str | Path, id_field: str | None,
-                   layer: str | int | None = None, assumed: Any = None) -> tuple[Any, Any]:
+                   layer: str | int | None = None, assumed: Any = None,
+                   planned: tuple[list[Piece], Any] | None = None,
+                   attributes: bool = True, class_field: str | None = None
+                   ) -> tuple[Any, Any]:
+    """The layer's features as one GeoDataFrame and its CRS: its pieces planned here,
+    or ``planned`` (pieces and CRS, e.g. restricted to a region:
+    :mod:`geoeval.io.region_pieces`); every attribute column, or without ``attributes`` only
+    the ``class_field`` column."""
     from dataclasses import replace
 
     import geopandas as gpd
     import pandas as pd
 
-    pieces, crs = plan_pieces(path, id_field=id_field, layer=layer, crs=assumed)
+    pieces, crs = planned if planned is not None else plan_pieces(
+        path, id_field=id_field, layer=layer, crs=assumed)
     geoms, ids, frames = [], [], []
     for piece in pieces:  # every attribute column, as the one-file reader keeps them
-        whole = replace(piece, attributes=True)
-        g, i, _, f = (_read_parquet_piece(whole) if piece.kind == "parquet"
-                      else _read_ogr_piece(whole))
+        whole = (replace(piece, attributes=True) if attributes
+                 else replace(piece, class_field=class_field))
+        g, i, c, f = read_features(whole)
         geoms.append(np.asarray(g, dtype=object))
         ids.append(np.asarray(i))
-        frames.append(pd.DataFrame(f).reset_index(drop=True))
+        if attributes:
+            frames.append(pd.DataFrame(f).reset_index(drop=True))
+        else:
+            frames.append(pd.DataFrame({class_field: np.asarray(c, dtype=object)}
+                                       if class_field else {}, index=range(len(g))))
     geom = np.concatenate(geoms) if geoms else np.zeros(0, dtype=object)
     idx = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -55,7 +55,7 @@ def score_mosaic_files(client: Any, plan: Plan, reference_side: Any, submission_
     union = ExactSum(int(res.union_pixels), abs(t.a * t.e - t.b * t.d))  # pixels, then area
     sides = [SideSummary(str(path), "raster", n, crs_code(plan.crs))
              for path, n in ((reference, res.n_reference), (submission, res.n_submission))]
-    warnings = empty_sides(*sides)
+    warnings = empty_sides(*sides, region=options.region is not None)
     results = {}
     for name in matchers:
         m = res.matchers[name]

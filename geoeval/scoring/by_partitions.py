@@ -65,7 +65,8 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
         (the warning the run would give at the end, word for word)."""
         early = empty_sides(*(SideSummary(printable(path), "vector", n, None, 0, 0)
                               for path, n in ((reference, n_reference),
-                                              (submission, n_submission))))
+                                              (submission, n_submission))),
+                            region=options.region is not None)
         if early:
             from geoeval.errors import StrictError
             from geoeval.validate import option_name
@@ -88,7 +89,7 @@ def score_partitioned(client: Any, reference_side: Any, submission_side: Any, op
         sides.append(SideSummary(name, "vector", n, crs_code(crs), cnt["repaired"],
                                  cnt["features"] - n))
         warnings += [f"{name}: {note}" for note in reader_notes(cnt)]
-    warnings += empty_sides(*sides)
+    warnings += empty_sides(*sides, region=options.region is not None)
     chosen = res.mallows_resolution if want_mallows and resolution is None else None
     notes = ()
     if chosen is not None:  # the default, recorded in the report: a note

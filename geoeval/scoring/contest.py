@@ -127,13 +127,16 @@ def rank(
         progress("reading the reference")
     ref = read_reference(reference, value)  # read once, scored many times
     warned = list(ref.warnings)  # the reference's, once (each score repeats them)
+    # a region: each score reads the reference's region itself, as `score` does (two
+    # label rasters then share their window)
+    scored_against = reference if value.region is not None else ref
     if value.strict and warned:  # known from reading the reference: refused before any
         raise StrictError(warned, _strict())
     left = TimeLeft(warm_up=0)  # every submission costs alike: measured from the first
     left.text(0, len(labels))
     for k, (label, path) in enumerate(zip(labels, submissions, strict=True), start=1):
         try:
-            result = score(ref, path, value,
+            result = score(scored_against, path, value,
                            progress=_within(progress, matcher, label, k, len(labels), left))
         except StrictError as exc:  # the submission named, as in the contest's warnings
             raise StrictError([f"{label}: {w}" for w in exc.warnings], exc.label) from None

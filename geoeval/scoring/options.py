@@ -160,6 +160,10 @@ class ScoreOptions:
         :func:`geoeval.score` sets it (:meth:`but`) when it writes a GeoPackage,
         CSV tables, GeoParquet files or an objects dataset; otherwise only the id
         and class fields are read.
+    region : geoeval.io.region.Region or None
+        Only the objects of both sides whose representative point is in this region
+        are read and scored (:mod:`geoeval.io.region`); its CRS is the reference's
+        until the score resolves it (:func:`geoeval.io.region.resolved`).
     """
 
     matchers: tuple[str, ...] = MATCHERS
@@ -180,6 +184,7 @@ class ScoreOptions:
     by_parts: bool = True
     strict: bool = False
     attributes: bool = False
+    region: Any = None
 
     @property
     def n_jobs(self) -> int | None:
@@ -216,10 +221,13 @@ class ScoreOptions:
         """The report's ``parameters``: the matchers, the evaluation CRS, each matcher
         parameter in the registry's order, the Mallows settings when computed (with the
         grid step chosen from the data, ``chosen_resolution``, and its rule). Not the
-        engine: where the work ran does not change the report."""
+        engine: where the work ran does not change the report. A region
+        (:attr:`region`) is recorded as ``region``."""
         params: dict[str, Any] = {"matchers": list(self.matchers)}
         if evaluation_crs is not None:
             params["evaluation_crs"] = evaluation_crs
+        if self.region is not None:
+            params["region"] = self.region.record()
         used = {p.keyword for n in self.matchers for p in registry.get(n).parameters}
         values = self.parameter_values()
         for p in registry.parameters():  # the report lists them in registry order
@@ -287,6 +295,8 @@ def score_options(
     lists: bool = True,
     partitioned: bool = True,
     strict: bool = False,
+    region: Any = None,
+    region_crs: Any = None,
     **parameters: Any,
 ) -> ScoreOptions:
     """The options of a score, checked: :class:`InputError` naming the first bad one.
@@ -346,6 +356,14 @@ def score_options(
         Warnings are an error (:class:`~geoeval.errors.StrictError`, as ``--strict``),
         raised as soon as they are known: those of reading, the evaluation CRS and
         empty sides before the matching, the rest at the end.
+    region : tuple, shapely geometry, GeoDataFrame, GeoSeries or path, optional
+        Score only the objects of both sides whose representative point is in this
+        region, reading only what it needs (``docs/region.md``):
+        ``(xmin, ymin, xmax, ymax)`` or a shapely (Multi)Polygon in ``region_crs``,
+        or polygons in their own CRS (a GeoDataFrame, a GeoSeries, a vector file).
+    region_crs : CRS-like, optional
+        The CRS of a box or shapely geometry given as ``region`` (default the
+        reference's).
 
     Returns
     -------
@@ -390,6 +408,9 @@ def score_options(
 
         check_bootstrap(bootstrap, confidence, seed, block_size)
         boot = Bootstrap(int(bootstrap), float(confidence), int(seed), block_size)
+    from geoeval.io.region import region_of
+
+    area = region_of(region, region_crs)
     geometry = None
     if geometry_measures is not None or boundary_width is not None:
         from geoeval.measures.geometry import check_boundary_band, parse_measures
@@ -406,7 +427,7 @@ def score_options(
         strata=strata, bootstrap=boot, geometry=geometry,
         engine=EngineOptions(engine, scheduler, n_jobs, memory_limit),
         per_class=bool(per_class) or class_field is not None, lists=bool(lists),
-        by_parts=bool(partitioned), strict=bool(strict))
+        by_parts=bool(partitioned), strict=bool(strict), region=area)
 
 
 def check_keywords(given: Mapping[str, Any], also: Iterable[str] = (),
@@ -476,6 +497,10 @@ class Side:
     def reader(self) -> dict[str, Any]:
         """:func:`geoeval.io.read`'s keywords."""
         return dict(self.keywords)
+
+    def but(self, **keywords: Any) -> Side:
+        """This side with reader keywords added or changed (e.g. ``region``)."""
+        return replace(self, keywords=tuple({**dict(self.keywords), **keywords}.items()))
 
     @property
     def is_file(self) -> bool:

@@ -17,7 +17,7 @@ from geoeval.objects import ObjectSet
 from geoeval.parallel import gc_paused
 from geoeval.progress import TimeLeft
 from geoeval.scoring.dispatch import Route, dispatch
-from geoeval.scoring.options import ScoreOptions, score_options, side
+from geoeval.scoring.options import ScoreOptions, Side, score_options, side
 from geoeval.scoring.result import MatcherResult, ScoreResult, describe, empty_sides, measure
 
 
@@ -51,7 +51,8 @@ def score(
         ``size_bins``, ``zones``, ``zone_field``, ``bootstrap``, ``confidence``,
         ``seed``, ``block_size``, ``breakdown``, ``geometry_measures``,
         ``boundary_width``, ``boundary_band``, ``engine``, ``scheduler``,
-        ``memory_limit``, ``lists``, ``partitioned`` (each documented there).
+        ``memory_limit``, ``lists``, ``partitioned``, ``region``, ``region_crs`` (each
+        documented there).
     progress : callable, optional
         Called with the name of each long step as it starts.
     objects : callable, optional
@@ -92,6 +93,10 @@ def score(
     sub_side = side(submission, options.submission,
                     optional_class=options.class_field is not None,
                     attributes=options.attributes)
+    region_notes: tuple[str, ...] = ()
+    if options.region is not None:
+        with options.sides_named():
+            options, region_notes = _region(options, ref_side, sub_side)
     from geoeval import parallel
 
     # the engine is open while reading too: a raster's windowed scan runs on it
@@ -102,20 +107,36 @@ def score(
         if choice.route is Route.PARTITIONS:
             from geoeval.scoring.by_partitions import score_partitioned
 
-            return ScoreResult.added(score_partitioned(
-                eng.client, ref_side, sub_side, options, objects=objects, progress=progress))
+            if options.region is not None:  # each side's pieces restricted to it
+                ref_side, sub_side = (s.but(region=options.region) for s in (ref_side, sub_side))
+            return _region_checked(ScoreResult.added(score_partitioned(
+                eng.client, ref_side, sub_side, options, objects=objects, progress=progress)),
+                options, region_notes)
         if choice.route is Route.BLOCKS:
-            from geoeval.scoring.by_blocks import score_mosaic_files
+            from geoeval.scoring.by_blocks import Plan, score_mosaic_files
 
-            return ScoreResult.added(score_mosaic_files(
-                eng.client, choice.plan, ref_side, sub_side, options, progress=progress))
+            plan = choice.plan
+            if options.region is not None:  # only the region's window, its labels
+                from geoeval.io.region_raster import region_blocks
+
+                plan = Plan(*region_blocks(plan.sources, plan.transform, plan.crs,
+                                           options.region), plan.crs)
+            return _region_checked(ScoreResult.added(score_mosaic_files(
+                eng.client, plan, ref_side, sub_side, options, progress=progress)),
+                options, region_notes)
         # where the work runs: a note, not part of the report
-        notes = () if choice.note is None else (choice.note,)
+        notes = (*(() if choice.note is None else (choice.note,)), *region_notes)
         _step(progress, "reading")
+        within = {} if options.region is None else {"region": options.region}
         with parallel.reporting(_parts(progress, "reading")):
             ref, sub, warnings, counts = read_pair_counted(
-                ref_side.source, sub_side.source, reference_options=ref_side.reader,
-                submission_options=sub_side.reader)
+                ref_side.source, sub_side.source,
+                reference_options={**ref_side.reader, **within},
+                submission_options={**sub_side.reader, **within})
+        if options.region is not None and not len(ref) and not len(sub):
+            from geoeval.io.region import empty_region
+
+            raise empty_region(options.region)
         if options.class_field is not None and ref.classes is None:
             raise InputError(f"--class-field {options.class_field!r} applies to vector "
                              "layers only", ref.path)
@@ -126,6 +147,77 @@ def score(
 
             result = replace(result, notes=(*notes, *result.notes))
         return result
+
+
+def _region(options: ScoreOptions, reference: Side, submission: Side
+            ) -> tuple[ScoreOptions, tuple[str, ...]]:
+    """The options with their region in its CRS (the reference's unless given), and
+    the notes on the vector files the region cannot prune (metadata only)."""
+    from geoeval.io.formats import format_of
+    from geoeval.io.region import resolved
+    from geoeval.io.region_pieces import region_notes
+    from geoeval.io.region_raster import raster_notes
+    from geoeval.scoring.options import RASTER, VECTOR
+
+    region = resolved(options.region, _source_crs(reference.source, reference.kind,
+                                                  reference.reader))
+    notes: list[str] = []
+    for s in (reference, submission):
+        if s.is_file and format_of(s.source).reader() is None:
+            notes += (region_notes(s.source, region, **s.reader) if s.kind == VECTOR
+                      else raster_notes(s.source, region, **s.reader) if s.kind == RASTER
+                      else ())
+    if reference.kind == submission.kind == RASTER and reference.is_file \
+            and submission.is_file and not any(format_of(s.source).reader() is not None
+                                               for s in (reference, submission)):
+        from geoeval.io.region_raster import shared_window
+
+        region = shared_window(reference.source, submission.source, region,
+                               (reference.reader, submission.reader))
+    return options.but(region=region), tuple(notes)
+
+
+def _source_crs(source: Any, kind: str, reader: dict[str, Any]) -> Any:
+    """The CRS an input will be read in, from its metadata where it is a file (the
+    default CRS of a region given as a box: the reference's)."""
+    from geoeval.io import in_memory_type, read
+    from geoeval.io.formats import format_of
+    from geoeval.objects import ObjectSet
+
+    if isinstance(source, ObjectSet):
+        return source.crs
+    assumed = reader.get("crs")
+    if in_memory_type(source) is not None or format_of(source).reader() is not None:
+        return read(source, **{k: v for k, v in reader.items() if k != "region"}).crs
+    if kind == "raster":
+        from geoeval.io.raster import open_source
+        from geoeval.io.zipped import resolve
+
+        crs = open_source(resolve(source), band=reader.get("band", 1),
+                          background=reader.get("background", 0))[2]
+    else:
+        from geoeval.io.pieces import layer_crs
+
+        crs = layer_crs(source, reader.get("layer"))
+    return crs if crs is not None else assumed
+
+
+def _region_checked(result: ScoreResult, options: ScoreOptions,
+                    notes: tuple[str, ...]) -> ScoreResult:
+    """A Dask run's result with the region's notes; the error of a region that holds
+    no object of either input."""
+    if options.region is None:
+        return result
+    s = result.summary
+    if not s.reference.objects and not s.submission.objects:
+        from geoeval.io.region import empty_region
+
+        raise empty_region(options.region)
+    if not notes:
+        return result
+    from dataclasses import replace
+
+    return replace(result, notes=(*result.notes, *notes))
 
 
 def _built(options: ScoreOptions | None, keywords: dict[str, Any]) -> ScoreOptions:
@@ -148,8 +240,14 @@ def read_reference(reference: str | Path | ObjectSet,
 
     options = _built(options, keywords)
     with options.sides_named():
-        return read_side(reference, "reference", **side(
-            reference, options.reference, attributes=options.attributes).reader)
+        s = side(reference, options.reference, attributes=options.attributes)
+        reader = s.reader
+        if options.region is not None:  # only the objects of the region
+            from geoeval.io.region import resolved
+
+            reader["region"] = resolved(options.region,
+                                        _source_crs(s.source, s.kind, reader))
+        return read_side(reference, "reference", **reader)
 
 
 def check_options(*, gpkg_matcher: str | None = None, **keywords: Any) -> None:
@@ -203,7 +301,8 @@ def _score_objects(reference: ObjectSet, submission: ObjectSet, options: ScoreOp
     from geoeval import parallel
 
     warnings = [*warnings, *crs_warnings,
-                *empty_sides(describe(reference), describe(submission))]
+                *empty_sides(describe(reference), describe(submission),
+                             region=options.region is not None)]
     if options.strict and warnings:  # known from reading: refused before the work
         from geoeval.errors import StrictError
         from geoeval.validate import option_name

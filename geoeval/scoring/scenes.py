@@ -244,6 +244,12 @@ def score_scenes(
     for bad in ("gpkg", "csv_dir", "figure"):
         if options.get(bad) is not None:
             raise InputError(f"{bad} is per scene: use scene_dir (--scene-dir) with many scenes")
+    if options.get("region") is not None:  # a scene outside it would hold no object
+        from geoeval.validate import spelled
+
+        raise InputError(f"{spelled('region=', '--bbox/--region')} applies to one layer a "
+                         "side, not to folders of scenes (a quoted pattern of tiles is one "
+                         "layer: 'tiles/*.gpkg')")
     engine = options.pop("engine", "local")
     given = engine if isinstance(engine, Engine) else None
     value = score_options(**options, engine="local" if given else engine,

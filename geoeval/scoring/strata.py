@@ -188,10 +188,12 @@ def zone_labels(objects: ObjectSet, zone_geoms: np.ndarray, zone_names: np.ndarr
     shared border), ``"outside"`` for a point in no zone."""
     import shapely
 
+    from geoeval.io.representative import representative_points
+
     out = np.full(len(objects), OUTSIDE, dtype=object)
     if len(objects) == 0 or zone_geoms.size == 0:
         return out
-    points = shapely.point_on_surface(objects.polygons)
+    points = representative_points(objects.polygons)
     obj, zone = shapely.STRtree(zone_geoms).query(points, predicate="intersects")
     if obj.size:
         order = np.lexsort((zone, obj))

@@ -258,14 +258,16 @@ class ScoreSummary:
         return dumps(self.to_dict(rows=True))
 
 
-def empty_sides(reference: SideSummary, submission: SideSummary) -> list[str]:
+def empty_sides(reference: SideSummary, submission: SideSummary, *,
+                region: bool = False) -> list[str]:
     """A warning for each side without a single object, saying why (the layer or
     raster holds none, or every feature was skipped: the reader's warning says for
     what) and what it does to the measures
     (:func:`geoeval.measures.counts.f1_values`): a submission that detected
     nothing has recall and F1 0 and precision undefined; a reference with no
     object, precision and F1 0 and recall undefined; with both empty, all three
-    are undefined."""
+    are undefined. With ``region`` (a region read alone) a side without features has
+    none in the region."""
     if not reference.objects and not submission.objects:
         both = "precision, recall and F1 are undefined"
         effects = (f"the submission has none either: {both}",
@@ -281,6 +283,8 @@ def empty_sides(reference: SideSummary, submission: SideSummary) -> list[str]:
         if s.skipped:
             why = (f"all {s.skipped:,} of its features were skipped (the warning "
                    "above says why)")
+        elif region:
+            why = "none is in the region"
         elif s.input_type == "raster":
             why = "every pixel is background"
         elif str(s.path).startswith("<"):  # objects given in memory
