@@ -44,6 +44,7 @@ from geoeval.cli.options import (
     READERS,
     REPORTING,
     STRATA,
+    AnonOpt,
     BootSeedOpt,
     BoundaryBandOpt,
     BoundaryWidthOpt,
@@ -55,6 +56,7 @@ from geoeval.cli.options import (
     MeasuresOpt,
     ResolutionOpt,
     SchedulerOpt,
+    input_arg,
 )
 from geoeval.cli.printers import (
     Reporting,
@@ -69,11 +71,12 @@ from geoeval.cli.progress import Progress
 
 @with_groups
 def score_command(
-    reference: Annotated[Path, typer.Argument(
+    reference: Annotated[str, typer.Argument(
         metavar="REFERENCE", show_default=False,
         help="Labelled raster or vector layer, folder of scenes, or quoted pattern of "
-             "tiles read as one layer ('tiles/*.gpkg').")],
-    submission: Annotated[Path, typer.Argument(
+             "tiles read as one layer ('tiles/*.gpkg'); a path or a URL (s3://, gs://, "
+             "az://, https://).")],
+    submission: Annotated[str, typer.Argument(
         metavar="SUBMISSION", show_default=False,
         help="The same, for the detector's output.")],
     matcher: Annotated[list[str] | None, typer.Option(
@@ -141,6 +144,7 @@ def score_command(
                           "into this new folder (the Dask workers write it by partitions).",
         rich_help_panel=sections.MORE_OUTPUTS)
     ] = None,
+    anon: AnonOpt = False,
 ) -> None:
     """Score SUBMISSION against REFERENCE: counts, precision, recall, F1, accuracy.
 
@@ -156,12 +160,13 @@ def score_command(
     matchers = registry.names() if "all" in chosen else tuple(chosen)
     out_matcher = gpkg_matcher
     err = terminal(stderr=True)
+    reference, submission = input_arg(reference), input_arg(submission)
     options = dict(
         matchers=matchers, **thresholds, mallows=mallows, resolution=resolution,
         approximate=approximate, n_jobs=jobs,
         engine=engine.value if hasattr(engine, "value") else engine, scheduler=scheduler,
         **readers, class_field=class_field, **strata,
-        **bootstrap, seed=seed, strict=out.strict)
+        **bootstrap, seed=seed, strict=out.strict, **({"anon": True} if anon else {}))
     folders = _is_folder(reference) or _is_folder(submission)
     if folders:
         if not (_is_folder(reference) and _is_folder(submission)):
@@ -225,12 +230,13 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
     show(console or terminal(), parts)
 
 
-def _is_folder(path: Path) -> bool:
-    """A folder of scenes (a FileGDB ``.gdb`` folder and a GeoParquet dataset are one
-    vector data source each)."""
+def _is_folder(path: Path | str) -> bool:
+    """A local folder of scenes (a FileGDB ``.gdb`` folder and a GeoParquet dataset are
+    one vector data source each; a URL is resolved by the API)."""
     from geoeval.io.layer_files import is_parquet_dataset
 
-    return path.is_dir() and path.suffix.lower() != ".gdb" and not is_parquet_dataset(path)
+    return isinstance(path, Path) and path.is_dir() and path.suffix.lower() != ".gdb" \
+        and not is_parquet_dataset(path)
 
 
 def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: Path | None,

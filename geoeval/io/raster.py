@@ -318,7 +318,7 @@ def _scanned(run: Any, sources: list[Any]) -> Any:
         raise InputError(
             f"cannot read band {bad.band} ({reason}); is the file truncated "
             "or a source of it missing?",
-            bad.path,
+            bad.shown,
         ) from None
 
 
@@ -377,7 +377,7 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
         value is not None or gdal_mask or (nodata is None and background == 0))
     return RasterSource(
         sparse_background=bool(sparse_bg), version=file_version(path),
-        path=str(path), band=int(band), background=int(background), dtype=dtype.name,
+        path=os.fspath(path), band=int(band), background=int(background), dtype=dtype.name,
         nodata=value, gdal_mask=gdal_mask, shape=(int(src.height), int(src.width)),
         block_shape=tuple(int(v) for v in src.block_shapes[band - 1]),  # type: ignore[arg-type]
     )
@@ -386,7 +386,7 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
 def _read_whole(source: Any, max_memory: int | None) -> np.ndarray:
     """The whole band of ``source``, after the memory check (only resampling needs it)."""
     h, w = source.shape
-    check_memory(w, h, np.dtype(source.dtype).itemsize, source.path, max_memory)
+    check_memory(w, h, np.dtype(source.dtype).itemsize, source.shown, max_memory)
     return source.read((0, h, 0, w))
 
 
@@ -407,7 +407,7 @@ def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, transfor
         areas=np.asarray(counts).astype(float) * grid.pixel_area,
         crs=crs,
         grid=grid,
-        path=source.path,
+        path=source.shown,
         input_type="raster",
     )
 

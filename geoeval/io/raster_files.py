@@ -73,8 +73,10 @@ def open_quietly(path: str | os.PathLike[str]) -> Any:
 
     with _OPENING, warnings.catch_warnings(), quiet_gdal():
         warnings.simplefilter("ignore")
-        # a Path: rasterio would parse a string as a URL (';', '#', '!')
-        return rasterio.open(Path(local_path(path)))
+        name = local_path(path)
+        # a Path: rasterio would parse a string as a URL (';', '#', '!'); GDAL's
+        # virtual names (/vsis3/…, /vsicurl/https://…) as they are, never a Path
+        return rasterio.open(name if name.startswith("/vsi") else Path(name))
 
 
 def file_version(path: str | os.PathLike[str]) -> tuple[int, ...]:

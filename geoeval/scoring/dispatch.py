@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 from typing import Any
 
 from geoeval.matching import registry
@@ -127,19 +126,15 @@ def _client(reason: Reason, *detail: str, kind: str | None = None) -> Choice:
 
 def _partitions(reference: Side, submission: Side, options: ScoreOptions) -> Choice:
     """Two vector layers by partitions, unless an input or option needs the client."""
-    from geoeval.io.formats import format_of
-    from geoeval.io.layer_files import is_parquet_dataset, is_tile_pattern
+    from geoeval.io.inputs import FOLDER, PATTERN
     from geoeval.io.pieces import layer_crs
 
-    for s in (reference, submission):
-        fmt = None if is_tile_pattern(s.source) else format_of(s.source)
-        if fmt is not None and not fmt.pieces:
-            return _client(Reason.FORMAT, fmt.name, "by pieces", kind=VECTOR)
-    for s in (reference, submission):
-        p = Path(s.source)
-        if not is_tile_pattern(s.source) and p.is_dir() and not is_parquet_dataset(p) \
-                and p.suffix.lower() != ".gdb":
-            return _client(Reason.FOLDER)
+    ref_input, sub_input = reference.input, submission.input
+    for inp in (ref_input, sub_input):  # the facts resolved once (geoeval.io.inputs)
+        if inp.shape != PATTERN and not inp.format.pieces:
+            return _client(Reason.FORMAT, inp.format.name, "by pieces", kind=VECTOR)
+    if FOLDER in (ref_input.shape, sub_input.shape):
+        return _client(Reason.FOLDER)
     bad = [m for m in options.matchers if not registry.get(m).partitionable]
     if bad:
         return _client(Reason.MATCHER, bad[0], kind=VECTOR)
@@ -149,8 +144,9 @@ def _partitions(reference: Side, submission: Side, options: ScoreOptions) -> Cho
         if value is not None:
             return _client(Reason.OPTION, name, "partitions", kind=VECTOR)
     ro, so = reference.reader, submission.reader
-    why = _crs_reason(layer_crs(reference.source, ro.get("layer")),
-                      layer_crs(submission.source, so.get("layer")))
+    why = _crs_reason(*(  # each layer's CRS from its metadata, read once per input
+        inp.memo(("crs", opts.get("layer")), lambda i=inp, o=opts: layer_crs(i, o.get("layer")))
+        for inp, opts in ((ref_input, ro), (sub_input, so))))
     if why is not None:
         return _client(*why, kind=VECTOR)
     shared = options.reference.readers.class_field
@@ -181,12 +177,11 @@ def _blocks(reference: Side, submission: Side, options: ScoreOptions,
     client."""
     from geoeval.grid import same_crs
     from geoeval.io.evaluation_crs import unsuitable
-    from geoeval.io.formats import format_of
     from geoeval.io.raster import open_source
     from geoeval.scoring.by_blocks import Plan
 
     for s in (reference, submission):
-        fmt = format_of(s.source)
+        fmt = s.input.format  # resolved once (geoeval.io.inputs)
         if fmt.reader() is not None:  # a registered format's own reader: not GDAL's blocks
             return _client(Reason.FORMAT, fmt.name, "by blocks", kind=RASTER)
     keep = ("band", "background")

@@ -17,7 +17,7 @@ from geoeval.objects import ObjectSet
 from geoeval.parallel import gc_paused
 from geoeval.progress import TimeLeft
 from geoeval.scoring.dispatch import Route, dispatch
-from geoeval.scoring.options import ScoreOptions, score_options, side
+from geoeval.scoring.options import ScoreOptions, Side, score_options, side
 from geoeval.scoring.result import MatcherResult, ScoreResult, describe, empty_sides, measure
 
 
@@ -88,10 +88,7 @@ def score(
     from geoeval.io import read_pair_counted
 
     options = _built(options, keywords)
-    ref_side = side(reference, options.reference, attributes=options.attributes)
-    sub_side = side(submission, options.submission,
-                    optional_class=options.class_field is not None,
-                    attributes=options.attributes)
+    ref_side, sub_side = sides(reference, submission, options)
     from geoeval import parallel
 
     # the engine is open while reading too: a raster's windowed scan runs on it
@@ -132,6 +129,24 @@ def score(
         return result
 
 
+def sides(reference: Any, submission: Any, options: ScoreOptions) -> tuple[Side, Side]:
+    """Both inputs resolved once, at the edge (:func:`geoeval.scoring.options.side`),
+    GDAL configured for the stores first (:func:`geoeval.io.locations.configure_gdal`:
+    ``AWS_ENDPOINT_URL`` in GDAL's spelling, ``anon``)."""
+    from geoeval.io.locations import configure_gdal, is_url
+    from geoeval.io.url_paths import use_anon
+
+    use_anon(options.anon)
+    if options.anon or any(is_url(str(s)) for s in (reference, submission)
+                           if isinstance(s, str | Path)):
+        configure_gdal(anon=options.anon)
+    return (side(reference, options.reference, attributes=options.attributes,
+                 anon=options.anon),
+            side(submission, options.submission,
+                 optional_class=options.class_field is not None,
+                 attributes=options.attributes, anon=options.anon))
+
+
 def _built(options: ScoreOptions | None, keywords: dict[str, Any]) -> ScoreOptions:
     """``options``, or the options of ``keywords`` (:func:`score_options`) checked."""
     if options is None:
@@ -152,8 +167,9 @@ def read_reference(reference: str | Path | ObjectSet,
 
     options = _built(options, keywords)
     with options.sides_named():
-        return read_side(reference, "reference", **side(
-            reference, options.reference, attributes=options.attributes).reader)
+        one = side(reference, options.reference, attributes=options.attributes,
+                   anon=options.anon)
+        return read_side(one.source, "reference", **one.reader)
 
 
 def check_options(*, gpkg_matcher: str | None = None, **keywords: Any) -> None:
