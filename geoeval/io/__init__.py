@@ -189,7 +189,8 @@ def _printable(objects: ObjectSet) -> ObjectSet:
     from geoeval.io.locations import redact
 
     path = None if objects.path is None else redact(printable(objects.path))
-    notes = tuple(printable(w) for w in objects.warnings)
+    # GDAL's words name the file it opened: a signed URL's query taken out
+    notes = tuple(redact(printable(w)) for w in objects.warnings)
     if path == objects.path and notes == tuple(objects.warnings):
         return objects
     return replace(objects, path=path, warnings=notes)

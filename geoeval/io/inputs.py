@@ -129,7 +129,7 @@ def _remote(loc: Location, input_type: str | None, anon: bool) -> Input:
     if loc.is_store and stores.is_pattern(loc.text):
         return Input(path, loc, format_for(path.suffix, folder=False, vector=True), PATTERN,
                      anon)
-    found = stores.kind(loc, anon=anon) if loc.is_store else FILE
+    found = stores.kind(loc, anon=anon)  # one request: a failure told here, in one line
     if found == "missing":
         raise InputError("no such object (check the bucket and key)", loc.display)
     folder = found == "folder"

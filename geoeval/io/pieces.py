@@ -35,7 +35,7 @@ from geoeval.errors import FieldError, InputError, first_line, sendable
 from geoeval.io.inputs import is_dataset, is_pattern, layer_files
 from geoeval.io.layer_files import geo_crs, one_crs, parse_crs
 from geoeval.io.paths import local_path
-from geoeval.io.url_paths import as_path, parquet_file, parquet_source
+from geoeval.io.url_paths import as_path, parquet_file, parquet_source, remote_failure
 from geoeval.parallel import gc_paused
 
 #: Features per piece (a row group larger than this is one piece on its own).
@@ -175,8 +175,9 @@ def _parquet_plan(p: Any, id_field: str | None, size: int,
             meta = parquet_file(f).metadata
         except InputError:
             raise
-        except Exception:
-            raise InputError("is not a Parquet file (unreadable or corrupt footer)", f) from None
+        except Exception as exc:
+            raise remote_failure(exc, f) or InputError(
+                "is not a Parquet file (unreadable or corrupt footer)", f) from None
         geo = (meta.schema.to_arrow_schema().metadata or {}).get(b"geo")
         if geo is None:
             raise InputError("has no geometry column (no GeoParquet 'geo' metadata): "
@@ -458,16 +459,19 @@ def read_piece(piece: Piece) -> PieceData:
     except InputError:
         raise
     except Exception as exc:
+        mapped = remote_failure(exc, piece.path)  # a URL: the stores' words
+        if mapped is not None:
+            raise mapped from None
         what = "row groups" if piece.kind == "parquet" else "features"
         bad = _bad_row_group(piece) if piece.kind == "parquet" and piece.count > 1 else None
         where = "" if bad is None else f": row group {bad[0]} ({first_line(bad[1])})"
         raise InputError(f"cannot read {what} {piece.start}..{piece.start + piece.count - 1}"
-                         f"{where or f' ({first_line(exc)})'}", piece.path) from None
+                         f"{where or f' ({first_line(exc)})'}", as_path(piece.path)) from None
     ids = np.asarray(ids)
     try:
         kept, keep, counts, area = polygonal_counts(geoms, ids)
     except InputError as exc:  # a feature that cannot be measured: the file named
-        raise InputError(exc.message, piece.path) from None
+        raise InputError(exc.message, as_path(piece.path)) from None
     all_ids, empty = None, 0
     if piece.id_field is not None:
         import pandas as pd

@@ -313,8 +313,13 @@ def _scanned(run: Any, sources: list[Any]) -> Any:
     try:
         return run()
     except (RasterioError, CPLE_BaseError) as exc:
+        from geoeval.io.url_paths import remote_failure
+
         reason = _gdal_reason(exc)
         bad = sources[0]
+        mapped = remote_failure(exc, bad.path)
+        if mapped is not None:
+            raise mapped from None
         raise InputError(
             f"cannot read band {bad.band} ({reason}); is the file truncated "
             "or a source of it missing?",
@@ -339,7 +344,11 @@ def open_source(path: str | Path, *, band: int = 1, background: int = 0) -> tupl
         # (a truncated file's tags) kept off the terminal
         src = open_quietly(path)
     except (RasterioError, CPLE_BaseError) as exc:
-        raise InputError(f"cannot open as a raster ({first_line(exc)})", path) from None
+        from geoeval.io.url_paths import remote_failure
+
+        # a URL: missing, denied, unreachable… in the stores' words (one table)
+        raise remote_failure(exc, path) or InputError(
+            f"cannot open as a raster ({first_line(exc)})", path) from None
     with src:
         if not 1 <= band <= src.count:
             raise InputError(f"band {band} does not exist (the raster has {src.count})", path)

@@ -159,3 +159,20 @@ def ready_for_urls(path: Any) -> None:
 
     configure_gdal(anon=_ANON[0])
     _CONFIGURED[:] = [os.getpid()]
+
+
+def remote_failure(exc: BaseException, path: Any) -> Any:
+    """GDAL's (or Arrow's) failure ``exc`` reading ``path``, a URL, as the one line of
+    :func:`geoeval.io.stores.gdal_failure` (missing, access denied, no credentials,
+    unreachable, …); ``None`` for a local path or a message that names no such reason."""
+    if not is_remote(path):
+        return None
+    from geoeval.errors import InputError
+    from geoeval.io import stores
+
+    loc = locate(os.fspath(path))
+    if isinstance(exc, InputError):
+        return None
+    cause = exc.__cause__ or exc.__context__
+    text = " ".join(str(e) for e in (exc, cause) if e is not None)
+    return stores.gdal_failure(text, loc)

@@ -34,7 +34,7 @@ from geoeval.errors import FieldError, InputError, first_line
 from geoeval.io import zipped
 from geoeval.io.paths import local_path
 from geoeval.io.shapefiles import check_shapefile, shapefile_encoding, sidecar
-from geoeval.io.url_paths import as_path, is_remote, parquet_source
+from geoeval.io.url_paths import as_path, is_remote, parquet_source, remote_failure
 from geoeval.objects import ObjectSet
 from geoeval.parallel import chunked
 
@@ -66,7 +66,8 @@ def list_layers(path: str | Path) -> list[str]:
             warnings.simplefilter("ignore")
             return [str(row[0]) for row in pyogrio.list_layers(local_path(p))]
     except Exception as exc:  # pyogrio raises several error types for unreadable files
-        raise InputError(_open_failure(p, exc), path) from None
+        raise remote_failure(exc, p) or InputError(
+            _open_failure(p, exc), p if is_remote(p) else path) from None
 
 
 def read_vector(
@@ -471,7 +472,7 @@ def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str
         try:
             info = pyogrio.read_info(local_path(p), layer=layer, encoding=encoding, **options)
         except Exception as exc:
-            raise InputError(_open_failure(p, exc), p) from None
+            raise remote_failure(exc, p) or InputError(_open_failure(p, exc), p) from None
         fields = [str(f) for f in info["fields"]]
         _check_fields(p, fields, id_field, class_field)
         if info.get("geometry_type") is None:
@@ -494,7 +495,8 @@ def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str
                              f"{exc.object[exc.start:exc.start + 1]!r} in field(s) "
                              f"{', '.join(wanted)}; re-save the layer as UTF-8", p) from None
         except Exception as exc:
-            raise InputError(f"cannot read the layer ({_named(first_line(exc), p)})", p) from None
+            raise remote_failure(exc, p) or InputError(
+                f"cannot read the layer ({_named(first_line(exc), p)})", p) from None
     if not hasattr(frame, "geometry"):
         raise _no_geometry(p, layer)
     notes = [first_line(w.message) for w in caught
@@ -550,8 +552,9 @@ def _read_parquet(p: Path, wanted: list[str], id_field: str | None,
         schema = pq.read_schema(parquet_source(p))  # a URL: read where it lives
     except InputError:
         raise
-    except Exception:
-        raise InputError("is not a Parquet file (unreadable or corrupt footer)", p) from None
+    except Exception as exc:
+        raise remote_failure(exc, p) or InputError(
+            "is not a Parquet file (unreadable or corrupt footer)", p) from None
     geo = (schema.metadata or {}).get(b"geo")
     if geo is None:
         raise _no_geometry(p)
@@ -569,7 +572,8 @@ def _read_parquet(p: Path, wanted: list[str], id_field: str | None,
             frame = gpd.read_parquet(parquet_source(p), columns=None if attributes
                                      else [*wanted, primary])
         except Exception as exc:
-            raise InputError(f"cannot read as GeoParquet ({first_line(exc)})", p) from None
+            raise remote_failure(exc, p) or InputError(
+                f"cannot read as GeoParquet ({first_line(exc)})", p) from None
     return frame, [first_line(w.message) for w in caught
                    if not issubclass(w.category, (ResourceWarning, DeprecationWarning))]
 

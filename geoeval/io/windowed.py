@@ -145,6 +145,11 @@ class RasterSource:
             labels = ds.read(self.band, window=w, out=out)
             mask = ds.read_masks(self.band, window=w) if self.gdal_mask else None
         except (RasterioError, CPLE_BaseError) as exc:
+            from geoeval.io.url_paths import remote_failure
+
+            mapped = remote_failure(exc, self.path)  # a URL: the stores' words
+            if mapped is not None:
+                raise mapped from None
             # the local engine's words, whichever window (GDAL's reason names the block)
             raise InputError(f"cannot read band {self.band} ({gdal_reason(exc)}); is the file "
                              "truncated or a source of it missing?", self.shown) from None

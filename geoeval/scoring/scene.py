@@ -133,18 +133,23 @@ def sides(reference: Any, submission: Any, options: ScoreOptions) -> tuple[Side,
     """Both inputs resolved once, at the edge (:func:`geoeval.scoring.options.side`),
     GDAL configured for the stores first (:func:`geoeval.io.locations.configure_gdal`:
     ``AWS_ENDPOINT_URL`` in GDAL's spelling, ``anon``)."""
-    from geoeval.io.locations import configure_gdal, is_url
-    from geoeval.io.url_paths import use_anon
-
-    use_anon(options.anon)
-    if options.anon or any(is_url(str(s)) for s in (reference, submission)
-                           if isinstance(s, str | Path)):
-        configure_gdal(anon=options.anon)
+    _configured(options, reference, submission)
     return (side(reference, options.reference, attributes=options.attributes,
                  anon=options.anon),
             side(submission, options.submission,
                  optional_class=options.class_field is not None,
                  attributes=options.attributes, anon=options.anon))
+
+
+def _configured(options: ScoreOptions, *sources: Any) -> None:
+    """GDAL configured for the stores before ``sources`` are resolved, when one is a
+    URL or ``anon`` is asked for; Arrow's reads told ``anon`` (once per run)."""
+    from geoeval.io.locations import configure_gdal, is_url
+    from geoeval.io.url_paths import use_anon
+
+    use_anon(options.anon)
+    if options.anon or any(is_url(str(s)) for s in sources if isinstance(s, str | Path)):
+        configure_gdal(anon=options.anon)
 
 
 def _built(options: ScoreOptions | None, keywords: dict[str, Any]) -> ScoreOptions:
@@ -166,6 +171,7 @@ def read_reference(reference: str | Path | ObjectSet,
     from geoeval.io import read_side
 
     options = _built(options, keywords)
+    _configured(options, reference)
     with options.sides_named():
         one = side(reference, options.reference, attributes=options.attributes,
                    anon=options.anon)
