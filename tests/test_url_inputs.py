@@ -192,31 +192,32 @@ def test_rank_names_a_signed_url_without_its_query(data, web):
 
 
 def test_an_input_is_resolved_once(data, s3, monkeypatch):
-    """``format_of``'s rule and the CRS read from the metadata run once per input for a
-    score by partitions (the route, the plan and the reading read the Input)."""
+    """``format_of``'s rule and the plan of the pieces (which gives the CRS from the
+    metadata) run once per input for a score by partitions: the route's choice and the
+    Dask engine's plan read the Input (before, twice each)."""
     from geoeval.engine import Engine
     from geoeval.engine.inline import InlineClient
     from geoeval.io import formats, pieces
     from geoeval.scoring.scene import score
 
-    calls = {"format": 0, "crs": 0}
-    format_for, layer_crs = formats.format_for, pieces.layer_crs
+    calls = {"format": 0, "plan": 0}
+    format_for, plan_pieces = formats.format_for, pieces.plan_pieces
 
     def counted_format(*a, **k):
         calls["format"] += 1
         return format_for(*a, **k)
 
-    def counted_crs(*a, **k):
-        calls["crs"] += 1
-        return layer_crs(*a, **k)
+    def counted_plan(*a, **k):
+        calls["plan"] += 1
+        return plan_pieces(*a, **k)
 
     monkeypatch.setattr(formats, "format_for", counted_format)
     monkeypatch.setattr("geoeval.io.inputs.format_for", counted_format)
-    monkeypatch.setattr(pieces, "layer_crs", counted_crs)
+    monkeypatch.setattr(pieces, "plan_pieces", counted_plan)
     res = score("s3://inputs/ref.parquet", "s3://inputs/sub.parquet", matchers=["bgm"],
                 opened=Engine("dask", client=InlineClient(), n_jobs=1))
     assert res.summary.reference.objects == 300
-    assert calls == {"format": 2, "crs": 2}
+    assert calls == {"format": 2, "plan": 2}
 
 
 @pytest.mark.parametrize("name, message", [
@@ -333,3 +334,19 @@ def test_web_without_ranges_in_one_line(data, tmp_path):
                               "file needs; download the file first\n")
     finally:
         _stop(proc)
+
+
+@pytest.mark.parametrize("name", ["ref.tif", "ref.gpkg", "ref.parquet"])
+def test_a_truncated_object_in_one_line(data, s3, tmp_path, name):
+    """An object cut short (an upload interrupted): one line naming the URL, exit 2,
+    nothing written."""
+    whole = (data / name).read_bytes()
+    cut = tmp_path / name
+    cut.write_bytes(whole[:len(whole) * 2 // 3])
+    s3.upload("inputs", {f"cut/{name}": cut})
+    out = tmp_path / "r.json"
+    run = run_cli("score", f"s3://inputs/cut/{name}", f"s3://inputs/{name}", "-q", "-m", "bgm",
+                  "--json", out)
+    assert run.code == 2, str(run)
+    assert run.stderr.startswith(f"geoeval: error: s3://inputs/cut/{name}: ")
+    assert len(run.stderr.splitlines()) == 1 and not out.exists()

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import FieldError, InputError, first_line, sendable
-from geoeval.io.inputs import is_dataset, is_pattern, layer_files
+from geoeval.io.inputs import Input, is_dataset, is_pattern, layer_files
 from geoeval.io.layer_files import geo_crs, one_crs, parse_crs
 from geoeval.io.paths import local_path
 from geoeval.io.url_paths import as_path, parquet_file, parquet_source, remote_failure
@@ -140,8 +140,20 @@ def plan_layer(path: str | Path, *, layer: str | int | None = None,
     if is_pattern(path):
         return _tile_pieces(path, layer, id_field, int(features or PIECE_FEATURES),
                             mapper)
-    pieces, crs = plan_pieces(path, layer=layer, id_field=id_field, features=features)
+    pieces, crs = planned(path, layer=layer, id_field=id_field, features=features)
     return pieces, crs, layer_bounds(path, layer)
+
+
+def planned(path: Any, *, layer: str | int | None = None, id_field: str | None = None,
+            features: int | None = None) -> tuple[list[Piece], Any]:
+    """:func:`plan_pieces`, once per resolved :class:`~geoeval.io.inputs.Input` and
+    arguments (the route's choice and the Dask engine's plan read the same one)."""
+    def plan() -> tuple[list[Piece], Any]:
+        return plan_pieces(path, layer=layer, id_field=id_field, features=features)
+
+    if isinstance(path, Input):
+        return path.memo(("plan", layer, id_field, features or PIECE_FEATURES), plan)
+    return plan()
 
 
 def layer_crs(path: str | Path, layer: str | int | None = None) -> Any:

@@ -127,7 +127,6 @@ def _client(reason: Reason, *detail: str, kind: str | None = None) -> Choice:
 def _partitions(reference: Side, submission: Side, options: ScoreOptions) -> Choice:
     """Two vector layers by partitions, unless an input or option needs the client."""
     from geoeval.io.inputs import FOLDER, PATTERN
-    from geoeval.io.pieces import layer_crs
 
     ref_input, sub_input = reference.input, submission.input
     for inp in (ref_input, sub_input):  # the facts resolved once (geoeval.io.inputs)
@@ -144,9 +143,7 @@ def _partitions(reference: Side, submission: Side, options: ScoreOptions) -> Cho
         if value is not None:
             return _client(Reason.OPTION, name, "partitions", kind=VECTOR)
     ro, so = reference.reader, submission.reader
-    why = _crs_reason(*(  # each layer's CRS from its metadata, read once per input
-        inp.memo(("crs", opts.get("layer")), lambda i=inp, o=opts: layer_crs(i, o.get("layer")))
-        for inp, opts in ((ref_input, ro), (sub_input, so))))
+    why = _crs_reason(_layer_crs(ref_input, ro), _layer_crs(sub_input, so))
     if why is not None:
         return _client(*why, kind=VECTOR)
     shared = options.reference.readers.class_field
@@ -154,6 +151,23 @@ def _partitions(reference: Side, submission: Side, options: ScoreOptions) -> Cho
             or so.get("class_field") not in (None, shared):
         return _client(Reason.SIDE_OPTION, "CRS or class field", "partitions", kind=VECTOR)
     return Choice(Route.PARTITIONS)
+
+
+def _layer_crs(inp: Any, reader: dict[str, Any]) -> Any:
+    """A layer's CRS from its metadata, read once per input: from the plan of its pieces
+    that the Dask engine then reads (:func:`geoeval.io.pieces.planned`); a pattern of
+    tiles from its first tile (its plan is made on the workers)."""
+    from geoeval.errors import FieldError
+    from geoeval.io.inputs import PATTERN
+    from geoeval.io.pieces import layer_crs, planned
+
+    layer = reader.get("layer")
+    if inp.shape != PATTERN:
+        try:
+            return planned(inp, layer=layer, id_field=reader.get("id_field"))[1]
+        except FieldError:  # the planning says it, naming the side
+            pass
+    return inp.memo(("crs", layer), lambda: layer_crs(inp, layer))
 
 
 def _crs_reason(ref_crs: Any, sub_crs: Any) -> tuple[Any, ...] | None:
