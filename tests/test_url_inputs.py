@@ -226,6 +226,8 @@ def test_an_input_is_resolved_once(data, s3, monkeypatch):
      "s3://no-such-bucket/ref.tif: no such object (check the bucket and key)"),
     ("s3://inputs/none_tiles/*.gpkg", "s3://inputs/none_tiles: no such folder or prefix"),
     ("s3://inputs/ref_tiles/*.fgb", "s3://inputs/ref_tiles/*.fgb: matches no object"),
+    ("s3://inputs/ref_tiles", "s3://inputs/ref_tiles: is a prefix of several files, not one "
+                              "layer"),
 ])
 def test_missing_objects_in_one_line(s3, tmp_path, name, message):
     out = tmp_path / "r.json"

@@ -123,10 +123,12 @@ AnonOpt = Annotated[bool, typer.Option(
                    "as AWS_NO_SIGN_REQUEST=YES).", rich_help_panel=sections.INPUTS)]
 
 
-def input_arg(text: str | Path) -> str | Path:
-    """An input as given on the command line: a URL (``s3://…``, ``https://…``,
-    ``/vsis3/…``) stays text (a :class:`~pathlib.Path` would fold its ``//``), anything
-    else is a :class:`~pathlib.Path`."""
+def input_arg(text: str | Path) -> Any:
+    """An input argument as given on the command line (``parser=`` of its
+    ``typer.Argument``): a URL (``s3://…``, ``https://…``, ``/vsis3/…``) stays text (a
+    :class:`~pathlib.Path` would fold its ``//``), anything else is a
+    :class:`~pathlib.Path` (an input the outputs are checked against,
+    :mod:`geoeval.cli.guard`)."""
     from geoeval.io.locations import is_url
 
     return text if is_url(str(text)) else Path(text)

@@ -91,8 +91,8 @@ TABLE_OPTIONS = ("indicators", "lower_is_better", "tie_break")
 
 @with_groups
 def rank_command(
-    paths: Annotated[list[str] | None, typer.Argument(
-        metavar="REFERENCE SUBMISSION...",
+    paths: Annotated[list[Path] | None, typer.Argument(
+        metavar="REFERENCE SUBMISSION...", parser=input_arg,
         help="The reference, then one or more submissions (omit with --table); paths "
              "or URLs (s3://, gs://, az://, https://).",
         show_default=False)] = None,
@@ -127,7 +127,7 @@ def rank_command(
     frequencies over linear extensions, iterated cumulative rank frequency."""
     from geoeval import rank, rank_table  # deferred: keeps `--help` fast
 
-    paths = [input_arg(p) for p in paths or []]
+    paths = list(paths or [])
     if table is not None:
         if paths:
             raise InputError("give either --table or REFERENCE SUBMISSION..., not both")

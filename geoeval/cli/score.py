@@ -71,13 +71,13 @@ from geoeval.cli.progress import Progress
 
 @with_groups
 def score_command(
-    reference: Annotated[str, typer.Argument(
-        metavar="REFERENCE", show_default=False,
+    reference: Annotated[Path, typer.Argument(
+        metavar="REFERENCE", show_default=False, parser=input_arg,
         help="Labelled raster or vector layer, folder of scenes, or quoted pattern of "
              "tiles read as one layer ('tiles/*.gpkg'); a path or a URL (s3://, gs://, "
              "az://, https://).")],
-    submission: Annotated[str, typer.Argument(
-        metavar="SUBMISSION", show_default=False,
+    submission: Annotated[Path, typer.Argument(
+        metavar="SUBMISSION", show_default=False, parser=input_arg,
         help="The same, for the detector's output.")],
     matcher: Annotated[list[str] | None, typer.Option(
         "--matcher", "-m", metavar="NAME", callback=MATCHERS_OR_ALL,
@@ -160,7 +160,6 @@ def score_command(
     matchers = registry.names() if "all" in chosen else tuple(chosen)
     out_matcher = gpkg_matcher
     err = terminal(stderr=True)
-    reference, submission = input_arg(reference), input_arg(submission)
     options = dict(
         matchers=matchers, **thresholds, mallows=mallows, resolution=resolution,
         approximate=approximate, n_jobs=jobs,

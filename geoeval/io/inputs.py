@@ -124,7 +124,9 @@ def resolve(source: Any, *, input_type: str | None = None, anon: bool = False) -
 def _remote(loc: Location, input_type: str | None, anon: bool) -> Input:
     """An input in object storage or on the web (see :func:`resolve`)."""
     from geoeval.io import stores
+    from geoeval.io.url_paths import ready_for_urls
 
+    ready_for_urls(loc.text)  # GDAL told the endpoint (once per process)
     path = UrlPath(loc)
     if loc.is_store and stores.is_pattern(loc.text):
         return Input(path, loc, format_for(path.suffix, folder=False, vector=True), PATTERN,
@@ -143,6 +145,11 @@ def _remote(loc: Location, input_type: str | None, anon: bool) -> Input:
                                         or path.suffix.lower() in (".parquet",
                                                                    ".geoparquet")) \
             else FOLDER
+    if shape == FOLDER:
+        raise InputError("is a prefix of several files, not one layer: give one file, a "
+                         "prefix of GeoParquet files (a dataset), or a quoted pattern of "
+                         "tiles ('s3://bucket/tiles/*.gpkg'); folders of scenes are read "
+                         "from local folders only", loc.display)
     return Input(path, loc, fmt, shape, anon)
 
 def is_pattern(path: Any) -> bool:
