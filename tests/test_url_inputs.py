@@ -235,6 +235,7 @@ def test_missing_objects_in_one_line(s3, tmp_path, name, message):
     assert run.code == 2 and run.stdout == ""
     assert run.stderr.startswith("geoeval: error: " + message)
     assert len(run.stderr.strip().splitlines()) == 1 and not out.exists()
+    assert SECRET not in run.stderr
 
 
 @pytest.mark.parametrize("name", ["none.tif", "none.gpkg", "none.parquet"])
@@ -269,7 +270,7 @@ def test_no_credentials_in_one_line(s3, monkeypatch, tmp_path, ext):
     run = run_cli("score", f"s3://inputs/ref.{ext}", f"s3://inputs/sub.{ext}", "-q")
     assert run.code == 2 and len(run.stderr.splitlines()) == 1
     assert run.stderr.startswith(f"geoeval: error: s3://inputs/ref.{ext}: access denied")
-    assert "--anon" in run.stderr
+    assert "--anon" in run.stderr and SECRET not in run.stderr
 
 
 def test_anon_reads_a_public_bucket(data, s3, monkeypatch, tmp_path):
@@ -310,6 +311,7 @@ def test_unreachable_endpoint_in_one_line(s3, monkeypatch):
         assert run.code == 2 and len(run.stderr.splitlines()) == 1
         assert run.stderr.startswith(f"geoeval: error: s3://inputs/ref.{ext}: cannot reach "
                                      "the server")
+        assert SECRET not in run.stderr
 
 
 def test_web_without_ranges_in_one_line(data, tmp_path):
@@ -352,3 +354,27 @@ def test_a_truncated_object_in_one_line(data, s3, tmp_path, name):
     assert run.code == 2, str(run)
     assert run.stderr.startswith(f"geoeval: error: s3://inputs/cut/{name}: ")
     assert len(run.stderr.splitlines()) == 1 and not out.exists()
+    assert SECRET not in run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["raster", "dataset"])
+def test_worker_processes_read_urls(data, s3, tmp_path, kind):
+    """A cluster of worker processes (``--engine dask -j 2``, the console script): each
+    worker reads its blocks or pieces from the URL with its own environment (GDAL told
+    the store's endpoint there), and the report is the local engine's."""
+    import subprocess
+    import sys
+
+    names = PAIRS[kind]
+    out = {}
+    for engine in ("local", "dask"):
+        out[engine] = tmp_path / f"{engine}.json"
+        run = subprocess.run(
+            [sys.executable, "-m", "geoeval.cli", "score", *(f"s3://inputs/{n}" for n in names),
+             *FAST, "-q", "--json", out[engine], "--engine", engine, "-j", "2"],
+            capture_output=True, text=True, timeout=240,
+            env={**os.environ, "PYTHONPATH": str(SAMPLE.parent)}, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        assert SECRET not in run.stdout + run.stderr
+    assert out["dask"].read_bytes() == out["local"].read_bytes()

@@ -108,6 +108,9 @@ def open_raster(path: str) -> Any:
         return held[1]
     if held is not None:
         held[1].close()
+    from geoeval.io.url_paths import ready_for_urls
+
+    ready_for_urls(path)  # a URL read on a Dask worker: GDAL told the store's endpoint
     # NotGeoreferencedWarning and GDAL's complaints: the reader's to say (once)
     ds = open_quietly(path)
     cache[where] = (version, ds)
