@@ -230,12 +230,12 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
 
 
 def _is_folder(path: Path | str) -> bool:
-    """A local folder of scenes (a FileGDB ``.gdb`` folder and a GeoParquet dataset are
-    one vector data source each; a URL is resolved by the API)."""
-    from geoeval.io.layer_files import is_parquet_dataset
+    """A local folder of scenes (the rule of :func:`geoeval.io.inputs.is_scene_folder`:
+    a FileGDB ``.gdb`` folder and a GeoParquet dataset are one vector data source
+    each)."""
+    from geoeval.io.inputs import is_scene_folder
 
-    return isinstance(path, Path) and path.is_dir() and path.suffix.lower() != ".gdb" \
-        and not is_parquet_dataset(path)
+    return is_scene_folder(path)
 
 
 def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: Path | None,

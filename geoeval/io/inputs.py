@@ -116,9 +116,21 @@ def resolve(source: Any, *, input_type: str | None = None, anon: bool = False) -
     p = Path(resolved)
     folder = p.is_dir()
     fmt = format_for(p.suffix, folder=folder)
-    shape = (FILE if not folder or p.suffix.lower() == ".gdb" else
-             DATASET if is_parquet_dataset(p) else FOLDER)
+    shape = (FOLDER if is_scene_folder(p) else DATASET if folder and is_parquet_dataset(p)
+             else FILE)
     return Input(resolved, locate(os.fspath(resolved)), fmt, shape, anon)
+
+
+def is_scene_folder(path: Any) -> bool:
+    """The one rule of a local folder of scenes (scored scene by scene, paired by name
+    with another folder): a folder that is not one data source (a FileGDB ``.gdb``, a
+    GeoParquet dataset, :func:`geoeval.io.layer_files.is_parquet_dataset`)."""
+    from geoeval.io.layer_files import is_parquet_dataset
+
+    if is_remote(path) or not isinstance(path, str | os.PathLike):
+        return False
+    p = Path(path)
+    return p.is_dir() and p.suffix.lower() != ".gdb" and not is_parquet_dataset(p)
 
 
 def _remote(loc: Location, input_type: str | None, anon: bool) -> Input:
