@@ -5,13 +5,12 @@ its format (:func:`geoeval.io.formats.format_of`), its shape (one file, a folder
 scenes, a pattern of tiles, a GeoParquet dataset folder), its files, its CRS — is
 decided here once, by :func:`resolve`, into an :class:`Input`; the readers, the
 route's choice (:mod:`geoeval.scoring.dispatch`) and the Dask engine's plans read its
-facts instead of deriving them again from the text.
+facts instead of deriving them again from the text, and what is read from its
+metadata (its CRS, the plan of its pieces) is kept in it (:meth:`Input.memo`,
+:func:`geoeval.io.pieces.planned`).
 
 A URL never goes through :class:`pathlib.Path` (``Path("s3://b/k")`` is ``s3:/b/k``):
-the readers that name a file by its path (its suffix, its name, its sidecars) get a
-:class:`UrlPath`, whose ``str`` is the name to show (:attr:`Location.display`, secrets
-removed) and whose ``os.fspath`` the text to open (:func:`geoeval.io.paths.local_path`
-gives GDAL its ``/vsi…`` name).
+its :attr:`Input.source` is a :class:`~geoeval.io.url_paths.UrlPath`.
 """
 
 from __future__ import annotations
@@ -25,10 +24,11 @@ from typing import Any
 from geoeval.errors import InputError
 from geoeval.io.formats import InputFormat, format_for
 from geoeval.io.locations import Location, locate
-from geoeval.io.url_paths import _ANON, UrlPath, is_remote
+from geoeval.io.url_paths import UrlPath, anonymous, is_remote
 
 #: An input's shapes.
 FILE, FOLDER, PATTERN, DATASET = "file", "folder", "pattern", "dataset"
+
 
 @dataclass(frozen=True, eq=False)
 class Input(os.PathLike):
@@ -102,7 +102,7 @@ def resolve(source: Any, *, input_type: str | None = None, anon: bool = False) -
     if isinstance(source, Input):
         return source
     if isinstance(source, UrlPath) or is_remote(source):
-        return _remote(locate(os.fspath(source)), input_type, anon or _ANON[0])
+        return _remote(locate(os.fspath(source)), input_type, anon or anonymous())
     from geoeval.io import zipped
     from geoeval.io.layer_files import is_parquet_dataset, is_tile_pattern
 

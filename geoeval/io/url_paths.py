@@ -120,6 +120,11 @@ def use_anon(anon: bool) -> None:
     """Read object storage without credentials in this process from now on (or not)."""
     _ANON[0] = bool(anon)
 
+
+def anonymous() -> bool:
+    """Whether this process reads object storage without credentials (:func:`use_anon`)."""
+    return _ANON[0]
+
 def parquet_source(path: Any) -> Any:
     """What :mod:`pyarrow.parquet` (and geopandas) open for the GeoParquet file
     ``path``: GDAL's safe name of a local file (:func:`geoeval.io.paths.local_path`),
