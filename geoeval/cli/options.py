@@ -117,6 +117,23 @@ HtmlOpt = Annotated[Path | None, typer.Option(
                    "output; docs/html-report.md).", rich_help_panel=sections.OUTPUTS)]
 
 
+# --- inputs where they live (object storage, the web) ---------------------------------
+AnonOpt = Annotated[bool, typer.Option(
+    "--anon", help="Read inputs in object storage without credentials (public buckets; "
+                   "as AWS_NO_SIGN_REQUEST=YES).", rich_help_panel=sections.INPUTS)]
+
+
+def input_arg(text: str | Path) -> Any:
+    """An input argument as given on the command line (``parser=`` of its
+    ``typer.Argument``): a URL (``s3://…``, ``https://…``, ``/vsis3/…``) stays text (a
+    :class:`~pathlib.Path` would fold its ``//``), anything else is a
+    :class:`~pathlib.Path` (an input the outputs are checked against,
+    :mod:`geoeval.cli.guard`)."""
+    from geoeval.io.locations import is_url
+
+    return text if is_url(str(text)) else Path(text)
+
+
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
 StrictOpt = Annotated[bool, typer.Option(
     "--strict", help="Warnings are errors (exit 2, nothing written).")]
