@@ -185,7 +185,7 @@ def read(
     from geoeval.io.inputs import resolve
 
     # a path or URL resolved once (its format and shape), unless already resolved
-    path = resolve(input_path(path), input_type=input_type)
+    path = resolve(path, input_type=input_type)
     return _printable(_read_file(path, input_type=input_type, band=band,
                                  background=background, layer=layer, id_field=id_field,
                                  class_field=class_field, crs=crs, max_memory=max_memory,

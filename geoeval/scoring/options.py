@@ -543,7 +543,7 @@ def side(source: Any, options: SideOptions, *, optional_class: bool = False,
     dropped when the input has no such field: its objects then take the class of the
     reference they overlap most.
     """
-    from geoeval.io import in_memory_type, input_kind, input_path
+    from geoeval.io import in_memory_type, input_kind
     from geoeval.io.inputs import resolve
 
     if isinstance(source, ObjectSet):
@@ -551,8 +551,7 @@ def side(source: Any, options: SideOptions, *, optional_class: bool = False,
     if in_memory_type(source) is None:
         # a path or URL: a zip archive as the member it holds, its format and shape,
         # decided here once
-        source = resolve(input_path(source), input_type=options.readers.input_type,
-                         anon=anon)
+        source = resolve(source, input_type=options.readers.input_type, anon=anon)
     kind = input_kind(source, options.readers.input_type)
     keywords = options.readers.keywords(kind, options.given)
     keywords["input_type"] = kind  # the readers take it as decided here
