@@ -74,9 +74,8 @@ from geoeval.cli.progress import Progress
 def score_command(
     reference: Annotated[Path, typer.Argument(
         metavar="REFERENCE", show_default=False, parser=input_arg,
-        help="Labelled raster or vector layer, folder of scenes, or quoted pattern of "
-             "tiles read as one layer ('tiles/*.gpkg'); a path or a URL (s3://, gs://, "
-             "az://, https://).")],
+        help="Labelled raster, vector layer, folder of scenes or quoted tile pattern "
+             "('tiles/*.gpkg'); a path or URL (s3://, gs://, az://, https://).")],
     submission: Annotated[Path, typer.Argument(
         metavar="SUBMISSION", show_default=False, parser=input_arg,
         help="The same, for the detector's output.")],

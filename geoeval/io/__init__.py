@@ -201,13 +201,16 @@ def _read_region(path: Any, region: Any, **options: Any) -> ObjectSet:
     from geoeval.io.region_raster import read_raster_region
 
     if not isinstance(path, ObjectSet) and in_memory_type(path) is None:
-        path = input_path(path)
-        kind = options.get("input_type") or detect_input_type(path)
-        if format_of(path).reader() is None and kind == "raster":
+        from geoeval.io.inputs import resolve
+
+        path = resolve(path, input_type=options.get("input_type"))
+        kind = options.get("input_type") or path.kind
+        own = path.format.reader()
+        if own is None and kind == "raster":
             return _printable(read_raster_region(
                 path, region, band=options["band"], background=options["background"],
                 crs=options["crs"]))
-        if format_of(path).reader() is None and kind == "vector":
+        if own is None and kind == "vector":
             return _printable(read_vector_region(
                 path, region, layer=options["layer"], id_field=options["id_field"],
                 class_field=options["class_field"], crs=options["crs"],
