@@ -378,3 +378,60 @@ def test_worker_processes_read_urls(data, s3, tmp_path, kind):
         assert run.returncode == 0, run.stderr
         assert SECRET not in run.stdout + run.stderr
     assert out["dask"].read_bytes() == out["local"].read_bytes()
+
+
+@pytest.fixture(scope="module")
+def sorted_layers(tmp_path_factory) -> Path:
+    """Two GeoParquet layers in rows of a grid, row groups of 200 rows (strips), with
+    the GeoParquet 1.1 bbox covering column: a region meets a few row groups."""
+    import geopandas as gpd
+
+    d = tmp_path_factory.mktemp("sorted")
+    gx, gy = np.meshgrid(np.arange(80), np.arange(50))
+    cx, cy = gx.ravel() * 25.0, gy.ravel() * 25.0
+    for name, dx in (("ref", 0.0), ("sub", 1.5)):
+        gpd.GeoDataFrame({"oid": np.arange(cx.size)},
+                         geometry=shapely.box(cx - 5 + dx, cy - 5, cx + 5 + dx, cy + 5),
+                         crs="EPSG:32631").to_parquet(d / f"{name}.parquet",
+                                                      write_covering_bbox=True,
+                                                      row_group_size=200)
+    return d
+
+
+def _needed(path: Path, box: tuple[float, ...]) -> int:
+    """The compressed bytes of the row groups whose bbox statistics meet ``box``, and
+    what Arrow fetches of the footer (at least its last 64 KiB)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    total = 0
+    for g in range(meta.num_row_groups):
+        rg = meta.row_group(g)
+        stats = {rg.column(i).path_in_schema: rg.column(i).statistics
+                 for i in range(rg.num_columns)}
+        if (stats["bbox.xmin"].min <= box[2] and stats["bbox.xmax"].max >= box[0]
+                and stats["bbox.ymin"].min <= box[3] and stats["bbox.ymax"].max >= box[1]):
+            total += sum(rg.column(i).total_compressed_size for i in range(rg.num_columns))
+    return total + max(64 * 1024, meta.serialized_size + 8)
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_a_region_of_web_urls_fetches_only_its_row_groups(sorted_layers, inline_dask,
+                                                          engine):
+    """``--bbox`` on GeoParquet URLs: the report of the region from the local files, and
+    from the server only the row groups that meet the region and each footer, once
+    (issue 41: ≤ 1.2× those bytes)."""
+    box = (400.0, 300.0, 700.0, 500.0)
+    bbox = ",".join(str(v) for v in box)
+    local = tuple(str(sorted_layers / f"{n}.parquet") for n in ("ref", "sub"))
+    want, _ = _report(*local, "--bbox", bbox, engine=engine)
+    with web_server(sorted_layers) as server:
+        server.reset()
+        got, _ = _report(*(f"{server.url}/{n}.parquet" for n in ("ref", "sub")),
+                         "--bbox", bbox, engine=engine)
+        sent = server.bytes_sent()
+    assert _names_apart(got) == _names_apart(want)
+    assert got["reference"]["objects"] < 300  # the region's, not the layer's 4,000
+    needed = sum(_needed(sorted_layers / f"{n}.parquet", box) for n in ("ref", "sub"))
+    whole = sum((sorted_layers / f"{n}.parquet").stat().st_size for n in ("ref", "sub"))
+    assert sent <= 1.2 * needed < whole

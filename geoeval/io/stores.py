@@ -108,6 +108,24 @@ def open_input(loc: Location, *, anon: bool = False) -> Any:
         raise failure(exc, loc) from None
 
 
+def open_version(loc: Location, *, anon: bool = False) -> tuple[Any, tuple[Any, ...]]:
+    """:func:`open_input` of a URL, and what names this version of the file: its URL,
+    size and modification time (a store) or ``ETag``/``Last-Modified`` (the web), from
+    the one request that opens it. A reader may keep what it read of the file (a
+    Parquet footer) under that key: a file replaced since has another."""
+    if not loc.is_store:
+        f = WebFile(loc)
+        return f, (loc.text, f.size(), f.version)
+    fs, path = _fs(loc, anon)
+    try:
+        info = fs.get_file_info(path)
+        if info.type.name != "File":
+            raise FileNotFoundError(path)
+        return fs.open_input_file(path), (loc.text, info.size, info.mtime_ns)
+    except OSError as exc:
+        raise failure(exc, loc) from None
+
+
 def read_bytes(loc: Location, *, anon: bool = False) -> bytes:
     """The whole file at ``loc`` (one request for a URL)."""
     if loc.is_local or loc.scheme == "vsi":
@@ -221,6 +239,8 @@ class WebFile(io.RawIOBase):
                              "which reading part of it needs; download the file first",
                              loc.display)
         self._size = int(length)
+        #: What names this version of the file (``ETag``, else ``Last-Modified``).
+        self.version = headers.get("ETag") or headers.get("Last-Modified")
 
     def size(self) -> int:
         return self._size

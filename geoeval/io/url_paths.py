@@ -144,11 +144,34 @@ def parquet_source(path: Any) -> Any:
     return f if loc.is_store else pa.PythonFile(f, mode="r")
 
 
+#: Footers of GeoParquet files read where they live, by version of the file
+#: (:func:`geoeval.io.stores.open_version`): a run plans, prunes and reads a file in
+#: several steps, and each would fetch its footer again (a few % of the file each time).
+_FOOTERS: dict[tuple[Any, ...], Any] = {}
+_FOOTERS_KEPT = 64
+
+
 def parquet_file(path: Any) -> Any:
-    """A :class:`pyarrow.parquet.ParquetFile` of ``path`` (:func:`parquet_source`)."""
+    """A :class:`pyarrow.parquet.ParquetFile` of ``path`` (:func:`parquet_source`); the
+    footer of a file where it lives fetched once per version of the file in this
+    process."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return pq.ParquetFile(parquet_source(path))
+    if not is_remote(path):
+        return pq.ParquetFile(parquet_source(path))
+    from geoeval.io import stores
+
+    loc = locate(os.fspath(path))
+    f, version = stores.open_version(loc, anon=_ANON[0])
+    source = f if loc.is_store else pa.PythonFile(f, mode="r")
+    known = _FOOTERS.get(version) if None not in version else None
+    out = pq.ParquetFile(source, metadata=known)
+    if known is None and None not in version:
+        while len(_FOOTERS) >= _FOOTERS_KEPT:
+            _FOOTERS.pop(next(iter(_FOOTERS)))
+        _FOOTERS[version] = out.metadata
+    return out
 
 
 _CONFIGURED: list[int] = []  # the process that configured GDAL for URLs
