@@ -219,8 +219,8 @@ def gdal_options(environ: Mapping[str, str] | None = None, *, anon: bool = False
         out["AWS_S3_ENDPOINT"] = parts.netloc + parts.path.rstrip("/")
         out["AWS_HTTPS"] = "NO" if parts.scheme == "http" else "YES"
         out["AWS_VIRTUAL_HOSTING"] = "FALSE"
-    if anon:
-        out["AWS_NO_SIGN_REQUEST"] = "YES"
+    # set either way: a process's earlier anonymous run must not leave it on
+    out["AWS_NO_SIGN_REQUEST"] = "YES" if anon else "NO"
     return {k: v for k, v in out.items() if k not in env}
 
 

@@ -72,6 +72,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             status = 206
         self.send_response(status)
         self.send_header("Accept-Ranges", "bytes")
+        stat = p.stat()  # as static servers do: a version of the file for caches
+        self.send_header("ETag", f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"')
+        self.send_header("Last-Modified", self.date_time_string(stat.st_mtime))
         self.send_header("Content-Length", str(end - start + 1))
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{end}/{size}")

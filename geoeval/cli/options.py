@@ -117,6 +117,23 @@ HtmlOpt = Annotated[Path | None, typer.Option(
                    "output; docs/html-report.md).", rich_help_panel=sections.OUTPUTS)]
 
 
+# --- inputs where they live (object storage, the web) ---------------------------------
+AnonOpt = Annotated[bool, typer.Option(
+    "--anon", help="Read public buckets without credentials (AWS_NO_SIGN_REQUEST=YES).",
+    rich_help_panel=sections.INPUTS)]
+
+
+def input_arg(text: str | Path) -> Any:
+    """An input argument as given on the command line (``parser=`` of its
+    ``typer.Argument``): a URL (``s3://…``, ``https://…``, ``/vsis3/…``) stays text (a
+    :class:`~pathlib.Path` would fold its ``//``), anything else is a
+    :class:`~pathlib.Path` (an input the outputs are checked against,
+    :mod:`geoeval.cli.guard`)."""
+    from geoeval.io.locations import is_url
+
+    return text if is_url(str(text)) else Path(text)
+
+
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")]
 StrictOpt = Annotated[bool, typer.Option(
     "--strict", help="Warnings are errors (exit 2, nothing written).")]
@@ -222,16 +239,15 @@ STRATA = Group(_strata, section=sections.STRATA)
 
 # a region read alone (geoeval.io.region)
 BboxOpt = Annotated[str | None, typer.Option(
-    "--bbox", metavar="XMIN,YMIN,XMAX,YMAX",
+    "--bbox", metavar="X0,Y0,X1,Y1",
     help="Score only the objects whose representative point is in this box (in "
-         "--bbox-crs); only what it needs is read.")]
+         "--bbox-crs), reading only what it needs.")]
 BboxCrsOpt = Annotated[str | None, typer.Option(
     "--bbox-crs", metavar="CRS", help="CRS of --bbox (default the reference's), e.g. "
                                       "EPSG:4326.")]
 RegionOpt = Annotated[str | None, typer.Option(  # text: a URL is not folded as a Path
     "--region", metavar="FILE",
-    help="Score only the objects whose representative point is in this layer's polygons "
-         "(in its own CRS); only what they need is read.")]
+    help="As --bbox, with this layer's polygons (in their own CRS).")]
 
 
 def _region(bbox: BboxOpt = None, bbox_crs: BboxCrsOpt = None,

@@ -37,9 +37,11 @@ from geoeval.cli.options import (
     REGION,
     REPORTING,
     STRATA,
+    AnonOpt,
     HtmlOpt,
     JobsOpt,
     ResolutionOpt,
+    input_arg,
 )
 from geoeval.cli.printers import Reporting, command_line, strict_printed
 from geoeval.cli.progress import Progress
@@ -91,8 +93,9 @@ TABLE_OPTIONS = ("indicators", "lower_is_better", "tie_break")
 @with_groups
 def rank_command(
     paths: Annotated[list[Path] | None, typer.Argument(
-        metavar="REFERENCE SUBMISSION...",
-        help="The reference, then one or more submissions (omit with --table).",
+        metavar="REFERENCE SUBMISSION...", parser=input_arg,
+        help="The reference, then one or more submissions (omit with --table); paths "
+             "or URLs (s3://, gs://, az://, https://).",
         show_default=False)] = None,
     table: Annotated[Path | None, typer.Option(
         help="CSV of precomputed indicators: a 'name' column + one per indicator.")] = None,
@@ -120,6 +123,7 @@ def rank_command(
     bootstrap: dict = BOOTSTRAP,
     jobs: JobsOpt = DEFAULTS["n_jobs"],
     out: Reporting = REPORTING,
+    anon: AnonOpt = False,
 ) -> None:
     """Rank submissions: dominance order, Hasse diagram, rank intervals and
     frequencies over linear extensions, iterated cumulative rank frequency."""
@@ -168,6 +172,7 @@ def rank_command(
                 **bootstrap,
                 **options,
                 strict=out.strict,
+                **({"anon": True} if anon else {}),
             )
     out.finish(result, _tables)
     if figure is not None:

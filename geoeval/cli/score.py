@@ -45,6 +45,7 @@ from geoeval.cli.options import (
     REGION,
     REPORTING,
     STRATA,
+    AnonOpt,
     BootSeedOpt,
     BoundaryBandOpt,
     BoundaryWidthOpt,
@@ -56,6 +57,7 @@ from geoeval.cli.options import (
     MeasuresOpt,
     ResolutionOpt,
     SchedulerOpt,
+    input_arg,
 )
 from geoeval.cli.printers import (
     Reporting,
@@ -71,11 +73,11 @@ from geoeval.cli.progress import Progress
 @with_groups
 def score_command(
     reference: Annotated[Path, typer.Argument(
-        metavar="REFERENCE", show_default=False,
-        help="Labelled raster or vector layer, folder of scenes, or quoted pattern of "
-             "tiles read as one layer ('tiles/*.gpkg').")],
+        metavar="REFERENCE", show_default=False, parser=input_arg,
+        help="Labelled raster, vector layer, folder of scenes or quoted tile pattern "
+             "('tiles/*.gpkg'); a path or URL (s3://, gs://, az://, https://).")],
     submission: Annotated[Path, typer.Argument(
-        metavar="SUBMISSION", show_default=False,
+        metavar="SUBMISSION", show_default=False, parser=input_arg,
         help="The same, for the detector's output.")],
     matcher: Annotated[list[str] | None, typer.Option(
         "--matcher", "-m", metavar="NAME", callback=MATCHERS_OR_ALL,
@@ -143,6 +145,7 @@ def score_command(
                           "into this new folder (the Dask workers write it by partitions).",
         rich_help_panel=sections.MORE_OUTPUTS)
     ] = None,
+    anon: AnonOpt = False,
 ) -> None:
     """Score SUBMISSION against REFERENCE: counts, precision, recall, F1, accuracy.
 
@@ -163,7 +166,7 @@ def score_command(
         approximate=approximate, n_jobs=jobs,
         engine=engine.value if hasattr(engine, "value") else engine, scheduler=scheduler,
         **readers, **region, class_field=class_field, **strata,
-        **bootstrap, seed=seed, strict=out.strict)
+        **bootstrap, seed=seed, strict=out.strict, **({"anon": True} if anon else {}))
     folders = _is_folder(reference) or _is_folder(submission)
     if folders:
         if not (_is_folder(reference) and _is_folder(submission)):
@@ -227,12 +230,13 @@ def _print(result: Any, *, figure: bool, breakdown: bool, console: Any = None) -
     show(console or terminal(), parts)
 
 
-def _is_folder(path: Path) -> bool:
-    """A folder of scenes (a FileGDB ``.gdb`` folder and a GeoParquet dataset are one
-    vector data source each)."""
-    from geoeval.io.layer_files import is_parquet_dataset
+def _is_folder(path: Path | str) -> bool:
+    """A local folder of scenes (the rule of :func:`geoeval.io.inputs.is_scene_folder`:
+    a FileGDB ``.gdb`` folder and a GeoParquet dataset are one vector data source
+    each)."""
+    from geoeval.io.inputs import is_scene_folder
 
-    return path.is_dir() and path.suffix.lower() != ".gdb" and not is_parquet_dataset(path)
+    return is_scene_folder(path)
 
 
 def _score_folders(reference: Path, submission: Path, options: dict, *, pairs: Path | None,

@@ -289,7 +289,7 @@ def _objects(config: Config, side: int, ids: np.ndarray, counts: np.ndarray,
     grid = LabelGrid(None, Affine(*config.transform[:6]), config.crs, src.background,
                      source=src, shape=src.shape, dtype=src.dtype, boxes=boxes)
     return ObjectSet(ids=ids, areas=counts.astype(float) * grid.pixel_area, crs=config.crs,
-                     grid=grid, path=src.path, input_type="raster")
+                     grid=grid, path=src.shown, input_type="raster")
 
 
 def solve(found: Scan, config: Config) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from geoeval.errors import (
     printable,
 )
 from geoeval.grid import crs_name, same_crs
-from geoeval.io.formats import OGR_SUFFIXES, format_of
+from geoeval.io.formats import OGR_SUFFIXES
 from geoeval.io.missing_crs import MissingCRSError, overlap
 from geoeval.io.missing_crs import extent_text as _fmt
 from geoeval.objects import ObjectSet
@@ -33,16 +33,11 @@ VECTOR_SUFFIXES = set(OGR_SUFFIXES)
 
 
 def detect_input_type(path: str | Path) -> str:
-    """``raster`` or ``vector``, from the file name (and content when unclear)."""
-    from geoeval.io import zipped
-    from geoeval.io.layer_files import is_tile_pattern
+    """``raster`` or ``vector``, from the file name (and content when unclear): the
+    kind of its :class:`~geoeval.io.inputs.Input` (:func:`geoeval.io.inputs.resolve`)."""
+    from geoeval.io.inputs import resolve
 
-    if is_tile_pattern(path):  # a layer of tiles: vector files only
-        return "vector"
-    path = zipped.resolve(path)  # a zip archive: what it holds
-    if not zipped.exists(path):
-        raise InputError("no such file", path)
-    return format_of(path).kind
+    return resolve(path).kind
 
 
 def input_path(source: Any) -> Any:
@@ -50,9 +45,11 @@ def input_path(source: Any) -> Any:
     ``/vsizip/…``) as the member it holds or names, ``det.zip/det.shp``
     (:func:`geoeval.io.zipped.resolve`); anything else as it is."""
     from geoeval.io.layer_files import is_tile_pattern
+    from geoeval.io.url_paths import is_remote
     from geoeval.io.zipped import resolve
 
-    if isinstance(source, (str, Path)) and not is_tile_pattern(source):
+    if isinstance(source, (str, Path)) and not is_tile_pattern(source) \
+            and not is_remote(source):
         return resolve(source)
     return source
 
@@ -60,7 +57,12 @@ def input_path(source: Any) -> Any:
 def input_kind(source: Any, input_type: str | None = None) -> str:
     """``raster`` or ``vector``: what an input is, decided once (data in memory by its
     type, :func:`in_memory_type`; a path by ``input_type`` when given, else by its
-    name, :func:`detect_input_type`)."""
+    name, :func:`detect_input_type`; a resolved :class:`~geoeval.io.inputs.Input` by
+    its own kind)."""
+    from geoeval.io.inputs import Input
+
+    if isinstance(source, Input):
+        return input_type or source.kind
     return in_memory_type(source) or input_type or detect_input_type(source)
 
 
@@ -180,7 +182,10 @@ def read(
     if in_memory_type(path) is not None:
         return _read_in_memory(path, band=band, background=background, id_field=id_field,
                                class_field=class_field, crs=crs, attributes=attributes)
-    path = input_path(path)
+    from geoeval.io.inputs import resolve
+
+    # a path or URL resolved once (its format and shape), unless already resolved
+    path = resolve(path, input_type=input_type)
     return _printable(_read_file(path, input_type=input_type, band=band,
                                  background=background, layer=layer, id_field=id_field,
                                  class_field=class_field, crs=crs, max_memory=max_memory,
@@ -196,13 +201,16 @@ def _read_region(path: Any, region: Any, **options: Any) -> ObjectSet:
     from geoeval.io.region_raster import read_raster_region
 
     if not isinstance(path, ObjectSet) and in_memory_type(path) is None:
-        path = input_path(path)
-        kind = options.get("input_type") or detect_input_type(path)
-        if format_of(path).reader() is None and kind == "raster":
+        from geoeval.io.inputs import resolve
+
+        path = resolve(path, input_type=options.get("input_type"))
+        kind = options.get("input_type") or path.kind
+        own = path.format.reader()
+        if own is None and kind == "raster":
             return _printable(read_raster_region(
                 path, region, band=options["band"], background=options["background"],
                 crs=options["crs"]))
-        if format_of(path).reader() is None and kind == "vector":
+        if own is None and kind == "vector":
             return _printable(read_vector_region(
                 path, region, layer=options["layer"], id_field=options["id_field"],
                 class_field=options["class_field"], crs=options["crs"],
@@ -213,19 +221,26 @@ def _read_region(path: Any, region: Any, **options: Any) -> ObjectSet:
 def _printable(objects: ObjectSet) -> ObjectSet:
     """The objects with their file's name and the reader's warnings as valid UTF-8
     (:func:`geoeval.errors.printable`): both go into reports and onto the terminal."""
-    path = None if objects.path is None else printable(objects.path)
-    notes = tuple(printable(w) for w in objects.warnings)
+    from geoeval.io.locations import redact
+
+    path = None if objects.path is None else redact(printable(objects.path))
+    # GDAL's words name the file it opened: a signed URL's query taken out
+    notes = tuple(redact(printable(w)) for w in objects.warnings)
     if path == objects.path and notes == tuple(objects.warnings):
         return objects
     return replace(objects, path=path, warnings=notes)
 
 
-def _read_file(path: str | Path, *, input_type: str | None, band: int, background: int,
+def _read_file(inp: Any, *, input_type: str | None, band: int, background: int,
                layer: str | int | None, id_field: str | None, class_field: str | None,
                crs: Any, max_memory: int | None, attributes: bool = True) -> ObjectSet:
-    """:func:`read` of a file (or a pattern of tiles, a dataset folder)."""
-    input_type = input_type or detect_input_type(path)
-    own = format_of(path).reader() if isinstance(path, str | Path) else None
+    """:func:`read` of a file (or a pattern of tiles, a dataset folder), resolved
+    (:class:`~geoeval.io.inputs.Input`): its facts read, not derived again."""
+    from geoeval.io.inputs import DATASET, PATTERN
+
+    input_type = input_type or inp.kind
+    own = inp.format.reader()
+    path = inp.source
     if own is not None:  # a registered format's own reader (geoeval.io.formats)
         options = (dict(band=band, background=background, crs=crs) if input_type == "raster"
                    else dict(layer=layer, id_field=id_field, class_field=class_field, crs=crs))
@@ -236,13 +251,12 @@ def _read_file(path: str | Path, *, input_type: str | None, band: int, backgroun
         return read_raster(path, band=band, background=background, max_memory=max_memory,
                            assumed_crs=crs)
     if input_type == "vector":
-        from geoeval.io.layer_files import is_parquet_dataset, is_tile_pattern
         from geoeval.io.pieces import read_dataset
         from geoeval.io.vector import read_vector
 
-        if is_tile_pattern(path) or is_parquet_dataset(path):  # several files: one layer
-            objects = read_dataset(path, id_field=id_field, class_field=class_field, crs=crs,
-                                   layer=layer if is_tile_pattern(path) else None)
+        if inp.shape in (PATTERN, DATASET):  # several files: one layer
+            objects = read_dataset(inp, id_field=id_field, class_field=class_field, crs=crs,
+                                   layer=layer if inp.shape == PATTERN else None)
             return objects if attributes else replace(objects, attributes=None)
 
         return read_vector(path, layer=layer, id_field=id_field, class_field=class_field, crs=crs,
@@ -267,17 +281,20 @@ _RASTER_OPTIONS = {"input_type", "band", "background", "max_memory"}
 def _both_raster_files(reference: Any, submission: Any, ref_opts: dict[str, Any],
                        sub_opts: dict[str, Any]) -> bool:
     """True when both inputs are raster files read with raster options only (one pass)."""
+    from geoeval.io.inputs import Input, resolve
+
     for path, opts in ((reference, ref_opts), (submission, sub_opts)):
         if isinstance(path, ObjectSet) or in_memory_type(path) is not None:
-            return False
-        if format_of(path).reader() is not None:  # a registered format's own reader
             return False
         if not set(k for k, v in opts.items() if v is not None) <= _RASTER_OPTIONS:
             return False
         try:
-            if (opts.get("input_type") or detect_input_type(path)) != "raster":
-                return False
+            inp = path if isinstance(path, Input) else resolve(path)
         except InputError:  # let read() report it, in its order
+            return False
+        if inp.format.reader() is not None:  # a registered format's own reader
+            return False
+        if (opts.get("input_type") or inp.kind) != "raster":
             return False
     return True
 

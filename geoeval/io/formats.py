@@ -97,11 +97,20 @@ def format_of(path: str | Path) -> InputFormat:
     folder (a GeoParquet dataset, a FileGDB) is an OGR layer; anything else a GDAL
     raster."""
     p = Path(path)
-    suffix = p.suffix.lower()
+    return format_for(p.suffix, folder=p.is_dir())
+
+
+def format_for(suffix: str, *, folder: bool, vector: bool = False) -> InputFormat:
+    """The format of a name ending in ``suffix``: the last registered one claiming it;
+    else a ``folder`` (a GeoParquet dataset, a FileGDB) or a ``vector`` input (a
+    pattern of tiles) is an OGR layer, anything else a GDAL raster. The one rule of
+    :func:`format_of`, for names that are no local path (URLs,
+    :mod:`geoeval.io.inputs`)."""
+    suffix = suffix.lower()
     for fmt in reversed(_FORMATS.values()):
         if suffix in fmt.suffixes:
             return fmt
-    return _FORMATS["ogr"] if p.is_dir() else _FORMATS["gdal"]
+    return _FORMATS["ogr"] if folder or vector else _FORMATS["gdal"]
 
 
 register_format(InputFormat("gdal", "raster", read=None,

@@ -54,7 +54,9 @@ def local_path(path: str | os.PathLike[str]) -> str:
     """The name to give GDAL (through rasterio or pyogrio) for the local file or
     folder ``path``: its absolute path, or a link to it with a plain name (see
     the module). A ``/vsi…`` name that is no local file is a GDAL virtual file
-    (``/vsis3/bucket/ref.tif``, ``/vsicurl/https://…``): given as it is; a file in a
+    (``/vsis3/bucket/ref.tif``, ``/vsicurl/https://…``): given as it is, and a URL
+    (``s3://…``, ``https://…``) as that name (:attr:`Location.gdal
+    <geoeval.io.locations.Location.gdal>`); a file in a
     zip archive (``det.zip/det.shp``, :mod:`geoeval.io.zipped`) is GDAL's
     ``/vsizip/`` name of it.
 
@@ -64,6 +66,10 @@ def local_path(path: str | os.PathLike[str]) -> str:
         The name needs a link and the system allows none (naming the file).
     """
     text = os.fspath(path)
+    from geoeval.io.locations import is_url, locate
+
+    if is_url(text) and not os.path.lexists(text):
+        return locate(text).gdal  # s3://, https://…: GDAL's virtual file system name
     from geoeval.io.zipped import gdal_name
 
     member = gdal_name(text)  # a file in a zip archive: read in place, through /vsizip/

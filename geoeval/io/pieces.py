@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,16 +32,10 @@ from typing import Any
 import numpy as np
 
 from geoeval.errors import FieldError, InputError, first_line, sendable
-from geoeval.io.layer_files import (
-    dataset_files,
-    geo_crs,
-    is_parquet_dataset,
-    is_tile_pattern,
-    one_crs,
-    parse_crs,
-    tile_files,
-)
+from geoeval.io.inputs import Input, is_dataset, is_pattern, layer_files
+from geoeval.io.layer_files import geo_crs, one_crs, parse_crs
 from geoeval.io.paths import local_path
+from geoeval.io.url_paths import as_path, parquet_file, parquet_source, remote_failure
 from geoeval.parallel import gc_paused
 
 #: Features per piece (a row group larger than this is one piece on its own).
@@ -132,11 +127,13 @@ def plan_pieces(path: str | Path, *, layer: str | int | None = None,
         files of a layer (tiles, the files of a GeoParquet dataset) in different
         CRSs, or some without one (:func:`~geoeval.io.layer_files.one_crs`).
     """
-    p = Path(path)
     size = int(features or PIECE_FEATURES)
-    if is_tile_pattern(path):
-        return _tile_pieces(str(path), layer, id_field, size, bounds=False, crs=crs)[:2]
-    if p.is_dir() and is_parquet_dataset(p) or p.suffix.lower() in _PARQUET:
+    if is_pattern(path):  # the facts of a resolved Input, or of its text
+        return _tile_pieces(path, layer, id_field, size, bounds=False, crs=crs)[:2]
+    if is_dataset(path):
+        return _parquet_pieces(path, id_field, size, crs)
+    p = as_path(path)  # a URL: a UrlPath, never a Path
+    if p.suffix.lower() in _PARQUET:
         return _parquet_pieces(p, id_field, size, crs)
     return _ogr_pieces(p, layer, id_field, size)
 
@@ -148,45 +145,59 @@ def plan_layer(path: str | Path, *, layer: str | int | None = None,
     """:func:`plan_pieces` and :func:`layer_bounds` in one pass; the tiles of a layer of
     tiles planned by ``mapper(function, files)`` when given (the Dask engine maps them
     on its workers: thousands of tiles are thousands of files to open)."""
-    if is_tile_pattern(path):
-        return _tile_pieces(str(path), layer, id_field, int(features or PIECE_FEATURES),
+    if is_pattern(path):
+        return _tile_pieces(path, layer, id_field, int(features or PIECE_FEATURES),
                             mapper)
-    pieces, crs = plan_pieces(path, layer=layer, id_field=id_field, features=features)
+    pieces, crs = planned(path, layer=layer, id_field=id_field, features=features)
     return pieces, crs, layer_bounds(path, layer)
+
+
+def planned(path: Any, *, layer: str | int | None = None, id_field: str | None = None,
+            features: int | None = None) -> tuple[list[Piece], Any]:
+    """:func:`plan_pieces`, once per resolved :class:`~geoeval.io.inputs.Input` and
+    arguments (the route's choice and the Dask engine's plan read the same one)."""
+    def plan() -> tuple[list[Piece], Any]:
+        return plan_pieces(path, layer=layer, id_field=id_field, features=features)
+
+    if isinstance(path, Input):
+        return path.memo(("plan", layer, id_field, features or PIECE_FEATURES), plan)
+    return plan()
 
 
 def layer_crs(path: str | Path, layer: str | int | None = None) -> Any:
     """A layer's CRS from its metadata (a layer of tiles: its first tile's; the
     planning checks that the others share it)."""
-    if is_tile_pattern(path):
-        first = tile_files(path)[0]
+    if is_pattern(path):
+        first = layer_files(path)[0]
         return one_crs(str(path), [first], [plan_tile(first, layer, bounds=False).crs],
                        "tile")
     return plan_pieces(path, layer=layer)[1]
 
 
-def _parquet_pieces(p: Path, id_field: str | None, size: int,
+def _parquet_pieces(p: Any, id_field: str | None, size: int,
                     crs: Any = None) -> tuple[list[Piece], Any]:
     pieces, text = _parquet_plan(p, id_field, size, crs)
-    return pieces, one_crs(str(p), [p], [text], "file", crs)
+    return pieces, one_crs(str(p), [as_path(p)], [text], "file", crs)
 
 
-def _parquet_plan(p: Path, id_field: str | None, size: int,
+def _parquet_plan(p: Any, id_field: str | None, size: int,
                   assumed: Any = None) -> tuple[list[Piece], str | None]:
     """The pieces of a GeoParquet file or dataset folder and its CRS as text (every
     file's the same: :func:`~geoeval.io.layer_files.one_crs`; ``assumed`` for the files
-    without one)."""
-    import pyarrow.parquet as pq
-
-    files = dataset_files(p) if p.is_dir() else [p]
+    without one). A piece names its file by the text to open (a URL whole: a worker
+    reads it where it lives)."""
+    files = layer_files(p) if is_dataset(p) else [as_path(p)]
     pieces: list[Piece] = []
     row = 0
     texts: list[str | None] = []
     for k, f in enumerate(files):
         try:
-            meta = pq.ParquetFile(local_path(f)).metadata
-        except Exception:
-            raise InputError("is not a Parquet file (unreadable or corrupt footer)", f) from None
+            meta = parquet_file(f).metadata
+        except InputError:
+            raise
+        except Exception as exc:
+            raise remote_failure(exc, f) or InputError(
+                "is not a Parquet file (unreadable or corrupt footer)", f) from None
         geo = (meta.schema.to_arrow_schema().metadata or {}).get(b"geo")
         if geo is None:
             raise InputError("has no geometry column (no GeoParquet 'geo' metadata): "
@@ -202,32 +213,32 @@ def _parquet_plan(p: Path, id_field: str | None, size: int,
         for g in range(meta.num_row_groups):
             n = meta.row_group(g).num_rows
             if rows and rows + n > size:
-                pieces.append(Piece(str(f), "parquet", start, g - start, row, None, id_field,
-                                    str(p), rows=rows))
+                pieces.append(Piece(os.fspath(f), "parquet", start, g - start, row, None,
+                                    id_field, str(p), rows=rows))
                 row += rows
                 start, rows = g, 0
             rows += n
         if meta.num_row_groups:
-            pieces.append(Piece(str(f), "parquet", start, meta.num_row_groups - start, row,
-                                None, id_field, str(p), rows=rows))
+            pieces.append(Piece(os.fspath(f), "parquet", start, meta.num_row_groups - start,
+                                row, None, id_field, str(p), rows=rows))
             row += rows
     if len(files) > 1:
         one_crs(str(p), files, texts, "file", assumed)
     return pieces, texts[0] if texts else None
 
 
-def _tile_pieces(pattern: str, layer: str | int | None, id_field: str | None,
+def _tile_pieces(pattern: Any, layer: str | int | None, id_field: str | None,
                  size: int, mapper: Callable[..., list[Any]] | None = None,
                  bounds: bool = True, crs: Any = None
                  ) -> tuple[list[Piece], Any, tuple[float, ...] | None]:
     """Each tile planned by its kind (:func:`plan_tile`, by ``mapper(function, files)``
     when given, e.g. on a cluster's workers; else here), then joined
     (:func:`join_tiles`; ``crs`` for the tiles without one)."""
-    files = tile_files(pattern)
+    files = layer_files(pattern)
     plan = functools.partial(plan_tile, layer=layer, id_field=id_field, size=size,
                              bounds=bounds, crs=crs)
     plans = mapper(plan, files) if mapper is not None else [plan(f) for f in files]
-    return join_tiles(pattern, files, plans, id_field, crs)
+    return join_tiles(str(pattern), files, plans, id_field, crs)
 
 
 @dataclass(frozen=True)
@@ -246,9 +257,9 @@ def plan_tile(path: str | Path, layer: str | int | None = None, id_field: str | 
     mapped: on a worker for the Dask engine): its pieces, its CRS as text (parsed
     once, in the client), its bounds (:func:`layer_bounds`; not read unless
     ``bounds``). ``crs``: for the files of a GeoParquet dataset tile without one."""
-    f = Path(path)
+    f = as_path(path)
     size = int(size or PIECE_FEATURES)
-    if f.suffix.lower() in _PARQUET or f.is_dir() and is_parquet_dataset(f):
+    if f.suffix.lower() in _PARQUET or f.is_dir() and is_dataset(f):
         pieces, crs = _parquet_plan(f, id_field, size, crs)
     else:
         pieces, crs = _ogr_plan(f, layer, id_field, size)
@@ -304,7 +315,7 @@ def _ogr_plan(p: Path, layer: str | int | None, id_field: str | None,
         raise FieldError("id_field", id_field, "is not a field", p,
                          detail=f" (fields: {', '.join(map(str, info['fields'])) or 'none'})")
     n = int(info["features"])
-    pieces = [Piece(str(p), "ogr", s, min(size, n - s), s, layer, id_field, str(p),
+    pieces = [Piece(os.fspath(p), "ogr", s, min(size, n - s), s, layer, id_field, str(p),
                     rows=min(size, n - s)) for s in range(0, n, size)]
     return pieces, info["crs"]
 
@@ -315,19 +326,17 @@ def layer_bounds(path: str | Path, layer: str | int | None = None
     else the row-group statistics of its bbox covering column, :func:`covering_bounds`;
     OGR's stored extent; every tile's of a layer of tiles), or ``None`` when some file
     has none."""
-    if is_tile_pattern(path):
+    if is_pattern(path):
         try:
-            return _tile_pieces(str(path), layer, None, PIECE_FEATURES)[2]
+            return _tile_pieces(path, layer, None, PIECE_FEATURES)[2]
         except InputError:
             return None
-    p = Path(path)
-    if p.is_dir() and is_parquet_dataset(p) or p.suffix.lower() in _PARQUET:
-        import pyarrow.parquet as pq
-
+    p = as_path(path)
+    if is_dataset(path) or p.suffix.lower() in _PARQUET:
         boxes = []
-        for f in (dataset_files(p) if p.is_dir() else [p]):
+        for f in (layer_files(path) if is_dataset(path) else [p]):
             try:
-                meta = pq.ParquetFile(local_path(f)).metadata
+                meta = parquet_file(f).metadata
                 geo = json.loads(meta.schema.to_arrow_schema().metadata[b"geo"])
                 column = geo["columns"][geo["primary_column"]]
                 box = column.get("bbox") or covering_bounds(meta, column)
@@ -460,23 +469,28 @@ def read_piece(piece: Piece) -> PieceData:
     InputError
         Naming the file and the piece (row groups or features) that failed.
     """
+    from geoeval.io.url_paths import ready_for_urls
     from geoeval.io.vector import polygonal_counts
 
+    ready_for_urls(piece.path)  # a worker reads a URL with its own environment
     try:
         geoms, ids, classes, frame = read_features(piece)
     except InputError:
         raise
     except Exception as exc:
+        mapped = remote_failure(exc, piece.path)  # a URL: the stores' words
+        if mapped is not None:
+            raise mapped from None
         what = "row groups" if piece.kind == "parquet" else "features"
         bad = _bad_row_group(piece) if piece.kind == "parquet" and piece.count > 1 else None
         where = "" if bad is None else f": row group {bad[0]} ({first_line(bad[1])})"
         raise InputError(f"cannot read {what} {piece.start}..{piece.start + piece.count - 1}"
-                         f"{where or f' ({first_line(exc)})'}", piece.path) from None
+                         f"{where or f' ({first_line(exc)})'}", as_path(piece.path)) from None
     ids = np.asarray(ids)
     try:
         kept, keep, counts, area = polygonal_counts(geoms, ids)
     except InputError as exc:  # a feature that cannot be measured: the file named
-        raise InputError(exc.message, piece.path) from None
+        raise InputError(exc.message, as_path(piece.path)) from None
     all_ids, empty = None, 0
     if piece.id_field is not None:
         import pandas as pd
@@ -518,10 +532,9 @@ def _bad_row_group(piece: Piece) -> tuple[int, BaseException] | None:
 
 def _read_parquet_piece(piece: Piece) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
                                                 Any]:
-    import pyarrow.parquet as pq
     import shapely
 
-    f = pq.ParquetFile(local_path(piece.path))
+    f = parquet_file(piece.path)  # where it lives: a URL read by ranges
     schema = f.schema_arrow
     geo = json.loads(schema.metadata[b"geo"])
     primary = geo["primary_column"]
@@ -598,7 +611,7 @@ def read_dataset(path: str | Path, *, id_field: str | None = None,
     from geoeval.io.vector import objects_from_frame
 
     if class_field is not None:
-        what = "a layer of tiles" if is_tile_pattern(path) else "a GeoParquet dataset folder"
+        what = "a layer of tiles" if is_pattern(path) else "a GeoParquet dataset folder"
         raise InputError(f"--class-field is not read from {what} yet (give one file)", path)
     frame, layer_crs = _dataset_frame(path, id_field, layer, crs)
     return objects_from_frame(frame, id_field=id_field, crs=layer_crs, path=str(path),
@@ -657,7 +670,7 @@ def check_field(pieces: list[Any], name: str, source: Any) -> None:
     if q.kind == "parquet":
         import pyarrow.parquet as pq
 
-        schema = pq.read_schema(local_path(q.path))
+        schema = pq.read_schema(parquet_source(q.path))
         primary = json.loads((schema.metadata or {}).get(b"geo", b"{}")).get("primary_column")
         fields = [n for n in schema.names if n != primary]
     else:
@@ -666,7 +679,7 @@ def check_field(pieces: list[Any], name: str, source: Any) -> None:
         fields = [str(f) for f in pyogrio.read_info(local_path(q.path),
                                                     layer=q.layer)["fields"]]
     try:
-        _check_fields(Path(q.path), fields, None, name)
+        _check_fields(as_path(q.path), fields, None, name)
     except FieldError as exc:  # named by the layer, not its first file
         raise FieldError(exc.keyword, exc.field, exc.problem, source,
                          detail=exc.detail) from None

@@ -313,12 +313,17 @@ def _scanned(run: Any, sources: list[Any]) -> Any:
     try:
         return run()
     except (RasterioError, CPLE_BaseError) as exc:
+        from geoeval.io.url_paths import remote_failure
+
         reason = _gdal_reason(exc)
         bad = sources[0]
+        mapped = remote_failure(exc, bad.path)
+        if mapped is not None:
+            raise mapped from None
         raise InputError(
             f"cannot read band {bad.band} ({reason}); is the file truncated "
             "or a source of it missing?",
-            bad.path,
+            bad.shown,
         ) from None
 
 
@@ -339,7 +344,11 @@ def open_source(path: str | Path, *, band: int = 1, background: int = 0) -> tupl
         # (a truncated file's tags) kept off the terminal
         src = open_quietly(path)
     except (RasterioError, CPLE_BaseError) as exc:
-        raise InputError(f"cannot open as a raster ({first_line(exc)})", path) from None
+        from geoeval.io.url_paths import remote_failure
+
+        # a URL: missing, denied, unreachable… in the stores' words (one table)
+        raise remote_failure(exc, path) or InputError(
+            f"cannot open as a raster ({first_line(exc)})", path) from None
     with src:
         if not 1 <= band <= src.count:
             raise InputError(f"band {band} does not exist (the raster has {src.count})", path)
@@ -377,7 +386,7 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
         value is not None or gdal_mask or (nodata is None and background == 0))
     return RasterSource(
         sparse_background=bool(sparse_bg), version=file_version(path),
-        path=str(path), band=int(band), background=int(background), dtype=dtype.name,
+        path=os.fspath(path), band=int(band), background=int(background), dtype=dtype.name,
         nodata=value, gdal_mask=gdal_mask, shape=(int(src.height), int(src.width)),
         block_shape=tuple(int(v) for v in src.block_shapes[band - 1]),  # type: ignore[arg-type]
     )
@@ -386,7 +395,7 @@ def raster_source(src: Any, band: int, background: int, dtype: np.dtype,
 def _read_whole(source: Any, max_memory: int | None) -> np.ndarray:
     """The whole band of ``source``, after the memory check (only resampling needs it)."""
     h, w = source.shape
-    check_memory(w, h, np.dtype(source.dtype).itemsize, source.path, max_memory)
+    check_memory(w, h, np.dtype(source.dtype).itemsize, source.shown, max_memory)
     return source.read((0, h, 0, w))
 
 
@@ -407,7 +416,7 @@ def objects_from_scan(source: Any, ids: np.ndarray, counts: np.ndarray, transfor
         areas=np.asarray(counts).astype(float) * grid.pixel_area,
         crs=crs,
         grid=grid,
-        path=source.path,
+        path=source.shown,
         input_type="raster",
     )
 

@@ -73,8 +73,10 @@ def open_quietly(path: str | os.PathLike[str]) -> Any:
 
     with _OPENING, warnings.catch_warnings(), quiet_gdal():
         warnings.simplefilter("ignore")
-        # a Path: rasterio would parse a string as a URL (';', '#', '!')
-        return rasterio.open(Path(local_path(path)))
+        name = local_path(path)
+        # a Path: rasterio would parse a string as a URL (';', '#', '!'); GDAL's
+        # virtual names (/vsis3/…, /vsicurl/https://…) as they are, never a Path
+        return rasterio.open(name if name.startswith("/vsi") else Path(name))
 
 
 def file_version(path: str | os.PathLike[str]) -> tuple[int, ...]:
@@ -106,6 +108,9 @@ def open_raster(path: str) -> Any:
         return held[1]
     if held is not None:
         held[1].close()
+    from geoeval.io.url_paths import ready_for_urls
+
+    ready_for_urls(path)  # a URL read on a Dask worker: GDAL told the store's endpoint
     # NotGeoreferencedWarning and GDAL's complaints: the reader's to say (once)
     ds = open_quietly(path)
     cache[where] = (version, ds)

@@ -196,12 +196,10 @@ def _ogr_file(path: str, group: list[Any], bounds: tuple[float, ...]
 
 def parquet_metadata(path: str) -> Any:
     """A GeoParquet file's footer (the one place a file is opened for it here)."""
-    import pyarrow.parquet as pq
-
-    from geoeval.io.paths import local_path
+    from geoeval.io.url_paths import parquet_file
 
     try:
-        return pq.ParquetFile(local_path(path)).metadata
+        return parquet_file(path).metadata
     except Exception:
         raise InputError("is not a Parquet file (unreadable or corrupt footer)", path) from None
 

@@ -90,8 +90,10 @@ def shapefile_encoding(path: str | Path) -> str | None:
     import codecs
     import re
 
-    p = Path(path)
-    if p.suffix.lower() != ".shp":
+    from geoeval.io.url_paths import as_path, is_remote
+
+    p = as_path(path)
+    if p.suffix.lower() != ".shp" or is_remote(p):  # GDAL reads a remote .cpg itself
         return None
     cpg = sidecar(p, ".cpg")
     if cpg is None:

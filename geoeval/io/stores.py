@@ -108,6 +108,24 @@ def open_input(loc: Location, *, anon: bool = False) -> Any:
         raise failure(exc, loc) from None
 
 
+def open_version(loc: Location, *, anon: bool = False) -> tuple[Any, tuple[Any, ...]]:
+    """:func:`open_input` of a URL, and what names this version of the file: its URL,
+    size and modification time (a store) or ``ETag``/``Last-Modified`` (the web), from
+    the one request that opens it. A reader may keep what it read of the file (a
+    Parquet footer) under that key: a file replaced since has another."""
+    if not loc.is_store:
+        f = WebFile(loc)
+        return f, (loc.text, f.size(), f.version)
+    fs, path = _fs(loc, anon)
+    try:
+        info = fs.get_file_info(path)
+        if info.type.name != "File":
+            raise FileNotFoundError(path)
+        return fs.open_input_file(path), (loc.text, info.size, info.mtime_ns)
+    except OSError as exc:
+        raise failure(exc, loc) from None
+
+
 def read_bytes(loc: Location, *, anon: bool = False) -> bytes:
     """The whole file at ``loc`` (one request for a URL)."""
     if loc.is_local or loc.scheme == "vsi":
@@ -221,6 +239,8 @@ class WebFile(io.RawIOBase):
                              "which reading part of it needs; download the file first",
                              loc.display)
         self._size = int(length)
+        #: What names this version of the file (``ETag``, else ``Last-Modified``).
+        self.version = headers.get("ETag") or headers.get("Last-Modified")
 
     def size(self) -> int:
         return self._size
@@ -268,9 +288,7 @@ def _web(loc: Location, method: str, *, byte_range: tuple[int, int] | None = Non
             if headers_only or method == "HEAD":
                 return answer.headers
             if byte_range is not None and answer.status != 206:
-                raise InputError("the server does not answer range requests (HTTP Range), "
-                                 "which reading part of a file needs; download the file "
-                                 "first", loc.display)
+                raise InputError(reason("ranges", loc), loc.display)
             data = answer.read()
             expected = (byte_range[1] - byte_range[0] if byte_range is not None
                         else answer.headers.get("Content-Length"))
@@ -306,6 +324,75 @@ def _truncated(loc: Location, got: int, expected: int) -> InputError:
                       loc.display)
 
 
+#: The one table of reasons a read where data lives fails, in the user's terms, with
+#: what to do: :func:`failure` (Python's and Arrow's exceptions) and
+#: :func:`gdal_failure` (GDAL's messages, for what rasterio and pyogrio read) pick from it.
+REASONS = {
+    "missing": "no such object (check the bucket and key)",
+    "missing-web": "no such file on the server (404)",
+    "missing-local": "no such file or folder",
+    "denied": ("access denied: check the credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID…, "
+               "GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*), or use --anon for a "
+               "public bucket"),
+    "denied-web": ("access denied (403): the URL's signature may have expired, or the file "
+                   "is not public"),
+    "denied-local": "permission denied",
+    "credentials": ("no credentials found: set AWS_PROFILE or AWS_ACCESS_KEY_ID and "
+                    "AWS_SECRET_ACCESS_KEY (or the store's own variables), or use --anon for "
+                    "a public bucket"),
+    "credentials-web": ("the server asks for credentials (401): a signed URL may have "
+                        "expired"),
+    "unreachable": ("cannot reach the server{}: check the URL, the network and, for an "
+                    "S3-compatible store, AWS_ENDPOINT_URL"),
+    "timeout": "the server did not answer in time: try again, or check the network",
+    "ranges": ("the server does not answer range requests (HTTP Range), which reading part "
+               "of a file needs; download the file first"),
+    "range-refused": "the server refused the byte range asked for (416)",
+}
+
+#: GDAL's words (``/vsis3/``, ``/vsicurl/``, …; rasterio's and pyogrio's messages) -> the
+#: reason of :data:`REASONS` they mean; the first that matches wins.
+_GDAL_WORDS = (
+    ("credentials", ("AWS_SECRET_ACCESS_KEY and AWS_NO_SIGN_REQUEST", "InvalidCredentials",
+                     "No valid AWS credentials", "InvalidAccessKeyId",
+                     "credentials not filled", "No credentials")),
+    ("missing", ("HTTP response code: 404", "NoSuchKey", "NoSuchBucket",
+                 "does not exist in the file system", "No such file or directory")),
+    ("denied", ("HTTP response code: 403", "AccessDenied", "Access Denied",
+                "SignatureDoesNotMatch")),
+    ("credentials", ("HTTP response code: 401",)),
+    ("timeout", ("timed out", "Timeout was reached", "Operation too slow")),
+    ("unreachable", ("Could not resolve host", "Couldn't connect", "Could not connect",
+                     "Failed to connect", "Connection refused", "Connection reset",
+                     "HTTP response code: 0")),
+    ("ranges", ("Range downloading not supported", "does not support range")),
+)
+
+
+def reason(key: str, loc: Location, detail: str = "") -> str:
+    """The words of reason ``key`` (:data:`REASONS`) for ``loc``: the web's and a local
+    file's own variant when there is one."""
+    variant = "-local" if loc.is_local or loc.scheme == "vsi" else (
+        "-web" if not loc.is_store else "")
+    text = REASONS.get(key + variant, REASONS[key])
+    return text.format(detail) if "{}" in text else text
+
+
+def gdal_failure(message: str, loc: Location) -> InputError | None:
+    """GDAL's ``message`` about ``loc`` (a URL) as :func:`failure`'s one line, or
+    ``None`` when it names none of the reasons (the reader then says what GDAL said).
+
+    Examples
+    --------
+    >>> str(gdal_failure("HTTP response code: 404", locate("https://h/x.tif?sig=1")))
+    'https://h/x.tif?…: no such file on the server (404)'
+    """
+    for key, words in _GDAL_WORDS:
+        if any(w.lower() in message.lower() for w in words):
+            return InputError(reason(key, loc), loc.display)
+    return None
+
+
 def failure(exc: BaseException, loc: Location) -> InputError:
     """``exc``, raised while reading ``loc``, as one line: what went wrong in the
     user's terms and what to do, the URL with its secrets removed.
@@ -317,32 +404,23 @@ def failure(exc: BaseException, loc: Location) -> InputError:
     """
     text = str(exc)
     if isinstance(exc, urllib.error.HTTPError):
-        why = {401: "the server asks for credentials (401): a signed URL may have expired",
-               403: "access denied (403): the URL's signature may have expired, or the "
-                    "file is not public",
-               404: "no such file on the server (404)",
-               416: "the server refused the byte range asked for (416)"}.get(
-            exc.code, f"the server answered HTTP {exc.code} {exc.reason}")
+        key = {401: "credentials", 403: "denied", 404: "missing", 416: "range-refused"}.get(
+            exc.code)
+        why = (reason(key, loc) if key is not None
+               else f"the server answered HTTP {exc.code} {exc.reason}")
     elif isinstance(exc, FileNotFoundError) or "NoSuchKey" in text or "NoSuchBucket" in text:
-        why = ("no such file or folder" if loc.is_local else
-               "no such object (check the bucket and key)")
+        why = reason("missing", loc)
     elif "ACCESS_DENIED" in text or "AccessDenied" in text or isinstance(exc, PermissionError):
-        why = ("access denied: check the credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID…, "
-               "GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*), or use --anon for a "
-               "public bucket" if not loc.is_local else "permission denied")
+        why = reason("denied", loc)
     elif "credentials" in text.lower() and "no" in text.lower():
-        why = ("no credentials found: set AWS_PROFILE or AWS_ACCESS_KEY_ID and "
-               "AWS_SECRET_ACCESS_KEY (or the store's own variables), or use --anon for a "
-               "public bucket")
+        why = reason("credentials", loc)
     elif ("NETWORK_CONNECTION" in text or "Could not connect" in text
           or "Connection refused" in text or isinstance(exc, (ConnectionError,
                                                               urllib.error.URLError))):
-        reason = getattr(exc, "reason", None)
-        why = ("cannot reach the server" + (f" ({reason})" if reason else "")
-               + ": check the URL, the network and, for an S3-compatible store, "
-               "AWS_ENDPOINT_URL")
+        detail = getattr(exc, "reason", None)
+        why = reason("unreachable", loc, f" ({detail})" if detail else "")
     elif isinstance(exc, TimeoutError) or "timed out" in text.lower():
-        why = "the server did not answer in time: try again, or check the network"
+        why = reason("timeout", loc)
     else:
         why = redact(text.splitlines()[0] if text else type(exc).__name__)
     return InputError(why, loc.display)

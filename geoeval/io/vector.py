@@ -34,6 +34,7 @@ from geoeval.errors import FieldError, InputError, first_line
 from geoeval.io import zipped
 from geoeval.io.paths import local_path
 from geoeval.io.shapefiles import check_shapefile, shapefile_encoding, sidecar
+from geoeval.io.url_paths import as_path, is_remote, parquet_source, remote_failure
 from geoeval.objects import ObjectSet
 from geoeval.parallel import chunked
 
@@ -54,7 +55,7 @@ def list_layers(path: str | Path) -> list[str]:
     InputError
         The path does not exist, is an empty file, or is no vector data source.
     """
-    p = Path(path)
+    p = as_path(path)
     _check_file(p)
     if p.suffix.lower() in PARQUET_SUFFIXES:
         return [p.stem]
@@ -65,7 +66,8 @@ def list_layers(path: str | Path) -> list[str]:
             warnings.simplefilter("ignore")
             return [str(row[0]) for row in pyogrio.list_layers(local_path(p))]
     except Exception as exc:  # pyogrio raises several error types for unreadable files
-        raise InputError(_open_failure(p, exc), path) from None
+        raise remote_failure(exc, p) or InputError(
+            _open_failure(p, exc), p if is_remote(p) else path) from None
 
 
 def read_vector(
@@ -112,7 +114,7 @@ def read_vector(
     """
 
     path = zipped.resolve(path)  # a zip archive: the layer it holds
-    p = Path(path)
+    p = as_path(path)  # a URL: a UrlPath, never a Path
     layers = list_layers(p)
     if not layers:
         raise InputError("holds no vector layer", path)
@@ -126,7 +128,8 @@ def read_vector(
     own = frame.crs if frame.crs is not None else _assumed_crs(
         p, crs, bounds=tuple(map(float, frame.total_bounds)))
     return objects_from_frame(frame, id_field=id_field, class_field=class_field, crs=own,
-                              path=str(path), caught=caught, polygons_only=True, layer=layer,
+                              path=str(p if is_remote(p) else path), caught=caught,
+                              polygons_only=True, layer=layer,
                               attributes=attributes)
 
 
@@ -154,7 +157,7 @@ def check_polygonal(counts: dict[str, int], path: str | Path,
     if present <= 0 or sum(n for _, n in kinds) < present:
         return
     types = ", ".join(f"{n:,} {name}" for name, n in kinds if n)
-    p = Path(path)
+    p = as_path(path)
     source = zipped.is_file(p) or p.suffix.lower() == ".gdb"  # not tiles, not a dataset
     layers = list_layers(p) if source else []
     name = (layers[int(layer)] if isinstance(layer, (int, np.integer)) and layers
@@ -392,6 +395,8 @@ def _union_of_polygons(collections: np.ndarray) -> np.ndarray:
 
 def _check_file(p: Path) -> None:
     """A path that can be a vector source: exists, is not empty; a Shapefile is whole."""
+    if is_remote(p):  # GDAL and Arrow read it where it lives (and its sidecars)
+        return
     if not zipped.exists(p):
         raise InputError("no such file", p)
     if zipped.is_file(p) and zipped.size(p) == 0:
@@ -467,7 +472,7 @@ def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str
         try:
             info = pyogrio.read_info(local_path(p), layer=layer, encoding=encoding, **options)
         except Exception as exc:
-            raise InputError(_open_failure(p, exc), p) from None
+            raise remote_failure(exc, p) or InputError(_open_failure(p, exc), p) from None
         fields = [str(f) for f in info["fields"]]
         _check_fields(p, fields, id_field, class_field)
         if info.get("geometry_type") is None:
@@ -490,7 +495,8 @@ def _read_ogr(p: Path, layer: str | int | None, wanted: list[str], id_field: str
                              f"{exc.object[exc.start:exc.start + 1]!r} in field(s) "
                              f"{', '.join(wanted)}; re-save the layer as UTF-8", p) from None
         except Exception as exc:
-            raise InputError(f"cannot read the layer ({_named(first_line(exc), p)})", p) from None
+            raise remote_failure(exc, p) or InputError(
+                f"cannot read the layer ({_named(first_line(exc), p)})", p) from None
     if not hasattr(frame, "geometry"):
         raise _no_geometry(p, layer)
     notes = [first_line(w.message) for w in caught
@@ -543,9 +549,12 @@ def _read_parquet(p: Path, wanted: list[str], id_field: str | None,
         raise InputError("reading GeoParquet needs the pyarrow package (pip install pyarrow)",
                          p) from None
     try:
-        schema = pq.read_schema(local_path(p))
-    except Exception:
-        raise InputError("is not a Parquet file (unreadable or corrupt footer)", p) from None
+        schema = pq.read_schema(parquet_source(p))  # a URL: read where it lives
+    except InputError:
+        raise
+    except Exception as exc:
+        raise remote_failure(exc, p) or InputError(
+            "is not a Parquet file (unreadable or corrupt footer)", p) from None
     geo = (schema.metadata or {}).get(b"geo")
     if geo is None:
         raise _no_geometry(p)
@@ -560,10 +569,11 @@ def _read_parquet(p: Path, wanted: list[str], id_field: str | None,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            frame = gpd.read_parquet(local_path(p), columns=None if attributes
+            frame = gpd.read_parquet(parquet_source(p), columns=None if attributes
                                      else [*wanted, primary])
         except Exception as exc:
-            raise InputError(f"cannot read as GeoParquet ({first_line(exc)})", p) from None
+            raise remote_failure(exc, p) or InputError(
+                f"cannot read as GeoParquet ({first_line(exc)})", p) from None
     return frame, [first_line(w.message) for w in caught
                    if not issubclass(w.category, (ResourceWarning, DeprecationWarning))]
 
@@ -580,8 +590,8 @@ def _assumed_crs(path: str | Path, crs: Any,
     (:meth:`geoeval.io.missing_crs.MissingCRSError.beside`).
     """
     if crs is None:
-        p = Path(path)
-        if p.suffix.lower() == ".shp":
+        p = as_path(path)
+        if p.suffix.lower() == ".shp" and not is_remote(p):
             from geoeval.io.missing_crs import MissingCRSError
 
             prj = sidecar(p, ".prj")

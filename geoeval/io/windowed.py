@@ -87,6 +87,14 @@ class RasterSource:
     sparse_background: bool = False
     version: tuple[int, ...] = ()
 
+    @property
+    def shown(self) -> str:
+        """The file's name to show: a URL's secrets removed
+        (:func:`geoeval.io.locations.redact`)."""
+        from geoeval.io.locations import redact
+
+        return redact(self.path)
+
     def is_empty(self, window: Window, dataset: Any = None) -> bool:
         """True when every block of ``window`` is absent from the file (sparse GeoTIFF)
         and so holds only background; never reads a pixel."""
@@ -137,9 +145,14 @@ class RasterSource:
             labels = ds.read(self.band, window=w, out=out)
             mask = ds.read_masks(self.band, window=w) if self.gdal_mask else None
         except (RasterioError, CPLE_BaseError) as exc:
+            from geoeval.io.url_paths import remote_failure
+
+            mapped = remote_failure(exc, self.path)  # a URL: the stores' words
+            if mapped is not None:
+                raise mapped from None
             # the local engine's words, whichever window (GDAL's reason names the block)
             raise InputError(f"cannot read band {self.band} ({gdal_reason(exc)}); is the file "
-                             "truncated or a source of it missing?", self.path) from None
+                             "truncated or a source of it missing?", self.shown) from None
         if mask is not None:
             labels[mask == 0] = self.background
         elif self.nodata is not None and self.nodata != self.background:

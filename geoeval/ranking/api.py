@@ -607,9 +607,14 @@ def submission_names(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     """Short unique names for submission files: the file stem, or more of the
     path when two stems clash (with the suffix when only it differs: ``s5.shp``,
     ``s5.gpkg``); one file given twice (however spelt) is an error naming it."""
+    from geoeval.io.locations import is_url, locate
+
+    # a URL by its bucket and key (a web URL's query, where a signature lives, left out)
+    paths = [locate(os.fspath(q)).url.split("?", 1)[0] if is_url(os.fspath(q))
+             else q for q in paths]
     first: dict[str, str] = {}
     for p in (str(os.fspath(q)) for q in paths):
-        key = os.path.normcase(os.path.abspath(p))
+        key = p if is_url(p) else os.path.normcase(os.path.abspath(p))
         if key in first:
             also = "" if first[key] == p else f" (also as {printable(first[key])})"
             raise InputError(f"the same submission is given twice: {printable(p)}{also}")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 from typing import Any
 
 from geoeval.matching import registry
@@ -127,19 +126,14 @@ def _client(reason: Reason, *detail: str, kind: str | None = None) -> Choice:
 
 def _partitions(reference: Side, submission: Side, options: ScoreOptions) -> Choice:
     """Two vector layers by partitions, unless an input or option needs the client."""
-    from geoeval.io.formats import format_of
-    from geoeval.io.layer_files import is_parquet_dataset, is_tile_pattern
-    from geoeval.io.pieces import layer_crs
+    from geoeval.io.inputs import FOLDER, PATTERN
 
-    for s in (reference, submission):
-        fmt = None if is_tile_pattern(s.source) else format_of(s.source)
-        if fmt is not None and not fmt.pieces:
-            return _client(Reason.FORMAT, fmt.name, "by pieces", kind=VECTOR)
-    for s in (reference, submission):
-        p = Path(s.source)
-        if not is_tile_pattern(s.source) and p.is_dir() and not is_parquet_dataset(p) \
-                and p.suffix.lower() != ".gdb":
-            return _client(Reason.FOLDER)
+    ref_input, sub_input = reference.input, submission.input
+    for inp in (ref_input, sub_input):  # the facts resolved once (geoeval.io.inputs)
+        if inp.shape != PATTERN and not inp.format.pieces:
+            return _client(Reason.FORMAT, inp.format.name, "by pieces", kind=VECTOR)
+    if FOLDER in (ref_input.shape, sub_input.shape):
+        return _client(Reason.FOLDER)
     bad = [m for m in options.matchers if not registry.get(m).partitionable]
     if bad:
         return _client(Reason.MATCHER, bad[0], kind=VECTOR)
@@ -149,8 +143,7 @@ def _partitions(reference: Side, submission: Side, options: ScoreOptions) -> Cho
         if value is not None:
             return _client(Reason.OPTION, name, "partitions", kind=VECTOR)
     ro, so = reference.reader, submission.reader
-    why = _crs_reason(layer_crs(reference.source, ro.get("layer")),
-                      layer_crs(submission.source, so.get("layer")))
+    why = _crs_reason(_layer_crs(ref_input, ro), _layer_crs(sub_input, so))
     if why is not None:
         return _client(*why, kind=VECTOR)
     shared = options.reference.readers.class_field
@@ -158,6 +151,23 @@ def _partitions(reference: Side, submission: Side, options: ScoreOptions) -> Cho
             or so.get("class_field") not in (None, shared):
         return _client(Reason.SIDE_OPTION, "CRS or class field", "partitions", kind=VECTOR)
     return Choice(Route.PARTITIONS)
+
+
+def _layer_crs(inp: Any, reader: dict[str, Any]) -> Any:
+    """A layer's CRS from its metadata, read once per input: from the plan of its pieces
+    that the Dask engine then reads (:func:`geoeval.io.pieces.planned`); a pattern of
+    tiles from its first tile (its plan is made on the workers)."""
+    from geoeval.errors import FieldError
+    from geoeval.io.inputs import PATTERN
+    from geoeval.io.pieces import layer_crs, planned
+
+    layer = reader.get("layer")
+    if inp.shape != PATTERN:
+        try:
+            return planned(inp, layer=layer, id_field=reader.get("id_field"))[1]
+        except FieldError:  # the planning says it, naming the side
+            pass
+    return inp.memo(("crs", layer), lambda: layer_crs(inp, layer))
 
 
 def _crs_reason(ref_crs: Any, sub_crs: Any) -> tuple[Any, ...] | None:
@@ -181,12 +191,11 @@ def _blocks(reference: Side, submission: Side, options: ScoreOptions,
     client."""
     from geoeval.grid import same_crs
     from geoeval.io.evaluation_crs import unsuitable
-    from geoeval.io.formats import format_of
     from geoeval.io.raster import open_source
     from geoeval.scoring.by_blocks import Plan
 
     for s in (reference, submission):
-        fmt = format_of(s.source)
+        fmt = s.input.format  # resolved once (geoeval.io.inputs)
         if fmt.reader() is not None:  # a registered format's own reader: not GDAL's blocks
             return _client(Reason.FORMAT, fmt.name, "by blocks", kind=RASTER)
     keep = ("band", "background")

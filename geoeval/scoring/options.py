@@ -153,6 +153,8 @@ class ScoreOptions:
         Warnings are an error (:class:`~geoeval.errors.StrictError`), raised as soon
         as they are known: those of reading, the evaluation CRS and empty sides
         before the matching.
+    anon : bool
+        Inputs in object storage are read without credentials (public buckets).
     attributes : bool
         The vector inputs' attribute columns are read (every field; the columns of a
         GeoDataFrame kept) for the per-object outputs that carry them as
@@ -185,6 +187,7 @@ class ScoreOptions:
     strict: bool = False
     attributes: bool = False
     region: Any = None
+    anon: bool = False
 
     @property
     def n_jobs(self) -> int | None:
@@ -297,6 +300,7 @@ def score_options(
     strict: bool = False,
     region: Any = None,
     region_crs: Any = None,
+    anon: bool = False,
     **parameters: Any,
 ) -> ScoreOptions:
     """The options of a score, checked: :class:`InputError` naming the first bad one.
@@ -364,6 +368,9 @@ def score_options(
     region_crs : CRS-like, optional
         The CRS of a box or shapely geometry given as ``region`` (default the
         reference's).
+    anon : bool
+        Read inputs in object storage without credentials (public buckets; as
+        ``AWS_NO_SIGN_REQUEST=YES``).
 
     Returns
     -------
@@ -427,7 +434,8 @@ def score_options(
         strata=strata, bootstrap=boot, geometry=geometry,
         engine=EngineOptions(engine, scheduler, n_jobs, memory_limit),
         per_class=bool(per_class) or class_field is not None, lists=bool(lists),
-        by_parts=bool(partitioned), strict=bool(strict), region=area)
+        by_parts=bool(partitioned), strict=bool(strict), region=area,
+        anon=bool(anon))
 
 
 def check_keywords(given: Mapping[str, Any], also: Iterable[str] = (),
@@ -486,8 +494,10 @@ def _size_bins(size_bins: Sequence[float] | str | None) -> tuple[float, ...] | s
 
 @dataclass(frozen=True)
 class Side:
-    """One input: its source, its kind (decided once: :data:`OBJECTS`, :data:`RASTER`
-    or :data:`VECTOR`) and the reader's keywords for it."""
+    """One input: its source (a path or URL resolved once into an
+    :class:`~geoeval.io.inputs.Input`, or data in memory), its kind (decided once:
+    :data:`OBJECTS`, :data:`RASTER` or :data:`VECTOR`) and the reader's keywords for
+    it."""
 
     source: Any
     kind: str
@@ -504,14 +514,27 @@ class Side:
 
     @property
     def is_file(self) -> bool:
-        """A path (a file, a folder dataset or a pattern of tiles), not data in memory."""
-        return isinstance(self.source, str | Path)
+        """A path or URL (a file, a folder dataset or a pattern of tiles), not data in
+        memory."""
+        from geoeval.io.inputs import Input
+
+        return isinstance(self.source, Input | str | Path)
+
+    @property
+    def input(self) -> Any:
+        """The :class:`~geoeval.io.inputs.Input` of a path or URL, ``None`` for data in
+        memory."""
+        from geoeval.io.inputs import Input
+
+        return self.source if isinstance(self.source, Input) else None
 
 
 def side(source: Any, options: SideOptions, *, optional_class: bool = False,
-         attributes: bool = False) -> Side:
+         attributes: bool = False, anon: bool = False) -> Side:
     """The :class:`Side` of ``source`` read with ``options``: its kind decided once
-    (an :class:`ObjectSet`, data in memory, a path: :func:`geoeval.io.input_kind`).
+    (an :class:`ObjectSet`, data in memory, a path or URL: resolved here, once, into
+    an :class:`~geoeval.io.inputs.Input`, :func:`geoeval.io.inputs.resolve`, that the
+    later stages read; ``anon``: a public bucket read without credentials).
 
     ``attributes`` (:attr:`ScoreOptions.attributes`): a vector input is read with its
     attribute columns (:func:`geoeval.io.read`'s ``attributes``), else without.
@@ -520,11 +543,15 @@ def side(source: Any, options: SideOptions, *, optional_class: bool = False,
     dropped when the input has no such field: its objects then take the class of the
     reference they overlap most.
     """
-    from geoeval.io import input_kind, input_path
+    from geoeval.io import in_memory_type, input_kind
+    from geoeval.io.inputs import resolve
 
     if isinstance(source, ObjectSet):
         return Side(source, OBJECTS)
-    source = input_path(source)  # a zip archive: the member it holds, named once
+    if in_memory_type(source) is None:
+        # a path or URL: a zip archive as the member it holds, its format and shape,
+        # decided here once
+        source = resolve(source, input_type=options.readers.input_type, anon=anon)
     kind = input_kind(source, options.readers.input_type)
     keywords = options.readers.keywords(kind, options.given)
     keywords["input_type"] = kind  # the readers take it as decided here
@@ -550,6 +577,9 @@ def _has_field(source: Any, kind: str, keywords: dict[str, Any]) -> bool:
 
     from geoeval.io.paths import local_path
 
+    if source.location.name.lower().endswith((".parquet", ".geoparquet")) \
+            or source.shape != "file":
+        return True  # the reader checks it (GeoParquet, tiles, datasets)
     try:
         fields_ = pyogrio.read_info(local_path(source), layer=keywords.get("layer"))["fields"]
     except Exception:

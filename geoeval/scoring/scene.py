@@ -89,10 +89,7 @@ def score(
     from geoeval.io import read_pair_counted
 
     options = _built(options, keywords)
-    ref_side = side(reference, options.reference, attributes=options.attributes)
-    sub_side = side(submission, options.submission,
-                    optional_class=options.class_field is not None,
-                    attributes=options.attributes)
+    ref_side, sub_side = sides(reference, submission, options)
     region_notes: tuple[str, ...] = ()
     if options.region is not None:
         with options.sides_named():
@@ -218,6 +215,27 @@ def _region_checked(result: ScoreResult, options: ScoreOptions,
     from dataclasses import replace
 
     return replace(result, notes=(*result.notes, *notes))
+def sides(reference: Any, submission: Any, options: ScoreOptions) -> tuple[Side, Side]:
+    """Both inputs resolved once, at the edge (:func:`geoeval.scoring.options.side`),
+    GDAL configured for the stores first (:func:`geoeval.io.locations.configure_gdal`:
+    ``AWS_ENDPOINT_URL`` in GDAL's spelling, ``anon``)."""
+    _configured(options, reference, submission)
+    return (side(reference, options.reference, attributes=options.attributes,
+                 anon=options.anon),
+            side(submission, options.submission,
+                 optional_class=options.class_field is not None,
+                 attributes=options.attributes, anon=options.anon))
+
+
+def _configured(options: ScoreOptions, *sources: Any) -> None:
+    """GDAL configured for the stores before ``sources`` are resolved, when one is a
+    URL or ``anon`` is asked for; Arrow's reads told ``anon`` (once per run)."""
+    from geoeval.io.locations import configure_gdal, is_url
+    from geoeval.io.url_paths import use_anon
+
+    use_anon(options.anon)
+    if options.anon or any(is_url(str(s)) for s in sources if isinstance(s, str | Path)):
+        configure_gdal(anon=options.anon)
 
 
 def _built(options: ScoreOptions | None, keywords: dict[str, Any]) -> ScoreOptions:
@@ -239,15 +257,17 @@ def read_reference(reference: str | Path | ObjectSet,
     from geoeval.io import read_side
 
     options = _built(options, keywords)
+    _configured(options, reference)
     with options.sides_named():
-        s = side(reference, options.reference, attributes=options.attributes)
-        reader = s.reader
+        one = side(reference, options.reference, attributes=options.attributes,
+                   anon=options.anon)
+        reader = one.reader
         if options.region is not None:  # only the objects of the region
             from geoeval.io.region import resolved
 
             reader["region"] = resolved(options.region,
-                                        _source_crs(s.source, s.kind, reader))
-        return read_side(reference, "reference", **reader)
+                                        _source_crs(one.source, one.kind, reader))
+        return read_side(one.source, "reference", **reader)
 
 
 def check_options(*, gpkg_matcher: str | None = None, **keywords: Any) -> None:
