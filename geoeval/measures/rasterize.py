@@ -19,6 +19,9 @@ anchored at CRS coordinates ``(0, 0)``).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -281,15 +284,50 @@ class PolygonMasks:
         if r1 <= r0 or c1 <= c0:
             return 0, 0, np.zeros((0, 0), dtype=bool)
         transform = self.grid.transform @ Affine.translation(c0, r0)
-        mask = rasterize(
-            [(self.geoms[k], 1)],
-            out_shape=(r1 - r0, c1 - c0),
-            transform=transform,
-            fill=0,
-            all_touched=False,
-            dtype="uint8",
-        ).astype(bool)
+        with _no_aws_session():
+            mask = rasterize(
+                [(self.geoms[k], 1)],
+                out_shape=(r1 - r0, c1 - c0),
+                transform=transform,
+                fill=0,
+                all_touched=False,
+                dtype="uint8",
+            ).astype(bool)
         return r0, c0, mask
+
+
+_SESSION_LOCK = threading.Lock()
+_SESSION_USERS = [0]
+_SESSION_SAVED: list[Any] = [None]
+
+
+@contextmanager
+def _no_aws_session() -> Iterator[None]:
+    """rasterio without its boto3 session while a mask is rasterised in memory.
+
+    With ``AWS_ACCESS_KEY_ID`` and ``AWS_SECRET_ACCESS_KEY`` in the environment (the
+    standard way to reach object storage), every ``rasterio.Env`` — and its
+    ``rasterize`` opens one per call, inside its C code — builds a boto3 session:
+    ~50 ms against ~1 ms for the mask itself, so the Mallows score of a vector pair
+    ran ~50× slower for anyone with AWS credentials set. A mask drawn in memory
+    reads no file; and GDAL reads those variables itself for the files it opens
+    elsewhere meanwhile. Counted, so that threads drawing masks at once restore
+    rasterio's module only when the last one is done.
+    """
+    import rasterio.session as sessions
+
+    with _SESSION_LOCK:
+        if _SESSION_USERS[0] == 0:
+            _SESSION_SAVED[0] = sessions.boto3
+            sessions.boto3 = None
+        _SESSION_USERS[0] += 1
+    try:
+        yield
+    finally:
+        with _SESSION_LOCK:
+            _SESSION_USERS[0] -= 1
+            if _SESSION_USERS[0] == 0:
+                sessions.boto3 = _SESSION_SAVED[0]
 
 
 def mask_source(objects: ObjectSet, grid: WorkGrid) -> GridMasks | PolygonMasks:
