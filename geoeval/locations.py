@@ -192,6 +192,23 @@ def redact(text: str) -> str:
     return re.sub(r"[A-Za-z][A-Za-z0-9+.-]*://\S+|/vsi\S+", lambda m: one(m.group(0)), text)
 
 
+#: Attempts of a request to a store before its failure is reported, unless
+#: ``AWS_MAX_ATTEMPTS`` says otherwise.
+ATTEMPTS = 4
+
+
+def max_attempts(environ: Mapping[str, str] | None = None) -> int:
+    """Attempts of one request to a store (the first included): ``AWS_MAX_ATTEMPTS``
+    (the AWS tools' setting) when it is a positive whole number, else
+    :data:`ATTEMPTS`."""
+    env = os.environ if environ is None else environ
+    try:
+        n = int(env.get("AWS_MAX_ATTEMPTS", ""))
+    except ValueError:
+        return ATTEMPTS
+    return n if n >= 1 else ATTEMPTS
+
+
 def gdal_options(environ: Mapping[str, str] | None = None, *, anon: bool = False
                  ) -> dict[str, str]:
     """GDAL configuration options that the standard environment implies but GDAL does
@@ -203,8 +220,9 @@ def gdal_options(environ: Mapping[str, str] | None = None, *, anon: bool = False
     ``AWS_HTTPS=NO`` for ``http://`` and ``AWS_VIRTUAL_HOSTING=FALSE`` (such servers
     name the bucket in the path). ``anon`` (or ``AWS_NO_SIGN_REQUEST=YES``) asks for
     no signature. Transient HTTP failures are retried 3 times, 1 s apart and growing
-    (``GDAL_HTTP_MAX_RETRY``, ``GDAL_HTTP_RETRY_DELAY``). What the environment
-    already sets in GDAL's own spelling is kept.
+    (``GDAL_HTTP_MAX_RETRY``, ``GDAL_HTTP_RETRY_DELAY``), or as many times as
+    ``AWS_MAX_ATTEMPTS`` (the AWS tools' setting: attempts, the first included) allows.
+    What the environment already sets in GDAL's own spelling is kept.
 
     Examples
     --------
@@ -212,7 +230,7 @@ def gdal_options(environ: Mapping[str, str] | None = None, *, anon: bool = False
     '127.0.0.1:9000'
     """
     env = os.environ if environ is None else environ
-    out = {"GDAL_HTTP_MAX_RETRY": "3", "GDAL_HTTP_RETRY_DELAY": "1"}
+    out = {"GDAL_HTTP_MAX_RETRY": str(max_attempts(env) - 1), "GDAL_HTTP_RETRY_DELAY": "1"}
     endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
     if endpoint and "AWS_S3_ENDPOINT" not in env:
         parts = urlsplit(endpoint if "://" in endpoint else "https://" + endpoint)
@@ -251,7 +269,7 @@ def arrow_filesystem(location: Location, *, anon: bool = False,
     if location.scheme == "s3":
         kwargs: dict[str, Any] = {"anonymous": anon,
                                   "retry_strategy": pafs.AwsStandardS3RetryStrategy(
-                                      max_attempts=4)}
+                                      max_attempts=max_attempts(env))}
         endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
         if endpoint:
             parts = urlsplit(endpoint if "://" in endpoint else "https://" + endpoint)

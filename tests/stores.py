@@ -9,6 +9,7 @@ so a server thread in the same process could never answer it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -78,15 +79,41 @@ class S3Server:
         c = self.client()
         with contextlib.suppress(c.exceptions.BucketAlreadyOwnedByYou):
             c.create_bucket(Bucket=bucket)
-        for key, path in files.items():
-            c.upload_file(str(path), bucket, key)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(8) as pool:  # one request each: hundreds of small files
+            list(pool.map(lambda kv: c.put_object(Bucket=bucket, Key=kv[0],
+                                                  Body=Path(kv[1]).read_bytes()),
+                          files.items()))
+
+
+_SHARED: dict[str, tuple[subprocess.Popen, S3Server]] = {}
 
 
 @contextlib.contextmanager
-def s3_server(environ: dict[str, str] | None = None) -> Iterator[S3Server]:
-    """moto's S3 server in its own process group, stopped on exit; ``environ`` adds to
-    its environment (``INITIAL_NO_AUTH_ACTION_COUNT``: requests served before it checks
+def s3_server(environ: dict[str, str] | None = None, *, own: bool = False
+              ) -> Iterator[S3Server]:
+    """moto's S3 server in its own process group. Without ``environ`` and ``own``, one
+    server shared by every test of this process (started on first use, stopped at
+    exit: each module keeps to its own buckets), as starting one costs a second or
+    two; else a server of its own, stopped on exit. ``environ`` adds to its
+    environment (``INITIAL_NO_AUTH_ACTION_COUNT``: requests served before it checks
     credentials, which it then refuses unless an IAM user of its own holds them)."""
+    if environ is None and not own:
+        if "s3" not in _SHARED or _SHARED["s3"][0].poll() is not None:
+            proc, server = _start_s3(None)
+            _SHARED["s3"] = (proc, server)
+            atexit.register(_stop, proc)
+        yield _SHARED["s3"][1]
+        return
+    proc, server = _start_s3(environ)
+    try:
+        yield server
+    finally:
+        _stop(proc)
+
+
+def _start_s3(environ: dict[str, str] | None) -> tuple[subprocess.Popen, S3Server]:
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
                              str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -95,9 +122,10 @@ def s3_server(environ: dict[str, str] | None = None) -> Iterator[S3Server]:
     try:
         _wait_until(lambda: urllib.request.urlopen(endpoint + "/moto-api/", timeout=2),
                     proc, "the S3 test server")
-        yield S3Server(endpoint)
-    finally:
+    except BaseException:
         _stop(proc)
+        raise
+    return proc, S3Server(endpoint)
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,9 @@ def test_gdal_options_translate_the_aws_endpoint():
     assert "AWS_S3_ENDPOINT" not in gdal_options({})
     assert gdal_options({}, anon=True)["AWS_NO_SIGN_REQUEST"] == "YES"
     assert gdal_options({"GDAL_HTTP_MAX_RETRY": "7"}).get("GDAL_HTTP_MAX_RETRY") is None
+    assert gdal_options({})["GDAL_HTTP_MAX_RETRY"] == "3"  # 4 attempts
+    assert gdal_options({"AWS_MAX_ATTEMPTS": "1"})["GDAL_HTTP_MAX_RETRY"] == "0"
+    assert gdal_options({"AWS_MAX_ATTEMPTS": "x"})["GDAL_HTTP_MAX_RETRY"] == "3"
 
 
 #: Reads the sample through each library from the URLs given, with nothing but the

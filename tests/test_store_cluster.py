@@ -48,8 +48,8 @@ def _layers(folder: Path) -> tuple[Path, Path]:
 
 
 def _geoeval(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "geoeval.cli", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=600)
+    return subprocess.run([sys.executable, "-m", "geoeval.cli", "score", *args],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
 
 
 def test_dask_workers_read_and_write_through_the_store_only(tmp_path):

@@ -306,6 +306,7 @@ def test_anon_reads_a_public_bucket(data, s3, monkeypatch, tmp_path):
 
 def test_unreachable_endpoint_in_one_line(s3, monkeypatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # no retries: the test is about the line
     for ext in ("tif", "gpkg", "parquet"):
         run = run_cli("score", f"s3://inputs/ref.{ext}", f"s3://inputs/sub.{ext}", "-q")
         assert run.code == 2 and len(run.stderr.splitlines()) == 1
