@@ -184,6 +184,12 @@ def test_anonymous_and_unreachable(s3, tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_NO_SIGN_REQUEST", "YES")
     assert ": access denied: check the credentials" in _fails(run, tmp_path)
     monkeypatch.delenv("AWS_NO_SIGN_REQUEST")
+    out = tmp_path / "never.json"  # --anon: the same, from the command line
+    r = run_cli("boxes", "--anon", *run, "--json", out)
+    assert r.code == 2 and not out.exists(), r
+    assert ": access denied: check the credentials" in r.stderr
+    assert run_cli("boxes", *run, "--json", out).code == 0  # and not for the next run
+    out.unlink()
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # no retries: the test is about the line
     line = _fails(run, tmp_path)

@@ -39,7 +39,7 @@ from geoeval.challenges import registry
 from geoeval.cli.callbacks import checked
 from geoeval.cli.groups import CONTEXT, add_command
 from geoeval.cli.input_paths import input_path
-from geoeval.cli.options import REPORTING
+from geoeval.cli.options import REPORTING, AnonOpt
 from geoeval.cli.printers import Reporting
 
 
@@ -109,6 +109,14 @@ def boxes_group() -> typer.Typer:
     for name in registry.names():
         command, doc = _command_and_doc(registry.get(name))
         add_command(app, name, command, doc)
+
+    @app.callback()
+    def inputs(anon: AnonOpt = False) -> None:
+        """Options of every box protocol's inputs (before the protocol's name)."""
+        from geoeval.io.url_paths import use_anon
+
+        use_anon(anon)
+
     return app
 
 

@@ -45,8 +45,12 @@ T = TypeVar("T")
 
 
 def _fs(loc: Location, anon: bool = False) -> tuple[Any, str]:
+    """Arrow's file system of ``loc``: without credentials when ``anon``, or when this
+    process was told so (:func:`geoeval.io.url_paths.use_anon`: ``--anon``)."""
+    from geoeval.io.url_paths import anonymous
+
     try:
-        return arrow_filesystem(loc, anon=anon)
+        return arrow_filesystem(loc, anon=anon or anonymous())
     except ValueError as exc:
         raise InputError(str(exc)) from None
 
