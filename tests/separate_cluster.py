@@ -18,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +25,8 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.stores import _free_port, _stop
 
 
 def can_separate() -> bool:
@@ -36,23 +36,6 @@ def can_separate() -> bool:
     probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"],
                            capture_output=True)
     return probe.returncode == 0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=15)
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,21 @@ class S3Server:
         return {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
                 "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": self.endpoint}
 
+    @contextlib.contextmanager
+    def environment(self) -> Iterator[None]:
+        """:attr:`environ` set in ``os.environ`` meanwhile (a module's fixture), the
+        variables as they were afterwards."""
+        saved = {k: os.environ.get(k) for k in self.environ}
+        os.environ.update(self.environ)
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
     def client(self):
         import boto3
 

@@ -6,7 +6,6 @@ its secrets, nothing written."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -40,18 +39,10 @@ def s3():
     """The bundled box samples under ``s3://boxes-bkt/boxes/``, and the server's
     environment in ``os.environ`` for the module."""
     with s3_server() as server:
-        saved = {k: os.environ.get(k) for k in server.environ}
-        os.environ.update(server.environ)
         _uploaded.clear()
         _upload(server, "coco", "coco_segm", "crowdai", "dota", "neovision2", "voc")
-        try:
+        with server.environment():
             yield server
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
 
 
 @pytest.fixture(scope="module")

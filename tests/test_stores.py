@@ -4,7 +4,6 @@ and every failure one line naming the URL without its secrets."""
 
 from __future__ import annotations
 
-import os
 import urllib.request
 from pathlib import Path
 
@@ -19,8 +18,6 @@ from tests.stores import SECRET, s3_server, web_server
 @pytest.fixture(scope="module")
 def s3():
     with s3_server() as server:
-        saved = {k: os.environ.get(k) for k in server.environ}
-        os.environ.update(server.environ)
         c = server.client()
         c.create_bucket(Bucket="bkt")
         for key, body in {"d/a.json": b'{"a": 1}', "d/b.gpkg": b"x" * 100,
@@ -28,14 +25,8 @@ def s3():
                           "t/2024/x.gpkg": b"1", "t/2025/y.gpkg": b"2",
                           "t/2025/z.tif": b"3"}.items():
             c.put_object(Bucket="bkt", Key=key, Body=body)
-        try:
+        with server.environment():
             yield server
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
 
 
 @pytest.fixture(scope="module")

@@ -64,16 +64,8 @@ def s3(data):
     with s3_server() as server:
         server.upload("inputs", {str(p.relative_to(data)): p for p in data.rglob("*")
                                  if p.is_file()})
-        saved = {k: os.environ.get(k) for k in server.environ}
-        os.environ.update(server.environ)
-        try:
+        with server.environment():
             yield server
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
 
 
 @pytest.fixture(scope="module")

@@ -113,7 +113,7 @@ def boxes_group() -> typer.Typer:
     @app.callback()
     def inputs(anon: AnonOpt = False) -> None:
         """Options of every box protocol's inputs (before the protocol's name)."""
-        from geoeval.io.url_paths import use_anon
+        from geoeval.io.stores import use_anon
 
         use_anon(anon)
 

@@ -24,7 +24,8 @@ from typing import Any
 from geoeval.errors import InputError
 from geoeval.io.formats import InputFormat, format_for
 from geoeval.io.locations import Location, locate
-from geoeval.io.url_paths import UrlPath, anonymous, is_remote
+from geoeval.io.stores import anonymous
+from geoeval.io.url_paths import UrlPath, is_remote
 
 #: An input's shapes.
 FILE, FOLDER, PATTERN, DATASET = "file", "folder", "pattern", "dataset"

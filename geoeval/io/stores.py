@@ -44,11 +44,25 @@ _GLOB = ("*", "?", "[")
 T = TypeVar("T")
 
 
+#: Read object storage without credentials in this process (``anon=True`` at the edge,
+#: :func:`use_anon`); a worker of another process reads its own environment
+#: (``AWS_NO_SIGN_REQUEST=YES``).
+_ANON: list[bool] = [False]
+
+
+def use_anon(anon: bool) -> None:
+    """Read object storage without credentials in this process from now on (or not)."""
+    _ANON[0] = bool(anon)
+
+
+def anonymous() -> bool:
+    """Whether this process reads object storage without credentials (:func:`use_anon`)."""
+    return _ANON[0]
+
+
 def _fs(loc: Location, anon: bool = False) -> tuple[Any, str]:
     """Arrow's file system of ``loc``: without credentials when ``anon``, or when this
-    process was told so (:func:`geoeval.io.url_paths.use_anon`: ``--anon``)."""
-    from geoeval.io.url_paths import anonymous
-
+    process was told so (:func:`use_anon`: ``--anon``)."""
     try:
         return arrow_filesystem(loc, anon=anon or anonymous())
     except ValueError as exc:

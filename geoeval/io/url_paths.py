@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from geoeval.io.locations import Location, is_url, locate
+from geoeval.io.stores import anonymous
 
 
 class UrlPath(os.PathLike):
@@ -110,20 +111,6 @@ def is_remote(path: Any) -> bool:
     return isinstance(text, str) and is_url(text) and not os.path.lexists(text)
 
 
-#: Read object storage without credentials in this process (``anon=True`` at the edge,
-#: :func:`use_anon`); a worker of another process reads its own environment
-#: (``AWS_NO_SIGN_REQUEST=YES``).
-_ANON: list[bool] = [False]
-
-
-def use_anon(anon: bool) -> None:
-    """Read object storage without credentials in this process from now on (or not)."""
-    _ANON[0] = bool(anon)
-
-
-def anonymous() -> bool:
-    """Whether this process reads object storage without credentials (:func:`use_anon`)."""
-    return _ANON[0]
 
 def parquet_source(path: Any) -> Any:
     """What :mod:`pyarrow.parquet` (and geopandas) open for the GeoParquet file
@@ -140,7 +127,7 @@ def parquet_source(path: Any) -> Any:
     from geoeval.io import stores
 
     loc = locate(os.fspath(path))
-    f = stores.open_input(loc, anon=_ANON[0])
+    f = stores.open_input(loc, anon=anonymous())
     return f if loc.is_store else pa.PythonFile(f, mode="r")
 
 
@@ -163,7 +150,7 @@ def parquet_file(path: Any) -> Any:
     from geoeval.io import stores
 
     loc = locate(os.fspath(path))
-    f, version = stores.open_version(loc, anon=_ANON[0])
+    f, version = stores.open_version(loc, anon=anonymous())
     source = f if loc.is_store else pa.PythonFile(f, mode="r")
     known = _FOOTERS.get(version) if None not in version else None
     out = pq.ParquetFile(source, metadata=known)
@@ -185,7 +172,7 @@ def ready_for_urls(path: Any) -> None:
         return
     from geoeval.io.locations import configure_gdal
 
-    configure_gdal(anon=_ANON[0])
+    configure_gdal(anon=anonymous())
     _CONFIGURED[:] = [os.getpid()]
 
 

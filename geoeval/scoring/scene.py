@@ -231,7 +231,7 @@ def _configured(options: ScoreOptions, *sources: Any) -> None:
     """GDAL configured for the stores before ``sources`` are resolved, when one is a
     URL or ``anon`` is asked for; Arrow's reads told ``anon`` (once per run)."""
     from geoeval.io.locations import configure_gdal, is_url
-    from geoeval.io.url_paths import use_anon
+    from geoeval.io.stores import use_anon
 
     use_anon(options.anon)
     if options.anon or any(is_url(str(s)) for s in sources if isinstance(s, str | Path)):
