@@ -52,7 +52,7 @@ kw = {"region": tuple(region)} if region else {}
 res = geoeval.score(ref, sub, matchers=["iou"], engine=engine, n_jobs=2, **kw)
 r = res.results["iou"]
 print(json.dumps({"wall": time.perf_counter() - t, "f1": r.f1,
-                  "n": [int(res.n_reference), int(res.n_submission)]}))
+                  "n": [res.summary.reference.objects, res.summary.submission.objects]}))
 '''
 
 

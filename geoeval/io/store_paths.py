@@ -27,12 +27,13 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, TypeVar
 
 from geoeval.errors import InputError
-from geoeval.io import stores
+from geoeval.io import stores, url_paths
 from geoeval.io.locations import Location, is_url, locate
+from geoeval.io.url_paths import UrlPath
 
 #: The start of an HTML page (what a web server answers for a folder), never of a box file.
 _WEB_PAGE = re.compile(rb"\s*(<!doctype\s+html|<html[\s>])", re.IGNORECASE)
@@ -41,9 +42,10 @@ FETCHES = 8
 T = TypeVar("T")
 
 
-class StorePath:
+class StorePath(UrlPath):
     """A file or folder (prefix) of an object store, or a file on the web: the part of
-    :class:`pathlib.Path` the box readers use.
+    :class:`pathlib.Path` the box readers use — :class:`~geoeval.io.url_paths.UrlPath`'s
+    names, with the answers and reads asked of the store.
 
     Parameters
     ----------
@@ -55,59 +57,24 @@ class StorePath:
     """
 
     def __init__(self, location: Location, kind: str | None = None) -> None:
-        self.location = location
+        super().__init__(location)
         self._kind = kind
         self._listing: list[StorePath] | None = None
 
-    # --- names -----------------------------------------------------------------------
-
-    def __str__(self) -> str:
-        return self.location.display
+    def __fspath__(self) -> str:
+        """None: a box file is read through the store, never opened as a local file (a
+        call that would do so fails loudly instead of reading another file)."""
+        raise TypeError(f"{self} is in object storage or on the web, not a local file")
 
     def __repr__(self) -> str:
         return f"StorePath({self.location.display!r})"
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, StorePath) and other.location.url == self.location.url
-
-    def __lt__(self, other: StorePath) -> bool:
-        return self.location.url < other.location.url
-
-    def __hash__(self) -> int:
-        return hash(self.location.url)
-
-    @property
-    def name(self) -> str:
-        """The last part of the key (``a.txt`` of ``s3://b/gt/a.txt``)."""
-        return self.location.name
-
-    @property
-    def suffix(self) -> str:
-        """The name's suffix, as :attr:`pathlib.PurePath.suffix`."""
-        return PurePosixPath(self.name).suffix
-
-    @property
-    def stem(self) -> str:
-        """The name without its suffix, as :attr:`pathlib.PurePath.stem`."""
-        return PurePosixPath(self.name).stem
-
     @property
     def parent(self) -> StorePath:
         """The folder (prefix) holding it."""
-        loc = self.location
-        base = loc.url.split("?", 1)[0].rstrip("/")
-        return StorePath(locate(base.rsplit("/", 1)[0]), "folder")
-
-    def __truediv__(self, name: str) -> StorePath:
-        return StorePath(self.location.child(name))
-
-    def relative_to(self, other: StorePath) -> PurePosixPath:
-        """This key's path below ``other``'s (``TowerF/001.csv``)."""
-        base = other.location.key.rstrip("/")
-        key = self.location.key
-        if base and not key.startswith(base + "/"):
-            raise ValueError(f"{self} is not under {other}")
-        return PurePosixPath(key[len(base):].lstrip("/"))
+        out = super().parent
+        out._kind = "folder"
+        return out
 
     # --- what it is --------------------------------------------------------------------
 
@@ -190,6 +157,8 @@ def box_path(source: str | os.PathLike[str] | Location | StorePath) -> BoxPath:
     """
     if isinstance(source, StorePath):
         return source
+    if isinstance(source, UrlPath):  # a URL resolved by the other readers
+        return StorePath(source.location)
     loc: Any = source if isinstance(source, Location) else (
         locate(source) if isinstance(source, str) and is_url(source) else None)
     if loc is None or loc.is_local or loc.scheme == "vsi":
@@ -200,11 +169,9 @@ def box_path(source: str | os.PathLike[str] | Location | StorePath) -> BoxPath:
 def is_remote(source: object) -> bool:
     """Whether ``source`` names a URL (a :class:`StorePath`, a URL's text or
     :class:`~geoeval.io.locations.Location`) rather than a local file."""
-    if isinstance(source, StorePath):
-        return True
     if isinstance(source, Location):
         return not (source.is_local or source.scheme == "vsi")
-    return isinstance(source, str) and is_url(source)
+    return url_paths.is_remote(source)
 
 
 def shown(source: object) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from geoeval.io.locations import Location, is_url, locate
@@ -41,13 +41,16 @@ class UrlPath(os.PathLike):
         return f"UrlPath({self.location.display!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, UrlPath) and other.location == self.location
+        return isinstance(other, UrlPath) and other.location.url == self.location.url
+
+    def __lt__(self, other: UrlPath) -> bool:
+        return self.location.url < other.location.url
 
     def __hash__(self) -> int:
-        return hash(self.location)
+        return hash(self.location.url)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (UrlPath, (self.location,))
+        return (type(self), (self.location,))
 
     @property
     def _key(self) -> str:
@@ -69,13 +72,21 @@ class UrlPath(os.PathLike):
     def parent(self) -> UrlPath:
         loc = self.location
         head = posixpath.dirname(self._key)
-        return UrlPath(f"{loc.scheme}://{loc.bucket}/{head}")
+        return type(self)(locate(f"{loc.scheme}://{loc.bucket}/{head}"))
 
     def with_suffix(self, suffix: str) -> UrlPath:
         return self.parent / (self.stem + suffix)
 
     def __truediv__(self, name: str) -> UrlPath:
-        return UrlPath(self.location.child(name))
+        return type(self)(self.location.child(name))
+
+    def relative_to(self, other: UrlPath) -> PurePosixPath:
+        """This key's path below ``other``'s (``TowerF/001.csv``)."""
+        base = other.location.key.split("?", 1)[0].rstrip("/")
+        key = self._key
+        if base and not key.startswith(base + "/"):
+            raise ValueError(f"{self} is not under {other}")
+        return PurePosixPath(key[len(base):].lstrip("/"))
 
     def is_dir(self) -> bool:
         return False
