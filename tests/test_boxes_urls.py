@@ -87,8 +87,9 @@ def _report(run: list[str], base: str, tmp_path: Path) -> str:
     return out.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "robin"
-                                  else n for n in RUNS])  # robin: 6 s, three runs
+@pytest.mark.parametrize("name", [n if n in ("coco", "dota-task1") else
+                                  pytest.param(n, marks=pytest.mark.slow) for n in RUNS])
+# COCO (a JSON file) and DOTA (folders) in the README's run; every protocol in CI's
 def test_report_from_s3_is_the_local_report(s3, name, tmp_path):
     _upload(s3, *{a.split("/")[0] for a in RUNS[name] if "/" in a and (SAMPLE / a).exists()})
     local = _report(RUNS[name], str(SAMPLE), tmp_path)

@@ -97,6 +97,9 @@ def test_the_docs_use_the_sample():
         assert f"geoeval {command} " in names, command
 
 
+# Slow, every one: CI runs them in its slow step and again through the installed
+# console script (.ci/run); the README's command stays within its two minutes.
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [
     pytest.param(c, marks=pytest.mark.slow) if slow(c) else c for _, c in COMMANDS],
     ids=[i for i, _ in COMMANDS])

@@ -264,6 +264,7 @@ def test_row_numbers_are_the_whole_layers(tmp_path):
     assert sorted(objects.ids) == sorted(cut(frame).index)
 
 
+@pytest.mark.slow  # covered in small by the fast tests above; CI runs it
 def test_the_dask_engine_reads_the_same_row_groups_and_gives_the_same_report(
         tmp_path, spied_row_groups):
     """By partitions, the planned pieces are only the row groups the region needs, and
@@ -428,6 +429,7 @@ def test_raster_region_reads_the_window_and_whole_labels(tmp_path, monkeypatch):
     assert sorted(objects.ids) == sorted(set(np.unique(raster_cut(labels, box))) - {0})
 
 
+@pytest.mark.slow  # covered in small by the fast tests above; CI runs it
 def test_raster_region_report_equals_the_report_of_the_cut_rasters(tmp_path):
     """Two label rasters on one grid, a region: the same report as the two rasters cut
     to the region by the rule first (written as files), but for the names and the
@@ -450,6 +452,7 @@ def test_raster_region_report_equals_the_report_of_the_cut_rasters(tmp_path):
     assert region["warnings"] == []  # one grid: nothing resampled
 
 
+@pytest.mark.slow  # covered in small by the fast tests above; CI runs it
 def test_raster_region_is_the_same_report_with_the_dask_engine(tmp_path, monkeypatch):
     """The Dask engine scores the region of two rasters by blocks (the region's window
     only) and gives the local engine's report."""
@@ -555,6 +558,7 @@ def test_classes_are_read_in_the_region(tmp_path):
         geoeval.read(tmp_path / "ref.gpkg", class_field="nope", region=region_of(BOX, CRS))
 
 
+@pytest.mark.slow  # covered in small by the fast tests above; CI runs it
 def test_tiles_and_datasets_by_partitions_give_the_local_report(tmp_path):
     """A layer of tiles against a GeoParquet dataset folder, in a region: the Dask
     engine's report by partitions is the local engine's."""
