@@ -165,7 +165,7 @@ def score(
             from geoeval.report.objects_dataset import write_objects_dataset
 
             _step(progress, "writing the objects dataset")
-            from geoeval.outputs import shown
+            from geoeval.output_targets import shown
 
             write_objects_dataset(result, objects_dir)
             result = dataclasses.replace(result, objects_dataset=shown(objects_dir))

@@ -1,11 +1,9 @@
 """Outputs written safely: checked before the work, atomic, all or nothing.
 
-Every writer of geoeval goes through :func:`atomic_path` (or :func:`write_text`)
-and :func:`ensure_folder`. On their own they write to a temporary file beside the
-target and rename it on success, so a target is never half-written.
-
-The report's text (JSON encoding) is :mod:`geoeval.encoding`; this module only
-writes files.
+Every writer of geoeval goes through :func:`atomic_path` and :func:`ensure_folder`
+(what a target is: :mod:`geoeval.output_targets`). On their own they write to a
+temporary file beside the target and rename it on success, so a target is never
+half-written. The report's text is :mod:`geoeval.encoding`.
 
 A run that produces several outputs (``geoeval score --json … --gpkg …
 --csv-dir …``) opens :func:`output_run`: it checks every declared target
@@ -43,197 +41,37 @@ import contextlib
 import contextvars
 import os
 import shutil
-import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from geoeval import cancel, store_outputs, streams
-from geoeval.encoding import dump_pieces
 from geoeval.errors import OutputError
-from geoeval.locations import Location, is_url, locate
-
-# files that belong to an input beside it (shapefile parts, GDAL sidecars)
-_SIDECAR_SUFFIXES = (".shp", ".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx",
-                     ".shp.xml", ".tfw", ".tifw", ".wld", ".aux.xml")
-_GDAL_SIDECARS = (".aux.xml", ".ovr", ".msk")
+from geoeval.locations import Location, locate
+from geoeval.output_targets import (
+    OUTPUTS,
+    STDOUT,
+    STDOUT_KEY,
+    input_files,
+    is_special,
+    is_stdout,
+    option_key,
+    plain_name,
+    probe_folder,
+    real_path,
+    refuse_folded,
+    shown,
+    stdout_refusal,
+    store_location,
+    target_key,
+    temp_prefix,
+    url_key,
+)
 
 _ACTIVE: contextvars.ContextVar[Outputs | None] = contextvars.ContextVar(
     "geoeval_output_run", default=None)
-
-#: The path that means standard output.
-STDOUT = "-"
-#: Outputs that may be standard output (``-``): the one-file text reports, by their
-#: keyword (``json``) or option (``--json``).
-STDOUT_OUTPUTS = ("json", "markdown", "html")
-_STDOUT_KEY = "<standard output>"
-
-
-def is_stdout(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is standard output: ``-``, or a name of the file descriptor 1
-    is open on (``/dev/stdout``, ``/dev/fd/1``)."""
-    if os.fspath(path) == STDOUT:
-        return True
-    if not os.path.isabs(path) or not os.fspath(path).startswith(("/dev/", "/proc/")):
-        return False
-    try:
-        return os.path.samestat(os.stat(path), os.fstat(1))
-    except (OSError, ValueError):
-        return False
-
-
-def is_special(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is written in place rather than replaced: standard output, an
-    existing FIFO, device or socket, or an existing name under ``/dev`` or ``/proc``
-    (``/dev/stderr``, ``/dev/fd/3``: the file a descriptor is open on)."""
-    if is_stdout(path):
-        return True
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return False
-    return (not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
-            or os.path.abspath(path).startswith(("/dev/", "/proc/")))
-
-
-def stdout_refusal(option: str, kind: str = "file") -> str | None:
-    """Why ``option`` (an output of ``kind`` "file" or "folder") cannot be standard
-    output, or ``None`` when it can."""
-    if kind == "file" and _key(option) in STDOUT_OUTPUTS:
-        return None
-    allowed = ", ".join(f"--{k}" for k in STDOUT_OUTPUTS)
-    what = "a folder" if kind == "folder" else "a file"
-    return f"'-' (standard output) takes a text report only ({allowed}); give {what} path"
-
-
-def _real(path: str | os.PathLike[str]) -> str:
-    return os.path.realpath(os.fspath(path))
-
-
-def store_location(path: Any) -> Location | None:
-    """The place in object storage or on the web that ``path`` names (text, or a
-    :class:`~geoeval.locations.Location`), or ``None`` for a local path."""
-    if isinstance(path, Location):
-        return None if path.is_local or path.scheme == "vsi" else path
-    if isinstance(path, str) and is_url(path):
-        return locate(path)
-    return None
-
-
-def _folded_url(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a URL that :class:`~pathlib.Path` folded (``s3:/b/k`` from
-    ``s3://b/k``), not a local path: its first part (``s3:``) is no folder here."""
-    import re
-
-    text = os.fspath(path)
-    m = re.match(r"^([a-z0-9]+):/(?!/)", text)
-    return (bool(m) and is_url(text.replace(":/", "://", 1))
-            and not os.path.exists(m.group(1) + ":"))
-
-
-def _refuse_folded(path: str | os.PathLike[str], what: str) -> None:
-    if _folded_url(path):
-        url = os.fspath(path).replace(":/", "://", 1)
-        raise OutputError(f"is {url} folded by pathlib.Path; give the URL as text{what}",
-                          path)
-
-
-def _url_key(location: Location) -> str:
-    """What identifies a URL target: its URL without query or trailing ``/``."""
-    return "url:" + location.url.split("?", 1)[0].rstrip("/")
-
-
-def shown(path: str | os.PathLike[str]) -> str:
-    """``path`` as messages and reports name it: a URL without its secrets
-    (:attr:`~geoeval.locations.Location.display`), a local path as given."""
-    loc = store_location(path)
-    return loc.display if loc is not None else os.fspath(path)
-
-
-def output_target(path: str | os.PathLike[str]) -> Path | str:
-    """An output as the writers pass it on: a :class:`~pathlib.Path`, or a URL kept as
-    its text (a ``Path`` would fold its ``//``)."""
-    return os.fspath(path) if store_location(path) is not None else Path(path)
-
-
-def published(path: Path) -> Path | str:
-    """Where ``path``, a file written in an output folder, is once the run commits:
-    the object's URL (shown) for a file of a folder that stands in for one in a store
-    (:func:`ensure_folder`), else ``path``."""
-    run = _ACTIVE.get()
-    if run is not None:
-        real = Path(_real(path))
-        for local, loc in run._mirrors.values():
-            if Path(_real(local)) in real.parents:
-                return store_outputs.name_in(loc, real, Path(_real(local))).display
-    return path
-
-
-def suffix_of(path: str | os.PathLike[str]) -> str:
-    """The suffix of an output's name, lower case (``.png``), of a path or a URL."""
-    loc = store_location(path)
-    name = loc.name if loc is not None else Path(path).name
-    return Path(name).suffix.lower()
-
-
-def _key(option: str) -> str:
-    """``--csv-dir`` and ``csv_dir`` name the same output."""
-    return option.lstrip("-").replace("-", "_")
-
-
-def _input_files(path: str | os.PathLike[str]) -> set[str]:
-    """Real paths an input consists of: the file and its sidecars, or a folder's files."""
-    p = Path(path)
-    out = {_real(p)}
-    if p.is_dir():
-        out.update(_real(q) for q in p.rglob("*") if q.is_file())
-    elif p.parent.is_dir():
-        stem = p.name[: -len(p.suffix)] if p.suffix else p.name
-        names = {stem + s for s in _SIDECAR_SUFFIXES} | {p.name + s for s in _GDAL_SIDECARS}
-        lower = {n.lower() for n in names}
-        with contextlib.suppress(OSError):
-            out.update(_real(q) for q in p.parent.iterdir() if q.name.lower() in lower)
-    return out
-
-
-#: The longest file name, in bytes, of the common file systems (NAME_MAX).
-NAME_MAX = 255
-
-
-def temp_prefix(target: Path, room: int) -> str:
-    """``.NAME.``: the start of a temporary name beside ``target`` that ``room`` more
-    bytes will end (``mkstemp``'s random part and suffix, a tag).
-
-    The target's name in plain characters (a library between us and the file may
-    read ``;``, ``!`` or a tab in a name as syntax: pyogrio cut ``g;x.gpkg`` at the
-    ``;``), cut so that the whole name stays within :data:`NAME_MAX` bytes, with
-    room for what a writer adds beside it (SQLite's ``-journal``, ``-wal``): a legal
-    250-byte output name must not fail for its temporary name.
-    """
-    return f".{_plain(target.name)[:max(1, NAME_MAX - _BESIDE - room - 2)]}."
-
-
-_BESIDE = len("-journal")  # the longest name a writer appends to its file's
-
-
-def _plain(name: str) -> str:
-    return "".join(c if c.isascii() and (c.isalnum() or c in "._+-") else "_" for c in name)
-
-
-def _probe_folder(folder: Path, target: Path, what: str) -> None:
-    """Raise :class:`OutputError` unless a file can be created in ``folder``."""
-    try:
-        # an unnamed file where the system has them (O_TMPFILE): none left if interrupted
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise OutputError(f"cannot write in folder {str(folder)!r} ({reason}){what}",
-                          target) from None
-
 
 class Outputs:
     """The outputs of one run (see :func:`output_run`)."""
@@ -265,12 +103,12 @@ class Outputs:
         for item in inputs:
             loc = store_location(item)
             if loc is not None:
-                self._input_urls.add(_url_key(loc))
+                self._input_urls.add(url_key(loc))
                 continue
             if isinstance(item, (str, os.PathLike)) and os.fspath(item):
-                self._inputs |= _input_files(item)
+                self._inputs |= input_files(item)
                 if Path(item).is_dir():
-                    self._input_dirs.add(_real(item))
+                    self._input_dirs.add(real_path(item))
 
     def _input_url(self, key: str) -> bool:
         """Whether the URL target ``key`` is an input, lies under an input's prefix,
@@ -281,7 +119,7 @@ class Outputs:
                    or fnmatch.fnmatchcase(key, k) for k in self._input_urls)
 
     def _claim(self, path: Path | str, option: str) -> None:
-        real = _target_key(path)
+        real = target_key(path)
         what = f" ({option})" if option else ""
         loc = store_location(path)
         if loc is not None and self._input_url(real):
@@ -290,8 +128,8 @@ class Outputs:
         if real in self._inputs or real in self._input_dirs:
             raise OutputError(f"is an input of this run; choose another output path{what}", path)
         other = self._targets.get(real)
-        if other is not None and _key(other) != _key(option):
-            if real == _STDOUT_KEY:
+        if other is not None and option_key(other) != option_key(option):
+            if real == STDOUT_KEY:
                 raise OutputError(f"standard output is given to both {other} and {option}; "
                                   "give one of them a file", path)
             raise OutputError(f"is given to both {other} and {option}", shown(path))
@@ -299,7 +137,7 @@ class Outputs:
         if loc is not None:
             return
         self._given.append(Path(path))
-        if real == _STDOUT_KEY and self._stdout is None:
+        if real == STDOUT_KEY and self._stdout is None:
             self._stdout = streams.claim_stdout()
 
     def file(self, path: str | os.PathLike[str] | None, option: str = "", *,
@@ -327,12 +165,12 @@ class Outputs:
         if target.is_dir():
             raise OutputError(f"is a folder; give a file path{what}", target)
         folder = target.parent
-        _refuse_folded(target, what)
+        refuse_folded(target, what)
         if not folder.exists():
             raise OutputError(f"folder {str(folder)!r} does not exist{what}", target)
         if not folder.is_dir():
             raise OutputError(f"{str(folder)!r} is not a folder{what}", target)
-        _probe_folder(folder, target, what)
+        probe_folder(folder, target, what)
         return target
 
     def folder(self, path: str | os.PathLike[str] | None, option: str = "") -> Path | None:
@@ -347,7 +185,7 @@ class Outputs:
         what = f" ({option})" if option else ""
         if os.fspath(target) == STDOUT:
             raise OutputError(f"{stdout_refusal(option, 'folder')}{what}", target)
-        _refuse_folded(target, what)
+        refuse_folded(target, what)
         self._claim(target, option)
         if target.exists() and not target.is_dir():
             raise OutputError(f"is a file; give a folder{what}", target)
@@ -356,7 +194,7 @@ class Outputs:
             existing = existing.parent
         if not existing.is_dir():
             raise OutputError(f"{str(existing)!r} is a file, not a folder{what}", target)
-        _probe_folder(existing, target / "x", what)
+        probe_folder(existing, target / "x", what)
         return target
 
     def _store_target(self, loc: Location, option: str, kind: str,
@@ -372,7 +210,7 @@ class Outputs:
     def check_store(self, loc: Location, kind: str, what: str = "") -> None:
         """Check a URL target of ``kind`` (``"file"`` or ``"folder"``) before the
         work, once per run (:func:`geoeval.store_outputs.check_file`, ``check_folder``)."""
-        key = _url_key(loc)
+        key = url_key(loc)
         if key in self._checked:
             return
         if self._input_url(key):
@@ -389,14 +227,14 @@ class Outputs:
         folders = [Path(p) for p, flag in self._targets.items() if Path(p).is_dir()]
         items: dict[str, int] = {}
         for path in self.written:
-            if _target_key(path) == _STDOUT_KEY:
+            if target_key(path) == STDOUT_KEY:
                 continue  # it is on the screen, or where stdout was sent
-            real = Path(_real(path))
+            real = Path(real_path(path))
             home = next((f for f in folders if f in real.parents), None)
             if home is None:
                 items[str(path)] = 0
             else:
-                shown = next(str(n) for n in self._given if _real(n) == str(home))
+                shown = next(str(n) for n in self._given if real_path(n) == str(home))
                 items[shown] = items.get(shown, 0) + 1
         for shown_url, n in self._written_urls:
             items[shown_url] = n
@@ -407,22 +245,22 @@ class Outputs:
     def _check_write(self, target: Path | str) -> None:
         loc = store_location(target)
         if loc is not None:
-            if self._input_url(_url_key(loc)):
+            if self._input_url(url_key(loc)):
                 raise OutputError("is an input of this run, or holds one; choose another "
                                   "output URL", loc.display)
-        elif _real(target) in self._inputs:
+        elif real_path(target) in self._inputs:
             raise OutputError("is an input of this run; choose another output path", target)
 
     def _stage(self, tmp: Path, target: Path | str) -> None:
         loc = store_location(target)
         if loc is not None:  # uploaded when the run commits
-            key = _url_key(loc)
+            key = url_key(loc)
             previous = self._uploads.pop(key, None)
             if previous is not None:
                 _remove(previous[0])
             self._uploads[key] = (tmp, loc)
             return
-        key = _target_key(target)
+        key = target_key(target)
         previous = self._staged.pop(key, None)
         if previous is not None:
             _remove(previous)
@@ -432,7 +270,7 @@ class Outputs:
     def _mirror(self, loc: Location) -> Path:
         """The local folder that stands in for the folder ``loc`` in the store during
         the run: the files written in it are uploaded when the run commits."""
-        key = _url_key(loc)
+        key = url_key(loc)
         if key not in self._mirrors:
             self.check_store(loc, "folder")
             with cancel.deferred():  # made and registered, or neither
@@ -444,8 +282,8 @@ class Outputs:
     def _in_mirror(self, path: Path) -> bool:
         """Whether ``path`` lies in a folder that stands in for one in a store (written
         at once there: the whole folder is uploaded when the run commits)."""
-        real = Path(_real(path))
-        return any(Path(_real(m)) in real.parents for m, _ in self._mirrors.values())
+        real = Path(real_path(path))
+        return any(Path(real_path(m)) in real.parents for m, _ in self._mirrors.values())
 
     def _put(self, local: Path, target: Location, *, replaces: bool = False) -> None:
         # a new object is remembered before its upload (deleted if the run fails even
@@ -507,7 +345,7 @@ class Outputs:
         self._mirrors.clear()
         for key, tmp in list(self._staged.items()):
             target = self._names.get(key, Path(key))
-            if key == _STDOUT_KEY:
+            if key == STDOUT_KEY:
                 streams.copy_file(tmp, self._stdout if self._stdout is not None
                                   else sys.stdout)
             elif is_special(target):
@@ -565,14 +403,6 @@ class Outputs:
             self._stdout = None
 
 
-def _target_key(path: str | os.PathLike[str]) -> str:
-    """What identifies an output target: standard output, a URL, or the real path."""
-    loc = store_location(path)
-    if loc is not None:
-        return _url_key(loc)
-    return _STDOUT_KEY if is_stdout(path) else _real(path)
-
-
 def _remove(tmp: Path) -> None:
     """Remove a temporary file or staging folder of the run."""
     with contextlib.suppress(OSError):
@@ -581,52 +411,6 @@ def _remove(tmp: Path) -> None:
         else:
             tmp.unlink()
     cancel.untrack(tmp)
-
-
-@dataclass(frozen=True)
-class Output:
-    """One kind of output a run can write (declared once, :data:`OUTPUTS`).
-
-    Attributes
-    ----------
-    keyword : str
-        Its keyword in :func:`geoeval.score` and the other API calls.
-    flag : str
-        Its command-line option.
-    kind : {'file', 'folder'}
-    suffixes : tuple of str
-        What a file's name must end in (any, when empty).
-    parameter : str
-        The commands' parameter name, when not ``keyword``.
-    """
-
-    keyword: str
-    flag: str
-    kind: str
-    suffixes: tuple[str, ...] = ()
-    parameter: str = ""
-
-    @property
-    def name(self) -> str:
-        """The commands' parameter name."""
-        return self.parameter or self.keyword
-
-
-#: Every output of every command and API call: the one table the API's and the command
-#: line's checks before the work read (:func:`declare`).
-OUTPUTS: tuple[Output, ...] = (
-    Output("json", "--json", "file", parameter="json_path"),
-    Output("markdown", "--markdown", "file", parameter="markdown_path"),
-    Output("gpkg", "--gpkg", "file", (".gpkg",)),
-    Output("figure", "--figure", "file", (".png", ".svg")),
-    Output("breakdown_figure", "--breakdown-figure", "file", (".png", ".svg")),
-    Output("html", "--html", "file", (".html", ".htm")),
-    Output("csv_dir", "--csv-dir", "folder"),
-    Output("parquet_dir", "--parquet-dir", "folder"),
-    Output("scene_dir", "--scene-dir", "folder"),
-    Output("figure_dir", "--figure-dir", "folder"),
-    Output("objects_dir", "--objects", "folder", parameter="objects"),
-)
 
 
 def declare(run: Outputs, values: Mapping[str, Any], *, flags: bool = False) -> None:
@@ -657,7 +441,8 @@ def output_run(inputs: Iterable[Any] = ()) -> Iterator[Outputs]:
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> with output_run([d / "in.tif"]) as out:
     ...     target = out.file(d / "report.json", "--json")
-    ...     write_text(target, "{}")
+    ...     with atomic_path(target) as tmp:
+    ...         _ = tmp.write_text("{}")
     ...     (d / "report.json").exists()     # not yet: renamed at the end of the run
     False
     >>> (d / "report.json").read_text()
@@ -688,6 +473,19 @@ def output_run(inputs: Iterable[Any] = ()) -> Iterator[Outputs]:
     finally:
         _ACTIVE.reset(token)
         run._release()
+
+
+def published(path: Path) -> Path | str:
+    """Where ``path``, a file written in an output folder, is once the run commits:
+    the object's URL (shown) for a file of a folder that stands in for one in a store
+    (:func:`ensure_folder`), else ``path``."""
+    run = _ACTIVE.get()
+    if run is not None:
+        real = Path(real_path(path))
+        for local, loc in run._mirrors.values():
+            if Path(real_path(local)) in real.parents:
+                return store_outputs.name_in(loc, real, Path(real_path(local))).display
+    return path
 
 
 @contextlib.contextmanager
@@ -722,7 +520,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     where = None if special else folder
     try:
         with cancel.deferred():  # made and registered, or neither
-            suffix = _plain(target.suffix)
+            suffix = plain_name(target.suffix)
             prefix = "geoeval-" if special else temp_prefix(target, 8 + len(suffix))
             fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=where)
             cancel.track(tmp)
@@ -762,7 +560,7 @@ def _store_file(loc: Location) -> Iterator[Path]:
         run._check_write(loc.text)
     try:
         with cancel.deferred():  # made and registered, or neither
-            suffix = _plain(Path(loc.name).suffix)
+            suffix = plain_name(Path(loc.name).suffix)
             fd, tmp = tempfile.mkstemp(prefix="geoeval-", suffix=suffix)
             cancel.track(tmp)
     except OSError as exc:
@@ -899,26 +697,3 @@ def default_file_mode() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
-
-
-def write_text(path: str | os.PathLike[str], text: str | Iterable[str]) -> None:
-    """Write ``text`` (or its pieces, in order) to ``path`` atomically (UTF-8)."""
-    with atomic_path(path) as tmp:
-        if isinstance(text, str):
-            tmp.write_text(text, encoding="utf-8")
-        else:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.writelines(text)
-
-
-def write_csv_table(path: str | Path, frame: Any) -> Path:
-    """Write a pandas DataFrame as CSV, atomically: no index, ``\\n`` line ends,
-    nulls as empty cells (geoeval's one CSV convention)."""
-    write_text(path, frame.to_csv(index=False, lineterminator="\n"))
-    return Path(path)
-
-
-def write_json(path: str | Path, report: dict[str, Any]) -> None:
-    """Write a report to ``path`` atomically (laid out by
-    :func:`geoeval.encoding.dump_pieces`)."""
-    write_text(path, dump_pieces(report))

@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("geoeval._version", "geoeval.errors", "geoeval.validate", "geoeval.encoding", "geoeval.reprs",
      "geoeval.outputs", "geoeval.parallel", "geoeval.heap", "geoeval.arrays", "geoeval.thresholds",
      "geoeval.sums", "geoeval.cancel", "geoeval.streams", "geoeval.progress",
-     "geoeval.locations", "geoeval.store_outputs"),
+     "geoeval.locations", "geoeval.store_outputs", "geoeval.output_targets"),
     ("geoeval.grid",),
     ("geoeval.objects",),
     ("geoeval.io",),

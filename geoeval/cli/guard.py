@@ -1,5 +1,5 @@
 """The output guard of every command: each output option it was given checked before
-the work (:data:`geoeval.outputs.OUTPUTS`, the one table of outputs), every file it
+the work (:data:`geoeval.output_targets.OUTPUTS`, the one table of outputs), every file it
 writes renamed into place (uploaded, for a URL of object storage) only when the whole
 command has succeeded. Every output option takes a local path or a URL
 (:func:`output_value`)."""
@@ -19,7 +19,7 @@ from typing import Any
 import typer
 
 from geoeval.locations import is_url
-from geoeval.outputs import OUTPUTS as ALL_OUTPUTS
+from geoeval.output_targets import OUTPUTS as ALL_OUTPUTS
 
 # Every other path-valued parameter of a command is one of its inputs.
 OUTPUTS = {o.name: o for o in ALL_OUTPUTS}  # a command's parameter name -> its output
@@ -27,10 +27,10 @@ OUTPUTS = {o.name: o for o in ALL_OUTPUTS}  # a command's parameter name -> its 
 
 def _stdout_usage(bound: dict[str, Any]) -> None:
     """``-`` (standard output) given to an output that cannot take it, or to two
-    outputs: a usage error (geoeval.outputs.stdout_refusal is the rule)."""
+    outputs: a usage error (geoeval.output_targets.stdout_refusal is the rule)."""
     import importlib
 
-    from geoeval.outputs import STDOUT, stdout_refusal
+    from geoeval.output_targets import STDOUT, stdout_refusal
 
     # the click typer uses (its own copy, typer._click, since typer 0.24)
     click = importlib.import_module(typer.BadParameter.__module__)  # click.exceptions

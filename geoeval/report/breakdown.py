@@ -139,7 +139,8 @@ def save_breakdown_figure(result: Any, path: str | Path, *, matcher: str | None 
     is ``.png`` or ``.svg``, written atomically. Gains below zero are red.
     """
     from geoeval.errors import OutputError
-    from geoeval.outputs import atomic_path, output_target, suffix_of
+    from geoeval.output_targets import output_target, suffix_of
+    from geoeval.outputs import atomic_path
     from geoeval.report.status_figure import FORMATS
 
     target = output_target(path)

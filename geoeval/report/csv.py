@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from geoeval.outputs import ensure_folder, output_run, published, write_csv_table
+from geoeval.outputs import ensure_folder, output_run, published
 from geoeval.report.objects import object_tables, to_frame
+from geoeval.report.text_files import write_csv_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from geoeval.scoring import ScoreResult

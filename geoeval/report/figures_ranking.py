@@ -235,7 +235,8 @@ def save_ranking_figure(result: RankingResult, path: str | os.PathLike[str]) -> 
     -------
     Path
     """
-    from geoeval.outputs import atomic_path, output_target, suffix_of
+    from geoeval.output_targets import output_target, suffix_of
+    from geoeval.outputs import atomic_path
 
     target = output_target(path)
     fmt = FORMATS.get(suffix_of(target))

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geoeval.errors import OutputError
-from geoeval.outputs import atomic_path, output_target, suffix_of
+from geoeval.output_targets import output_target, suffix_of
+from geoeval.outputs import atomic_path
 from geoeval.report.objects import ObjectTables, object_tables, to_frame
 from geoeval.report.qgis_styles import STYLE_NAMES, layer_qml, layer_sld
 

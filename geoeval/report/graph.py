@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from geoeval.outputs import atomic_path, output_target
+from geoeval.output_targets import output_target
+from geoeval.outputs import atomic_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from geoeval.ranking.api import RankingResult

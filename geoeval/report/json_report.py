@@ -1,7 +1,7 @@
 """JSON reports written to files (``docs/report.md``).
 
 Scoring builds a report (``to_dict``); this module writes it, atomically and in
-pieces (:func:`geoeval.outputs.write_json`), so the per-instance lists of a large
+pieces (:func:`geoeval.report.text_files.write_json`), so the per-instance lists of a large
 scene are never one string.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from geoeval.outputs import output_target, write_json
+from geoeval.output_targets import output_target
+from geoeval.report.text_files import write_json
 
 
 def write_report(result: Any, path: str | Path) -> Path | str:

@@ -49,13 +49,12 @@ import numpy as np
 
 from geoeval import cancel
 from geoeval.errors import OutputError
+from geoeval.output_targets import store_location, temp_prefix
 from geoeval.outputs import (
     abandon_staging,
     check_new_folder,
     move_folder,
-    store_location,
     store_staging,
-    temp_prefix,
 )
 
 #: Rows (objects) per part written by the local engine.

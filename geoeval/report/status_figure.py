@@ -318,7 +318,8 @@ def save_status_figure(result: ScoreResult, path: str | os.PathLike[str], *,
     alarms FA); the chart shows eq. 14–15 (precision, recall), F1 and each
     matcher's accuracy.
     """
-    from geoeval.outputs import atomic_path, output_target, suffix_of
+    from geoeval.output_targets import output_target, suffix_of
+    from geoeval.outputs import atomic_path
 
     target = output_target(path)
     fmt = FORMATS.get(suffix_of(target))

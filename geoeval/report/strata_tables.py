@@ -71,8 +71,8 @@ def write_strata_csv(result: Any, folder: str | Path) -> list[Path]:
     """``strata.csv`` and ``bootstrap.csv`` in ``folder`` when there is something to write."""
     import pandas as pd
 
-    from geoeval.outputs import write_csv_table
     from geoeval.report.summaries import summaries
+    from geoeval.report.text_files import write_csv_table
 
     summ = summaries(result)
     written = []

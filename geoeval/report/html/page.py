@@ -285,8 +285,9 @@ def _slug(name: str) -> str:
     return "entry-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
 def write_html(path: str | os.PathLike[str], page: str) -> Path | str:
-    """Write the page atomically (:func:`geoeval.outputs.write_text`)."""
-    from geoeval.outputs import output_target, write_text
+    """Write the page atomically (:func:`geoeval.report.text_files.write_text`)."""
+    from geoeval.output_targets import output_target
+    from geoeval.report.text_files import write_text
 
     write_text(path, page)
     return output_target(path)
