@@ -399,17 +399,11 @@ def raster_cut(labels: np.ndarray, box=BOX) -> np.ndarray:
     return np.where(np.isin(labels, keep), labels, 0).astype(labels.dtype)
 
 
-def test_raster_region_reads_the_window_and_whole_labels(tmp_path, monkeypatch):
-    """Only the region's window is read, grown where a label of it crosses its edge:
-    the strip across the raster is read whole (its full area), the rest of the raster
-    is not read."""
-    import geoeval
+def _spied_windows(monkeypatch) -> list:
+    """The windows every raster source reads from now on, in order."""
     from geoeval.io import windowed
-    from geoeval.io.region import region_of
 
-    labels = label_scene()
-    write_labels(tmp_path / "ref.tif", labels)
-    windows = []
+    windows: list = []
     original = windowed.RasterSource.read
 
     def spy(self, window, *args, **kwargs):
@@ -417,6 +411,19 @@ def test_raster_region_reads_the_window_and_whole_labels(tmp_path, monkeypatch):
         return original(self, window, *args, **kwargs)
 
     monkeypatch.setattr(windowed.RasterSource, "read", spy)
+    return windows
+
+
+def test_raster_region_reads_the_window_and_whole_labels(tmp_path, monkeypatch):
+    """Only the region's window is read, grown where a label of it crosses its edge:
+    the strip across the raster is read whole (its full area), the rest of the raster
+    is not read."""
+    import geoeval
+    from geoeval.io.region import region_of
+
+    labels = label_scene()
+    write_labels(tmp_path / "ref.tif", labels)
+    windows = _spied_windows(monkeypatch)
     box = (250.0, 250.0, 350.0, 350.0)  # rows 250..350, the strip at rows 296..300
     objects = geoeval.read(tmp_path / "ref.tif", region=region_of(box, CRS))
     strip = objects.areas[objects.ids == 100_000]
@@ -463,16 +470,8 @@ def test_raster_region_is_the_same_report_with_the_dask_engine(tmp_path, monkeyp
 
     write_labels(tmp_path / "ref.tif", label_scene())
     write_labels(tmp_path / "sub.tif", label_scene(2, seed=1))
-    from geoeval.io import windowed
 
-    windows = []
-    original = windowed.RasterSource.read
-
-    def spy(self, window, *args, **kwargs):
-        windows.append(tuple(window))
-        return original(self, window, *args, **kwargs)
-
-    monkeypatch.setattr(windowed.RasterSource, "read", spy)
+    windows = _spied_windows(monkeypatch)
     value = score_options(matchers=["bgm", "iou"], region=BOX)
     res = score(tmp_path / "ref.tif", tmp_path / "sub.tif", value,
                 opened=Engine("dask", client=InlineClient(), n_jobs=1))
